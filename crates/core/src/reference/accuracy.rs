@@ -1,0 +1,178 @@
+//! Accuracy references for floats: an exactly rounded sum, a double-double product, and
+//! the distance of a result from them in units in the last place (ulps) of its type.
+//!
+//! - [`exact_sum`] keeps a list of non-overlapping f64 partials whose sum is exactly the
+//!   sum so far (Shewchuk's algorithm, as in Python's `math.fsum`), then rounds once to
+//!   f64 with the half-way correction. Every supported input converts to f64 exactly, so
+//!   the result is the exactly rounded f64 sum; when the intermediate overflows (inputs
+//!   near f64::MAX) it returns ±inf or NaN and the error is reported as unknown.
+//! - [`dd_product`] multiplies in double-double (≈106 bits): its relative error is below
+//!   n·2^-104, far under one ulp of f32 or f64 for any practical n, unless the product
+//!   under- or overflows f64.
+//!
+//! For an f32 result the f64 reference is then within 2^-29 ulp(f32) of the exact value,
+//! which is why errors are printed with two decimals and never read as "exactly 0.5".
+
+use crate::num::FloatElement;
+use crate::{Scalar, Value};
+
+/// The exactly rounded (to f64) sum of `values`.
+pub fn exact_sum<I: IntoIterator<Item = f64>>(values: I) -> f64 {
+    let mut partials: Vec<f64> = Vec::new();
+    let mut special = 0.0f64; // accumulates inf/nan separately so they do not poison partials
+    for mut x in values {
+        if !x.is_finite() {
+            special += x;
+            continue;
+        }
+        let mut kept = 0;
+        for i in 0..partials.len() {
+            let mut y = partials[i];
+            if x.abs() < y.abs() {
+                std::mem::swap(&mut x, &mut y);
+            }
+            let hi = x + y;
+            let lo = y - (hi - x);
+            if lo != 0.0 {
+                partials[kept] = lo;
+                kept += 1;
+            }
+            x = hi;
+        }
+        partials.truncate(kept);
+        partials.push(x);
+    }
+    if special != 0.0 || special.is_nan() {
+        return special;
+    }
+    round_partials(&partials)
+}
+
+/// Sums non-overlapping partials (ascending magnitude) with one correct rounding.
+fn round_partials(partials: &[f64]) -> f64 {
+    let Some((&top, rest)) = partials.split_last() else {
+        return 0.0;
+    };
+    let mut hi = top;
+    let mut lo = 0.0;
+    let mut remaining = rest.len();
+    while remaining > 0 {
+        remaining -= 1;
+        let x = hi;
+        let y = rest[remaining];
+        hi = x + y;
+        let yr = hi - x;
+        lo = y - yr;
+        if lo != 0.0 {
+            break;
+        }
+    }
+    // Half-way case: if the rest would push the rounding over, adjust (as fsum does).
+    if remaining > 0
+        && ((lo < 0.0 && rest[remaining - 1] < 0.0) || (lo > 0.0 && rest[remaining - 1] > 0.0))
+    {
+        let y = lo * 2.0;
+        let x = hi + y;
+        if y == x - hi {
+            hi = x;
+        }
+    }
+    hi
+}
+
+/// The product of `values` in double-double arithmetic, rounded to f64.
+pub fn dd_product<I: IntoIterator<Item = f64>>(values: I) -> f64 {
+    let (mut hi, mut lo) = (1.0f64, 0.0f64);
+    for x in values {
+        let p = hi * x;
+        if !p.is_finite() || p == 0.0 {
+            // Out of double-double's comfortable range: fall back to plain f64, which
+            // already holds inf, nan or a signed zero correctly.
+            hi = p;
+            lo = 0.0;
+            continue;
+        }
+        let err = hi.mul_add(x, -p);
+        let low = lo.mul_add(x, err);
+        let s = p + low;
+        lo = low - (s - p);
+        hi = s;
+    }
+    hi + lo
+}
+
+/// The exact value of a float sum or product of `data`, for error reporting.
+pub fn exact_value<T: FloatElement>(product: bool, data: &[T]) -> f64 {
+    let values = data.iter().map(|x| x.to_f64());
+    if product {
+        dd_product(values)
+    } else {
+        exact_sum(values)
+    }
+}
+
+/// Distance from `result` to `exact` in ulps of the result's type at `exact`.
+///
+/// `None` when it is not a float result or either side is not finite.
+pub fn error_ulps(result: &Value, exact: f64) -> Option<f64> {
+    let scalar = result.scalar()?;
+    let got = scalar.to_f64();
+    if !got.is_finite() || !exact.is_finite() {
+        return None;
+    }
+    let ulp = match scalar {
+        Scalar::F32(_) | Scalar::F16(_) | Scalar::BF16(_) => {
+            let x = (exact as f32).abs();
+            let next = f32::from_bits(x.to_bits() + 1);
+            (next - x) as f64
+        }
+        Scalar::F64(_) => {
+            let x = exact.abs();
+            f64::from_bits(x.to_bits() + 1) - x
+        }
+        _ => return None,
+    };
+    Some((got - exact).abs() / ulp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_sum_cancels_exactly() {
+        assert_eq!(exact_sum([1e100, 1.0, -1e100]), 1.0);
+        assert_eq!(exact_sum([0.1; 10]), 1.0);
+        assert_eq!(exact_sum([]), 0.0);
+        assert_eq!(exact_sum([f64::INFINITY, 1.0]), f64::INFINITY);
+        assert!(exact_sum([f64::INFINITY, f64::NEG_INFINITY]).is_nan());
+    }
+
+    #[test]
+    fn exact_sum_rounds_half_way_cases_correctly() {
+        // 1 + 2^-53 + 2^-106 rounds up to 1 + 2^-52; plain summation gives 1.
+        let tiny = 2f64.powi(-53);
+        assert_eq!(exact_sum([1.0, tiny, tiny * tiny]), 1.0 + 2.0 * tiny);
+    }
+
+    #[test]
+    fn dd_product_is_exact_where_it_can_be() {
+        assert_eq!(dd_product([3.0, 0.5, -7.0]), -10.5);
+        // (1 + 2^-30)(1 - 2^-30) = 1 - 2^-60: plain f64 rounds the first step's
+        // product to 1 + 2^-30 exactly and then loses nothing either, but the
+        // double-double keeps 1 - 2^-60 as hi + lo before the final rounding.
+        let e = 2f64.powi(-30);
+        assert_eq!(
+            dd_product([1.0 + e, 1.0 - e, 2f64.powi(60)]),
+            2f64.powi(60) - 1.0
+        );
+        assert!(dd_product([f64::INFINITY, 0.0]).is_nan());
+    }
+
+    #[test]
+    fn ulps_are_measured_in_the_result_type() {
+        let one_ulp_up = Value::Scalar(Scalar::F32(f32::from_bits(1.0f32.to_bits() + 1)));
+        assert_eq!(error_ulps(&one_ulp_up, 1.0), Some(1.0));
+        assert_eq!(error_ulps(&Value::Scalar(Scalar::I32(3)), 3.0), None);
+    }
+}
