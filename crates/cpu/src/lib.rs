@@ -1,1 +1,204 @@
-//! stub
+//! The native CPU backend of redlab.
+//!
+//! - Floats: the canonical order v1 ([`redlab_core::canonical`]), tiles vectorized and the
+//!   tile tree split over threads at aligned boundaries, so results are bitwise identical
+//!   at any thread count ([`canonical`]).
+//! - Integers: 64-bit wrapping folds over many independent lanes ([`integer`]).
+//! - Selections: NaN-aware, key-based min/max/argmin/argmax ([`select`]).
+//!
+//! ```
+//! use redlab_core::{ArrayRef, Backend, Op, Problem, Scalar, Value};
+//! use redlab_cpu::CpuBackend;
+//!
+//! let cpu = CpuBackend::new(Some(2))?;
+//! let problem = Problem::new(Op::Max, redlab_core::DType::F32, None)?;
+//! let outcome = cpu.reduce(&problem, ArrayRef::from_slice(&[1.5f32, -3.0, 2.25]))?;
+//! assert_eq!(outcome.value, Value::Scalar(Scalar::F32(2.25)));
+//! # Ok::<(), redlab_core::Error>(())
+//! ```
+
+pub mod canonical;
+pub mod integer;
+pub mod roof;
+pub mod select;
+
+use std::time::Instant;
+
+use redlab_core::num::{AccFloat, IntElement};
+use redlab_core::reference::wrap_int;
+use redlab_core::IntoScalar;
+use redlab_core::{
+    with_float_dtype, with_float_pair, with_int_dtype, ArrayRef, Backend, DeviceInfo, Error, Op,
+    Outcome, Problem, Value,
+};
+
+use crate::canonical::{Add, Mul};
+use crate::select::Selectable;
+
+/// The CPU as a redlab device.
+pub struct CpuBackend {
+    pool: rayon::ThreadPool,
+    info: DeviceInfo,
+}
+
+impl CpuBackend {
+    /// A CPU backend on `threads` worker threads (all cores when `None`).
+    pub fn new(threads: Option<usize>) -> Result<CpuBackend, Error> {
+        let mut builder = rayon::ThreadPoolBuilder::new();
+        if let Some(k) = threads {
+            if k == 0 {
+                return Err(backend_error("the thread count must be at least 1"));
+            }
+            builder = builder.num_threads(k);
+        }
+        let pool = builder
+            .build()
+            .map_err(|e| backend_error(&format!("cannot start threads: {e}")))?;
+        let info = describe(pool.current_num_threads());
+        Ok(CpuBackend { pool, info })
+    }
+
+    /// Number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// Computes the value without timing it.
+    pub fn compute(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Value, Error> {
+        problem.check_input(&data)?;
+        self.pool.install(|| compute(problem, data))
+    }
+}
+
+impl Backend for CpuBackend {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, Error> {
+        let start = Instant::now();
+        let value = self.compute(problem, data)?;
+        let seconds = start.elapsed().as_secs_f64();
+        Ok(Outcome {
+            value,
+            seconds,
+            passes: vec![seconds],
+        })
+    }
+
+    fn stream_read(&self, data: &[u8]) -> Result<f64, Error> {
+        let start = Instant::now();
+        let folded = self.pool.install(|| roof::stream_read(data));
+        let seconds = start.elapsed().as_secs_f64();
+        std::hint::black_box(folded);
+        Ok(seconds)
+    }
+}
+
+fn backend_error(message: &str) -> Error {
+    Error::Backend {
+        backend: "cpu".into(),
+        message: message.into(),
+    }
+}
+
+fn compute(problem: &Problem, data: ArrayRef<'_>) -> Result<Value, Error> {
+    if problem.dtype.is_integer() {
+        return with_int_dtype!(problem.dtype, T => integer_value::<T>(problem, data.typed::<T>()?),
+            else unreachable!("integer dtype"));
+    }
+    if problem.op.is_arithmetic() {
+        return with_float_pair!(problem.dtype, problem.acc, T, A => {
+            let data = data.typed::<T>()?;
+            let total: Option<A> = if problem.op == Op::Sum {
+                canonical::reduce(Add, data)
+            } else {
+                canonical::reduce(Mul, data)
+            };
+            let empty = if problem.op == Op::Sum { A::POS_ZERO } else { A::ONE };
+            Ok(Value::Scalar(total.unwrap_or(empty).into_scalar()))
+        }, else Err(Error::AccNotAllowed {
+            op: problem.op, dtype: problem.dtype, acc: problem.acc, allowed: "f32, f64".into(),
+        }));
+    }
+    with_float_dtype!(problem.dtype, T => selection_value::<T>(problem.op, data.typed::<T>()?),
+        else unreachable!("float dtype"))
+}
+
+fn integer_value<T: IntElement + Selectable>(
+    problem: &Problem,
+    data: &[T],
+) -> Result<Value, Error> {
+    let bits = match problem.op {
+        Op::Sum => integer::fold(data, 0, u64::wrapping_add),
+        Op::Prod => integer::fold(data, 1, u64::wrapping_mul),
+        Op::And => integer::fold(data, u64::MAX, |a, b| a & b),
+        Op::Or => integer::fold(data, 0, |a, b| a | b),
+        Op::Xor => integer::fold(data, 0, |a, b| a ^ b),
+        Op::Min | Op::Max | Op::ArgMin | Op::ArgMax => return selection_value(problem.op, data),
+    };
+    Ok(Value::Scalar(wrap_int(problem.acc, bits as i128)))
+}
+
+fn selection_value<T: Selectable + IntoScalar>(op: Op, data: &[T]) -> Result<Value, Error> {
+    let want_min = match op {
+        Op::Min | Op::ArgMin => true,
+        Op::Max | Op::ArgMax => false,
+        _ => {
+            return Err(Error::OpNotForType {
+                op,
+                dtype: T::DTYPE,
+            })
+        }
+    };
+    Ok(match select::select(data, want_min) {
+        None => Value::Empty,
+        Some((index, value)) if op.is_indexed() => Value::Indexed {
+            value: value.into_scalar(),
+            index: index as u64,
+        },
+        Some((_, value)) => Value::Scalar(value.into_scalar()),
+    })
+}
+
+fn describe(threads: usize) -> DeviceInfo {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let mut details = vec![
+        ("threads".to_string(), threads.to_string()),
+        ("arch".to_string(), std::env::consts::ARCH.to_string()),
+    ];
+    if let Some(l3) = last_level_cache_bytes() {
+        details.push(("last-level cache".to_string(), format!("{} MiB", l3 >> 20)));
+    }
+    DeviceInfo {
+        id: "cpu".into(),
+        backend: "cpu".into(),
+        name: model,
+        compute_units: threads,
+        details,
+    }
+}
+
+/// Size of the largest CPU cache, from sysfs (Linux), for cold-cache benchmarking.
+pub fn last_level_cache_bytes() -> Option<u64> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    dir.filter_map(|entry| {
+        let text = std::fs::read_to_string(entry.ok()?.path().join("size")).ok()?;
+        let text = text.trim();
+        let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit())?);
+        let value: u64 = digits.parse().ok()?;
+        Some(match unit {
+            "K" => value << 10,
+            "M" => value << 20,
+            "G" => value << 30,
+            _ => value,
+        })
+    })
+    .max()
+}
