@@ -1,1 +1,22 @@
-//! stub
+//! The benchmark harness of redlab: how rows are timed ([`TimingPlan`], [`time_row`]),
+//! summarized ([`Stats`]), recorded ([`Record`], one JSON line each) and compared with a
+//! read roof measured on the same device in the same run ([`measure_roof`]).
+//!
+//! Benchmarks measure; they never decide correctness, but every timed call is still
+//! checked against the reference, so a fast wrong answer shows as `wrong`, not as a win.
+//!
+//! ```
+//! use redlab_bench::Stats;
+//! let s = Stats::of(&[2.0, 1.0, 3.0]).unwrap();
+//! assert_eq!(s.median, 2.0);
+//! ```
+
+mod harness;
+mod plan;
+mod record;
+mod stats;
+
+pub use harness::{measure_roof, time_row, RowOutcome};
+pub use plan::{CacheMode, TimingPlan};
+pub use record::{Record, Status};
+pub use stats::{gbps, Stats};

@@ -54,7 +54,7 @@ impl<A: AccFloat> Combine<A> for Mul {
 }
 
 /// Reduces one tile (at most `TILE` elements).
-#[inline]
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
 fn reduce_tile<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, tile: &[T]) -> A {
     let mut lanes = [op.identity(); LANES];
     let rows = tile.chunks_exact(LANES);

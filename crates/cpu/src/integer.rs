@@ -15,7 +15,7 @@ const INT_LANES: usize = 32;
 /// Elements per parallel task.
 pub const CHUNK: usize = 1 << 16;
 
-#[inline]
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
 fn fold_chunk<T: IntElement>(chunk: &[T], init: u64, f: impl Fn(u64, u64) -> u64 + Copy) -> u64 {
     let mut lanes = [init; INT_LANES];
     let rows = chunk.chunks_exact(INT_LANES);

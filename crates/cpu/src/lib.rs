@@ -151,7 +151,7 @@ fn selection_value<T: Selectable + IntoScalar>(op: Op, data: &[T]) -> Result<Val
             })
         }
     };
-    Ok(match select::select(data, want_min) {
+    Ok(match select::select(data, want_min, op.is_indexed()) {
         None => Value::Empty,
         Some((index, value)) if op.is_indexed() => Value::Indexed {
             value: value.into_scalar(),

@@ -1,11 +1,13 @@
 //! min, max, argmin and argmax.
 //!
-//! Each chunk first asks whether it holds a NaN (a branch-free OR that vectorizes); if so
-//! its answer is its first NaN. Otherwise floats are compared through an integer key that
-//! orders them numerically with -0.0 below +0.0 (the IEEE 754 total order restricted to
-//! non-NaN values), so the min/max loop is an integer min/max that vectorizes, and the
-//! first index holding the extreme is found by a second pass over the cached chunk.
-//! Chunk answers are combined in index order, keeping the left one on ties.
+//! Every element maps to an integer key that orders like the values: integers are their
+//! own keys; a float's bits have the magnitude flipped when negative, which orders
+//! numbers numerically with -0.0 just below +0.0 (IEEE 754 total order) and puts every
+//! NaN outside the range [key(-inf), key(+inf)]. So one branch-free pass of integer
+//! min and max over the keys (which vectorizes) both finds the extreme and says whether
+//! the chunk holds a NaN. Only then, and only for argmin/argmax, a second pass finds the
+//! first index holding the extreme, block by block so it vectorizes too. Chunk answers
+//! combine in index order, keeping the left one on ties and the first NaN.
 
 use half::{bf16, f16};
 use rayon::prelude::*;
@@ -13,50 +15,61 @@ use redlab_core::Element;
 
 use crate::integer::CHUNK;
 
+/// Elements per block of the first-index search.
+const FIND_BLOCK: usize = 256;
+
 /// An element with an order key for selection.
 pub trait Selectable: Element {
-    /// The key type: integers order as their keys do.
-    type Key: Ord + Copy + Send;
-    /// The order key (meaningless for NaN).
+    /// The key type: elements order as their keys do.
+    type Key: Ord + Copy + Send + Sync;
+    /// The smallest key of a non-NaN value.
+    const LOWEST: Self::Key;
+    /// The largest key of a non-NaN value.
+    const HIGHEST: Self::Key;
+    /// The order key.
     fn key(self) -> Self::Key;
-    /// Whether this is NaN (always false for integers).
-    fn nan(self) -> bool;
 }
 
 macro_rules! selectable_int {
     ($($t:ty),*) => {
         $(impl Selectable for $t {
             type Key = $t;
+            const LOWEST: $t = <$t>::MIN;
+            const HIGHEST: $t = <$t>::MAX;
             #[inline(always)]
             fn key(self) -> $t { self }
-            #[inline(always)]
-            fn nan(self) -> bool { false }
         })*
     };
 }
 selectable_int!(i8, u8, i16, u16, i32, u32, i64, u64);
 
 /// Flips the magnitude bits of negative floats so that signed-integer order equals
-/// numeric order, with -0.0 just below +0.0.
+/// numeric order.
+macro_rules! float_key {
+    ($bits:expr, $signed:ty, $unsigned:ty) => {{
+        let bits = $bits as $signed;
+        bits ^ ((((bits >> (<$signed>::BITS - 1)) as $unsigned) >> 1) as $signed)
+    }};
+}
+
 macro_rules! selectable_float {
-    ($($t:ty => $signed:ty, $unsigned:ty, $bits:expr);* $(;)?) => {
+    ($($t:ty => $signed:ty, $unsigned:ty, $neg_inf:expr, $pos_inf:expr);* $(;)?) => {
         $(impl Selectable for $t {
             type Key = $signed;
+            const LOWEST: $signed = float_key!($neg_inf, $signed, $unsigned);
+            const HIGHEST: $signed = float_key!($pos_inf, $signed, $unsigned);
             #[inline(always)]
             fn key(self) -> $signed {
-                let bits = $bits(self) as $signed;
-                bits ^ ((((bits >> (<$signed>::BITS - 1)) as $unsigned) >> 1) as $signed)
+                float_key!(self.to_bits(), $signed, $unsigned)
             }
-            #[inline(always)]
-            fn nan(self) -> bool { self.is_nan() }
         })*
     };
 }
 selectable_float!(
-    f16 => i16, u16, f16::to_bits;
-    bf16 => i16, u16, bf16::to_bits;
-    f32 => i32, u32, f32::to_bits;
-    f64 => i64, u64, f64::to_bits;
+    f16 => i16, u16, 0xfc00u16, 0x7c00u16;
+    bf16 => i16, u16, 0xff80u16, 0x7f80u16;
+    f32 => i32, u32, 0xff80_0000u32, 0x7f80_0000u32;
+    f64 => i64, u64, 0xfff0_0000_0000_0000u64, 0x7ff0_0000_0000_0000u64;
 );
 
 /// One chunk's answer: where its winner is, and whether the winner is a NaN.
@@ -67,24 +80,56 @@ struct Pick<T: Selectable> {
     nan: bool,
 }
 
-fn pick_chunk<T: Selectable>(chunk: &[T], offset: usize, want_min: bool) -> Option<Pick<T>> {
+/// The smallest and largest key of a non-empty chunk, in one vectorizable pass.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn key_range<T: Selectable>(chunk: &[T]) -> (T::Key, T::Key) {
+    chunk.iter().fold((T::HIGHEST, T::LOWEST), |(lo, hi), &x| {
+        let k = x.key();
+        (lo.min(k), hi.max(k))
+    })
+}
+
+/// The first index whose key is `key` (known to be present), searched block by block
+/// with a branch-free test per block so the common case vectorizes.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn first_with_key<T: Selectable>(chunk: &[T], key: T::Key) -> Option<usize> {
+    for (b, block) in chunk.chunks(FIND_BLOCK).enumerate() {
+        if block.iter().fold(false, |hit, &x| hit | (x.key() == key)) {
+            return block
+                .iter()
+                .position(|&x| x.key() == key)
+                .map(|i| b * FIND_BLOCK + i);
+        }
+    }
+    None
+}
+
+fn pick_chunk<T: Selectable>(
+    chunk: &[T],
+    offset: usize,
+    want_min: bool,
+    want_index: bool,
+) -> Option<Pick<T>> {
     let first = *chunk.first()?;
-    let has_nan = chunk.iter().fold(false, |acc, &x| acc | x.nan());
-    if has_nan {
-        let i = chunk.iter().position(|&x| x.nan())?;
+    let (lo, hi) = key_range(chunk);
+    if lo < T::LOWEST || hi > T::HIGHEST {
+        let is_nan = |x: T| x.key() < T::LOWEST || x.key() > T::HIGHEST;
+        let i = chunk.iter().position(|&x| is_nan(x))?;
         return Some(Pick {
             index: offset + i,
             value: chunk[i],
             nan: true,
         });
     }
-    let start = first.key();
-    let best = if want_min {
-        chunk.iter().fold(start, |acc, &x| acc.min(x.key()))
+    let best = if want_min { lo } else { hi };
+    // min/max need only the value, and equal keys mean equal bits: any holder will do.
+    let i = if want_index {
+        first_with_key(chunk, best)?
+    } else if first.key() == best {
+        0
     } else {
-        chunk.iter().fold(start, |acc, &x| acc.max(x.key()))
+        first_with_key(chunk, best)?
     };
-    let i = chunk.iter().position(|&x| x.key() == best)?;
     Some(Pick {
         index: offset + i,
         value: chunk[i],
@@ -118,14 +163,15 @@ fn better<T: Selectable>(
     }
 }
 
-/// The extreme element of `data` and its first index, or `None` when empty.
-pub fn select<T: Selectable>(data: &[T], want_min: bool) -> Option<(usize, T)> {
+/// The extreme element of `data` and its first index (exact when `want_index`), or
+/// `None` when empty.
+pub fn select<T: Selectable>(data: &[T], want_min: bool, want_index: bool) -> Option<(usize, T)> {
     let pick = if data.len() <= CHUNK {
-        pick_chunk(data, 0, want_min)
+        pick_chunk(data, 0, want_min, want_index)
     } else {
         data.par_chunks(CHUNK)
             .enumerate()
-            .map(|(k, chunk)| pick_chunk(chunk, k * CHUNK, want_min))
+            .map(|(k, chunk)| pick_chunk(chunk, k * CHUNK, want_min, want_index))
             .reduce(|| None, |l, r| better(l, r, want_min))
     };
     pick.map(|p| (p.index, p.value))

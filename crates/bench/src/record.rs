@@ -1,0 +1,74 @@
+//! One benchmark row as a JSON line: what ran, where, how it was timed, and the result.
+
+use serde::Serialize;
+
+/// Whether a row's results were right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every call's result matched the reference.
+    Ok,
+    /// At least one call's result did not.
+    Wrong,
+    /// The row could not run on this device (`reason` says why).
+    Skipped,
+}
+
+/// One row of `redlab bench --json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Record {
+    /// Device id (`cpu`, `opencl:0`, `cuda:0`).
+    pub device: String,
+    /// Device name (CPU model, GPU product).
+    pub device_name: String,
+    /// The strategy that ran.
+    pub variant: String,
+    /// Operator.
+    pub op: String,
+    /// Input type.
+    pub dtype: String,
+    /// Accumulator type.
+    pub acc: String,
+    /// Elements.
+    pub n: usize,
+    /// Right, wrong or skipped.
+    pub status: Status,
+    /// Why the row was skipped or wrong.
+    pub reason: Option<String>,
+    /// Median seconds per reduction.
+    pub median_s: Option<f64>,
+    /// Fastest reduction.
+    pub min_s: Option<f64>,
+    /// Slowest reduction.
+    pub max_s: Option<f64>,
+    /// Timed repetitions.
+    pub reps: usize,
+    /// Median seconds of each pass.
+    pub passes: Vec<f64>,
+    /// Input bytes per second at the median, in GB/s.
+    pub gbps: Option<f64>,
+    /// The read roof measured in the same run, in GB/s.
+    pub roof_gbps: Option<f64>,
+    /// `gbps / roof_gbps`.
+    pub roof_fraction: Option<f64>,
+    /// Host→device and device→host seconds (0 where the data already lives on the device).
+    pub transfer_s: f64,
+    /// Cold (rotating inputs) or warm.
+    pub cache: String,
+    /// Distinct input windows rotated over.
+    pub windows: usize,
+    /// Threads (CPU) or compute units used.
+    pub threads: usize,
+    /// The result of the first call, as text that round-trips.
+    pub value: String,
+    /// Version of the canonical float order.
+    pub canonical_order: u32,
+    /// redlab's version.
+    pub redlab_version: String,
+    /// The commit the binary was built from.
+    pub commit: String,
+    /// The command line that produced the row.
+    pub command: String,
+    /// Seconds since the Unix epoch when the row finished.
+    pub unix_time: u64,
+}

@@ -1,0 +1,203 @@
+//! `redlab run`: reduce one input, verify it against the reference, report the value,
+//! the time and the bandwidth.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use redlab::generate::{generate, Distribution};
+use redlab::reference::{self, accuracy};
+use redlab::{canonical, DType, Device, Op, Problem, Value};
+use redlab_bench::{gbps, Stats};
+use redlab_core::with_float_dtype;
+use serde_json::{json, Map};
+
+use super::size::Size;
+use super::{json as value_json, Verdict};
+
+/// Arguments of `redlab run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Operator: sum, prod, min, max, and, or, xor, argmin, argmax.
+    #[arg(long)]
+    op: Op,
+    /// Element type (i8 … u64, f16, bf16, f32, f64); for .npy files it must match the file.
+    #[arg(long)]
+    dtype: Option<DType>,
+    /// Accumulator type for sum and prod (default: 64-bit for integers, f32 for f16/bf16).
+    #[arg(long)]
+    acc: Option<DType>,
+    /// Generate this many seeded random elements (1000003, 1e6, 2^20, 64Mi).
+    #[arg(long, required_unless_present = "input", conflicts_with = "input")]
+    n: Option<Size>,
+    /// Distribution of generated elements: uniform, normal, ints.
+    #[arg(long, default_value = "normal")]
+    dist: Distribution,
+    /// Seed of generated elements.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Read elements from an .npy file or a raw little-endian file (raw needs --dtype).
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Device to reduce on.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// CPU worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Reduce this many times and report the median time.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `redlab run`.
+pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    let device = Device::open(&args.device, args.threads)?;
+    let (array, source) = match (&args.input, args.n) {
+        (Some(path), _) => {
+            let loaded = redlab::input::load(path, args.dtype)?;
+            let source = format!(
+                "{} ({}, shape {:?}{})",
+                path.display(),
+                loaded.format,
+                loaded.shape,
+                if loaded.mapped {
+                    ", memory-mapped"
+                } else {
+                    ", converted"
+                }
+            );
+            (loaded.array, source)
+        }
+        (None, Some(Size(n))) => {
+            let dtype = args
+                .dtype
+                .context("--n needs --dtype to know what to generate")?;
+            Problem::new(args.op, dtype, args.acc)?; // reject bad requests before allocating
+            let array = generate(dtype, n, args.dist, args.seed)?;
+            (
+                array,
+                format!("generated: {:?}, seed {}", args.dist, args.seed).to_lowercase(),
+            )
+        }
+        (None, None) => bail!("give --n SIZE or --input FILE"),
+    };
+    let problem = Problem::new(args.op, array.dtype(), args.acc)?;
+    let data = array.view();
+
+    let mut times = Vec::with_capacity(args.repeat);
+    let mut value: Option<Value> = None;
+    for _ in 0..args.repeat {
+        let outcome = device.reduce(&problem, data)?;
+        if let Some(first) = &value {
+            if !first.same_as(&outcome.value) {
+                return Ok(Verdict::Mismatch(format!(
+                    "repeated runs disagree: {first} then {}",
+                    outcome.value
+                )));
+            }
+        }
+        value.get_or_insert(outcome.value);
+        times.push(outcome.seconds);
+    }
+    let value = value.context("no run happened")?;
+    let stats = Stats::of(&times).context("no timings")?;
+    let expected = reference::reduce(&problem, data)?;
+    let verified = value.same_as(&expected);
+    let error_ulps = if problem.dtype.is_float() && problem.op.is_arithmetic() {
+        let product = problem.op == Op::Prod;
+        let exact = with_float_dtype!(problem.dtype, T => accuracy::exact_value(product, data.typed::<T>()?),
+            else f64::NAN);
+        accuracy::error_ulps(&value, exact)
+    } else {
+        None
+    };
+    let n = array.len();
+    let rate = gbps(problem.bytes_read(n), stats.median);
+    let info = device.info();
+
+    if args.json {
+        let mut fields = Map::new();
+        fields.insert("op".into(), json!(problem.op));
+        fields.insert("dtype".into(), json!(problem.dtype));
+        fields.insert("acc".into(), json!(problem.acc));
+        fields.insert("n".into(), json!(n));
+        fields.insert("device".into(), json!(info.id));
+        fields.insert("device_name".into(), json!(info.name));
+        fields.insert("threads".into(), json!(info.compute_units));
+        value_json::value_fields(&value, &mut fields);
+        fields.insert("seconds".into(), json!(stats.median));
+        fields.insert("min_seconds".into(), json!(stats.min));
+        fields.insert("max_seconds".into(), json!(stats.max));
+        fields.insert("repeat".into(), json!(args.repeat));
+        fields.insert("gbps".into(), json!(rate));
+        fields.insert("verified".into(), json!(verified));
+        fields.insert("error_ulps".into(), json!(error_ulps));
+        fields.insert("canonical_order".into(), json!(canonical::VERSION));
+        fields.insert("input".into(), json!(source));
+        writeln!(out, "{}", serde_json::Value::Object(fields))?;
+    } else {
+        writeln!(
+            out,
+            "{problem}, n = {n}, on {} ({}, {} threads)",
+            info.id, info.name, info.compute_units
+        )?;
+        writeln!(out, "  input     {source}")?;
+        match value.scalar() {
+            Some(s) => writeln!(out, "  value     {value}  [bits 0x{:x}]", s.bits())?,
+            None => writeln!(out, "  value     {value}")?,
+        }
+        let how = if problem.dtype.is_float() && problem.op.is_arithmetic() {
+            format!(
+                "bitwise equal to the canonical order v{} reference",
+                canonical::VERSION
+            )
+        } else {
+            "equal to the exact host reference".to_string()
+        };
+        if verified {
+            writeln!(out, "  verified  yes: {how}")?;
+        } else {
+            writeln!(out, "  verified  NO: reference gives {expected}")?;
+        }
+        if let Some(ulps) = error_ulps {
+            writeln!(
+                out,
+                "  error     {ulps:.2} ulp from the exactly rounded result"
+            )?;
+        }
+        writeln!(
+            out,
+            "  time      {} median of {} (min {}, max {}), {rate:.2} GB/s",
+            seconds_text(stats.median),
+            stats.count,
+            seconds_text(stats.min),
+            seconds_text(stats.max)
+        )?;
+    }
+    Ok(if verified {
+        Verdict::Success
+    } else {
+        Verdict::Mismatch(format!(
+            "{problem}: device gave {value}, reference gives {expected}"
+        ))
+    })
+}
+
+/// Seconds in the unit that reads best.
+pub fn seconds_text(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.3} ms", s * 1e3)
+    } else {
+        format!("{:.2} µs", s * 1e6)
+    }
+}

@@ -1,0 +1,25 @@
+//! The library's error type: model errors, input errors and device selection.
+
+use crate::input::InputError;
+
+/// Anything the redlab library can report.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A problem with the reduction request or a backend failure.
+    #[error(transparent)]
+    Core(#[from] redlab_core::Error),
+    /// A problem with an input file.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A device name that is not `cpu`, `opencl:N` or `cuda:N`.
+    #[error("unknown device '{0}' (try 'cpu'; 'redlab devices' lists what is here)")]
+    UnknownDevice(String),
+    /// A known backend that cannot be used here, and why.
+    #[error("{backend}: {reason}")]
+    Unavailable {
+        /// The backend.
+        backend: String,
+        /// Why.
+        reason: String,
+    },
+}
