@@ -106,6 +106,7 @@ fn fill<T: Sample>(n: usize, dist: Distribution, seed: u64) -> Result<Vec<T>, Er
         needed: n as u128 * T::DTYPE.size_bytes() as u128,
         available: host_memory::available_bytes().unwrap_or(0) as u128,
     })?;
+    host_memory::advise_huge_pages(data.as_ptr().cast(), n * T::DTYPE.size_bytes());
     data.resize(n, T::zeroed());
     data.par_chunks_mut(BLOCK)
         .enumerate()

@@ -13,8 +13,8 @@ use redlab_core::canonical::{tile_count, LANES, TILE};
 use redlab_core::num::{AccFloat, FloatInput};
 
 /// Tiles reduced by one task without further splitting (a power of two, so leaves stay
-/// aligned subtrees). 8 tiles = 64 Ki elements: large enough to amortize a task.
-const LEAF_TILES: usize = 8;
+/// aligned subtrees). 16 tiles = 128 Ki elements: large enough to amortize a task.
+const LEAF_TILES: usize = 16;
 
 /// A canonical combine: its identity and its operation, as a monomorphized pair.
 pub trait Combine<A>: Copy + Send + Sync {

@@ -83,10 +83,20 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     let info = device.info().clone();
     let command = std::env::args().collect::<Vec<_>>().join(" ");
 
-    // The roof: a streaming read over a buffer past every cache, timed like the rows.
-    let roof_bytes = plan.cold_footprint.max(256 << 20) as usize;
+    // The roof: a streaming read over a buffer past every cache and as large as the
+    // largest row's input (up to 1 GiB), so rows and roof see the same memory behaviour.
+    let largest_row = args
+        .dtypes
+        .iter()
+        .flat_map(|d| sizes.iter().map(move |&n| n as u64 * d.size_bytes() as u64))
+        .max()
+        .unwrap_or(0);
+    let roof_bytes = plan
+        .cold_footprint
+        .max(largest_row)
+        .clamp(256 << 20, 1 << 30) as usize;
     let roof_buffer = generate(DType::U64, roof_bytes / 8, Distribution::Uniform, args.seed)?;
-    let roof = measure_roof(device.backend(), roof_buffer.view().bytes(), 20)
+    let roof = measure_roof(device.backend(), roof_buffer.view().bytes(), 30)
         .map_err(anyhow::Error::msg)?;
     drop(roof_buffer);
     let roof_gbps = gbps(roof_bytes as u64, roof.median);
