@@ -55,7 +55,7 @@ pub fn time_row(
             pool.len()
         ));
     }
-    let available = if n == 0 { 1 } else { pool.len() / n };
+    let available = pool.len().checked_div(n).unwrap_or(1);
     let windows = plan
         .windows(n, problem.dtype.size_bytes())
         .min(available)

@@ -81,7 +81,7 @@ pub fn tile_count(n: usize) -> usize {
 /// Reduces one tile (at most [`TILE`] elements) in the canonical order: steps 1–3.
 pub fn reduce_tile<A: AccFloat, T: FloatInput<A>>(arith: Arith, tile: &[T]) -> A {
     debug_assert!(tile.len() <= TILE);
-    let mut lanes = vec![arith.identity::<A>(); LANES];
+    let mut lanes = [arith.identity::<A>(); LANES];
     for (i, &x) in tile.iter().enumerate() {
         let lane = i % LANES;
         lanes[lane] = arith.combine(lanes[lane], x.to_acc());

@@ -21,6 +21,7 @@ pub mod acc;
 mod array;
 mod backend;
 pub mod canonical;
+mod dispatch;
 mod dtype;
 mod error;
 pub mod generate;

@@ -68,7 +68,8 @@ pub fn load(
         });
     }
     let mut cursor: &[u8] = bytes;
-    let header = NpyHeader::from_reader(&mut cursor).map_err(|e| npy_header_error(&name, e))?;
+    let header =
+        NpyHeader::from_reader(&mut cursor).map_err(|e| npy_header_error(&name, bytes, e))?;
     let offset = bytes.len() - cursor.len();
     let (dtype, endianness) = element_type(&name, &header.dtype())?;
     if let Some(asked) = asked.filter(|&a| a != dtype) {
@@ -132,17 +133,36 @@ pub fn load(
     })
 }
 
-fn npy_header_error(path: &str, e: std::io::Error) -> InputError {
-    let text = e.to_string();
-    // npyz reports dtypes it cannot parse (object arrays, for one) as header errors;
-    // name the likely cause in words.
-    let reason = if text.contains("'O'") || text.contains("|O") || text.contains("object") {
-        format!("its dtype is Python objects, which redlab cannot reduce ({text})")
-    } else {
-        format!("its header cannot be read ({text})")
-    };
-    InputError::NotNpy {
-        path: path.to_string(),
-        reason,
+fn npy_header_error(path: &str, bytes: &[u8], e: std::io::Error) -> InputError {
+    // npyz rejects dtypes it does not model (Python objects, for one) as a bad header;
+    // read the descriptor from the header text to say which dtype it was.
+    match declared_descr(bytes) {
+        Some(descr)
+            if descr
+                .trim_start_matches(['<', '>', '|', '='])
+                .starts_with('O') =>
+        {
+            InputError::UnsupportedDType {
+                path: path.to_string(),
+                descr,
+                kind: "Python objects".into(),
+            }
+        }
+        _ => InputError::NotNpy {
+            path: path.to_string(),
+            reason: format!("its header cannot be read ({e})"),
+        },
     }
+}
+
+/// The `'descr'` value of a header, found textually (for error messages only).
+fn declared_descr(bytes: &[u8]) -> Option<String> {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).into_owned();
+    let after = &head[head.find("'descr'")? + "'descr'".len()..];
+    let value = after
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('\'')?;
+    Some(value[..value.find('\'')?].to_string())
 }
