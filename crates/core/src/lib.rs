@@ -5,7 +5,7 @@
 //! - the answer: [`Value`], [`Outcome`];
 //! - who reduces: the [`Backend`] trait;
 //! - what is right: [`canonical`] (the one float order, version [`canonical::VERSION`])
-//!   and [`reference`] (the oracle).
+//!   and [`reference`](mod@reference) (the oracle).
 //!
 //! ```
 //! use redlab_core::{reference, ArrayRef, Op, Problem, Scalar, Value};

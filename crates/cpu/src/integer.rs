@@ -4,7 +4,7 @@
 //! wrapping arithmetic; truncating the 64-bit result to a narrower accumulator is exact
 //! because wrapping arithmetic commutes with truncation. The operations are associative
 //! and commutative, so the result is exact whatever the split; the split is fixed anyway.
-//! Inside a chunk, [`INT_LANES`] independent accumulators let the loop vectorize.
+//! Inside a chunk, 32 independent accumulators let the loop vectorize.
 
 use rayon::prelude::*;
 use redlab_core::num::IntElement;
