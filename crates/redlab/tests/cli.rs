@@ -275,7 +275,9 @@ fn npy_files_in_every_layout_match_the_reference() {
 #[test]
 fn raw_files_need_a_dtype_and_are_read_little_endian() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let values: Vec<u32> = (0..5001u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let values: Vec<u32> = (0..5001u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
     let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
     let path = write(dir.path(), "data.bin", &bytes);
     let out = json_of(&redlab(&[
