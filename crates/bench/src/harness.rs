@@ -14,6 +14,9 @@ pub struct RowOutcome {
     pub stats: Option<Stats>,
     /// Median seconds of each pass.
     pub passes: Vec<f64>,
+    /// Timing of the streaming reads of the same windows, interleaved with the timed
+    /// calls (the row's roof).
+    pub roof: Option<Stats>,
     /// Right, wrong or skipped.
     pub status: Status,
     /// Why it was skipped or wrong.
@@ -29,6 +32,7 @@ impl RowOutcome {
         RowOutcome {
             stats: None,
             passes: Vec::new(),
+            roof: None,
             status: Status::Skipped,
             reason: Some(reason),
             value: None,
@@ -42,6 +46,10 @@ impl RowOutcome {
 /// Window `k` is elements `[k·n, (k+1)·n)` of the pool; calls rotate through the windows
 /// so that in cold mode each call reads memory the previous ones did not leave in cache.
 /// Every result, warm-up included, is compared with the reference for its window.
+/// After each timed call a window of the same size, half a rotation away (so it is
+/// equally cold), is read once by [`Backend::stream_read`]: the row's roof, measured on
+/// the same pool under the same conditions (machine bandwidth drifts over seconds, so a
+/// roof taken once before the rows can sit below them).
 pub fn time_row(
     backend: &dyn Backend,
     problem: &Problem,
@@ -62,6 +70,7 @@ pub fn time_row(
         .max(1);
     let mut expected: Vec<Option<Value>> = vec![None; windows];
     let mut samples = Vec::new();
+    let mut roof_samples = Vec::new();
     let mut pass_samples: Vec<Vec<f64>> = Vec::new();
     let mut first_value = None;
     let mut wrong: Option<String> = None;
@@ -94,6 +103,14 @@ pub fn time_row(
         if call >= plan.warmup {
             samples.push(outcome.seconds);
             timed_total += outcome.seconds;
+            // Half a rotation away: cold in cold mode (the reductions touched it
+            // windows/2 calls ago and will again only windows/2 calls later).
+            let far = (window + windows / 2) % windows;
+            let far_data = pool.slice(far * n, far * n + n);
+            match backend.stream_read(far_data.bytes()) {
+                Ok(seconds) => roof_samples.push(seconds),
+                Err(e) => return RowOutcome::skipped(format!("read roof failed: {e}")),
+            }
             for (k, &p) in outcome.passes.iter().enumerate() {
                 if pass_samples.len() <= k {
                     pass_samples.push(Vec::new());
@@ -113,6 +130,7 @@ pub fn time_row(
             .iter()
             .filter_map(|p| Stats::of(p).map(|s| s.median))
             .collect(),
+        roof: Stats::of(&roof_samples),
         status: if wrong.is_some() {
             Status::Wrong
         } else {
@@ -122,14 +140,4 @@ pub fn time_row(
         value: first_value,
         windows,
     }
-}
-
-/// The read roof: median seconds of [`Backend::stream_read`] over `data`.
-pub fn measure_roof(backend: &dyn Backend, data: &[u8], reps: usize) -> Result<Stats, String> {
-    // One untimed pass faults the pages in and warms the threads.
-    backend.stream_read(data).map_err(|e| e.to_string())?;
-    let samples = (0..reps.max(1))
-        .map(|_| backend.stream_read(data).map_err(|e| e.to_string()))
-        .collect::<Result<Vec<f64>, String>>()?;
-    Stats::of(&samples).ok_or_else(|| "no roof samples".to_string())
 }

@@ -1,6 +1,6 @@
 //! The benchmark harness of redlab: how rows are timed ([`TimingPlan`], [`time_row`]),
 //! summarized ([`Stats`]), recorded ([`Record`], one JSON line each) and compared with a
-//! read roof measured on the same device in the same run ([`measure_roof`]).
+//! read roof measured on the same bytes, interleaved with the timed calls.
 //!
 //! Benchmarks measure; they never decide correctness, but every timed call is still
 //! checked against the reference, so a fast wrong answer shows as `wrong`, not as a win.
@@ -16,7 +16,7 @@ mod plan;
 mod record;
 mod stats;
 
-pub use harness::{measure_roof, time_row, RowOutcome};
+pub use harness::{time_row, RowOutcome};
 pub use plan::{CacheMode, TimingPlan};
 pub use record::{Record, Status};
 pub use stats::{gbps, Stats};

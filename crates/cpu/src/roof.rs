@@ -9,6 +9,9 @@ use rayon::prelude::*;
 const ROOF_LANES: usize = 16;
 const ROOF_CHUNK_WORDS: usize = 1 << 15;
 
+/// Bytes per parallel task; inputs this small are read on the calling thread.
+pub const CHUNK_BYTES: usize = ROOF_CHUNK_WORDS * 8;
+
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
 fn xor_words(words: &[u64]) -> u64 {
     let mut lanes = [0u64; ROOF_LANES];

@@ -10,9 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use redlab::generate::{generate, Distribution};
 use redlab::{canonical, DType, Device, HostArray, Op, Problem};
-use redlab_bench::{
-    gbps, measure_roof, time_row, CacheMode, Record, RowOutcome, Status, TimingPlan,
-};
+use redlab_bench::{gbps, time_row, CacheMode, Record, RowOutcome, Status, TimingPlan};
 
 use super::run::seconds_text;
 use super::size::parse_size_list;
@@ -93,21 +91,10 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     for &dtype in &args.dtypes {
         let pool_len = plan.pool_elements(&sizes, dtype.size_bytes());
         let pool: HostArray = generate(dtype, pool_len, args.dist, args.seed)?;
-        // The roof is a streaming read of this very pool: the same pages (and page
-        // sizes) the rows read, past every cache, timed the same way.
-        let pool_bytes = pool.view().bytes();
-        let roof = measure_roof(device.backend(), pool_bytes, 30).map_err(anyhow::Error::msg)?;
-        let roof_gbps = gbps(pool_bytes.len() as u64, roof.median);
         writeln!(
             out,
-            "{dtype}: read roof {roof_gbps:.1} GB/s (median of {} streaming reads of the {} MiB input pool)",
-            roof.count,
-            pool_bytes.len() >> 20
-        )?;
-        writeln!(
-            out,
-            "{:<22} {:>11} {:>11} {:>11} {:>11} {:>9} {:>7}  status",
-            "problem", "n", "median", "min", "max", "GB/s", "roof"
+            "{:<22} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>7}  status",
+            "problem", "n", "median", "min", "max", "GB/s", "roof GB/s", "of roof"
         )?;
         for &op in &args.ops {
             let problem = Problem::new(op, dtype, args.acc.filter(|_| op.is_arithmetic()));
@@ -125,7 +112,9 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
                     ),
                 };
                 let stats = outcome.stats;
-                let rate = stats.map(|s| gbps(n as u64 * dtype.size_bytes() as u64, s.median));
+                let bytes = n as u64 * dtype.size_bytes() as u64;
+                let rate = stats.map(|s| gbps(bytes, s.median));
+                let roof_gbps = outcome.roof.map(|r| gbps(bytes, r.median));
                 let record = Record {
                     device: info.id.clone(),
                     device_name: info.name.clone(),
@@ -142,8 +131,11 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
                     reps: stats.map_or(0, |s| s.count),
                     passes: outcome.passes.clone(),
                     gbps: rate,
-                    roof_gbps: Some(roof_gbps),
-                    roof_fraction: rate.map(|r| r / roof_gbps),
+                    roof_gbps,
+                    roof_fraction: rate
+                        .zip(roof_gbps)
+                        .filter(|(_, roof)| *roof > 0.0)
+                        .map(|(r, roof)| r / roof),
                     transfer_s: 0.0,
                     cache: format!("{:?}", args.cache).to_lowercase(),
                     windows: outcome.windows,
@@ -184,6 +176,7 @@ fn skipped(reason: String) -> RowOutcome {
     RowOutcome {
         stats: None,
         passes: Vec::new(),
+        roof: None,
         status: Status::Skipped,
         reason: Some(reason),
         value: None,
@@ -212,13 +205,16 @@ fn print_row(out: &mut dyn Write, problem: &str, r: &Record) -> std::io::Result<
     };
     writeln!(
         out,
-        "{:<22} {:>11} {:>11} {:>11} {:>11} {:>9} {:>7}  {status}",
+        "{:<22} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>7}  {status}",
         problem,
         r.n,
         time(r.median_s),
         time(r.min_s),
         time(r.max_s),
         r.gbps
+            .map(|g| format!("{g:.2}"))
+            .unwrap_or_else(|| "-".into()),
+        r.roof_gbps
             .map(|g| format!("{g:.2}"))
             .unwrap_or_else(|| "-".into()),
         r.roof_fraction
