@@ -28,7 +28,8 @@ pub struct RowOutcome {
 }
 
 impl RowOutcome {
-    fn skipped(reason: String) -> RowOutcome {
+    /// A row that could not run, and why.
+    pub fn skipped(reason: String) -> RowOutcome {
         RowOutcome {
             stats: None,
             passes: Vec::new(),

@@ -11,56 +11,9 @@
 #[macro_export]
 macro_rules! with_dtype {
     ($dtype:expr, $t:ident => $body:expr) => {
-        match $dtype {
-            $crate::DType::I8 => {
-                type $t = i8;
-                $body
-            }
-            $crate::DType::U8 => {
-                type $t = u8;
-                $body
-            }
-            $crate::DType::I16 => {
-                type $t = i16;
-                $body
-            }
-            $crate::DType::U16 => {
-                type $t = u16;
-                $body
-            }
-            $crate::DType::I32 => {
-                type $t = i32;
-                $body
-            }
-            $crate::DType::U32 => {
-                type $t = u32;
-                $body
-            }
-            $crate::DType::I64 => {
-                type $t = i64;
-                $body
-            }
-            $crate::DType::U64 => {
-                type $t = u64;
-                $body
-            }
-            $crate::DType::F16 => {
-                type $t = $crate::half::f16;
-                $body
-            }
-            $crate::DType::BF16 => {
-                type $t = $crate::half::bf16;
-                $body
-            }
-            $crate::DType::F32 => {
-                type $t = f32;
-                $body
-            }
-            $crate::DType::F64 => {
-                type $t = f64;
-                $body
-            }
-        }
+        $crate::with_int_dtype!($dtype, $t => $body,
+            else $crate::with_float_dtype!($dtype, $t => $body,
+                else unreachable!("every DType is an integer or a float type")))
     };
 }
 

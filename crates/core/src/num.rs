@@ -167,24 +167,6 @@ impl<T: FloatElement> FloatInput<f64> for T {
     }
 }
 
-/// Runs `$body` with `$t` bound to the Rust type of a float accumulator tag (f32/f64).
-#[macro_export]
-macro_rules! with_float_acc {
-    ($acc:expr, $t:ident => $body:expr, else $other:expr) => {
-        match $acc {
-            $crate::DType::F32 => {
-                type $t = f32;
-                $body
-            }
-            $crate::DType::F64 => {
-                type $t = f64;
-                $body
-            }
-            _ => $other,
-        }
-    };
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

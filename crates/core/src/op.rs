@@ -87,6 +87,16 @@ impl Op {
         matches!(self, Op::Sum | Op::Prod)
     }
 
+    /// For selecting operators, whether they look for the minimum (`Some(true)`: min,
+    /// argmin) or the maximum (`Some(false)`: max, argmax); `None` for the others.
+    pub fn wants_minimum(self) -> Option<bool> {
+        match self {
+            Op::Min | Op::ArgMin => Some(true),
+            Op::Max | Op::ArgMax => Some(false),
+            _ => None,
+        }
+    }
+
     /// Whether the operator has no identity, so empty input has no value.
     pub fn needs_elements(self) -> bool {
         matches!(self, Op::Min | Op::Max | Op::ArgMin | Op::ArgMax)

@@ -149,6 +149,19 @@ pub enum Value {
 }
 
 impl Value {
+    /// The result of a selecting operator (min, max, argmin, argmax) from the winning
+    /// `(index, value)`, or [`Value::Empty`] when there was none.
+    pub fn from_selection<T: IntoScalar>(indexed: bool, best: Option<(usize, T)>) -> Value {
+        match best {
+            None => Value::Empty,
+            Some((index, value)) if indexed => Value::Indexed {
+                value: value.into_scalar(),
+                index: index as u64,
+            },
+            Some((_, value)) => Value::Scalar(value.into_scalar()),
+        }
+    }
+
     /// The scalar part, if there is one.
     pub fn scalar(&self) -> Option<Scalar> {
         match *self {

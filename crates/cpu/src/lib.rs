@@ -150,24 +150,12 @@ fn integer_value<T: IntElement + Selectable>(
 }
 
 fn selection_value<T: Selectable + IntoScalar>(op: Op, data: &[T]) -> Result<Value, Error> {
-    let want_min = match op {
-        Op::Min | Op::ArgMin => true,
-        Op::Max | Op::ArgMax => false,
-        _ => {
-            return Err(Error::OpNotForType {
-                op,
-                dtype: T::DTYPE,
-            })
-        }
-    };
-    Ok(match select::select(data, want_min, op.is_indexed()) {
-        None => Value::Empty,
-        Some((index, value)) if op.is_indexed() => Value::Indexed {
-            value: value.into_scalar(),
-            index: index as u64,
-        },
-        Some((_, value)) => Value::Scalar(value.into_scalar()),
-    })
+    let want_min = op.wants_minimum().ok_or(Error::OpNotForType {
+        op,
+        dtype: T::DTYPE,
+    })?;
+    let best = select::select(data, want_min, op.is_indexed());
+    Ok(Value::from_selection(op.is_indexed(), best))
 }
 
 fn describe(threads: usize) -> DeviceInfo {

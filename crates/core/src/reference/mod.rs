@@ -70,7 +70,7 @@ fn reduce_int<T: IntElement>(problem: &Problem, data: &[T]) -> Value {
         Op::Or => scalar(wide().fold(0i128, |a, b| a | b)),
         Op::Xor => scalar(wide().fold(0i128, |a, b| a ^ b)),
         Op::Min | Op::Max | Op::ArgMin | Op::ArgMax => {
-            let want_min = matches!(problem.op, Op::Min | Op::ArgMin);
+            let want_min = problem.op.wants_minimum() == Some(true);
             let mut best: Option<(usize, T)> = None;
             for (i, &x) in data.iter().enumerate() {
                 let better = match best {
@@ -81,7 +81,7 @@ fn reduce_int<T: IntElement>(problem: &Problem, data: &[T]) -> Value {
                     best = Some((i, x));
                 }
             }
-            selected(problem.op, best)
+            Value::from_selection(problem.op.is_indexed(), best)
         }
     }
 }
@@ -93,18 +93,12 @@ fn float_less(a: f64, b: f64) -> bool {
 }
 
 fn reduce_float_select<T: FloatElement>(op: Op, data: &[T]) -> Result<Value, Error> {
-    let want_min = match op {
-        Op::Min | Op::ArgMin => true,
-        Op::Max | Op::ArgMax => false,
-        _ => {
-            return Err(Error::OpNotForType {
-                op,
-                dtype: T::DTYPE,
-            })
-        }
-    };
+    let want_min = op.wants_minimum().ok_or(Error::OpNotForType {
+        op,
+        dtype: T::DTYPE,
+    })?;
     if let Some(i) = data.iter().position(|x| x.is_nan()) {
-        return Ok(selected(op, Some((i, data[i]))));
+        return Ok(Value::from_selection(op.is_indexed(), Some((i, data[i]))));
     }
     let mut best: Option<(usize, T)> = None;
     for (i, &x) in data.iter().enumerate() {
@@ -123,18 +117,7 @@ fn reduce_float_select<T: FloatElement>(op: Op, data: &[T]) -> Result<Value, Err
             best = Some((i, x));
         }
     }
-    Ok(selected(op, best))
-}
-
-fn selected<T: IntoScalar>(op: Op, best: Option<(usize, T)>) -> Value {
-    match best {
-        None => Value::Empty,
-        Some((index, value)) if op.is_indexed() => Value::Indexed {
-            value: value.into_scalar(),
-            index: index as u64,
-        },
-        Some((_, value)) => Value::Scalar(value.into_scalar()),
-    }
+    Ok(Value::from_selection(op.is_indexed(), best))
 }
 
 #[cfg(test)]

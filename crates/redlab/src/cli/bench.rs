@@ -108,7 +108,7 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
                     Err(e) => (
                         format!("{op} {dtype}"),
                         String::new(),
-                        skipped(e.to_string()),
+                        RowOutcome::skipped(e.to_string()),
                     ),
                 };
                 let stats = outcome.stats;
@@ -170,18 +170,6 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     } else {
         Verdict::Mismatch(failures.join("; "))
     })
-}
-
-fn skipped(reason: String) -> RowOutcome {
-    RowOutcome {
-        stats: None,
-        passes: Vec::new(),
-        roof: None,
-        status: Status::Skipped,
-        reason: Some(reason),
-        value: None,
-        windows: 0,
-    }
 }
 
 /// The CPU strategy that serves a problem, for the record's `variant` field.
