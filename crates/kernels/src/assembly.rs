@@ -1,0 +1,235 @@
+//! Source assembly: the text a backend compiles, built in one fixed order —
+//!
+//! 1. parameter defines (each kernel file also has an `#ifndef` default, so it compiles
+//!    alone);
+//! 2. the operator and type declarations for the problem ([`crate::optype`]);
+//! 3. device quirks, each with a comment saying why;
+//! 4. the backend prelude (empty for OpenCL; the CUDA translation header later);
+//! 5. the common helpers (`common.h`);
+//! 6. the kernel file, with `#include "…"` of the project's own headers inlined.
+//!
+//! Each section starts with a marker comment, so a line in a build log can be traced
+//! back to its section.
+
+use redlab_core::Problem;
+
+use crate::capability::Feature;
+use crate::optype;
+use crate::registry::Variant;
+
+/// The kernel files and headers, embedded in the binary.
+const FILES: &[(&str, &str)] = &[
+    ("common.h", include_str!("../cl/common.h")),
+    ("atomic_combine.h", include_str!("../cl/atomic_combine.h")),
+    ("atomic_global.cl", include_str!("../cl/atomic_global.cl")),
+    ("blocked.cl", include_str!("../cl/blocked.cl")),
+    ("builtin_wg.cl", include_str!("../cl/builtin_wg.cl")),
+    ("canonical.cl", include_str!("../cl/canonical.cl")),
+    ("chunk_per_cu.cl", include_str!("../cl/chunk_per_cu.cl")),
+    (
+        "khronos_subgroup.cl",
+        include_str!("../cl/khronos_subgroup.cl"),
+    ),
+    (
+        "khronos_vanilla.cl",
+        include_str!("../cl/khronos_vanilla.cl"),
+    ),
+    ("khronos_wg.cl", include_str!("../cl/khronos_wg.cl")),
+    ("reduce0.cl", include_str!("../cl/reduce0.cl")),
+    ("reduce1.cl", include_str!("../cl/reduce1.cl")),
+    ("reduce2.cl", include_str!("../cl/reduce2.cl")),
+    ("reduce3.cl", include_str!("../cl/reduce3.cl")),
+    ("reduce4.cl", include_str!("../cl/reduce4.cl")),
+    ("reduce5.cl", include_str!("../cl/reduce5.cl")),
+    ("reduce6.cl", include_str!("../cl/reduce6.cl")),
+    ("strided.cl", include_str!("../cl/strided.cl")),
+    ("subgroup_block.cl", include_str!("../cl/subgroup_block.cl")),
+    ("two_stage.cl", include_str!("../cl/two_stage.cl")),
+    ("wg_tree.cl", include_str!("../cl/wg_tree.cl")),
+];
+
+/// The text of an embedded kernel file or header.
+pub fn file(name: &str) -> Option<&'static str> {
+    FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+}
+
+/// Every embedded file name.
+pub fn file_names() -> impl Iterator<Item = &'static str> {
+    FILES.iter().map(|(n, _)| *n)
+}
+
+/// A device-specific adjustment to the source, with the reason it exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quirk {
+    /// Text inserted in the quirks section.
+    pub text: String,
+    /// Why the device needs it (written next to it in the source).
+    pub why: String,
+}
+
+/// Which API will compile the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// OpenCL C, compiled by the device's OpenCL driver.
+    OpenCl,
+}
+
+/// Assembled source and the build options it needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assembled {
+    /// The complete source.
+    pub source: String,
+    /// Compiler options.
+    pub options: String,
+}
+
+/// Assembles `variant` for `problem`. `params` overrides parameter defaults;
+/// `first_pass` selects reading input elements (`true`) or partials of a previous pass.
+pub fn assemble(
+    variant: &Variant,
+    problem: &Problem,
+    params: &[(&str, u32)],
+    quirks: &[Quirk],
+    target: Target,
+    first_pass: bool,
+) -> Result<Assembled, String> {
+    let kernel = file(variant.file).ok_or_else(|| format!("no kernel file {}", variant.file))?;
+    let mut s = String::new();
+    s.push_str(&format!(
+        "// ---- redlab: {} ({}) ----\n",
+        variant.name, problem
+    ));
+    s.push_str("// ---- section 1: parameters ----\n");
+    for p in variant.params {
+        let value = params
+            .iter()
+            .find(|(n, _)| *n == p.name)
+            .map_or(p.default, |(_, v)| *v);
+        s.push_str(&format!("#define {} {}\n", p.name, value));
+    }
+    for (name, value) in variant.defines {
+        s.push_str(&format!("#define {name} {value}\n"));
+    }
+    if first_pass {
+        s.push_str("#define FIRST_PASS 1\n");
+    }
+    s.push_str("// ---- section 2: operator and types ----\n");
+    s.push_str(&optype::op_type(problem).source);
+    s.push_str("// ---- section 3: device quirks ----\n");
+    for quirk in quirks {
+        s.push_str(&format!("// {}\n{}\n", quirk.why, quirk.text));
+    }
+    s.push_str("// ---- section 4: backend prelude ----\n");
+    match target {
+        Target::OpenCl => s.push_str("// OpenCL C needs no translation.\n"),
+    }
+    s.push_str("// ---- section 5: common helpers ----\n");
+    s.push_str(&inline_includes(file("common.h").unwrap_or_default(), 0)?);
+    s.push_str(&format!(
+        "// ---- section 6: kernel {} ----\n",
+        variant.file
+    ));
+    s.push_str(&inline_includes(kernel, 0)?);
+    let needs_cl2 = variant
+        .needs
+        .iter()
+        .any(|f| matches!(f, Feature::WorkGroupCollectives | Feature::Subgroups));
+    Ok(Assembled {
+        source: s,
+        options: if needs_cl2 {
+            "-cl-std=CL2.0".into()
+        } else {
+            String::new()
+        },
+    })
+}
+
+/// Replaces `#include "name"` lines with the embedded file (recursively, with a depth
+/// limit against cycles).
+fn inline_includes(text: &str, depth: usize) -> Result<String, String> {
+    if depth > 8 {
+        return Err("#include nesting deeper than 8".into());
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("#include") {
+            let name = rest.trim().trim_matches(['"', '<', '>']);
+            let included = file(name).ok_or_else(|| format!("#include of unknown file {name}"))?;
+            out.push_str(&format!("// ---- #include \"{name}\" ----\n"));
+            out.push_str(&inline_includes(included, depth + 1)?);
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry;
+    use redlab_core::{DType, Op};
+
+    #[test]
+    fn sections_come_in_the_documented_order() {
+        let variant = registry::find("blocked-atomic").expect("registered");
+        let problem = Problem::new(Op::Sum, DType::I32, None).expect("valid");
+        let assembled = assemble(
+            &variant,
+            &problem,
+            &[("WG", 128)],
+            &[],
+            Target::OpenCl,
+            true,
+        )
+        .expect("assembles");
+        let s = &assembled.source;
+        let at = |needle: &str| s.find(needle).unwrap_or_else(|| panic!("missing {needle}"));
+        assert!(at("section 1") < at("#define WG 128"));
+        assert!(at("#define WG 128") < at("section 2"));
+        assert!(at("section 2") < at("typedef int in_t;"));
+        assert!(at("section 3") < at("section 4"));
+        assert!(at("section 5") < at("section 6"));
+        assert!(at("#define FINISH 3") < at("section 2"));
+        assert!(at("section 6") < at("#include \"atomic_combine.h\""));
+        assert!(!s.lines().any(|l| l.trim_start().starts_with("#include")));
+    }
+
+    #[test]
+    fn every_registered_file_exists_and_every_file_is_used() {
+        let variants = registry::all();
+        for v in &variants {
+            assert!(file(v.file).is_some(), "{}: {}", v.name, v.file);
+        }
+        for name in file_names().filter(|n| n.ends_with(".cl")) {
+            assert!(
+                variants.iter().any(|v| v.file == name),
+                "{name} is not registered"
+            );
+        }
+    }
+
+    #[test]
+    fn kernel_side_parameters_have_defaults_so_files_compile_alone() {
+        // WG and FINISH are read by kernel code; the geometry parameters are host-side.
+        let common = file("common.h").expect("common");
+        for v in registry::all() {
+            let text = file(v.file).expect("file");
+            for name in ["WG", "FINISH"] {
+                if text.contains(name) {
+                    let guard = format!("#ifndef {name}");
+                    assert!(
+                        text.contains(&guard) || common.contains(&guard),
+                        "{}: {name}",
+                        v.name
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! The kernel library of redlab: single-source OpenCL C reduction kernels (`cl/`), the
+//! registry that describes each strategy ([`registry`]), the per-problem operator and
+//! type declarations injected before building ([`optype`]), and source assembly
+//! ([`assembly`]). No device is needed to use or test this crate.
+//!
+//! ```
+//! use redlab_core::{DType, Op, Problem};
+//! use redlab_kernels::{assembly, registry};
+//!
+//! let reduce2 = registry::find("reduce2").expect("registered under its SDK name");
+//! assert_eq!(reduce2.name, "sequential-addressing");
+//! let problem = Problem::new(Op::Max, DType::F32, None)?;
+//! let text = assembly::assemble(&reduce2, &problem, &[], &[], assembly::Target::OpenCl, true)
+//!     .expect("assembles");
+//! assert!(text.source.contains("__kernel"));
+//! # Ok::<(), redlab_core::Error>(())
+//! ```
+
+pub mod assembly;
+pub mod capability;
+pub mod optype;
+pub mod registry;
+
+pub use capability::{Capabilities, Feature};
+pub use registry::{Geometry, PassStructure, Variant};

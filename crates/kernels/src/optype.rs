@@ -1,0 +1,313 @@
+//! The operator and type declarations injected into every kernel at build time, the way
+//! the Khronos SDK sample appends its operator before building.
+//!
+//! Every kernel is written against one small contract:
+//!
+//! - `in_t`: how input elements are stored (`ushort` for f16/bf16 bits);
+//! - `acc_t`: a partial result; a struct `{ v, i }` for argmin/argmax;
+//! - `IDENTITY`: the partial that changes nothing;
+//! - `lift(in, i)`: element `i` of the input as a partial (it carries `i` for argmin);
+//! - `combine(a, b)`: two partials into one, `a` covering lower indices when order
+//!   matters (float sums); for selections it is commutative (ties go to the lower index).
+//!
+//! Integer partials are 64 bits wide (sign- or zero-extended): sums and products wrap
+//! there, and the host truncates to the accumulator, which is exact. Float min/max work on
+//! an integer key that orders -0.0 below +0.0, as the CPU backend does.
+
+use redlab_core::{DType, Op, Problem};
+
+/// What the generated declarations need and produce.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpType {
+    /// The OpenCL C text.
+    pub source: String,
+    /// Whether the declarations use `double` (the device needs `cl_khr_fp64`).
+    pub needs_fp64: bool,
+    /// Bytes of one `acc_t` on the device.
+    pub acc_bytes: usize,
+    /// The value part of `acc_t`.
+    pub value: ValueKind,
+}
+
+/// The value domain partials are computed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// `long`: signed integers, sign-extended.
+    I64,
+    /// `ulong`: unsigned integers, zero-extended.
+    U64,
+    /// `float`.
+    F32,
+    /// `double`.
+    F64,
+}
+
+impl ValueKind {
+    fn c_type(self) -> &'static str {
+        match self {
+            ValueKind::I64 => "long",
+            ValueKind::U64 => "ulong",
+            ValueKind::F32 => "float",
+            ValueKind::F64 => "double",
+        }
+    }
+}
+
+/// The OpenCL C storage type of an input element.
+pub fn storage_type(dtype: DType) -> &'static str {
+    match dtype {
+        DType::I8 => "char",
+        DType::U8 => "uchar",
+        DType::I16 => "short",
+        DType::U16 | DType::F16 | DType::BF16 => "ushort",
+        DType::I32 => "int",
+        DType::U32 => "uint",
+        DType::I64 => "long",
+        DType::U64 => "ulong",
+        DType::F32 => "float",
+        DType::F64 => "double",
+    }
+}
+
+/// The value domain of a problem's partials.
+pub fn value_kind(problem: &Problem) -> ValueKind {
+    let dtype = problem.dtype;
+    if dtype.is_integer() {
+        return if dtype.is_signed_integer() {
+            ValueKind::I64
+        } else {
+            ValueKind::U64
+        };
+    }
+    // Sums and products accumulate in the accumulator; selections keep the value, and
+    // every f16/bf16/f32 value is exact in float.
+    let wide = if problem.op.is_arithmetic() {
+        problem.acc == DType::F64
+    } else {
+        dtype == DType::F64
+    };
+    if wide {
+        ValueKind::F64
+    } else {
+        ValueKind::F32
+    }
+}
+
+/// Generates the declarations for `problem`.
+pub fn op_type(problem: &Problem) -> OpType {
+    let value = value_kind(problem);
+    let v = value.c_type();
+    let in_t = storage_type(problem.dtype);
+    let read = match problem.dtype {
+        DType::F16 => format!("({v})vload_half(i, (const __global half*)in)"),
+        DType::BF16 => format!("({v})as_float(((uint)in[i]) << 16)"),
+        _ => format!("({v})in[i]"),
+    };
+    let is_float = matches!(value, ValueKind::F32 | ValueKind::F64);
+    let key = match value {
+        ValueKind::F32 => "inline int vkey(float x) { int b = as_int(x); return b ^ ((b >> 31) & 0x7fffffff); }\n",
+        ValueKind::F64 => "inline long vkey(double x) { long b = as_long(x); return b ^ ((b >> 63) & 0x7fffffffffffffffL); }\n",
+        _ => "",
+    };
+    // "b comes before a" in the order of the operator (strictly).
+    let before = |want_min: bool| -> String {
+        let cmp = if want_min { "<" } else { ">" };
+        if is_float {
+            format!("(vkey(b) {cmp} vkey(a))")
+        } else {
+            format!("(b {cmp} a)")
+        }
+    };
+    let extreme_identity = |want_min: bool| -> &'static str {
+        match (value, want_min) {
+            (ValueKind::I64, true) => "LONG_MAX",
+            (ValueKind::I64, false) => "LONG_MIN",
+            (ValueKind::U64, true) => "ULONG_MAX",
+            (ValueKind::U64, false) => "0UL",
+            (ValueKind::F32, true) => "INFINITY",
+            (ValueKind::F32, false) => "(-INFINITY)",
+            (ValueKind::F64, true) => "((double)INFINITY)",
+            (ValueKind::F64, false) => "((double)-INFINITY)",
+        }
+    };
+    let mut s = String::new();
+    s.push_str(&format!("typedef {in_t} in_t;\ntypedef {v} val_t;\n{key}"));
+    let acc_bytes;
+    match problem.op {
+        Op::ArgMin | Op::ArgMax => {
+            let want_min = problem.op == Op::ArgMin;
+            let cmp = if want_min { "<" } else { ">" };
+            let order = if is_float {
+                format!("vkey(b.v) {cmp} vkey(a.v)")
+            } else {
+                format!("b.v {cmp} a.v")
+            };
+            let equal = if is_float {
+                "vkey(b.v) == vkey(a.v)"
+            } else {
+                "b.v == a.v"
+            };
+            let nan = if is_float {
+                "    int an = isnan(a.v), bn = isnan(b.v);\n    if (an || bn) return (an && bn) ? (b.i < a.i ? b : a) : (an ? a : b);\n"
+            } else {
+                ""
+            };
+            s.push_str(&format!(
+                "typedef struct {{ val_t v; ulong i; }} acc_t;\n\
+                 #define NO_INDEX 0xffffffffffffffffUL\n\
+                 #define IDENTITY ((acc_t){{ ({v})0, NO_INDEX }})\n\
+                 inline acc_t lift(const __global in_t* in, ulong i) {{ acc_t r; r.v = {read}; r.i = i; return r; }}\n\
+                 inline acc_t combine(acc_t a, acc_t b) {{\n\
+                 \x20   if (a.i == NO_INDEX) return b;\n\
+                 \x20   if (b.i == NO_INDEX) return a;\n\
+                 {nan}\
+                 \x20   if ({order}) return b;\n\
+                 \x20   if ({equal} && b.i < a.i) return b;\n\
+                 \x20   return a;\n\
+                 }}\n"
+            ));
+            acc_bytes = 16;
+        }
+        op => {
+            let (identity, body) = match op {
+                Op::Sum => (
+                    if is_float {
+                        format!("(({v})-0.0)")
+                    } else {
+                        format!("(({v})0)")
+                    },
+                    "a + b".to_string(),
+                ),
+                Op::Prod => (format!("(({v})1)"), "a * b".to_string()),
+                Op::And => (format!("(({v})~({v})0)"), "a & b".to_string()),
+                Op::Or => (format!("(({v})0)"), "a | b".to_string()),
+                Op::Xor => (format!("(({v})0)"), "a ^ b".to_string()),
+                Op::Min | Op::Max => {
+                    let want_min = op == Op::Min;
+                    let pick = format!("{} ? b : a", before(want_min));
+                    let body = if is_float {
+                        format!("isnan(a) ? a : (isnan(b) ? b : ({pick}))")
+                    } else {
+                        pick
+                    };
+                    (extreme_identity(want_min).to_string(), body)
+                }
+                Op::ArgMin | Op::ArgMax => unreachable!("handled above"),
+            };
+            s.push_str(&format!(
+                "typedef val_t acc_t;\n\
+                 #define IDENTITY {identity}\n\
+                 inline acc_t lift(const __global in_t* in, ulong i) {{ return {read}; }}\n\
+                 inline acc_t combine(acc_t a, acc_t b) {{ return {body}; }}\n"
+            ));
+            acc_bytes = if value == ValueKind::F32 { 4 } else { 8 };
+        }
+    }
+    s.push_str(&contract_extras(problem, value, acc_bytes));
+    let mut head = String::new();
+    if value == ValueKind::F64 || problem.dtype == DType::F64 {
+        head.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    }
+    head.push_str(&s);
+    OpType {
+        source: head,
+        needs_fp64: value == ValueKind::F64 || problem.dtype == DType::F64,
+        acc_bytes,
+        value,
+    }
+}
+
+/// Names for the rest of the contract: which operator (`OP_SUM` …), the value domain,
+/// `ACC_BYTES`, bit casts for atomics, the built-in collectives where the operator has
+/// one, and `lift_value` for kernels that load raw bits themselves.
+fn contract_extras(problem: &Problem, value: ValueKind, acc_bytes: usize) -> String {
+    let mut s = format!(
+        "#define OP_{} 1\n#define ACC_BYTES {acc_bytes}\n#define VALUE_IS_{} 1\n",
+        problem.op.name().to_ascii_uppercase(),
+        if matches!(value, ValueKind::I64 | ValueKind::U64) {
+            "INTEGER"
+        } else {
+            "FLOAT"
+        }
+    );
+    s.push_str(match value {
+        ValueKind::I64 => "#define AS_ACC64(x) as_long(x)\n",
+        ValueKind::U64 => "#define AS_ACC64(x) (x)\n",
+        ValueKind::F32 => "#define AS_ACC32(x) as_float(x)\n",
+        ValueKind::F64 => "#define AS_ACC64(x) as_double(x)\n",
+    });
+    if let Some(name) = builtin_collective(problem) {
+        s.push_str(&format!(
+            "#define WG_REDUCE(x) work_group_reduce_{name}(x)\n#define SG_REDUCE(x) sub_group_reduce_{name}(x)\n"
+        ));
+    }
+    if !matches!(problem.dtype, DType::F16 | DType::BF16) {
+        let v = value.c_type();
+        let body = if problem.op.is_indexed() {
+            format!("acc_t r; r.v = ({v})x; r.i = i; return r;")
+        } else {
+            format!("(void)i; return ({v})x;")
+        };
+        s.push_str(&format!(
+            "inline acc_t lift_value(in_t x, ulong i) {{ {body} }}\n"
+        ));
+    }
+    let from_uint = match problem.dtype {
+        DType::I32 => Some("as_int(x)"),
+        DType::U32 => Some("(x)"),
+        DType::F32 => Some("as_float(x)"),
+        _ => None,
+    };
+    if let Some(cast) = from_uint {
+        s.push_str(&format!("#define AS_IN_FROM_UINT(x) {cast}\n"));
+    }
+    s
+}
+
+/// The OpenCL C built-in collective for the operator (`add`, `min`, `max`), where its
+/// semantics match redlab's: sums of any type, min/max of integers (the built-ins do not
+/// propagate NaN, so float min/max have none).
+pub fn builtin_collective(problem: &Problem) -> Option<&'static str> {
+    match problem.op {
+        Op::Sum => Some("add"),
+        Op::Min if problem.dtype.is_integer() => Some("min"),
+        Op::Max if problem.dtype.is_integer() => Some("max"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decls(op: Op, dtype: DType, acc: Option<DType>) -> OpType {
+        op_type(&Problem::new(op, dtype, acc).expect("valid"))
+    }
+
+    #[test]
+    fn integer_sums_widen_to_64_bits() {
+        let d = decls(Op::Sum, DType::I8, None);
+        assert!(d.source.contains("typedef char in_t;"));
+        assert!(d.source.contains("typedef long val_t;"));
+        assert_eq!((d.acc_bytes, d.needs_fp64), (8, false));
+    }
+
+    #[test]
+    fn float_sums_pad_with_negative_zero_and_halves_load_with_vload_half() {
+        let d = decls(Op::Sum, DType::F16, None);
+        assert!(d.source.contains("vload_half"));
+        assert!(d.source.contains("((float)-0.0)"));
+        assert_eq!(d.acc_bytes, 4);
+        assert!(decls(Op::Sum, DType::F32, Some(DType::F64)).needs_fp64);
+    }
+
+    #[test]
+    fn argmin_carries_an_index_and_breaks_ties_low() {
+        let d = decls(Op::ArgMin, DType::F64, None);
+        assert!(d
+            .source
+            .contains("typedef struct { val_t v; ulong i; } acc_t;"));
+        assert!(d.source.contains("b.i < a.i"));
+        assert_eq!(d.acc_bytes, 16);
+    }
+}

@@ -1,0 +1,280 @@
+//! The variant registry: every reduction strategy as data (name, aliases, origin,
+//! required features, parameter space, pass structure) plus its kernel file.
+
+use redlab_core::{DType, Problem};
+use serde::Serialize;
+
+use crate::capability::{Capabilities, Feature};
+use crate::optype;
+
+/// How a variant's launches are chained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassStructure {
+    /// One launch; every work-item updates one global result atomically.
+    SingleLaunch,
+    /// One launch producing partials that the host combines.
+    HostFinish,
+    /// The kernel runs again over its own partials until one is left.
+    MultiPass,
+    /// A fixed grid, then one group over its partials: always two launches.
+    TwoStage,
+    /// Like multi-pass, but stops once at most one work-group of partials is left and
+    /// lets the host finish.
+    MultiPassHostFinish,
+    /// The canonical order: a tiles pass, then aligned tree passes.
+    Canonical,
+}
+
+/// How many work-items and groups a pass over `n` items uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Geometry {
+    /// One element per work-item.
+    OnePerElement,
+    /// Two elements per work-item (first add during load).
+    TwoPerItem,
+    /// A fixed grid of `GROUPS_PER_CU` groups per compute unit, grid-stride loops.
+    GridStride,
+    /// `ITEMS_PER_CU` work-items per compute unit, in groups of one.
+    ItemsPerComputeUnit,
+    /// One group of 256 per tile of the canonical order.
+    CanonicalTiles,
+}
+
+/// A tuning parameter: its name (a `#define` in the kernel file), default and range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Param {
+    /// The preprocessor name.
+    pub name: &'static str,
+    /// The value used when nothing else is asked for.
+    pub default: u32,
+    /// Values worth trying.
+    pub values: &'static [u32],
+}
+
+const WG: Param = Param {
+    name: "WG",
+    default: 256,
+    values: &[64, 128, 256, 512, 1024],
+};
+const GROUPS_PER_CU: Param = Param {
+    name: "GROUPS_PER_CU",
+    default: 8,
+    values: &[1, 2, 4, 8, 16, 32],
+};
+const ITEMS_PER_CU: Param = Param {
+    name: "ITEMS_PER_CU",
+    default: 1,
+    values: &[1],
+};
+const ITEMS_PER_CU_FULL: Param = Param {
+    name: "ITEMS_PER_CU",
+    default: 512,
+    values: &[64, 128, 256, 512, 1024, 2048],
+};
+
+/// One reduction strategy.
+#[derive(Debug, Clone, Serialize)]
+pub struct Variant {
+    /// Unique, descriptive name (`sequential-addressing`).
+    pub name: &'static str,
+    /// Names used by the documents (`reduce2`) and other readable aliases.
+    pub aliases: &'static [&'static str],
+    /// Which document and section it comes from.
+    pub origin: &'static str,
+    /// The kernel file under `cl/`.
+    pub file: &'static str,
+    /// Fixed preprocessor values that select this variant inside a shared file.
+    pub defines: &'static [(&'static str, u32)],
+    /// Features needed whatever the problem.
+    pub needs: &'static [Feature],
+    /// Tuning parameters.
+    pub params: &'static [Param],
+    /// How launches chain.
+    pub passes: PassStructure,
+    /// How each pass is laid out.
+    pub geometry: Geometry,
+    /// Whether float results follow the canonical order (and so must match bit for bit).
+    pub canonical: bool,
+    /// Whether the kernel file has an entry point for later passes (reading partials).
+    pub rereads_partials: bool,
+}
+
+/// Why a variant cannot run a problem on a device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skip(pub String);
+
+impl Variant {
+    /// Decides whether this variant can run `problem` on a device with `caps`, and if not,
+    /// says why in words.
+    pub fn check(&self, problem: &Problem, caps: &Capabilities) -> Result<(), Skip> {
+        let decls = optype::op_type(problem);
+        if decls.needs_fp64 && !caps.has(Feature::Fp64) {
+            return Err(Skip(format!(
+                "the device lacks {}",
+                Feature::Fp64.describe()
+            )));
+        }
+        for &feature in self.needs {
+            if !caps.has(feature) {
+                return Err(Skip(format!("the device lacks {}", feature.describe())));
+            }
+        }
+        let atomic = matches!(self.passes, PassStructure::SingleLaunch)
+            || self.defines.contains(&("FINISH", 3));
+        if atomic {
+            if problem.op.is_indexed() {
+                return Err(Skip(
+                    "argmin/argmax partials (value and index) have no atomic update".into(),
+                ));
+            }
+            if decls.acc_bytes == 8 && !caps.has(Feature::Int64Atomics) {
+                return Err(Skip(format!(
+                    "the device lacks {}",
+                    Feature::Int64Atomics.describe()
+                )));
+            }
+        }
+        if self
+            .needs
+            .iter()
+            .any(|f| matches!(f, Feature::WorkGroupCollectives | Feature::Subgroups))
+            && optype::builtin_collective(problem).is_none()
+        {
+            return Err(Skip(format!(
+                "no built-in collective matches {} over {} (built-ins exist for sum, and min/max of integers)",
+                problem.op, problem.dtype
+            )));
+        }
+        if self.needs.contains(&Feature::IntelSubgroups)
+            && !matches!(problem.dtype, DType::I32 | DType::U32 | DType::F32)
+        {
+            return Err(Skip(
+                "sub-group block reads move 32-bit words; the input is not 32-bit".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The default value of a parameter (`None` if the variant has no such parameter).
+    pub fn default_param(&self, name: &str) -> Option<u32> {
+        self.params
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.default)
+    }
+
+    /// Whether `name` names this variant (its name or an alias, case-insensitively).
+    pub fn is_called(&self, name: &str) -> bool {
+        let wanted = name.trim().to_ascii_lowercase();
+        self.name == wanted
+            || self
+                .aliases
+                .iter()
+                .any(|a| a.to_ascii_lowercase() == wanted)
+    }
+}
+
+const GUIDE: &str = "GPU optimization guide, chapter \"Reduction\" (seeds 000/003; notebook 001)";
+const SDK: &str = "NVIDIA SDK reduction sequence, as analysed in seed 002";
+const KHRONOS: &str = "Khronos OpenCL SDK sample \"Reduce\" (seed 004)";
+
+macro_rules! variant {
+    ($name:expr, [$($alias:expr),*], $origin:expr, $file:expr, $passes:ident, $geometry:ident,
+     params [$($param:expr),*], needs [$($need:expr),*], defines [$($def:expr),*], canonical $canonical:expr) => {
+        Variant {
+            name: $name,
+            aliases: &[$($alias),*],
+            origin: $origin,
+            file: $file,
+            defines: &[$($def),*],
+            needs: &[$($need),*],
+            params: &[$($param),*],
+            passes: PassStructure::$passes,
+            geometry: Geometry::$geometry,
+            canonical: $canonical,
+            rereads_partials: !matches!(PassStructure::$passes, PassStructure::SingleLaunch | PassStructure::HostFinish | PassStructure::Canonical),
+        }
+    };
+}
+
+/// Every variant, the production kernel first.
+pub fn all() -> Vec<Variant> {
+    vec![
+        variant!("canonical", ["production", "canonical-v1"],
+            "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
+            Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),
+        variant!("atomic-global", ["atomic", "atomic update of one location"],
+            GUIDE, "atomic_global.cl", SingleLaunch, OnePerElement,
+            params [WG], needs [], defines [], canonical false),
+        variant!("chunk-per-cu", ["one chunk per compute unit"],
+            GUIDE, "chunk_per_cu.cl", HostFinish, ItemsPerComputeUnit,
+            params [ITEMS_PER_CU], needs [], defines [], canonical false),
+        variant!("strided-per-cu", ["strided", "vectorizable strided accumulation"],
+            GUIDE, "strided.cl", HostFinish, ItemsPerComputeUnit,
+            params [ITEMS_PER_CU], needs [], defines [], canonical false),
+        variant!("strided-occupancy", ["full occupancy"],
+            GUIDE, "strided.cl", HostFinish, ItemsPerComputeUnit,
+            params [ITEMS_PER_CU_FULL], needs [], defines [], canonical false),
+        variant!("wg-tree-host", ["work-group tree", "tree with host finish"],
+            GUIDE, "wg_tree.cl", HostFinish, OnePerElement,
+            params [WG], needs [], defines [], canonical false),
+        variant!("two-stage", ["two-stage tree"],
+            GUIDE, "two_stage.cl", TwoStage, GridStride,
+            params [WG, GROUPS_PER_CU], needs [], defines [], canonical false),
+        variant!("multi-stage", ["multi-stage tree"],
+            GUIDE, "wg_tree.cl", MultiPassHostFinish, OnePerElement,
+            params [WG], needs [], defines [], canonical false),
+        variant!("builtin-wg-reduce", ["built-in reduction", "reduction object"],
+            GUIDE, "builtin_wg.cl", HostFinish, GridStride,
+            params [WG, GROUPS_PER_CU], needs [Feature::WorkGroupCollectives], defines [], canonical false),
+        variant!("blocked-slm-serial", ["blocked, SLM serial finish"],
+            GUIDE, "blocked.cl", HostFinish, GridStride,
+            params [WG, GROUPS_PER_CU], needs [], defines [("FINISH", 1)], canonical false),
+        variant!("blocked-slm-tree", ["blocked, SLM tree finish"],
+            GUIDE, "blocked.cl", HostFinish, GridStride,
+            params [WG, GROUPS_PER_CU], needs [], defines [("FINISH", 2)], canonical false),
+        variant!("blocked-atomic", ["blocked, atomic finish"],
+            GUIDE, "blocked.cl", SingleLaunch, GridStride,
+            params [WG, GROUPS_PER_CU], needs [], defines [("FINISH", 3)], canonical false),
+        variant!("subgroup-block-vec8", ["sub-group block loads"],
+            GUIDE, "subgroup_block.cl", HostFinish, OnePerElement,
+            params [WG], needs [Feature::IntelSubgroups], defines [], canonical false),
+        variant!("interleaved-divergent", ["reduce0", "interleaved addressing, divergent branch"],
+            SDK, "reduce0.cl", MultiPass, OnePerElement,
+            params [WG], needs [], defines [], canonical false),
+        variant!("interleaved-strided", ["reduce1", "interleaved addressing, strided index"],
+            SDK, "reduce1.cl", MultiPass, OnePerElement,
+            params [WG], needs [], defines [], canonical false),
+        variant!("sequential-addressing", ["reduce2"],
+            SDK, "reduce2.cl", MultiPass, OnePerElement,
+            params [WG], needs [], defines [], canonical false),
+        variant!("first-add-during-load", ["reduce3"],
+            SDK, "reduce3.cl", MultiPass, TwoPerItem,
+            params [WG], needs [], defines [], canonical false),
+        variant!("unrolled-last-warp", ["reduce4"],
+            SDK, "reduce4.cl", MultiPass, TwoPerItem,
+            params [WG], needs [], defines [], canonical false),
+        variant!("complete-unroll", ["reduce5"],
+            SDK, "reduce5.cl", MultiPass, TwoPerItem,
+            params [WG], needs [], defines [], canonical false),
+        variant!("many-per-thread", ["reduce6"],
+            SDK, "reduce6.cl", MultiPass, GridStride,
+            params [WG, GROUPS_PER_CU], needs [], defines [], canonical false),
+        variant!("khronos-vanilla", ["vanilla", "double-buffered multi-pass"],
+            KHRONOS, "khronos_vanilla.cl", MultiPass, TwoPerItem,
+            params [WG], needs [], defines [], canonical false),
+        variant!("khronos-work-group", ["work_group_reduce"],
+            KHRONOS, "khronos_wg.cl", MultiPass, TwoPerItem,
+            params [WG], needs [Feature::WorkGroupCollectives], defines [], canonical false),
+        variant!("khronos-sub-group", ["sub_group_reduce"],
+            KHRONOS, "khronos_subgroup.cl", MultiPass, TwoPerItem,
+            params [WG], needs [Feature::Subgroups], defines [], canonical false),
+    ]
+}
+
+/// Looks a variant up by name or alias.
+pub fn find(name: &str) -> Option<Variant> {
+    all().into_iter().find(|v| v.is_called(name))
+}
