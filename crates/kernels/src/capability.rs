@@ -43,6 +43,8 @@ pub struct Capabilities {
     pub max_work_group: usize,
     /// Local memory per work-group, in bytes.
     pub local_memory: u64,
+    /// The largest cache in front of global memory, in bytes (for cold benchmarking).
+    pub cache_bytes: u64,
 }
 
 impl Capabilities {

@@ -132,8 +132,7 @@ pub fn op_type(problem: &Problem) -> OpType {
     };
     let mut s = String::new();
     s.push_str(&format!("typedef {in_t} in_t;\ntypedef {v} val_t;\n{key}"));
-    let acc_bytes;
-    match problem.op {
+    let acc_bytes = match problem.op {
         Op::ArgMin | Op::ArgMax => {
             let want_min = problem.op == Op::ArgMin;
             let cmp = if want_min { "<" } else { ">" };
@@ -166,7 +165,7 @@ pub fn op_type(problem: &Problem) -> OpType {
                  \x20   return a;\n\
                  }}\n"
             ));
-            acc_bytes = 16;
+            16
         }
         op => {
             let (identity, body) = match op {
@@ -200,9 +199,13 @@ pub fn op_type(problem: &Problem) -> OpType {
                  inline acc_t lift(const __global in_t* in, ulong i) {{ return {read}; }}\n\
                  inline acc_t combine(acc_t a, acc_t b) {{ return {body}; }}\n"
             ));
-            acc_bytes = if value == ValueKind::F32 { 4 } else { 8 };
+            if value == ValueKind::F32 {
+                4
+            } else {
+                8
+            }
         }
-    }
+    };
     s.push_str(&contract_extras(problem, value, acc_bytes));
     let mut head = String::new();
     if value == ValueKind::F64 || problem.dtype == DType::F64 {

@@ -1,1 +1,271 @@
-//! stub
+//! The OpenCL backend of redlab: finds devices through the OpenCL library loaded at run
+//! time ([`discovery`]), builds the kernel library's variants with a per-device program
+//! cache ([`program_cache`]), and runs their passes with profiling events around every
+//! launch and transfer ([`driver`]).
+//!
+//! ```no_run
+//! use redlab_core::{ArrayRef, Backend, Op, Problem, DType};
+//! use redlab_opencl::OpenClDevice;
+//!
+//! let device = OpenClDevice::open(0)?;
+//! let problem = Problem::new(Op::Sum, DType::F32, None)?;
+//! let outcome = device.reduce(&problem, ArrayRef::from_slice(&[1.0f32, 2.0, 3.0]))?;
+//! # Ok::<(), redlab_core::Error>(())
+//! ```
+
+pub mod codec;
+pub mod discovery;
+pub mod driver;
+pub mod program_cache;
+
+use std::sync::Mutex;
+
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::context::Context;
+use opencl3::device::Device;
+use redlab_core::{reference, ArrayRef, Backend, DeviceInfo, Error, Outcome, Problem};
+use redlab_kernels::assembly::{self, Target};
+use redlab_kernels::{registry, Capabilities, PassStructure, Variant};
+
+pub use driver::{DeviceInput, Run, RunError};
+use program_cache::ProgramCache;
+
+/// One OpenCL device, ready to run variants.
+pub struct OpenClDevice {
+    device: Device,
+    context: Context,
+    queue: CommandQueue,
+    caps: Capabilities,
+    info: DeviceInfo,
+    programs: ProgramCache,
+    /// Kernel arguments are per kernel object and not thread-safe to set: one run at a
+    /// time per device.
+    running: Mutex<()>,
+}
+
+// SAFETY: OpenCL handles may be used from any thread; the only non-thread-safe call
+// (setting kernel arguments) happens under `running`.
+unsafe impl Send for OpenClDevice {}
+unsafe impl Sync for OpenClDevice {}
+
+fn backend_error(message: impl std::fmt::Display) -> Error {
+    Error::Backend {
+        backend: "opencl".into(),
+        message: message.to_string(),
+    }
+}
+
+/// Every OpenCL device as `redlab devices` shows it, or why there are none.
+pub fn list() -> Result<Vec<DeviceInfo>, String> {
+    let found = discovery::devices()?;
+    Ok(found
+        .iter()
+        .map(|f| discovery::describe(f, &discovery::capabilities(&f.device)))
+        .collect())
+}
+
+impl OpenClDevice {
+    /// Opens `opencl:index`.
+    pub fn open(index: usize) -> Result<OpenClDevice, Error> {
+        let mut found = discovery::devices().map_err(backend_error)?;
+        let count = found.len();
+        if index >= count {
+            return Err(backend_error(format!(
+                "no device opencl:{index} (this machine has {count})"
+            )));
+        }
+        let entry = found.swap_remove(index);
+        let caps = discovery::capabilities(&entry.device);
+        let info = discovery::describe(&entry, &caps);
+        let context = Context::from_device(&entry.device).map_err(backend_error)?;
+        let queue =
+            CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
+                .map_err(backend_error)?;
+        Ok(OpenClDevice {
+            device: entry.device,
+            context,
+            queue,
+            caps,
+            info,
+            programs: ProgramCache::default(),
+            running: Mutex::new(()),
+        })
+    }
+
+    /// What the device can do.
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    /// Copies `data` to the device (timed).
+    pub fn upload(&self, data: ArrayRef<'_>) -> Result<DeviceInput, RunError> {
+        let bytes = data.bytes();
+        if bytes.is_empty() {
+            return Ok(DeviceInput {
+                buffer: None,
+                len: 0,
+                bytes: 0,
+                upload_s: 0.0,
+            });
+        }
+        let mut buf = driver::buffer(&self.context, bytes.len())?;
+        let upload_s = driver::write(&self.queue, &mut buf, bytes)?;
+        Ok(DeviceInput {
+            buffer: Some(buf),
+            len: data.len(),
+            bytes: bytes.len(),
+            upload_s,
+        })
+    }
+
+    /// Runs `variant` over an uploaded input. `params` overrides parameter defaults.
+    pub fn run(
+        &self,
+        variant: &Variant,
+        problem: &Problem,
+        input: &DeviceInput,
+        params: &[(&str, u32)],
+    ) -> Result<Run, RunError> {
+        variant
+            .check(problem, &self.caps)
+            .map_err(|s| RunError::Skipped(s.0))?;
+        if input.len == 0 {
+            // Nothing to launch: the value of no elements is the reference's.
+            let value = reference::reduce(problem, empty_of(problem)).map_err(driver::cl)?;
+            return Ok(Run {
+                value,
+                passes: Vec::new(),
+                download_s: 0.0,
+            });
+        }
+        let wg = params
+            .iter()
+            .find(|(n, _)| *n == "WG")
+            .map(|(_, v)| *v)
+            .or_else(|| variant.default_param("WG"))
+            .unwrap_or(256) as usize;
+        let acc_bytes = codec::Codec::new(problem).acc_bytes;
+        if variant.default_param("WG").is_some() && wg > self.caps.max_work_group {
+            return Err(RunError::Skipped(format!(
+                "work-group size {wg} exceeds the device's {}",
+                self.caps.max_work_group
+            )));
+        }
+        if (wg * acc_bytes) as u64 > self.caps.local_memory {
+            return Err(RunError::Skipped(format!(
+                "{wg} partials of {acc_bytes} bytes exceed local memory"
+            )));
+        }
+        let _guard = self
+            .running
+            .lock()
+            .map_err(|_| RunError::Device("device lock poisoned".into()))?;
+        let (first_kernel, later_kernel) = match variant.passes {
+            PassStructure::Canonical => ("tiles", Some("tree")),
+            _ => ("reduce", variant.rereads_partials.then_some("reduce")),
+        };
+        let build = |first_pass: bool, names: &[&str]| {
+            let assembled =
+                assembly::assemble(variant, problem, params, &[], Target::OpenCl, first_pass)
+                    .map_err(RunError::Device)?;
+            self.programs
+                .get(&self.context, &assembled.source, &assembled.options, names)
+                .map_err(|e| RunError::Build(e.log))
+        };
+        let first_program = if variant.passes == PassStructure::Canonical {
+            build(true, &["tiles", "tree"])?
+        } else {
+            build(true, &[first_kernel])?
+        };
+        let later_program = match (variant.passes, later_kernel) {
+            (PassStructure::Canonical, _) | (_, None) => None,
+            (_, Some(name)) => Some(build(false, &[name])?),
+        };
+        let first = first_program
+            .kernel(first_kernel)
+            .ok_or_else(|| RunError::Device("missing kernel".into()))?;
+        let later = match (variant.passes, &later_program) {
+            (PassStructure::Canonical, _) => first_program.kernel("tree"),
+            (_, Some(p)) => p.kernel("reduce"),
+            _ => None,
+        };
+        driver::run_passes(
+            &self.context,
+            &self.queue,
+            &self.caps,
+            variant,
+            problem,
+            driver::Programs { first, later },
+            input,
+            wg,
+        )
+    }
+
+    /// The read roof over an uploaded input: seconds of one streaming read of all its
+    /// whole 16-byte words by a grid of 8 groups of 256 per compute unit.
+    pub fn stream_read(&self, input: &DeviceInput) -> Result<f64, RunError> {
+        let Some(source) = input.buffer.as_ref() else {
+            return Ok(0.0);
+        };
+        let text = redlab_kernels::assembly::file("roof.cl")
+            .ok_or_else(|| RunError::Device("no roof kernel".into()))?;
+        let _guard = self
+            .running
+            .lock()
+            .map_err(|_| RunError::Device("device lock poisoned".into()))?;
+        let program = self
+            .programs
+            .get(&self.context, text, "", &["roof"])
+            .map_err(|e| RunError::Build(e.log))?;
+        let kernel = program
+            .kernel("roof")
+            .ok_or_else(|| RunError::Device("missing roof kernel".into()))?;
+        let words = input.bytes / 16;
+        let groups = (self.caps.compute_units * 8).max(1);
+        let out = driver::buffer(&self.context, groups * 256 * 4)?;
+        driver::launch(&self.queue, kernel, source, &out, words, groups * 256, 256)
+    }
+
+    /// The device handle (for queries beyond [`Capabilities`]).
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+}
+
+/// An empty input of the problem's type (for the value of no elements).
+fn empty_of(problem: &Problem) -> ArrayRef<'static> {
+    redlab_core::with_dtype!(problem.dtype, T => ArrayRef::from_slice::<T>(&[]))
+}
+
+impl Backend for OpenClDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Uploads, runs the production (canonical) kernel, reads back: `seconds` is kernel
+    /// time from profiling events; transfers are not included.
+    fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, Error> {
+        driver::input_bytes(problem, &data).map_err(backend_error)?;
+        let production = registry::all()
+            .into_iter()
+            .next()
+            .ok_or_else(|| backend_error("no variants"))?;
+        let input = self.upload(data).map_err(backend_error)?;
+        let run = self
+            .run(&production, problem, &input, &[])
+            .map_err(backend_error)?;
+        Ok(Outcome {
+            value: run.value,
+            seconds: run.passes.iter().sum(),
+            passes: run.passes,
+        })
+    }
+
+    /// Uploads `data` and times one streaming read of it on the device.
+    fn stream_read(&self, data: &[u8]) -> Result<f64, Error> {
+        let input = self
+            .upload(ArrayRef::from_slice(data))
+            .map_err(backend_error)?;
+        OpenClDevice::stream_read(self, &input).map_err(backend_error)
+    }
+}

@@ -1,4 +1,4 @@
-//! Devices by name: opening one (`cpu`, later `opencl:N`, `cuda:N`) and listing what is
+//! Devices by name: opening one (`cpu`, `opencl:N`; `cuda:N` later) and listing what is
 //! present, with the reason for each backend that is not.
 
 use redlab_core::{ArrayRef, Backend, DeviceInfo, Outcome, Problem};
@@ -25,68 +25,111 @@ pub struct DeviceReport {
     pub unavailable: Vec<Unavailable>,
 }
 
-/// The GPU backends this build does not contain yet, with the reason shown to users.
-fn missing_backends() -> Vec<Unavailable> {
-    ["opencl", "cuda"]
-        .into_iter()
-        .map(|backend| Unavailable {
-            backend: backend.to_string(),
-            reason: "this build of redlab has no support for this backend yet".to_string(),
-        })
-        .collect()
-}
+const CUDA_MISSING: &str = "this build of redlab has no support for this backend yet";
 
 /// Lists the devices present and the backends that are not usable.
 pub fn list_devices() -> Result<DeviceReport, Error> {
     let cpu = CpuBackend::new(None)?;
+    let mut devices = vec![cpu.info().clone()];
+    let mut unavailable = Vec::new();
+    #[cfg(feature = "opencl")]
+    match redlab_opencl::list() {
+        Ok(found) => devices.extend(found),
+        Err(reason) => unavailable.push(Unavailable {
+            backend: "opencl".into(),
+            reason,
+        }),
+    }
+    #[cfg(not(feature = "opencl"))]
+    unavailable.push(Unavailable {
+        backend: "opencl".into(),
+        reason: "this build was made without the opencl feature".into(),
+    });
+    unavailable.push(Unavailable {
+        backend: "cuda".into(),
+        reason: CUDA_MISSING.into(),
+    });
     Ok(DeviceReport {
-        devices: vec![cpu.info().clone()],
-        unavailable: missing_backends(),
+        devices,
+        unavailable,
     })
+}
+
+/// The backend behind an opened device.
+enum Kind {
+    Cpu(CpuBackend),
+    #[cfg(feature = "opencl")]
+    OpenCl(Box<redlab_opencl::OpenClDevice>),
 }
 
 /// An opened device.
 pub struct Device {
-    backend: Box<dyn Backend>,
+    kind: Kind,
 }
 
 impl Device {
-    /// Opens a device by name: `cpu` (all cores). `threads` limits CPU worker threads.
+    /// Opens a device by name: `cpu` (all cores; `threads` limits them) or `opencl:N`.
     pub fn open(name: &str, threads: Option<usize>) -> Result<Device, Error> {
         let lower = name.trim().to_ascii_lowercase();
-        let family = lower.split(':').next().unwrap_or_default();
-        match family {
-            "cpu" if lower == "cpu" || lower == "cpu:0" => Ok(Device {
-                backend: Box::new(CpuBackend::new(threads)?),
+        let (family, index) = match lower.split_once(':') {
+            Some((f, i)) => (f.to_string(), Some(i.to_string())),
+            None => (lower.clone(), None),
+        };
+        let index: Option<usize> = match index {
+            Some(i) => Some(
+                i.parse()
+                    .map_err(|_| Error::UnknownDevice(name.to_string()))?,
+            ),
+            None => None,
+        };
+        match family.as_str() {
+            "cpu" if index.unwrap_or(0) == 0 => Ok(Device {
+                kind: Kind::Cpu(CpuBackend::new(threads)?),
             }),
-            "opencl" | "cuda" => {
-                let missing = missing_backends();
-                let reason = missing
-                    .iter()
-                    .find(|u| u.backend == family)
-                    .map(|u| u.reason.clone())
-                    .unwrap_or_default();
-                Err(Error::Unavailable {
-                    backend: family.to_string(),
-                    reason,
-                })
-            }
+            #[cfg(feature = "opencl")]
+            "opencl" => Ok(Device {
+                kind: Kind::OpenCl(Box::new(redlab_opencl::OpenClDevice::open(
+                    index.unwrap_or(0),
+                )?)),
+            }),
+            #[cfg(not(feature = "opencl"))]
+            "opencl" => Err(Error::Unavailable {
+                backend: "opencl".into(),
+                reason: "this build was made without the opencl feature".into(),
+            }),
+            "cuda" => Err(Error::Unavailable {
+                backend: "cuda".into(),
+                reason: CUDA_MISSING.into(),
+            }),
             _ => Err(Error::UnknownDevice(name.to_string())),
         }
     }
 
     /// Who the device is.
     pub fn info(&self) -> &DeviceInfo {
-        self.backend.info()
+        self.backend().info()
     }
 
     /// The backend behind the device.
     pub fn backend(&self) -> &dyn Backend {
-        self.backend.as_ref()
+        match &self.kind {
+            Kind::Cpu(cpu) => cpu,
+            #[cfg(feature = "opencl")]
+            Kind::OpenCl(device) => device.as_ref(),
+        }
+    }
+
+    /// The OpenCL device, for running individual variants.
+    #[cfg(feature = "opencl")]
+    pub fn opencl(&self) -> Option<&redlab_opencl::OpenClDevice> {
+        match &self.kind {
+            Kind::OpenCl(device) => Some(device),
+            Kind::Cpu(_) => None,
+        }
     }
 
     /// Reduces `data` as `problem` says.
     pub fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, Error> {
-        Ok(self.backend.reduce(problem, data)?)
+        Ok(self.backend().reduce(problem, data)?)
     }
 }

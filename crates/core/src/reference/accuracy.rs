@@ -135,6 +135,59 @@ pub fn error_ulps(result: &Value, exact: f64) -> Option<f64> {
     Some((got - exact).abs() / ulp)
 }
 
+/// Checks a float sum or product computed in an order other than the canonical one:
+/// any order of `n − 1` roundings satisfies |error| ≤ γ_{n−1}·Σ|x_i| for sums and
+/// |error| ≤ γ_{n−1}·|Π x_i| for products (γ_k = k·u / (1 − k·u)), plus `n` times the
+/// smallest normal for underflow. NaN must match NaN; a product whose exact value
+/// overflows accepts any result (whether an infinity meets a zero first is the order's
+/// business). Integer and selection results must be checked for equality instead.
+pub fn check_any_order(
+    problem: &crate::Problem,
+    data: crate::ArrayRef<'_>,
+    got: &Value,
+) -> Result<(), String> {
+    use crate::{with_float_dtype, DType, Op};
+    let product = problem.op == Op::Prod;
+    let (exact, magnitude) = with_float_dtype!(problem.dtype, T => {
+        let values = data.typed::<T>().map_err(|e| e.to_string())?;
+        let exact = exact_value(product, values);
+        let magnitude = if product { exact.abs() } else { exact_sum(values.iter().map(|x| x.to_f64().abs())) };
+        (exact, magnitude)
+    }, else return Err(format!("{} is not a float type", problem.dtype)));
+    let value = got.scalar().map_or(f64::NAN, |s| s.to_f64());
+    if product && !exact.is_finite() {
+        return Ok(());
+    }
+    if exact.is_nan() || value.is_nan() || exact.is_infinite() {
+        return if (exact.is_nan() && value.is_nan()) || exact == value {
+            Ok(())
+        } else {
+            Err(format!("got {got}, exact {exact}"))
+        };
+    }
+    let n = data.len() as f64;
+    let (unit, tiny) = if problem.acc == DType::F64 {
+        (f64::EPSILON / 2.0, f64::MIN_POSITIVE)
+    } else {
+        (f32::EPSILON as f64 / 2.0, f32::MIN_POSITIVE as f64)
+    };
+    let k = (n - 1.0).max(0.0);
+    let gamma = if k * unit < 1.0 {
+        k * unit / (1.0 - k * unit)
+    } else {
+        f64::INFINITY
+    };
+    let bound = gamma * magnitude + n * tiny;
+    if (value - exact).abs() <= bound {
+        Ok(())
+    } else {
+        Err(format!(
+            "got {got}, exact {exact}: error {} exceeds the bound {bound}",
+            (value - exact).abs()
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +220,18 @@ mod tests {
             2f64.powi(60) - 1.0
         );
         assert!(dd_product([f64::INFINITY, 0.0]).is_nan());
+    }
+
+    #[test]
+    fn any_order_bound_accepts_reorderings_and_rejects_wrong_sums() {
+        let problem = crate::Problem::new(crate::Op::Sum, crate::DType::F32, None).expect("valid");
+        let data: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.37).sin()).collect();
+        let view = crate::ArrayRef::from_slice(&data);
+        let reversed: f32 = data.iter().rev().sum();
+        assert!(check_any_order(&problem, view, &Value::Scalar(Scalar::F32(reversed))).is_ok());
+        assert!(
+            check_any_order(&problem, view, &Value::Scalar(Scalar::F32(reversed + 1.0))).is_err()
+        );
     }
 
     #[test]

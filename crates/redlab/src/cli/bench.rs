@@ -24,40 +24,44 @@ const DEFAULT_CACHE_BYTES: u64 = 32 << 20;
 pub struct BenchArgs {
     /// Device to measure.
     #[arg(long, default_value = "cpu")]
-    device: String,
+    pub device: String,
+    /// Strategies to compare on OpenCL devices: `all`, or names/aliases, comma-separated
+    /// (the CPU has one strategy per problem).
+    #[arg(long, default_value = "all")]
+    pub variants: String,
     /// Operators, comma-separated.
     #[arg(long, default_value = "sum,max", value_delimiter = ',')]
-    ops: Vec<Op>,
+    pub ops: Vec<Op>,
     /// Element types, comma-separated.
     #[arg(long, default_value = "i32,f32,f64", value_delimiter = ',')]
-    dtypes: Vec<DType>,
+    pub dtypes: Vec<DType>,
     /// Element counts, comma-separated (1e6, 2^20, 64Mi …).
     #[arg(long, default_value = "2^12,2^16,2^20,2^24,2^27")]
-    sizes: String,
+    pub sizes: String,
     /// Accumulator for sum/prod where allowed (default: each type's default).
     #[arg(long)]
-    acc: Option<DType>,
+    pub acc: Option<DType>,
     /// Append one JSON line per row to this file.
     #[arg(long)]
-    json: Option<PathBuf>,
+    pub json: Option<PathBuf>,
     /// CPU worker threads (default: all cores).
     #[arg(long)]
-    threads: Option<usize>,
+    pub threads: Option<usize>,
     /// cold: rotate over inputs 8× larger than the largest cache; warm: reuse one input.
     #[arg(long, default_value = "cold")]
-    cache: CacheMode,
+    pub cache: CacheMode,
     /// Distribution of the generated inputs.
     #[arg(long, default_value = "uniform")]
-    dist: Distribution,
+    pub dist: Distribution,
     /// Seed of the generated inputs.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub seed: u64,
     /// Timed calls per row, at least.
     #[arg(long, default_value_t = 20)]
-    min_reps: usize,
+    pub min_reps: usize,
     /// Seconds of timed calls per row, at least.
     #[arg(long, default_value_t = 0.2)]
-    min_time: f64,
+    pub min_time: f64,
 }
 
 /// Runs `redlab bench`.
@@ -78,24 +82,23 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         )),
         None => None,
     };
-    let info = device.info().clone();
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-
-    writeln!(
-        out,
-        "device {} ({}), {} threads; cache {:?}",
-        info.id, info.name, info.compute_units, args.cache
-    )?;
-
+    #[cfg(feature = "opencl")]
+    if let Some(opencl) = device.opencl() {
+        let verdict = super::bench_lab::run(args, &sizes, &device, opencl, out, &mut sink)?;
+        if let Some(mut sink) = sink {
+            sink.flush()?;
+        }
+        return Ok(verdict);
+    }
+    if args.variants != "all" {
+        anyhow::bail!("--variants applies to OpenCL devices; the CPU has one strategy per problem");
+    }
+    let base = RecordBase::new(&device, args);
+    print_header(out, &device, args)?;
     let mut failures = Vec::new();
     for &dtype in &args.dtypes {
         let pool_len = plan.pool_elements(&sizes, dtype.size_bytes());
         let pool: HostArray = generate(dtype, pool_len, args.dist, args.seed)?;
-        writeln!(
-            out,
-            "{:<22} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>7}  status",
-            "problem", "n", "median", "min", "max", "GB/s", "roof GB/s", "of roof"
-        )?;
         for &op in &args.ops {
             let problem = Problem::new(op, dtype, args.acc.filter(|_| op.is_arithmetic()));
             for &n in &sizes {
@@ -115,40 +118,23 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
                 let bytes = n as u64 * dtype.size_bytes() as u64;
                 let rate = stats.map(|s| gbps(bytes, s.median));
                 let roof_gbps = outcome.roof.map(|r| gbps(bytes, r.median));
-                let record = Record {
-                    device: info.id.clone(),
-                    device_name: info.name.clone(),
-                    variant: variant_name(op, dtype),
-                    op: op.to_string(),
-                    dtype: dtype.to_string(),
-                    acc: acc_name,
-                    n,
-                    status: outcome.status,
-                    reason: outcome.reason.clone(),
-                    median_s: stats.map(|s| s.median),
-                    min_s: stats.map(|s| s.min),
-                    max_s: stats.map(|s| s.max),
-                    reps: stats.map_or(0, |s| s.count),
-                    passes: outcome.passes.clone(),
-                    gbps: rate,
-                    roof_gbps,
-                    roof_fraction: rate
-                        .zip(roof_gbps)
-                        .filter(|(_, roof)| *roof > 0.0)
-                        .map(|(r, roof)| r / roof),
-                    transfer_s: 0.0,
-                    cache: format!("{:?}", args.cache).to_lowercase(),
-                    windows: outcome.windows,
-                    threads: info.compute_units,
-                    value: outcome.value.map(|v| v.to_string()).unwrap_or_default(),
-                    canonical_order: canonical::VERSION,
-                    redlab_version: env!("CARGO_PKG_VERSION").to_string(),
-                    commit: env!("REDLAB_COMMIT").to_string(),
-                    command: command.clone(),
-                    unix_time: SystemTime::now()
-                        .duration_since(UNIX_EPOCH)
-                        .map_or(0, |d| d.as_secs()),
-                };
+                let mut record =
+                    base.record(&variant_name(op, dtype), op, dtype, n, outcome.windows);
+                record.acc = acc_name;
+                record.status = outcome.status;
+                record.reason = outcome.reason.clone();
+                record.median_s = stats.map(|s| s.median);
+                record.min_s = stats.map(|s| s.min);
+                record.max_s = stats.map(|s| s.max);
+                record.reps = stats.map_or(0, |s| s.count);
+                record.passes = outcome.passes.clone();
+                record.gbps = rate;
+                record.roof_gbps = roof_gbps;
+                record.roof_fraction = rate
+                    .zip(roof_gbps)
+                    .filter(|(_, roof)| *roof > 0.0)
+                    .map(|(r, roof)| r / roof);
+                record.value = outcome.value.map(|v| v.to_string()).unwrap_or_default();
                 print_row(out, &problem_name, &record)?;
                 if record.status == Status::Wrong {
                     failures.push(format!(
@@ -184,7 +170,81 @@ fn variant_name(op: Op, dtype: DType) -> String {
     name.to_string()
 }
 
-fn print_row(out: &mut dyn Write, problem: &str, r: &Record) -> std::io::Result<()> {
+/// The fields every row of one run shares.
+pub struct RecordBase {
+    device: String,
+    device_name: String,
+    threads: usize,
+    cache: String,
+    command: String,
+}
+
+impl RecordBase {
+    /// The shared fields for rows on `device`.
+    pub fn new(device: &Device, args: &BenchArgs) -> RecordBase {
+        let info = device.info();
+        RecordBase {
+            device: info.id.clone(),
+            device_name: info.name.clone(),
+            threads: info.compute_units,
+            cache: format!("{:?}", args.cache).to_lowercase(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+        }
+    }
+
+    /// A row not yet timed (status skipped until a timing fills it).
+    pub fn record(&self, variant: &str, op: Op, dtype: DType, n: usize, windows: usize) -> Record {
+        Record {
+            device: self.device.clone(),
+            device_name: self.device_name.clone(),
+            variant: variant.to_string(),
+            op: op.to_string(),
+            dtype: dtype.to_string(),
+            acc: String::new(),
+            n,
+            status: Status::Skipped,
+            reason: None,
+            median_s: None,
+            min_s: None,
+            max_s: None,
+            reps: 0,
+            passes: Vec::new(),
+            gbps: None,
+            roof_gbps: None,
+            roof_fraction: None,
+            transfer_s: 0.0,
+            cache: self.cache.clone(),
+            windows,
+            threads: self.threads,
+            value: String::new(),
+            canonical_order: canonical::VERSION,
+            redlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            commit: env!("REDLAB_COMMIT").to_string(),
+            command: self.command.clone(),
+            unix_time: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        }
+    }
+}
+
+/// The device line and the column titles.
+pub fn print_header(out: &mut dyn Write, device: &Device, args: &BenchArgs) -> std::io::Result<()> {
+    let info = device.info();
+    writeln!(
+        out,
+        "device {} ({}), {} compute units; cache {:?}",
+        info.id, info.name, info.compute_units, args.cache
+    )?;
+    writeln!(
+        out,
+        "{:<40} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>7}  status",
+        "problem", "n", "median", "min", "max", "GB/s", "roof GB/s", "of roof"
+    )
+}
+
+/// One row of the table.
+pub fn print_row(out: &mut dyn Write, problem: &str, r: &Record) -> std::io::Result<()> {
     let time = |s: Option<f64>| s.map(seconds_text).unwrap_or_else(|| "-".into());
     let status = match r.status {
         Status::Ok => "ok".to_string(),
@@ -193,7 +253,7 @@ fn print_row(out: &mut dyn Write, problem: &str, r: &Record) -> std::io::Result<
     };
     writeln!(
         out,
-        "{:<22} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>7}  {status}",
+        "{:<40} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>7}  {status}",
         problem,
         r.n,
         time(r.median_s),

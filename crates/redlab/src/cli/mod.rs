@@ -2,6 +2,8 @@
 //! non-zero exit code: 2 for bad usage or input, 1 for a result that fails verification.
 
 mod bench;
+#[cfg(feature = "opencl")]
+mod bench_lab;
 mod devices;
 mod json;
 mod run;

@@ -43,6 +43,10 @@ pub struct RunArgs {
     /// Device to reduce on.
     #[arg(long, default_value = "cpu")]
     device: String,
+    /// On OpenCL devices, the strategy to run (name or alias, e.g. reduce2); default: the
+    /// production kernel.
+    #[arg(long)]
+    variant: Option<String>,
     /// CPU worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -94,8 +98,14 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
 
     let mut times = Vec::with_capacity(args.repeat);
     let mut value: Option<Value> = None;
+    let reduce_once = || -> anyhow::Result<redlab::Outcome> {
+        match &args.variant {
+            None => Ok(device.reduce(&problem, data)?),
+            Some(name) => run_variant(&device, name, &problem, data),
+        }
+    };
     for _ in 0..args.repeat {
-        let outcome = device.reduce(&problem, data)?;
+        let outcome = reduce_once()?;
         if let Some(first) = &value {
             if !first.same_as(&outcome.value) {
                 return Ok(Verdict::Mismatch(format!(
@@ -189,6 +199,37 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             "{problem}: device gave {value}, reference gives {expected}"
         ))
     })
+}
+
+/// Runs one named variant on an OpenCL device (upload, passes, readback); the outcome's
+/// time is the kernels' time from profiling events.
+fn run_variant(
+    device: &Device,
+    name: &str,
+    problem: &Problem,
+    data: redlab::ArrayRef<'_>,
+) -> anyhow::Result<redlab::Outcome> {
+    #[cfg(feature = "opencl")]
+    if let Some(opencl) = device.opencl() {
+        let variant = super::bench_lab::choose(name)?
+            .into_iter()
+            .next()
+            .context("no variant named")?;
+        let input = opencl.upload(data).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let run = opencl
+            .run(&variant, problem, &input, &[])
+            .map_err(|e| anyhow::anyhow!("{}: {e}", variant.name))?;
+        return Ok(redlab::Outcome {
+            value: run.value,
+            seconds: run.passes.iter().sum(),
+            passes: run.passes,
+        });
+    }
+    let _ = (problem, data);
+    bail!(
+        "--variant {name} needs an OpenCL device; {} has one strategy per problem",
+        device.info().id
+    )
 }
 
 /// Seconds in the unit that reads best.
