@@ -103,6 +103,8 @@ pub fn run(
                     }
                     if let Some(sink) = sink.as_mut() {
                         writeln!(sink, "{}", serde_json::to_string(&record)?)?;
+                        // Each row is kept even if the run is interrupted later.
+                        sink.flush()?;
                     }
                 }
             }
