@@ -59,6 +59,10 @@ pub struct BenchArgs {
     /// Timed calls per row, at least.
     #[arg(long, default_value_t = 20)]
     pub min_reps: usize,
+    /// Wall seconds after which a row stops repeating even below --min-reps (slow
+    /// strategies such as one atomic per element); the record says how many calls ran.
+    #[arg(long, default_value_t = 5.0)]
+    pub max_row_time: f64,
     /// Seconds of timed calls per row, at least.
     #[arg(long, default_value_t = 0.2)]
     pub min_time: f64,

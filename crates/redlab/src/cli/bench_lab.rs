@@ -79,6 +79,7 @@ pub fn run(
                                 &uploads,
                                 &plan,
                                 upload_s,
+                                args.max_row_time,
                                 &mut record,
                             );
                         }
@@ -132,10 +133,15 @@ fn time_variant(
     uploads: &[DeviceInput],
     plan: &TimingPlan,
     upload_s: f64,
+    max_row_seconds: f64,
     record: &mut Record,
 ) {
     let windows = uploads.len();
     let mut expected: Vec<Option<Value>> = vec![None; windows];
+    // A result already judged for a window is not judged again (the exact-sum check of
+    // non-canonical float results costs far more than the kernel).
+    let mut judged: Vec<Vec<Value>> = vec![Vec::new(); windows];
+    let started = std::time::Instant::now();
     let (mut times, mut roofs, mut pass_samples) = (Vec::new(), Vec::new(), Vec::<Vec<f64>>::new());
     let mut download_s = 0.0;
     let mut call = 0usize;
@@ -154,20 +160,21 @@ fn time_variant(
         let want = *expected[w].get_or_insert_with(|| {
             reference::reduce(problem, pool.view().slice(w * n, w * n + n)).unwrap_or(Value::Empty)
         });
-        let exact_order =
-            variant.canonical || !(problem.dtype.is_float() && problem.op.is_arithmetic());
-        let verdict = if exact_order || run.value.same_as(&want) {
-            if run.value.same_as(&want) {
+        if !judged[w].iter().any(|v| v.same_as(&run.value)) {
+            let exact_order =
+                variant.canonical || !(problem.dtype.is_float() && problem.op.is_arithmetic());
+            let verdict = if run.value.same_as(&want) {
                 Ok(())
-            } else {
+            } else if exact_order {
                 Err(format!("got {}, reference {want}", run.value))
+            } else {
+                accuracy::check_any_order(problem, pool.view().slice(w * n, w * n + n), &run.value)
+            };
+            if let (Err(why), false) = (verdict, record.status == Status::Wrong) {
+                record.status = Status::Wrong;
+                record.reason = Some(format!("window {w}: {why}"));
             }
-        } else {
-            accuracy::check_any_order(problem, pool.view().slice(w * n, w * n + n), &run.value)
-        };
-        if let (Err(why), false) = (verdict, record.status == Status::Wrong) {
-            record.status = Status::Wrong;
-            record.reason = Some(format!("window {w}: {why}"));
+            judged[w].push(run.value);
         }
         if record.value.is_empty() {
             record.value = run.value.to_string();
@@ -188,7 +195,9 @@ fn time_variant(
             }
         }
         call += 1;
-        if times.len() >= plan.max_reps
+        let out_of_time = started.elapsed().as_secs_f64() >= max_row_seconds && !times.is_empty();
+        if out_of_time
+            || times.len() >= plan.max_reps
             || (times.len() >= plan.min_reps && total >= plan.min_seconds)
         {
             break;
