@@ -135,57 +135,87 @@ pub fn error_ulps(result: &Value, exact: f64) -> Option<f64> {
     Some((got - exact).abs() / ulp)
 }
 
-/// Checks a float sum or product computed in an order other than the canonical one:
-/// any order of `n − 1` roundings satisfies |error| ≤ γ_{n−1}·Σ|x_i| for sums and
+/// The any-order error bound of a float sum or product, computed once per input so
+/// that many results over the same input are judged in O(1).
+///
+/// Any order of `n − 1` roundings satisfies |error| ≤ γ_{n−1}·Σ|x_i| for sums and
 /// |error| ≤ γ_{n−1}·|Π x_i| for products (γ_k = k·u / (1 − k·u)), plus `n` times the
 /// smallest normal for underflow. NaN must match NaN; a product whose exact value
 /// overflows accepts any result (whether an infinity meets a zero first is the order's
 /// business). Integer and selection results must be checked for equality instead.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AnyOrderBound {
+    exact: f64,
+    bound: f64,
+    overflowing_product: bool,
+}
+
+impl AnyOrderBound {
+    /// Computes the exact value and the bound for `problem` over `data`.
+    pub fn new(
+        problem: &crate::Problem,
+        data: crate::ArrayRef<'_>,
+    ) -> Result<AnyOrderBound, String> {
+        use crate::{with_float_dtype, DType, Op};
+        let product = problem.op == Op::Prod;
+        let (exact, magnitude) = with_float_dtype!(problem.dtype, T => {
+            let values = data.typed::<T>().map_err(|e| e.to_string())?;
+            let exact = exact_value(product, values);
+            let magnitude = if product { exact.abs() } else { exact_sum(values.iter().map(|x| x.to_f64().abs())) };
+            (exact, magnitude)
+        }, else return Err(format!("{} is not a float type", problem.dtype)));
+        let n = data.len() as f64;
+        let (unit, tiny) = if problem.acc == DType::F64 {
+            (f64::EPSILON / 2.0, f64::MIN_POSITIVE)
+        } else {
+            (f32::EPSILON as f64 / 2.0, f32::MIN_POSITIVE as f64)
+        };
+        let k = (n - 1.0).max(0.0);
+        let gamma = if k * unit < 1.0 {
+            k * unit / (1.0 - k * unit)
+        } else {
+            f64::INFINITY
+        };
+        Ok(AnyOrderBound {
+            exact,
+            bound: gamma * magnitude + n * tiny,
+            overflowing_product: product && !exact.is_finite(),
+        })
+    }
+
+    /// Whether `got` is within the bound.
+    pub fn check(&self, got: &Value) -> Result<(), String> {
+        let value = got.scalar().map_or(f64::NAN, |s| s.to_f64());
+        let exact = self.exact;
+        if self.overflowing_product {
+            return Ok(());
+        }
+        if exact.is_nan() || value.is_nan() || exact.is_infinite() {
+            return if (exact.is_nan() && value.is_nan()) || exact == value {
+                Ok(())
+            } else {
+                Err(format!("got {got}, exact {exact}"))
+            };
+        }
+        if (value - exact).abs() <= self.bound {
+            Ok(())
+        } else {
+            Err(format!(
+                "got {got}, exact {exact}: error {} exceeds the bound {}",
+                (value - exact).abs(),
+                self.bound
+            ))
+        }
+    }
+}
+
+/// [`AnyOrderBound`] for one result.
 pub fn check_any_order(
     problem: &crate::Problem,
     data: crate::ArrayRef<'_>,
     got: &Value,
 ) -> Result<(), String> {
-    use crate::{with_float_dtype, DType, Op};
-    let product = problem.op == Op::Prod;
-    let (exact, magnitude) = with_float_dtype!(problem.dtype, T => {
-        let values = data.typed::<T>().map_err(|e| e.to_string())?;
-        let exact = exact_value(product, values);
-        let magnitude = if product { exact.abs() } else { exact_sum(values.iter().map(|x| x.to_f64().abs())) };
-        (exact, magnitude)
-    }, else return Err(format!("{} is not a float type", problem.dtype)));
-    let value = got.scalar().map_or(f64::NAN, |s| s.to_f64());
-    if product && !exact.is_finite() {
-        return Ok(());
-    }
-    if exact.is_nan() || value.is_nan() || exact.is_infinite() {
-        return if (exact.is_nan() && value.is_nan()) || exact == value {
-            Ok(())
-        } else {
-            Err(format!("got {got}, exact {exact}"))
-        };
-    }
-    let n = data.len() as f64;
-    let (unit, tiny) = if problem.acc == DType::F64 {
-        (f64::EPSILON / 2.0, f64::MIN_POSITIVE)
-    } else {
-        (f32::EPSILON as f64 / 2.0, f32::MIN_POSITIVE as f64)
-    };
-    let k = (n - 1.0).max(0.0);
-    let gamma = if k * unit < 1.0 {
-        k * unit / (1.0 - k * unit)
-    } else {
-        f64::INFINITY
-    };
-    let bound = gamma * magnitude + n * tiny;
-    if (value - exact).abs() <= bound {
-        Ok(())
-    } else {
-        Err(format!(
-            "got {got}, exact {exact}: error {} exceeds the bound {bound}",
-            (value - exact).abs()
-        ))
-    }
+    AnyOrderBound::new(problem, data)?.check(got)
 }
 
 #[cfg(test)]
