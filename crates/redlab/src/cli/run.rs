@@ -156,7 +156,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     } else {
         writeln!(
             out,
-            "{problem}, n = {n}, on {} ({}, {} threads)",
+            "{problem}, n = {n}, on {} ({}, {} compute units)",
             info.id, info.name, info.compute_units
         )?;
         writeln!(out, "  input     {source}")?;
