@@ -27,3 +27,12 @@
             (s)[(lid)] = combine((s)[(lid)], (s)[(lid) + stride]); \
     }                                                              \
     barrier(CLK_LOCAL_MEM_FENCE)
+
+// One step of a fully unrolled tree (the SDK's reduce5/reduce6): the work-group size is a
+// compile-time constant, so steps that do not exist for WG compile away.
+#define TREE_STEP(s, lid, S)                                   \
+    if (WG > (S)) {                                            \
+        if ((lid) < (S))                                       \
+            (s)[(lid)] = combine((s)[(lid)], (s)[(lid) + (S)]);\
+        barrier(CLK_LOCAL_MEM_FENCE);                          \
+    }

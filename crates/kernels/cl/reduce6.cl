@@ -3,13 +3,6 @@
 // sequential accumulation before the (fully unrolled) tree: the tree's cost is spread
 // over many elements and one pass usually leaves only as many partials as groups.
 
-#define TREE_STEP(S)                                           \
-    if (WG > (S)) {                                            \
-        if (lid < (S))                                         \
-            sdata[lid] = combine(sdata[lid], sdata[lid + (S)]);\
-        barrier(CLK_LOCAL_MEM_FENCE);                          \
-    }
-
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void reduce(__global const SRC_T* in, __global acc_t* out, ulong n) {
     __local acc_t sdata[WG]; // @watch sdata
@@ -23,16 +16,16 @@ void reduce(__global const SRC_T* in, __global acc_t* out, ulong n) {
     }
     sdata[lid] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
-    TREE_STEP(512)
-    TREE_STEP(256)
-    TREE_STEP(128)
-    TREE_STEP(64)
-    TREE_STEP(32)
-    TREE_STEP(16)
-    TREE_STEP(8)
-    TREE_STEP(4)
-    TREE_STEP(2)
-    TREE_STEP(1)
+    TREE_STEP(sdata, lid, 512)
+    TREE_STEP(sdata, lid, 256)
+    TREE_STEP(sdata, lid, 128)
+    TREE_STEP(sdata, lid, 64)
+    TREE_STEP(sdata, lid, 32)
+    TREE_STEP(sdata, lid, 16)
+    TREE_STEP(sdata, lid, 8)
+    TREE_STEP(sdata, lid, 4)
+    TREE_STEP(sdata, lid, 2)
+    TREE_STEP(sdata, lid, 1)
     if (lid == 0)
         out[get_group_id(0)] = sdata[0];
 }

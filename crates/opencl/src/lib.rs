@@ -160,10 +160,6 @@ impl OpenClDevice {
             .running
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
-        let (first_kernel, later_kernel) = match variant.passes {
-            PassStructure::Canonical => ("tiles", Some("tree")),
-            _ => ("reduce", variant.rereads_partials.then_some("reduce")),
-        };
         let build = |first_pass: bool, names: &[&str]| {
             let assembled =
                 assembly::assemble(variant, problem, params, &[], Target::OpenCl, first_pass)
@@ -172,22 +168,28 @@ impl OpenClDevice {
                 .get(&self.context, &assembled.source, &assembled.options, names)
                 .map_err(|e| RunError::Build(e.log))
         };
-        let first_program = if variant.passes == PassStructure::Canonical {
-            build(true, &["tiles", "tree"])?
+        // The canonical file holds both of its kernels; other multi-pass files are built a
+        // second time without FIRST_PASS to read the partials of earlier passes.
+        let (first_program, later_program, first_name, later_name) =
+            if variant.passes == PassStructure::Canonical {
+                (build(true, &["tiles", "tree"])?, None, "tiles", "tree")
+            } else {
+                let later = match variant.rereads_partials {
+                    true => Some(build(false, &["reduce"])?),
+                    false => None,
+                };
+                (build(true, &["reduce"])?, later, "reduce", "reduce")
+            };
+        let missing = || RunError::Device(format!("{}: kernel missing after build", variant.name));
+        let first = first_program.kernel(first_name).ok_or_else(missing)?;
+        let later = later_program
+            .as_ref()
+            .unwrap_or(&first_program)
+            .kernel(later_name);
+        let later = if variant.passes == PassStructure::Canonical || later_program.is_some() {
+            Some(later.ok_or_else(missing)?)
         } else {
-            build(true, &[first_kernel])?
-        };
-        let later_program = match (variant.passes, later_kernel) {
-            (PassStructure::Canonical, _) | (_, None) => None,
-            (_, Some(name)) => Some(build(false, &[name])?),
-        };
-        let first = first_program
-            .kernel(first_kernel)
-            .ok_or_else(|| RunError::Device("missing kernel".into()))?;
-        let later = match (variant.passes, &later_program) {
-            (PassStructure::Canonical, _) => first_program.kernel("tree"),
-            (_, Some(p)) => p.kernel("reduce"),
-            _ => None,
+            None
         };
         driver::run_passes(
             &self.context,
@@ -246,10 +248,8 @@ impl Backend for OpenClDevice {
     /// time from profiling events; transfers are not included.
     fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, Error> {
         driver::input_bytes(problem, &data).map_err(backend_error)?;
-        let production = registry::all()
-            .into_iter()
-            .next()
-            .ok_or_else(|| backend_error("no variants"))?;
+        let production =
+            registry::find("canonical").ok_or_else(|| backend_error("no canonical variant"))?;
         let input = self.upload(data).map_err(backend_error)?;
         let run = self
             .run(&production, problem, &input, &[])
