@@ -18,4 +18,4 @@ PY
 if [ -z "$device" ]; then echo "no NVIDIA OpenCL device found" >&2; cat "$out/devices.txt" >&2; exit 1; fi
 echo "NVIDIA OpenCL device: $device"
 "$bin" bench --device "$device" --ops sum --dtypes "$dtypes" --sizes "$sizes" --variants "$variants" \
-  --min-reps 20 --min-time 0.05 --json "$out/bench.jsonl" 2>&1 | tee -a "$out/bench.txt"
+  --min-reps 20 --min-time 0.05 --max-row-time 2 --json "$out/bench.jsonl" 2>&1 | tee -a "$out/bench.txt"
