@@ -64,6 +64,9 @@ pub fn run(
             let upload_s = uploads.first().map_or(0.0, |u| u.upload_s);
             for &op in &args.ops {
                 let problem = Problem::new(op, dtype, args.acc.filter(|_| op.is_arithmetic()));
+                // Shared by every variant of this problem: the references and error bounds
+                // of large windows take seconds to compute, more than many rows' budget.
+                let mut judge = Judge::new(windows);
                 for variant in &variants {
                     let mut record = base.record(variant.name, op, dtype, n, windows);
                     match &problem {
@@ -77,6 +80,7 @@ pub fn run(
                                 &pool,
                                 n,
                                 &uploads,
+                                &mut judge,
                                 &plan,
                                 upload_s,
                                 args.max_row_time,
@@ -131,22 +135,23 @@ fn time_variant(
     pool: &redlab::HostArray,
     n: usize,
     uploads: &[DeviceInput],
+    judge: &mut Judge,
     plan: &TimingPlan,
     upload_s: f64,
     max_row_seconds: f64,
     record: &mut Record,
 ) {
     let windows = uploads.len();
-    let mut expected: Vec<Option<Value>> = vec![None; windows];
-    // A result already judged for a window is not judged again (the exact-sum check of
-    // non-canonical float results costs far more than the kernel).
+    // A result already judged for a window is not judged again in this row (the
+    // exact-sum check of non-canonical float results costs far more than the kernel).
     let mut judged: Vec<Vec<Value>> = vec![Vec::new(); windows];
-    let mut bounds: Vec<Option<accuracy::AnyOrderBound>> = vec![None; windows];
     let started = std::time::Instant::now();
     let (mut times, mut roofs, mut pass_samples) = (Vec::new(), Vec::new(), Vec::<Vec<f64>>::new());
     let mut download_s = 0.0;
     let mut call = 0usize;
     let mut total = 0.0;
+    // Time spent judging results is not the strategy's and does not count against the row.
+    let mut judging = std::time::Duration::ZERO;
     loop {
         let w = call % windows;
         let run = match opencl.run(variant, problem, &uploads[w], &[]) {
@@ -158,31 +163,18 @@ fn time_variant(
                 return;
             }
         };
-        let want = *expected[w].get_or_insert_with(|| {
-            reference::reduce(problem, pool.view().slice(w * n, w * n + n)).unwrap_or(Value::Empty)
-        });
         if !judged[w].iter().any(|v| v.same_as(&run.value)) {
+            let judge_started = std::time::Instant::now();
+            let window = pool.view().slice(w * n, w * n + n);
             let exact_order =
                 variant.canonical || !(problem.dtype.is_float() && problem.op.is_arithmetic());
-            let verdict = if run.value.same_as(&want) {
-                Ok(())
-            } else if exact_order {
-                Err(format!("got {}, reference {want}", run.value))
-            } else {
-                let window = pool.view().slice(w * n, w * n + n);
-                match &bounds[w] {
-                    Some(bound) => bound.check(&run.value),
-                    None => accuracy::AnyOrderBound::new(problem, window).and_then(|bound| {
-                        bounds[w] = Some(bound);
-                        bound.check(&run.value)
-                    }),
-                }
-            };
+            let verdict = judge.check(problem, w, window, exact_order, &run.value);
             if let (Err(why), false) = (verdict, record.status == Status::Wrong) {
                 record.status = Status::Wrong;
                 record.reason = Some(format!("window {w}: {why}"));
             }
             judged[w].push(run.value);
+            judging += judge_started.elapsed();
         }
         if record.value.is_empty() {
             record.value = run.value.to_string();
@@ -203,7 +195,7 @@ fn time_variant(
             }
         }
         call += 1;
-        let out_of_time = started.elapsed().as_secs_f64() >= max_row_seconds && !times.is_empty();
+        let out_of_time = (started.elapsed() - judging).as_secs_f64() >= max_row_seconds && !times.is_empty();
         if out_of_time
             || times.len() >= plan.max_reps
             || (times.len() >= plan.min_reps && total >= plan.min_seconds)
@@ -232,6 +224,50 @@ fn time_variant(
         record.status = Status::Ok;
         if !(variant.canonical || !(problem.dtype.is_float() && problem.op.is_arithmetic())) {
             record.reason = Some("float order is the strategy's own: checked against the any-order error bound, not bit for bit".into());
+        }
+    }
+}
+
+/// The references and any-order error bounds of one problem's windows, computed once
+/// and shared by every variant's row.
+struct Judge {
+    expected: Vec<Option<Value>>,
+    bounds: Vec<Option<accuracy::AnyOrderBound>>,
+}
+
+impl Judge {
+    fn new(windows: usize) -> Self {
+        Judge {
+            expected: vec![None; windows],
+            bounds: vec![None; windows],
+        }
+    }
+
+    /// Accepts `got` when it equals the reference (canonical order for floats), or, for
+    /// strategies with their own float order, when it lies within the any-order bound.
+    fn check(
+        &mut self,
+        problem: &Problem,
+        w: usize,
+        window: redlab::ArrayRef<'_>,
+        exact_order: bool,
+        got: &Value,
+    ) -> Result<(), String> {
+        let want = *self.expected[w]
+            .get_or_insert_with(|| reference::reduce(problem, window).unwrap_or(Value::Empty));
+        if got.same_as(&want) {
+            return Ok(());
+        }
+        if exact_order {
+            return Err(format!("got {got}, reference {want}"));
+        }
+        match &self.bounds[w] {
+            Some(bound) => bound.check(got),
+            None => accuracy::AnyOrderBound::new(problem, window).and_then(|bound| {
+                let verdict = bound.check(got);
+                self.bounds[w] = Some(bound);
+                verdict
+            }),
         }
     }
 }
