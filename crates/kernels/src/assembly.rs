@@ -1,10 +1,14 @@
 //! Source assembly: the text a backend compiles, built in one fixed order —
 //!
+//! 0. for CUDA only, the translation header (`cuda_prelude.h`): it stands in for the
+//!    built-in declarations an OpenCL compiler provides, which every later section
+//!    (the operator declarations included) is written against;
 //! 1. parameter defines (each kernel file also has an `#ifndef` default, so it compiles
 //!    alone);
 //! 2. the operator and type declarations for the problem ([`crate::optype`]);
 //! 3. device quirks, each with a comment saying why;
-//! 4. the backend prelude (empty for OpenCL; the CUDA translation header later);
+//! 4. the backend prelude: backend-specific helpers after the quirks (empty today for
+//!    both backends; CUDA's vocabulary is section 0);
 //! 5. the common helpers (`common.h`);
 //! 6. the kernel file, with `#include "…"` of the project's own headers inlined.
 //!
@@ -20,11 +24,13 @@ use crate::registry::Variant;
 /// The kernel files and headers, embedded in the binary.
 const FILES: &[(&str, &str)] = &[
     ("common.h", include_str!("../cl/common.h")),
+    ("cuda_prelude.h", include_str!("../cl/cuda_prelude.h")),
     ("atomic_combine.h", include_str!("../cl/atomic_combine.h")),
     ("atomic_global.cl", include_str!("../cl/atomic_global.cl")),
     ("blocked.cl", include_str!("../cl/blocked.cl")),
     ("builtin_wg.cl", include_str!("../cl/builtin_wg.cl")),
     ("canonical.cl", include_str!("../cl/canonical.cl")),
+    ("canonical_one.cl", include_str!("../cl/canonical_one.cl")),
     ("chunk_per_cu.cl", include_str!("../cl/chunk_per_cu.cl")),
     (
         "khronos_subgroup.cl",
@@ -76,6 +82,8 @@ pub struct Quirk {
 pub enum Target {
     /// OpenCL C, compiled by the device's OpenCL driver.
     OpenCl,
+    /// CUDA C++ through NVRTC, after the translation header.
+    Cuda,
 }
 
 /// Assembled source and the build options it needs.
@@ -103,6 +111,10 @@ pub fn assemble(
         "// ---- redlab: {} ({}) ----\n",
         variant.name, problem
     ));
+    if target == Target::Cuda {
+        s.push_str("// ---- section 0: CUDA translation of OpenCL C ----\n");
+        s.push_str(file("cuda_prelude.h").unwrap_or_default());
+    }
     s.push_str("// ---- section 1: parameters ----\n");
     for p in variant.params {
         let value = params
@@ -126,6 +138,7 @@ pub fn assemble(
     s.push_str("// ---- section 4: backend prelude ----\n");
     match target {
         Target::OpenCl => s.push_str("// OpenCL C needs no translation.\n"),
+        Target::Cuda => s.push_str("// The CUDA translation is section 0.\n"),
     }
     s.push_str("// ---- section 5: common helpers ----\n");
     s.push_str(&inline_includes(file("common.h").unwrap_or_default(), 0)?);
@@ -140,7 +153,7 @@ pub fn assemble(
         .any(|f| matches!(f, Feature::WorkGroupCollectives | Feature::Subgroups));
     Ok(Assembled {
         source: s,
-        options: if needs_cl2 {
+        options: if needs_cl2 && target == Target::OpenCl {
             "-cl-std=CL2.0".into()
         } else {
             String::new()

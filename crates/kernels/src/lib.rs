@@ -1,7 +1,8 @@
 //! The kernel library of redlab: single-source OpenCL C reduction kernels (`cl/`), the
 //! registry that describes each strategy ([`registry`]), the per-problem operator and
 //! type declarations injected before building ([`optype`]), and source assembly
-//! ([`assembly`]). No device is needed to use or test this crate.
+//! ([`assembly`]), with the host side every backend shares: partial encoding
+//! ([`codec`]) and the pass driver ([`driver`]). No device is needed to use or test this crate.
 //!
 //! ```
 //! use redlab_core::{DType, Op, Problem};
@@ -18,8 +19,11 @@
 
 pub mod assembly;
 pub mod capability;
+pub mod codec;
+pub mod driver;
 pub mod optype;
 pub mod registry;
 
 pub use capability::{Capabilities, Feature};
+pub use driver::{Launcher, Run, RunError};
 pub use registry::{Geometry, PassStructure, Variant};

@@ -24,6 +24,9 @@ pub enum PassStructure {
     MultiPassHostFinish,
     /// The canonical order: a tiles pass, then aligned tree passes.
     Canonical,
+    /// One launch: groups write partials and take tickets from a counter after the
+    /// partials in the output buffer; the group with the last ticket finishes.
+    LastBlockFinish,
 }
 
 /// How many work-items and groups a pass over `n` items uses.
@@ -40,6 +43,9 @@ pub enum Geometry {
     ItemsPerComputeUnit,
     /// One group of 256 per tile of the canonical order.
     CanonicalTiles,
+    /// Groups of 256 over the aligned subtrees of the canonical order's tile tree, at most
+    /// `GROUPS_PER_CU` per compute unit.
+    Subtrees,
 }
 
 /// A tuning parameter: its name (a `#define` in the kernel file), default and range.
@@ -72,6 +78,12 @@ const ITEMS_PER_CU_FULL: Param = Param {
     name: "ITEMS_PER_CU",
     default: 512,
     values: &[64, 128, 256, 512, 1024, 2048],
+};
+
+const GROUPS_PER_CU_ONE_LAUNCH: Param = Param {
+    name: "GROUPS_PER_CU",
+    default: 8,
+    values: &[1, 2, 4, 6, 8],
 };
 
 /// One reduction strategy.
@@ -194,7 +206,7 @@ macro_rules! variant {
             passes: PassStructure::$passes,
             geometry: Geometry::$geometry,
             canonical: $canonical,
-            rereads_partials: !matches!(PassStructure::$passes, PassStructure::SingleLaunch | PassStructure::HostFinish | PassStructure::Canonical),
+            rereads_partials: !matches!(PassStructure::$passes, PassStructure::SingleLaunch | PassStructure::HostFinish | PassStructure::Canonical | PassStructure::LastBlockFinish),
         }
     };
 }
@@ -202,7 +214,10 @@ macro_rules! variant {
 /// Every variant, the production kernel first.
 pub fn all() -> Vec<Variant> {
     vec![
-        variant!("canonical", ["production", "canonical-v1"],
+        variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
+            "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH], needs [], defines [], canonical true),
+        variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),
         variant!("atomic-global", ["atomic", "atomic update of one location"],

@@ -13,7 +13,6 @@
 //! # Ok::<(), redlab_core::Error>(())
 //! ```
 
-pub mod codec;
 pub mod discovery;
 pub mod driver;
 pub mod program_cache;
@@ -23,12 +22,14 @@ use std::sync::Mutex;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device;
-use redlab_core::{reference, ArrayRef, Backend, DeviceInfo, Error, Outcome, Problem};
+use redlab_core::{ArrayRef, Backend, DeviceInfo, Error, Outcome, Problem};
 use redlab_kernels::assembly::{self, Target};
-use redlab_kernels::{registry, Capabilities, PassStructure, Variant};
+use redlab_kernels::driver::{self as kernel_driver, Plan};
+use redlab_kernels::{registry, Capabilities, Variant};
 
-pub use driver::{DeviceInput, Run, RunError};
+pub use driver::DeviceInput;
 use program_cache::ProgramCache;
+pub use redlab_kernels::{Run, RunError};
 
 /// One OpenCL device, ready to run variants.
 pub struct OpenClDevice {
@@ -126,40 +127,18 @@ impl OpenClDevice {
         input: &DeviceInput,
         params: &[(&str, u32)],
     ) -> Result<Run, RunError> {
-        variant
-            .check(problem, &self.caps)
-            .map_err(|s| RunError::Skipped(s.0))?;
-        if input.len == 0 {
-            // Nothing to launch: the value of no elements is the reference's.
-            let value = reference::reduce(problem, empty_of(problem)).map_err(driver::cl)?;
-            return Ok(Run {
-                value,
-                passes: Vec::new(),
-                download_s: 0.0,
-            });
-        }
-        let wg = params
-            .iter()
-            .find(|(n, _)| *n == "WG")
-            .map(|(_, v)| *v)
-            .or_else(|| variant.default_param("WG"))
-            .unwrap_or(256) as usize;
-        let acc_bytes = codec::Codec::new(problem).acc_bytes;
-        if variant.default_param("WG").is_some() && wg > self.caps.max_work_group {
-            return Err(RunError::Skipped(format!(
-                "work-group size {wg} exceeds the device's {}",
-                self.caps.max_work_group
-            )));
-        }
-        if (wg * acc_bytes) as u64 > self.caps.local_memory {
-            return Err(RunError::Skipped(format!(
-                "{wg} partials of {acc_bytes} bytes exceed local memory"
-            )));
-        }
+        let wg = match kernel_driver::plan(variant, problem, &self.caps, params, input.len)? {
+            Plan::Empty(run) => return Ok(run),
+            Plan::Launch { wg } => wg,
+        };
+        let Some(source) = input.buffer.as_ref() else {
+            return Err(RunError::Device("empty input reached the device".into()));
+        };
         let _guard = self
             .running
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
+        let entries = kernel_driver::entry_points(variant);
         let build = |first_pass: bool, names: &[&str]| {
             let assembled =
                 assembly::assemble(variant, problem, params, &[], Target::OpenCl, first_pass)
@@ -168,38 +147,40 @@ impl OpenClDevice {
                 .get(&self.context, &assembled.source, &assembled.options, names)
                 .map_err(|e| RunError::Build(e.log))
         };
-        // The canonical file holds both of its kernels; other multi-pass files are built a
-        // second time without FIRST_PASS to read the partials of earlier passes.
-        let (first_program, later_program, first_name, later_name) =
-            if variant.passes == PassStructure::Canonical {
-                (build(true, &["tiles", "tree"])?, None, "tiles", "tree")
-            } else {
-                let later = match variant.rereads_partials {
-                    true => Some(build(false, &["reduce"])?),
-                    false => None,
-                };
-                (build(true, &["reduce"])?, later, "reduce", "reduce")
-            };
-        let missing = || RunError::Device(format!("{}: kernel missing after build", variant.name));
-        let first = first_program.kernel(first_name).ok_or_else(missing)?;
-        let later = later_program
-            .as_ref()
-            .unwrap_or(&first_program)
-            .kernel(later_name);
-        let later = if variant.passes == PassStructure::Canonical || later_program.is_some() {
-            Some(later.ok_or_else(missing)?)
-        } else {
-            None
+        let mut names = vec![entries.first];
+        if let (Some(later), false) = (entries.later, entries.later_rebuilt) {
+            names.push(later);
+        }
+        let first_program = build(true, &names)?;
+        let later_program = match (entries.later, entries.later_rebuilt) {
+            (Some(later), true) => Some(build(false, &[later])?),
+            _ => None,
         };
-        driver::run_passes(
-            &self.context,
-            &self.queue,
-            &self.caps,
-            variant,
-            problem,
-            driver::Programs { first, later },
-            input,
-            wg,
+        let missing = |name: &str| {
+            RunError::Device(format!(
+                "{}: kernel {name} missing after build",
+                variant.name
+            ))
+        };
+        let first = first_program
+            .kernel(entries.first)
+            .ok_or_else(|| missing(entries.first))?;
+        let later = match entries.later {
+            Some(name) => Some(
+                later_program
+                    .as_ref()
+                    .unwrap_or(&first_program)
+                    .kernel(name)
+                    .ok_or_else(|| missing(name))?,
+            ),
+            None => None,
+        };
+        let launcher = driver::ClLauncher {
+            context: &self.context,
+            queue: &self.queue,
+        };
+        kernel_driver::run_passes(
+            &launcher, &self.caps, variant, problem, first, later, source, input.len, wg,
         )
     }
 
@@ -234,22 +215,17 @@ impl OpenClDevice {
     }
 }
 
-/// An empty input of the problem's type (for the value of no elements).
-fn empty_of(problem: &Problem) -> ArrayRef<'static> {
-    redlab_core::with_dtype!(problem.dtype, T => ArrayRef::from_slice::<T>(&[]))
-}
-
 impl Backend for OpenClDevice {
     fn info(&self) -> &DeviceInfo {
         &self.info
     }
 
-    /// Uploads, runs the production (canonical) kernel, reads back: `seconds` is kernel
+    /// Uploads, runs the production kernel (canonical order, one launch), reads back: `seconds` is kernel
     /// time from profiling events; transfers are not included.
     fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, Error> {
         driver::input_bytes(problem, &data).map_err(backend_error)?;
         let production =
-            registry::find("canonical").ok_or_else(|| backend_error("no canonical variant"))?;
+            registry::find("production").ok_or_else(|| backend_error("no production variant"))?;
         let input = self.upload(data).map_err(backend_error)?;
         let run = self
             .run(&production, problem, &input, &[])

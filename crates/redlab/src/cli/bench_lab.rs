@@ -195,7 +195,8 @@ fn time_variant(
             }
         }
         call += 1;
-        let out_of_time = (started.elapsed() - judging).as_secs_f64() >= max_row_seconds && !times.is_empty();
+        let out_of_time =
+            (started.elapsed() - judging).as_secs_f64() >= max_row_seconds && !times.is_empty();
         if out_of_time
             || times.len() >= plan.max_reps
             || (times.len() >= plan.min_reps && total >= plan.min_seconds)

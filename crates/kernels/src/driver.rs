@@ -1,0 +1,297 @@
+//! Running a variant, whatever the backend: the checks before a run, the layout of each
+//! pass, and the pass loop for each pass structure (with double buffering and the host
+//! finish where a strategy ends on the host). A backend supplies buffers, transfers and
+//! timed launches through [`Launcher`]; OpenCL and CUDA share everything else.
+
+use redlab_core::canonical::TILE;
+use redlab_core::{reference, ArrayRef, Problem, Value};
+
+use crate::capability::Capabilities;
+use crate::codec::Codec;
+use crate::registry::{Geometry, PassStructure, Variant};
+
+/// Subtree roots the one-launch kernel keeps at most (`MAX_PARTIALS` in
+/// `canonical_one.cl`).
+pub const ONE_LAUNCH_MAX_PARTIALS: usize = 1024;
+
+/// The aligned subtrees of the tile tree the one-launch kernel cuts `n` elements into:
+/// the smallest power-of-two span of tiles that leaves at most
+/// [`ONE_LAUNCH_MAX_PARTIALS`] subtrees (the kernel computes the same from `n`).
+pub fn one_launch_subtrees(n: usize) -> usize {
+    let tiles = n.div_ceil(TILE).max(1);
+    let mut k = 0;
+    while tiles.div_ceil(1 << k) > ONE_LAUNCH_MAX_PARTIALS {
+        k += 1;
+    }
+    tiles.div_ceil(1 << k)
+}
+
+/// Why a run did not produce a value.
+#[derive(Debug, Clone)]
+pub enum RunError {
+    /// The variant cannot run this problem here (the reason in words).
+    Skipped(String),
+    /// The kernel did not build; the compiler's log.
+    Build(String),
+    /// A device call failed.
+    Device(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Skipped(why) => write!(f, "skipped: {why}"),
+            RunError::Build(log) => write!(f, "kernel build failed: {}", log.trim()),
+            RunError::Device(what) => write!(f, "device error: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// What one run measured.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// The result.
+    pub value: Value,
+    /// Kernel seconds of each launch, from device events.
+    pub passes: Vec<f64>,
+    /// Device→host seconds of the result readback.
+    pub download_s: f64,
+}
+
+/// What a backend provides to run passes: buffers, timed transfers and timed launches of
+/// kernels that share the signature `kernel(const T* in, acc_t* out, ulong n)`.
+pub trait Launcher {
+    /// A device buffer.
+    type Buffer;
+    /// A built kernel.
+    type Kernel: ?Sized;
+    /// A buffer of at least `bytes` bytes, contents unspecified.
+    fn alloc(&self, bytes: usize) -> Result<Self::Buffer, RunError>;
+    /// Copies `bytes` into the start of `buffer`; returns the transfer's seconds.
+    fn write(&self, buffer: &mut Self::Buffer, bytes: &[u8]) -> Result<f64, RunError>;
+    /// Copies the first `bytes` of `buffer` back; returns them and the seconds.
+    fn read(&self, buffer: &Self::Buffer, bytes: usize) -> Result<(Vec<u8>, f64), RunError>;
+    /// Launches `kernel(input, output, n)` over `global` work-items in groups of `local`
+    /// and returns its seconds from device events.
+    fn launch(
+        &self,
+        kernel: &Self::Kernel,
+        input: &Self::Buffer,
+        output: &Self::Buffer,
+        n: usize,
+        global: usize,
+        local: usize,
+    ) -> Result<f64, RunError>;
+}
+
+/// What a run needs settled before anything is built: the work-group size, or the value
+/// itself when there is nothing to launch.
+pub enum Plan {
+    /// Launch with this work-group size.
+    Launch {
+        /// Work-items per group.
+        wg: usize,
+    },
+    /// No elements: the value is the reference's value of an empty input.
+    Empty(Run),
+}
+
+/// Checks that `variant` can run `problem` over `len` elements on a device with `caps`
+/// (features, work-group size, local memory) and picks the work-group size.
+pub fn plan(
+    variant: &Variant,
+    problem: &Problem,
+    caps: &Capabilities,
+    params: &[(&str, u32)],
+    len: usize,
+) -> Result<Plan, RunError> {
+    variant
+        .check(problem, caps)
+        .map_err(|s| RunError::Skipped(s.0))?;
+    if len == 0 {
+        let empty = redlab_core::with_dtype!(problem.dtype, T => ArrayRef::from_slice::<T>(&[]));
+        let value =
+            reference::reduce(problem, empty).map_err(|e| RunError::Device(e.to_string()))?;
+        return Ok(Plan::Empty(Run {
+            value,
+            passes: Vec::new(),
+            download_s: 0.0,
+        }));
+    }
+    let wg = params
+        .iter()
+        .find(|(n, _)| *n == "WG")
+        .map(|(_, v)| *v)
+        .or_else(|| variant.default_param("WG"))
+        .unwrap_or(256) as usize;
+    if variant.default_param("WG").is_some() && wg > caps.max_work_group {
+        return Err(RunError::Skipped(format!(
+            "work-group size {wg} exceeds the device's {}",
+            caps.max_work_group
+        )));
+    }
+    let acc_bytes = Codec::new(problem).acc_bytes;
+    if (wg * acc_bytes) as u64 > caps.local_memory {
+        return Err(RunError::Skipped(format!(
+            "{wg} partials of {acc_bytes} bytes exceed local memory"
+        )));
+    }
+    Ok(Plan::Launch { wg })
+}
+
+/// The entry points a variant's passes use, by name: the first pass reads input
+/// elements; `later` reads partials (a second build without `FIRST_PASS`, or a second
+/// kernel of the same file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryPoints {
+    /// Kernel name of the first pass.
+    pub first: &'static str,
+    /// Kernel name of later passes, where the structure has them.
+    pub later: Option<&'static str>,
+    /// Whether `later` comes from a second build of the file without `FIRST_PASS`.
+    pub later_rebuilt: bool,
+}
+
+/// Which kernels `variant` runs.
+pub fn entry_points(variant: &Variant) -> EntryPoints {
+    match variant.passes {
+        PassStructure::Canonical => EntryPoints {
+            first: "tiles",
+            later: Some("tree"),
+            later_rebuilt: false,
+        },
+        _ => EntryPoints {
+            first: "reduce",
+            later: variant.rereads_partials.then_some("reduce"),
+            later_rebuilt: variant.rereads_partials,
+        },
+    }
+}
+
+/// Work-items, work-group size and partials of one pass over `count` items.
+pub fn layout(
+    geometry: Geometry,
+    count: usize,
+    wg: usize,
+    caps: &Capabilities,
+    variant: &Variant,
+) -> (usize, usize, usize) {
+    let groups_of = |items: usize| items.div_ceil(wg).max(1);
+    match geometry {
+        Geometry::OnePerElement => {
+            let g = groups_of(count);
+            (g * wg, wg, g)
+        }
+        Geometry::TwoPerItem => {
+            let g = count.div_ceil(2 * wg).max(1);
+            (g * wg, wg, g)
+        }
+        Geometry::GridStride => {
+            let per_cu = variant.default_param("GROUPS_PER_CU").unwrap_or(8) as usize;
+            let g = groups_of(count).min(caps.compute_units * per_cu).max(1);
+            (g * wg, wg, g)
+        }
+        Geometry::ItemsPerComputeUnit => {
+            let per_cu = variant.default_param("ITEMS_PER_CU").unwrap_or(1) as usize;
+            let items = (caps.compute_units * per_cu).max(1);
+            (items, 1, items)
+        }
+        Geometry::CanonicalTiles => {
+            let g = count.div_ceil(TILE).max(1);
+            (g * 256, 256, g)
+        }
+        Geometry::Subtrees => {
+            let per_cu = variant.default_param("GROUPS_PER_CU").unwrap_or(8) as usize;
+            let g = one_launch_subtrees(count)
+                .min(caps.compute_units.max(1) * per_cu)
+                .max(1);
+            (g * 256, 256, g)
+        }
+    }
+}
+
+/// Runs the passes of `variant` over `n` elements in `source` and returns the result.
+#[allow(clippy::too_many_arguments)]
+pub fn run_passes<L: Launcher>(
+    launcher: &L,
+    caps: &Capabilities,
+    variant: &Variant,
+    problem: &Problem,
+    first: &L::Kernel,
+    later: Option<&L::Kernel>,
+    source: &L::Buffer,
+    n: usize,
+    wg: usize,
+) -> Result<Run, RunError> {
+    let codec = Codec::new(problem);
+    let (g0, l0, outs0) = layout(variant.geometry, n, wg, caps, variant);
+    let mut ping = launcher.alloc(outs0 * codec.acc_bytes)?;
+    let mut pong = launcher.alloc(outs0 * codec.acc_bytes)?;
+    let mut passes = Vec::new();
+    let later = || {
+        later.ok_or_else(|| RunError::Device(format!("{} has no later-pass kernel", variant.name)))
+    };
+    let finish = |buffer: &L::Buffer, count: usize, passes: Vec<f64>| -> Result<Run, RunError> {
+        let (bytes, download_s) = launcher.read(buffer, count * codec.acc_bytes)?;
+        Ok(Run {
+            value: codec.value(codec.fold(&bytes, count)),
+            passes,
+            download_s,
+        })
+    };
+
+    match variant.passes {
+        PassStructure::SingleLaunch => {
+            launcher.write(&mut ping, &codec.identity_bytes())?;
+            passes.push(launcher.launch(first, source, &ping, n, g0, l0)?);
+            finish(&ping, 1, passes)
+        }
+        PassStructure::HostFinish => {
+            passes.push(launcher.launch(first, source, &ping, n, g0, l0)?);
+            finish(&ping, outs0, passes)
+        }
+        PassStructure::TwoStage => {
+            passes.push(launcher.launch(first, source, &ping, n, g0, l0)?);
+            passes.push(launcher.launch(later()?, &ping, &pong, outs0, wg, wg)?);
+            finish(&pong, 1, passes)
+        }
+        PassStructure::MultiPass | PassStructure::MultiPassHostFinish => {
+            let host_threshold = if variant.passes == PassStructure::MultiPassHostFinish {
+                wg
+            } else {
+                1
+            };
+            passes.push(launcher.launch(first, source, &ping, n, g0, l0)?);
+            let mut count = outs0;
+            while count > host_threshold {
+                let (g, l, outs) = layout(variant.geometry, count, wg, caps, variant);
+                passes.push(launcher.launch(later()?, &ping, &pong, count, g, l)?);
+                std::mem::swap(&mut ping, &mut pong);
+                count = outs;
+            }
+            finish(&ping, count, passes)
+        }
+        PassStructure::LastBlockFinish => {
+            // Result, the subtree roots, then the ticket counter, which starts at zero.
+            let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
+            let mut out = launcher.alloc(bytes)?;
+            launcher.write(&mut out, &vec![0u8; bytes])?;
+            passes.push(launcher.launch(first, source, &out, n, g0, l0)?);
+            finish(&out, 1, passes)
+        }
+        PassStructure::Canonical => {
+            passes.push(launcher.launch(first, source, &ping, n, g0, l0)?);
+            let tree = later()?;
+            let mut count = outs0;
+            while count > 1 {
+                let groups = count.div_ceil(256);
+                passes.push(launcher.launch(tree, &ping, &pong, count, groups * 256, 256)?);
+                std::mem::swap(&mut ping, &mut pong);
+                count = groups;
+            }
+            finish(&ping, 1, passes)
+        }
+    }
+}
