@@ -59,6 +59,17 @@ pub struct Record {
     pub windows: usize,
     /// Threads (CPU) or compute units used.
     pub threads: usize,
+    /// Seconds per reduction inside a captured CUDA graph of back-to-back reductions
+    /// (one-launch variants on CUDA; absent elsewhere).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_s: Option<f64>,
+    /// The comparator's median per-call time over this row's (the production row of a
+    /// `--compare` run; > 1 means faster than the comparator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speedup_per_call: Option<f64>,
+    /// The same ratio for the per-reduction time in a graph.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speedup_graph: Option<f64>,
     /// The result of the first call, as text that round-trips.
     pub value: String,
     /// Version of the canonical float order.

@@ -154,7 +154,8 @@ pub fn op_type(problem: &Problem) -> OpType {
             s.push_str(&format!(
                 "typedef struct {{ val_t v; ulong i; }} acc_t;\n\
                  #define NO_INDEX 0xffffffffffffffffUL\n\
-                 #define IDENTITY ((acc_t){{ ({v})0, NO_INDEX }})\n\
+                 inline acc_t identity_acc(void) {{ acc_t r; r.v = ({v})0; r.i = NO_INDEX; return r; }}\n\
+                 #define IDENTITY identity_acc()\n\
                  inline acc_t lift(const __global in_t* in, ulong i) {{ acc_t r; r.v = {read}; r.i = i; return r; }}\n\
                  inline acc_t combine(acc_t a, acc_t b) {{\n\
                  \x20   if (a.i == NO_INDEX) return b;\n\

@@ -1,4 +1,4 @@
-//! Devices by name: opening one (`cpu`, `opencl:N`; `cuda:N` later) and listing what is
+//! Devices by name: opening one (`cpu`, `opencl:N`, `cuda:N`) and listing what is
 //! present, with the reason for each backend that is not.
 
 use redlab_core::{ArrayRef, Backend, DeviceInfo, Outcome, Problem};
@@ -25,7 +25,8 @@ pub struct DeviceReport {
     pub unavailable: Vec<Unavailable>,
 }
 
-const CUDA_MISSING: &str = "this build of redlab has no support for this backend yet";
+#[cfg(not(feature = "cuda"))]
+const CUDA_MISSING: &str = "this build was made without the cuda feature";
 
 /// Lists the devices present and the backends that are not usable.
 pub fn list_devices() -> Result<DeviceReport, Error> {
@@ -45,6 +46,15 @@ pub fn list_devices() -> Result<DeviceReport, Error> {
         backend: "opencl".into(),
         reason: "this build was made without the opencl feature".into(),
     });
+    #[cfg(feature = "cuda")]
+    match redlab_cuda::list() {
+        Ok(found) => devices.extend(found),
+        Err(reason) => unavailable.push(Unavailable {
+            backend: "cuda".into(),
+            reason,
+        }),
+    }
+    #[cfg(not(feature = "cuda"))]
     unavailable.push(Unavailable {
         backend: "cuda".into(),
         reason: CUDA_MISSING.into(),
@@ -60,6 +70,8 @@ enum Kind {
     Cpu(CpuBackend),
     #[cfg(feature = "opencl")]
     OpenCl(Box<redlab_opencl::OpenClDevice>),
+    #[cfg(feature = "cuda")]
+    Cuda(Box<redlab_cuda::CudaDevice>),
 }
 
 /// An opened device.
@@ -97,6 +109,13 @@ impl Device {
                 backend: "opencl".into(),
                 reason: "this build was made without the opencl feature".into(),
             }),
+            #[cfg(feature = "cuda")]
+            "cuda" => Ok(Device {
+                kind: Kind::Cuda(Box::new(redlab_cuda::CudaDevice::open(
+                    index.unwrap_or(0),
+                )?)),
+            }),
+            #[cfg(not(feature = "cuda"))]
             "cuda" => Err(Error::Unavailable {
                 backend: "cuda".into(),
                 reason: CUDA_MISSING.into(),
@@ -116,6 +135,17 @@ impl Device {
             Kind::Cpu(cpu) => cpu,
             #[cfg(feature = "opencl")]
             Kind::OpenCl(device) => device.as_ref(),
+            #[cfg(feature = "cuda")]
+            Kind::Cuda(device) => device.as_ref(),
+        }
+    }
+
+    /// The CUDA device, for running individual variants.
+    #[cfg(feature = "cuda")]
+    pub fn cuda(&self) -> Option<&redlab_cuda::CudaDevice> {
+        match &self.kind {
+            Kind::Cuda(device) => Some(device),
+            _ => None,
         }
     }
 
@@ -124,7 +154,7 @@ impl Device {
     pub fn opencl(&self) -> Option<&redlab_opencl::OpenClDevice> {
         match &self.kind {
             Kind::OpenCl(device) => Some(device),
-            Kind::Cpu(_) => None,
+            _ => None,
         }
     }
 

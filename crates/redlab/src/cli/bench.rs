@@ -25,8 +25,8 @@ pub struct BenchArgs {
     /// Device to measure.
     #[arg(long, default_value = "cpu")]
     pub device: String,
-    /// Strategies to compare on OpenCL devices: `all`, or names/aliases, comma-separated
-    /// (the CPU has one strategy per problem).
+    /// Strategies to compare on OpenCL and CUDA devices: `all`, or names/aliases,
+    /// comma-separated (the CPU has one strategy per problem).
     #[arg(long, default_value = "all")]
     pub variants: String,
     /// Operators, comma-separated.
@@ -66,6 +66,17 @@ pub struct BenchArgs {
     /// Seconds of timed calls per row, at least.
     #[arg(long, default_value_t = 0.2)]
     pub min_time: f64,
+    /// Also time a comparator in the same run and print the ratio to the production
+    /// kernel: `cub` (CUDA devices) runs the program named by --cub-bin.
+    #[arg(long)]
+    pub compare: Option<String>,
+    /// The CUB comparator program (built from tools/cub/cub_reduce.cu).
+    #[arg(long, default_value = "redlab-cub")]
+    pub cub_bin: PathBuf,
+    /// Back-to-back reductions captured in one CUDA graph for the per-reduction graph time
+    /// of one-launch variants (0: no graph timing).
+    #[arg(long, default_value_t = 200)]
+    pub graph_calls: usize,
 }
 
 /// Runs `redlab bench`.
@@ -94,8 +105,19 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         }
         return Ok(verdict);
     }
+    #[cfg(feature = "cuda")]
+    if let Some(cuda) = device.cuda() {
+        let verdict = super::bench_lab::run(args, &sizes, &device, cuda, out, &mut sink)?;
+        if let Some(mut sink) = sink {
+            sink.flush()?;
+        }
+        return Ok(verdict);
+    }
     if args.variants != "all" {
-        anyhow::bail!("--variants applies to OpenCL devices; the CPU has one strategy per problem");
+        anyhow::bail!("--variants applies to GPU devices; the CPU has one strategy per problem");
+    }
+    if args.compare.is_some() {
+        anyhow::bail!("--compare applies to CUDA devices");
     }
     let base = RecordBase::new(&device, args);
     print_header(out, &device, args)?;
@@ -222,6 +244,9 @@ impl RecordBase {
             cache: self.cache.clone(),
             windows,
             threads: self.threads,
+            graph_s: None,
+            speedup_per_call: None,
+            speedup_graph: None,
             value: String::new(),
             canonical_order: canonical::VERSION,
             redlab_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -1,5 +1,5 @@
-//! `redlab bench --device opencl:N [--variants …]`: every chosen variant side by side on
-//! one device, one row per (variant, op, dtype, n). Inputs are uploaded once per size
+//! `redlab bench --device opencl:N|cuda:N [--variants …] [--compare cub]`: every chosen
+//! variant side by side on one device, one row per (variant, op, dtype, n). Inputs are uploaded once per size
 //! as cold windows; every call is verified; every pass is timed with profiling events;
 //! the transfers are reported beside the kernel time; the read roof is a streaming-read
 //! kernel timed over an equally cold window after each call.
@@ -11,11 +11,100 @@ use redlab::generate::generate;
 use redlab::reference::{self, accuracy};
 use redlab::{Device, Problem, Value};
 use redlab_bench::{gbps, Record, Stats, Status, TimingPlan};
-use redlab_kernels::{registry, Variant};
-use redlab_opencl::{DeviceInput, OpenClDevice, RunError};
+use redlab_kernels::{registry, Capabilities, PassStructure, Run, RunError, Variant};
 
 use super::bench::{print_header, print_row, BenchArgs, RecordBase};
 use super::Verdict;
+
+/// What the lab bench needs from a GPU backend.
+pub trait Lab {
+    /// An input on the device.
+    type Input;
+    /// What the device can do.
+    fn caps(&self) -> &Capabilities;
+    /// Copies an input to the device.
+    fn upload(&self, data: redlab::ArrayRef<'_>) -> Result<Self::Input, RunError>;
+    /// Host→device seconds of an upload.
+    fn upload_seconds(input: &Self::Input) -> f64;
+    /// Runs one variant once.
+    fn run(&self, variant: &Variant, problem: &Problem, input: &Self::Input)
+        -> Result<Run, RunError>;
+    /// Seconds of one streaming read of the input.
+    fn stream_read(&self, input: &Self::Input) -> Result<f64, RunError>;
+    /// Seconds per reduction in a captured graph, the last value and the input it read
+    /// (None where the backend has no graphs).
+    fn graph(
+        &self,
+        _variant: &Variant,
+        _problem: &Problem,
+        _inputs: &[Self::Input],
+        _calls: usize,
+    ) -> Option<Result<(f64, Value, usize), RunError>> {
+        None
+    }
+    /// The comparator to run beside the production kernel, if one was asked for.
+    fn comparator(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+#[cfg(feature = "opencl")]
+impl Lab for redlab_opencl::OpenClDevice {
+    type Input = redlab_opencl::DeviceInput;
+    fn caps(&self) -> &Capabilities {
+        self.capabilities()
+    }
+    fn upload(&self, data: redlab::ArrayRef<'_>) -> Result<Self::Input, RunError> {
+        redlab_opencl::OpenClDevice::upload(self, data)
+    }
+    fn upload_seconds(input: &Self::Input) -> f64 {
+        input.upload_s
+    }
+    fn run(&self, v: &Variant, p: &Problem, input: &Self::Input) -> Result<Run, RunError> {
+        redlab_opencl::OpenClDevice::run(self, v, p, input, &[])
+    }
+    fn stream_read(&self, input: &Self::Input) -> Result<f64, RunError> {
+        redlab_opencl::OpenClDevice::stream_read(self, input)
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl Lab for redlab_cuda::CudaDevice {
+    type Input = redlab_cuda::DeviceInput;
+    fn caps(&self) -> &Capabilities {
+        self.capabilities()
+    }
+    fn upload(&self, data: redlab::ArrayRef<'_>) -> Result<Self::Input, RunError> {
+        redlab_cuda::CudaDevice::upload(self, data)
+    }
+    fn upload_seconds(input: &Self::Input) -> f64 {
+        input.upload_s
+    }
+    fn run(&self, v: &Variant, p: &Problem, input: &Self::Input) -> Result<Run, RunError> {
+        redlab_cuda::CudaDevice::run(self, v, p, input, &[])
+    }
+    fn stream_read(&self, input: &Self::Input) -> Result<f64, RunError> {
+        redlab_cuda::CudaDevice::stream_read(self, input)
+    }
+    fn graph(
+        &self,
+        variant: &Variant,
+        problem: &Problem,
+        inputs: &[Self::Input],
+        calls: usize,
+    ) -> Option<Result<(f64, Value, usize), RunError>> {
+        if variant.passes != PassStructure::LastBlockFinish || calls == 0 {
+            return None;
+        }
+        Some(
+            self.graph_run(variant, problem, inputs, calls)
+                .map(|g| (g.seconds_per_reduction, g.value, g.last_input)),
+        )
+    }
+    fn comparator(&self) -> Option<&'static str> {
+        Some("cub")
+    }
+}
 
 /// Picks variants by name or alias; `all` for every one.
 pub fn choose(names: &str) -> anyhow::Result<Vec<Variant>> {
@@ -36,17 +125,25 @@ pub fn choose(names: &str) -> anyhow::Result<Vec<Variant>> {
         .collect()
 }
 
-/// Runs the lab bench on an OpenCL device.
-pub fn run(
+/// Runs the lab bench on a GPU device.
+pub fn run<L: Lab>(
     args: &BenchArgs,
     sizes: &[usize],
     device: &Device,
-    opencl: &OpenClDevice,
+    lab: &L,
     out: &mut dyn Write,
     sink: &mut Option<std::io::BufWriter<std::fs::File>>,
 ) -> anyhow::Result<Verdict> {
     let variants = choose(&args.variants)?;
-    let caps = opencl.capabilities();
+    if let Some(wanted) = &args.compare {
+        if lab.comparator() != Some(wanted.as_str()) {
+            anyhow::bail!(
+                "--compare {wanted} is not available on {} (CUDA devices compare with cub)",
+                device.info().id
+            );
+        }
+    }
+    let caps = lab.caps();
     let mut plan = TimingPlan::new(args.cache, caps.cache_bytes.max(1 << 20));
     plan.min_reps = args.min_reps.max(1);
     plan.min_seconds = args.min_time.max(0.0);
@@ -57,16 +154,17 @@ pub fn run(
         for &n in sizes {
             let windows = plan.windows(n, dtype.size_bytes());
             let pool = generate(dtype, n * windows, args.dist, args.seed)?;
-            let uploads: Vec<DeviceInput> = (0..windows)
-                .map(|w| opencl.upload(pool.view().slice(w * n, w * n + n)))
+            let uploads: Vec<L::Input> = (0..windows)
+                .map(|w| lab.upload(pool.view().slice(w * n, w * n + n)))
                 .collect::<Result<_, _>>()
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
-            let upload_s = uploads.first().map_or(0.0, |u| u.upload_s);
+            let upload_s = uploads.first().map_or(0.0, L::upload_seconds);
             for &op in &args.ops {
                 let problem = Problem::new(op, dtype, args.acc.filter(|_| op.is_arithmetic()));
                 // Shared by every variant of this problem: the references and error bounds
                 // of large windows take seconds to compute, more than many rows' budget.
                 let mut judge = Judge::new(windows);
+                let mut production_row: Option<Record> = None;
                 for variant in &variants {
                     let mut record = base.record(variant.name, op, dtype, n, windows);
                     match &problem {
@@ -74,7 +172,7 @@ pub fn run(
                         Ok(problem) => {
                             record.acc = problem.acc.to_string();
                             time_variant(
-                                opencl,
+                                lab,
                                 variant,
                                 problem,
                                 &pool,
@@ -86,6 +184,30 @@ pub fn run(
                                 args.max_row_time,
                                 &mut record,
                             );
+                            if record.status == Status::Ok {
+                                if let Some(graph) =
+                                    lab.graph(variant, problem, &uploads, args.graph_calls)
+                                {
+                                    match graph {
+                                        Ok((seconds, value, w)) => {
+                                            let window = pool.view().slice(w * n, w * n + n);
+                                            let exact = variant.canonical
+                                                || !(dtype.is_float() && op.is_arithmetic());
+                                            match judge.check(problem, w, window, exact, &value) {
+                                                Ok(()) => record.graph_s = Some(seconds),
+                                                Err(why) => {
+                                                    record.status = Status::Wrong;
+                                                    record.reason =
+                                                        Some(format!("graph replay: {why}"));
+                                                }
+                                            }
+                                        }
+                                        Err(e) => {
+                                            record.reason = Some(format!("graph replay: {e}"))
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                     print_row(
@@ -106,11 +228,26 @@ pub fn run(
                             record.reason.clone().unwrap_or_default()
                         ));
                     }
-                    if let Some(sink) = sink.as_mut() {
-                        writeln!(sink, "{}", serde_json::to_string(&record)?)?;
-                        // Each row is kept even if the run is interrupted later.
-                        sink.flush()?;
+                    if variant.is_called("production") && args.compare.is_some() {
+                        production_row = Some(record);
+                    } else {
+                        write_record(sink, &record)?;
                     }
+                }
+                #[cfg(feature = "cuda")]
+                if let (Some(_), Ok(problem)) = (&args.compare, &problem) {
+                    super::compare::cub_rows(
+                        args,
+                        &base,
+                        problem,
+                        n,
+                        production_row.as_mut(),
+                        out,
+                        sink,
+                    )?;
+                }
+                if let Some(row) = production_row.take() {
+                    write_record(sink, &row)?;
                 }
             }
         }
@@ -122,19 +259,31 @@ pub fn run(
     })
 }
 
+/// Appends one JSON line, flushed so each row survives an interrupted run.
+pub fn write_record(
+    sink: &mut Option<std::io::BufWriter<std::fs::File>>,
+    record: &Record,
+) -> anyhow::Result<()> {
+    if let Some(sink) = sink.as_mut() {
+        writeln!(sink, "{}", serde_json::to_string(record)?)?;
+        sink.flush()?;
+    }
+    Ok(())
+}
+
 fn skip(record: &mut Record, reason: String) {
     record.status = Status::Skipped;
     record.reason = Some(reason);
 }
 
 #[allow(clippy::too_many_arguments)]
-fn time_variant(
-    opencl: &OpenClDevice,
+fn time_variant<L: Lab>(
+    lab: &L,
     variant: &Variant,
     problem: &Problem,
     pool: &redlab::HostArray,
     n: usize,
-    uploads: &[DeviceInput],
+    uploads: &[L::Input],
     judge: &mut Judge,
     plan: &TimingPlan,
     upload_s: f64,
@@ -154,7 +303,7 @@ fn time_variant(
     let mut judging = std::time::Duration::ZERO;
     loop {
         let w = call % windows;
-        let run = match opencl.run(variant, problem, &uploads[w], &[]) {
+        let run = match lab.run(variant, problem, &uploads[w]) {
             Ok(run) => run,
             Err(RunError::Skipped(why)) => return skip(record, why),
             Err(e) => {
@@ -190,7 +339,7 @@ fn time_variant(
                 }
                 pass_samples[k].push(p);
             }
-            if let Ok(r) = opencl.stream_read(&uploads[(w + windows / 2) % windows]) {
+            if let Ok(r) = lab.stream_read(&uploads[(w + windows / 2) % windows]) {
                 roofs.push(r);
             }
         }

@@ -2,8 +2,12 @@
 //! non-zero exit code: 2 for bad usage or input, 1 for a result that fails verification.
 
 mod bench;
-#[cfg(feature = "opencl")]
+#[cfg(any(feature = "opencl", feature = "cuda"))]
 mod bench_lab;
+#[cfg(feature = "cuda")]
+mod compare;
+#[cfg(feature = "cuda")]
+mod check_kernels;
 mod devices;
 mod json;
 mod run;
@@ -30,6 +34,9 @@ enum Command {
     Run(run::RunArgs),
     /// Time reductions over sizes × operators × types against a measured read roof.
     Bench(bench::BenchArgs),
+    /// Compile every kernel variant for every operator × type (CUDA through NVRTC).
+    #[cfg(feature = "cuda")]
+    CheckKernels(check_kernels::CheckKernelsArgs),
 }
 
 /// What a subcommand reports back besides its output.
@@ -55,6 +62,8 @@ pub fn main() -> ExitCode {
         Command::Devices(args) => devices::run(args, &mut out).map(|_| Verdict::Success),
         Command::Run(args) => run::run(args, &mut out),
         Command::Bench(args) => bench::run(args, &mut out),
+        #[cfg(feature = "cuda")]
+        Command::CheckKernels(args) => check_kernels::run(args, &mut out),
     };
     let _ = out.flush();
     match result {

@@ -1,0 +1,97 @@
+//! `redlab check-kernels --backend cuda`: every variant × operator × type compiled
+//! through NVRTC for one architecture, without a GPU (only libnvrtc is needed). A kernel
+//! that does not compile for CUDA is reported with its log.
+
+use redlab_core::acc::allowed_accs;
+use redlab_core::{DType, Op, Problem};
+use redlab_kernels::assembly::{self, Target};
+use redlab_kernels::{driver, registry, Capabilities, Feature};
+
+use crate::compile;
+
+/// One compiled (or failed) kernel build.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// Variant name.
+    pub variant: &'static str,
+    /// The problem, in words (`sum f32`).
+    pub problem: String,
+    /// Whether this build reads input elements (`FIRST_PASS`) or partials.
+    pub first_pass: bool,
+    /// `Ok(())`, `Err(Some(log))` for a failed build, `Err(None)` when the variant does
+    /// not apply (the registry's skip reason is in `skipped`).
+    pub outcome: Result<(), String>,
+    /// Why the build was not attempted, when it was not.
+    pub skipped: Option<String>,
+}
+
+/// The capabilities every CUDA device has (see `discovery::capabilities`).
+fn cuda_capabilities() -> Capabilities {
+    Capabilities {
+        features: vec![
+            Feature::Fp64,
+            Feature::Int64Atomics,
+            Feature::WorkGroupCollectives,
+            Feature::Subgroups,
+        ],
+        compute_units: 1,
+        max_work_group: 1024,
+        local_memory: 48 << 10,
+        cache_bytes: 0,
+    }
+}
+
+/// Every problem the library serves: each operator × type × allowed accumulator.
+pub fn all_problems() -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for op in Op::ALL {
+        for dtype in DType::ALL {
+            for acc in allowed_accs(op, dtype) {
+                if let Ok(p) = Problem::new(op, dtype, Some(acc)) {
+                    if !problems.contains(&p) {
+                        problems.push(p);
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// Compiles every applicable build for `arch`, calling `progress` after each.
+pub fn check_all(arch: &str, mut progress: impl FnMut(&Checked)) -> Vec<Checked> {
+    let caps = cuda_capabilities();
+    let mut out = Vec::new();
+    for variant in registry::all() {
+        let entries = driver::entry_points(&variant);
+        for problem in all_problems() {
+            let mut passes = vec![true];
+            if entries.later_rebuilt {
+                passes.push(false);
+            }
+            for first_pass in passes {
+                let mut checked = Checked {
+                    variant: variant.name,
+                    problem: problem.to_string(),
+                    first_pass,
+                    outcome: Ok(()),
+                    skipped: None,
+                };
+                if let Err(skip) = variant.check(&problem, &caps) {
+                    checked.skipped = Some(skip.0);
+                } else {
+                    checked.outcome =
+                        assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, first_pass)
+                            .and_then(|a| {
+                                compile::compile(&a.source, variant.file, arch)
+                                    .map(|_| ())
+                                    .map_err(|f| f.log)
+                            });
+                }
+                progress(&checked);
+                out.push(checked);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,119 @@
+//! Graph-capture timing: many back-to-back reductions captured into one CUDA graph and
+//! replayed, so the per-reduction time excludes launch overhead from the host. Only
+//! one-launch variants qualify: the last group resets the ticket counter, which is what
+//! makes replay correct without any host step in between.
+
+use cudarc::driver::{result, sys};
+use redlab_core::{Problem, Value};
+use redlab_kernels::codec::Codec;
+use redlab_kernels::driver::{self as kernel_driver, Plan, ONE_LAUNCH_MAX_PARTIALS};
+use redlab_kernels::{PassStructure, RunError, Variant};
+
+use crate::memory::{cu, DeviceBuffer, Timeline};
+use crate::{CudaDevice, DeviceInput};
+
+/// What a graph replay measured.
+#[derive(Debug, Clone)]
+pub struct GraphRun {
+    /// Seconds per reduction: the replay's event time over the reductions in it.
+    pub seconds_per_reduction: f64,
+    /// Reductions in the graph.
+    pub reductions: usize,
+    /// The result of the last reduction (over the last input used).
+    pub value: Value,
+    /// Which input the last reduction read (index into the inputs given).
+    pub last_input: usize,
+}
+
+impl CudaDevice {
+    /// Captures `reductions` launches of a one-launch `variant` cycling over `inputs`
+    /// (rotating inputs keep the L2 cold), replays the graph once to warm it, then
+    /// times one replay.
+    pub fn graph_run(
+        &self,
+        variant: &Variant,
+        problem: &Problem,
+        inputs: &[DeviceInput],
+        reductions: usize,
+    ) -> Result<GraphRun, RunError> {
+        if variant.passes != PassStructure::LastBlockFinish {
+            return Err(RunError::Skipped(
+                "graph replay needs a one-launch variant (last-block finish)".into(),
+            ));
+        }
+        let first = inputs
+            .first()
+            .ok_or_else(|| RunError::Device("no inputs".into()))?;
+        let n = first.len;
+        if inputs.iter().any(|i| i.len != n || i.buffer.is_none()) {
+            return Err(RunError::Device(
+                "graph inputs must be non-empty and of one size".into(),
+            ));
+        }
+        let wg = match kernel_driver::plan(variant, problem, &self.caps, &[], n)? {
+            Plan::Empty(_) => return Err(RunError::Device("empty input".into())),
+            Plan::Launch { wg } => wg,
+        };
+        let _guard = self
+            .running
+            .lock()
+            .map_err(|_| RunError::Device("device lock poisoned".into()))?;
+        self.timeline.bind()?;
+        let function = self.functions(variant, problem, &[], true, &["reduce"])?[0];
+        let (global, local, _) =
+            kernel_driver::layout(variant.geometry, n, wg, &self.caps, variant);
+        let codec = Codec::new(problem);
+        let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
+        let out = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
+        self.timeline.write(&out, &vec![0u8; bytes])?;
+
+        let stream = self.timeline.stream;
+        let reductions = reductions.max(1);
+        // SAFETY: the stream belongs to the current context; capture ends before any
+        // other use of the stream; the graph objects are destroyed below.
+        let exec = unsafe {
+            result::stream::begin_capture(
+                stream,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+            )
+            .map_err(cu("cuStreamBeginCapture"))?;
+            let mut enqueued = Ok(());
+            for k in 0..reductions {
+                let input = inputs[k % inputs.len()]
+                    .buffer
+                    .as_ref()
+                    .map_or(0, |b| b.ptr);
+                enqueued = Timeline::enqueue(function, stream, input, out.ptr, n, global, local);
+                if enqueued.is_err() {
+                    break;
+                }
+            }
+            let graph = result::stream::end_capture(stream).map_err(cu("cuStreamEndCapture"))?;
+            enqueued?;
+            let exec = result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0))
+                .map_err(cu("cuGraphInstantiate"));
+            let _ = result::graph::destroy(graph);
+            exec?
+        };
+        let replay = |s: sys::CUstream| {
+            // SAFETY: `exec` is a live executable graph of this context.
+            unsafe { result::graph::launch(exec, s) }.map_err(cu("cuGraphLaunch"))
+        };
+        let timed = self
+            .timeline
+            .time(replay)
+            .and_then(|_| self.timeline.time(replay));
+        // SAFETY: destroyed once, after its last replay completed.
+        unsafe {
+            let _ = result::graph::exec_destroy(exec);
+        }
+        let seconds = timed?;
+        let (result_bytes, _) = self.timeline.read(&out, codec.acc_bytes)?;
+        Ok(GraphRun {
+            seconds_per_reduction: seconds / reductions as f64,
+            reductions,
+            value: codec.value(codec.decode(&result_bytes, 0)),
+            last_input: (reductions - 1) % inputs.len(),
+        })
+    }
+}

@@ -1,0 +1,323 @@
+//! The CUDA backend of redlab: the driver and NVRTC loaded at run time
+//! ([`discovery`], [`compile`]), the kernel library's OpenCL C files compiled through a
+//! translation prelude with a per-device module cache ([`modules`]), and every variant's
+//! passes timed with CUDA events ([`memory`]) by the pass driver shared with OpenCL.
+//!
+//! ```no_run
+//! use redlab_core::{ArrayRef, Backend, DType, Op, Problem};
+//! use redlab_cuda::CudaDevice;
+//!
+//! let device = CudaDevice::open(0)?;
+//! let problem = Problem::new(Op::Sum, DType::F32, None)?;
+//! let outcome = device.reduce(&problem, ArrayRef::from_slice(&[1.0f32, 2.0, 3.0]))?;
+//! # Ok::<(), redlab_core::Error>(())
+//! ```
+
+pub mod check;
+pub mod compile;
+pub mod discovery;
+pub mod graph;
+pub mod memory;
+mod modules;
+
+use std::sync::Mutex;
+
+use cudarc::driver::{result, sys};
+use redlab_core::{ArrayRef, Backend, DType, DeviceInfo, Error, Outcome, Problem};
+use redlab_kernels::assembly::{self, Target};
+use redlab_kernels::driver::{self as kernel_driver, Plan};
+use redlab_kernels::{registry, Capabilities, Variant};
+
+pub use discovery::Query;
+pub use memory::DeviceBuffer;
+pub use redlab_kernels::{Run, RunError};
+
+use memory::{cu, Timeline};
+use modules::ModuleCache;
+
+/// An input on the device: uploaded by redlab, or the caller's own memory.
+pub struct DeviceInput {
+    pub(crate) buffer: Option<DeviceBuffer>,
+    /// Elements.
+    pub len: usize,
+    /// Element type.
+    pub dtype: DType,
+    /// Host→device seconds of the upload (0 for device-resident inputs).
+    pub upload_s: f64,
+}
+
+impl DeviceInput {
+    /// The device address of the data (`None` for an empty input).
+    pub fn device_ptr(&self) -> Option<u64> {
+        self.buffer.as_ref().map(DeviceBuffer::device_ptr)
+    }
+}
+
+/// One CUDA device, ready to run variants.
+pub struct CudaDevice {
+    query: Query,
+    device: sys::CUdevice,
+    timeline: Timeline,
+    caps: Capabilities,
+    info: DeviceInfo,
+    modules: ModuleCache,
+    /// One run at a time per device: the events and the stream are shared.
+    running: Mutex<()>,
+}
+
+// SAFETY: driver handles may be used from any thread once the context is made current,
+// which every entry point does; runs are serialized by `running`.
+unsafe impl Send for CudaDevice {}
+unsafe impl Sync for CudaDevice {}
+
+fn backend_error(message: impl std::fmt::Display) -> Error {
+    Error::Backend {
+        backend: "cuda".into(),
+        message: message.to_string(),
+    }
+}
+
+/// Every CUDA device as `redlab devices` shows it, or why there are none.
+pub fn list() -> Result<Vec<DeviceInfo>, String> {
+    discovery::list()
+}
+
+impl CudaDevice {
+    /// Opens `cuda:ordinal`.
+    pub fn open(ordinal: usize) -> Result<CudaDevice, Error> {
+        let count = discovery::count().map_err(backend_error)?;
+        if ordinal >= count {
+            return Err(backend_error(format!(
+                "no device cuda:{ordinal} (this machine has {count})"
+            )));
+        }
+        let query = discovery::query(ordinal).map_err(backend_error)?;
+        let device = result::device::get(ordinal as i32)
+            .map_err(cu("cuDeviceGet"))
+            .map_err(backend_error)?;
+        // SAFETY: a valid device; the primary context is released on drop.
+        let ctx = unsafe { result::primary_ctx::retain(device) }
+            .map_err(cu("cuDevicePrimaryCtxRetain"))
+            .map_err(backend_error)?;
+        let timeline = Timeline::new(ctx).map_err(backend_error)?;
+        let caps = discovery::capabilities(&query);
+        let info = discovery::describe(&query);
+        Ok(CudaDevice {
+            query,
+            device,
+            timeline,
+            caps,
+            info,
+            modules: ModuleCache::default(),
+            running: Mutex::new(()),
+        })
+    }
+
+    /// What the driver says about the device.
+    pub fn query(&self) -> &Query {
+        &self.query
+    }
+
+    /// What the kernel library may assume here.
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    /// Free and total device memory, bytes.
+    pub fn memory(&self) -> Result<(usize, usize), RunError> {
+        self.timeline.bind()?;
+        result::mem_get_info().map_err(cu("cuMemGetInfo"))
+    }
+
+    /// Copies `data` to the device (timed). An input larger than the free device memory
+    /// is refused with both sizes, before anything is allocated.
+    pub fn upload(&self, data: ArrayRef<'_>) -> Result<DeviceInput, RunError> {
+        let bytes = data.bytes();
+        let dtype = data.dtype();
+        if bytes.is_empty() {
+            return Ok(DeviceInput {
+                buffer: None,
+                len: 0,
+                dtype,
+                upload_s: 0.0,
+            });
+        }
+        let (free, total) = self.memory()?;
+        // Headroom for partials and the driver's own needs.
+        let headroom = 64 << 20;
+        if bytes.len() + headroom > free {
+            return Err(RunError::Device(format!(
+                "the input needs {:.2} GiB on the device, which has {:.2} GiB free of {:.2} GiB",
+                bytes.len() as f64 / (1u64 << 30) as f64,
+                free as f64 / (1u64 << 30) as f64,
+                total as f64 / (1u64 << 30) as f64
+            )));
+        }
+        let buffer = DeviceBuffer::alloc(self.timeline.ctx, bytes.len())?;
+        let upload_s = self.timeline.write(&buffer, bytes)?;
+        Ok(DeviceInput {
+            buffer: Some(buffer),
+            len: data.len(),
+            dtype,
+            upload_s,
+        })
+    }
+
+    /// Wraps an array already on this device, so it can be reduced without a copy.
+    ///
+    /// # Safety
+    /// `ptr` must be device memory of this device's primary context holding `len`
+    /// elements of `dtype`, alive and unchanged while the returned input is used.
+    pub unsafe fn device_resident(&self, ptr: u64, len: usize, dtype: DType) -> DeviceInput {
+        let bytes = len * dtype.size_bytes();
+        DeviceInput {
+            // SAFETY: the caller's promise above.
+            buffer: (len > 0)
+                .then(|| unsafe { DeviceBuffer::borrowed(self.timeline.ctx, ptr, bytes) }),
+            len,
+            dtype,
+            upload_s: 0.0,
+        }
+    }
+
+    /// The functions `names` of `variant` built for `problem` (FIRST_PASS or not).
+    fn functions(
+        &self,
+        variant: &Variant,
+        problem: &Problem,
+        params: &[(&str, u32)],
+        first_pass: bool,
+        names: &[&str],
+    ) -> Result<Vec<sys::CUfunction>, RunError> {
+        let assembled = assembly::assemble(variant, problem, params, &[], Target::Cuda, first_pass)
+            .map_err(RunError::Device)?;
+        self.modules
+            .functions(&assembled.source, &self.query.arch(), names)
+    }
+
+    /// Runs `variant` over a device input. `params` overrides parameter defaults.
+    pub fn run(
+        &self,
+        variant: &Variant,
+        problem: &Problem,
+        input: &DeviceInput,
+        params: &[(&str, u32)],
+    ) -> Result<Run, RunError> {
+        if input.dtype != problem.dtype {
+            return Err(RunError::Device(format!(
+                "the input holds {}, the problem reduces {}",
+                input.dtype, problem.dtype
+            )));
+        }
+        let wg = match kernel_driver::plan(variant, problem, &self.caps, params, input.len)? {
+            Plan::Empty(run) => return Ok(run),
+            Plan::Launch { wg } => wg,
+        };
+        let Some(source) = input.buffer.as_ref() else {
+            return Err(RunError::Device("empty input reached the device".into()));
+        };
+        // Builds first (they may take a while and need no exclusive use of the stream).
+        self.timeline.bind()?;
+        let entries = kernel_driver::entry_points(variant);
+        let mut names = vec![entries.first];
+        if let (Some(later), false) = (entries.later, entries.later_rebuilt) {
+            names.push(later);
+        }
+        let first_functions = self.functions(variant, problem, params, true, &names)?;
+        let first = first_functions[0];
+        let later = match (entries.later, entries.later_rebuilt) {
+            (Some(name), true) => Some(self.functions(variant, problem, params, false, &[name])?[0]),
+            (Some(_), false) => first_functions.get(1).copied(),
+            (None, _) => None,
+        };
+        let _guard = self
+            .running
+            .lock()
+            .map_err(|_| RunError::Device("device lock poisoned".into()))?;
+        self.timeline.bind()?;
+        kernel_driver::run_passes(
+            &self.timeline,
+            &self.caps,
+            variant,
+            problem,
+            &first,
+            later.as_ref(),
+            source,
+            input.len,
+            wg,
+        )
+    }
+
+    /// The read roof over a device input: seconds of one streaming read of all its whole
+    /// 16-byte words by a grid of 8 blocks of 256 per SM.
+    pub fn stream_read(&self, input: &DeviceInput) -> Result<f64, RunError> {
+        let Some(source) = input.buffer.as_ref() else {
+            return Ok(0.0);
+        };
+        let _guard = self
+            .running
+            .lock()
+            .map_err(|_| RunError::Device("device lock poisoned".into()))?;
+        self.timeline.bind()?;
+        let text = format!(
+            "{}{}",
+            assembly::file("cuda_prelude.h").unwrap_or_default(),
+            assembly::file("roof.cl").unwrap_or_default()
+        );
+        let roof = self.modules.functions(&text, &self.query.arch(), &["roof"])?[0];
+        let groups = self.caps.compute_units * 8;
+        let out = DeviceBuffer::alloc(self.timeline.ctx, groups * 256 * 4)?;
+        self.timeline.time(|stream| {
+            Timeline::enqueue(
+                roof,
+                stream,
+                source.ptr,
+                out.ptr,
+                source.bytes / 16,
+                groups * 256,
+                256,
+            )
+        })
+    }
+}
+
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        let _ = self.timeline.bind();
+        self.modules.clear();
+        // SAFETY: retained in `open`, released once; buffers of this device hold no
+        // reference to it after this point (their frees fail quietly).
+        let _ = unsafe { result::primary_ctx::release(self.device) };
+    }
+}
+
+impl Backend for CudaDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Uploads, runs the production kernel (canonical order, one launch), reads back:
+    /// `seconds` is kernel time from CUDA events; transfers are not included.
+    fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, Error> {
+        problem.check_input(&data)?;
+        let production =
+            registry::find("production").ok_or_else(|| backend_error("no production variant"))?;
+        let input = self.upload(data).map_err(backend_error)?;
+        let run = self
+            .run(&production, problem, &input, &[])
+            .map_err(backend_error)?;
+        Ok(Outcome {
+            value: run.value,
+            seconds: run.passes.iter().sum(),
+            passes: run.passes,
+        })
+    }
+
+    /// Uploads `data` and times one streaming read of it on the device.
+    fn stream_read(&self, data: &[u8]) -> Result<f64, Error> {
+        let input = self
+            .upload(ArrayRef::from_slice(data))
+            .map_err(backend_error)?;
+        CudaDevice::stream_read(self, &input).map_err(backend_error)
+    }
+}

@@ -1,0 +1,95 @@
+//! The module cache of one device: NVRTC-compiled PTX loaded as a module, keyed by the
+//! assembled source (which holds every define) and the architecture, with its functions
+//! looked up once.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::Mutex;
+
+use cudarc::driver::{result, sys};
+use redlab_kernels::RunError;
+
+use crate::compile;
+use crate::memory::cu;
+
+struct Module {
+    handle: sys::CUmodule,
+    functions: HashMap<String, sys::CUfunction>,
+}
+
+/// Loaded modules by source.
+#[derive(Default)]
+pub(crate) struct ModuleCache {
+    modules: Mutex<HashMap<String, Module>>,
+}
+
+// SAFETY: module and function handles are plain driver handles, used with the owning
+// context current and under the cache's lock or the device's run lock.
+unsafe impl Send for ModuleCache {}
+unsafe impl Sync for ModuleCache {}
+
+impl ModuleCache {
+    /// The functions `names` of `source`, compiling and loading it on first use. The
+    /// device's context must be current.
+    pub(crate) fn functions(
+        &self,
+        source: &str,
+        arch: &str,
+        names: &[&str],
+    ) -> Result<Vec<sys::CUfunction>, RunError> {
+        let key = format!("{arch}\n{source}");
+        let lock = || {
+            self.modules
+                .lock()
+                .map_err(|_| RunError::Device("module cache lock poisoned".into()))
+        };
+        // Compiling takes NVRTC a tenth of a second or more: it happens outside the lock,
+        // so threads building different kernels do not wait for each other.
+        let ptx = if lock()?.contains_key(&key) {
+            None
+        } else {
+            Some(compile::compile(source, "redlab.cu", arch).map_err(|f| RunError::Build(f.log))?)
+        };
+        let mut modules = lock()?;
+        if let (false, Some(ptx)) = (modules.contains_key(&key), ptx) {
+            // SAFETY: `ptx` is NUL-terminated PTX text that outlives the call.
+            let handle = unsafe { result::module::load_data(ptx.as_ptr().cast()) }
+                .map_err(cu("cuModuleLoadData"))?;
+            modules.insert(
+                key.clone(),
+                Module {
+                    handle,
+                    functions: HashMap::new(),
+                },
+            );
+        }
+        let module = modules
+            .get_mut(&key)
+            .ok_or_else(|| RunError::Device("module vanished from the cache".into()))?;
+        names
+            .iter()
+            .map(|&name| {
+                if let Some(&f) = module.functions.get(name) {
+                    return Ok(f);
+                }
+                let c_name = CString::new(name)
+                    .map_err(|_| RunError::Device(format!("bad kernel name {name}")))?;
+                // SAFETY: the module is loaded and not unloaded while cached.
+                let f = unsafe { result::module::get_function(module.handle, c_name) }
+                    .map_err(cu("cuModuleGetFunction"))?;
+                module.functions.insert(name.to_string(), f);
+                Ok(f)
+            })
+            .collect()
+    }
+
+    /// Unloads every module (the context must be current).
+    pub(crate) fn clear(&self) {
+        if let Ok(mut modules) = self.modules.lock() {
+            for (_, module) in modules.drain() {
+                // SAFETY: loaded by this cache, unloaded once.
+                let _ = unsafe { result::module::unload(module.handle) };
+            }
+        }
+    }
+}

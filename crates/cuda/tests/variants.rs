@@ -1,0 +1,307 @@
+//! Every variant × operator × type × edge size on the first CUDA device,
+//! checked against the host reference: bit for bit for the canonical kernel, exactly for
+//! integers and selections, and within the worst-case summation bound for other float
+//! sums and products (their order is the strategy's own).
+//!
+//! Without a CUDA device (CI has none) the tests print a visible SKIPPED line and pass,
+//! unless `REDLAB_REQUIRE_CUDA=1`, which turns that into a failure. CI instead compiles
+//! every kernel through NVRTC (`redlab check-kernels`). The full matrix runs with
+//! `REDLAB_CUDA_FULL=1`; otherwise every variant meets every operator on i32 and f32 and
+//! every type on sum and argmax.
+
+use std::sync::Mutex;
+
+use redlab_core::generate::{generate, Distribution};
+use redlab_core::reference::{self, accuracy};
+use redlab_core::{DType, HostArray, Op, Problem, Value};
+use redlab_kernels::registry;
+use redlab_cuda::{CudaDevice, RunError};
+
+/// One test at a time on the device, so that timings and memory do not interfere.
+static DEVICE_LOCK: Mutex<()> = Mutex::new(());
+
+/// The device, or `None` after printing why (failing if OpenCL is required).
+fn device() -> Option<CudaDevice> {
+    match CudaDevice::open(0) {
+        Ok(device) => Some(device),
+        Err(e) => {
+            let required = std::env::var("REDLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1");
+            assert!(!required, "REDLAB_REQUIRE_CUDA=1 but CUDA is not usable: {e}");
+            eprintln!("SKIPPED: CUDA tests need a device: {e}");
+            None
+        }
+    }
+}
+
+/// 0, 1, primes, 2^k ± 1 around work-group and tile sizes, and a few million.
+const SIZES: &[usize] = &[
+    0, 1, 2, 3, 7, 31, 255, 257, 1023, 4099, 8191, 8193, 65537, 1_000_003,
+];
+const LARGE: usize = 3_000_017;
+
+/// Whether `got` is an acceptable result for `problem` over `data`.
+fn acceptable(
+    problem: &Problem,
+    data: &HostArray,
+    got: &Value,
+    expected: &Value,
+    canonical: bool,
+) -> Result<(), String> {
+    if got.same_as(expected) {
+        return Ok(());
+    }
+    let float_arith = problem.dtype.is_float() && problem.op.is_arithmetic();
+    if canonical || !float_arith {
+        return Err(format!("got {got}, reference {expected}"));
+    }
+    accuracy::check_any_order(problem, data.view(), got)
+}
+
+fn problems() -> Vec<Problem> {
+    let full = std::env::var("REDLAB_CUDA_FULL").is_ok_and(|v| v == "1");
+    let mut all = Vec::new();
+    for op in Op::ALL {
+        for dtype in DType::ALL {
+            let covered = full
+                || matches!(dtype, DType::I32 | DType::F32)
+                || matches!(op, Op::Sum | Op::ArgMax);
+            if let (true, Ok(p)) = (covered, Problem::new(op, dtype, None)) {
+                all.push(p);
+            }
+        }
+    }
+    all
+}
+
+#[test]
+fn every_variant_op_and_type_matches_the_reference() {
+    let _serial = DEVICE_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(device) = device() else { return };
+    let variants = registry::all();
+    let problems = problems();
+    let failures = Mutex::new(Vec::<String>::new());
+    let skipped = Mutex::new(0usize);
+    let ran = Mutex::new(0usize);
+    let next = Mutex::new(0usize);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let k = {
+                    let mut next = next.lock().expect("lock");
+                    let k = *next;
+                    *next += 1;
+                    k
+                };
+                let Some(problem) = problems.get(k) else {
+                    break;
+                };
+                let dist = if problem.op == Op::Prod {
+                    Distribution::Ints
+                } else {
+                    Distribution::Normal
+                };
+                let inputs: Vec<(HostArray, Value)> = SIZES
+                    .iter()
+                    .map(|&n| {
+                        let data = generate(problem.dtype, n, dist, 17 + n as u64).expect("fits");
+                        let expected = reference::reduce(problem, data.view()).expect("reference");
+                        (data, expected)
+                    })
+                    .collect();
+                for variant in &variants {
+                    for (data, expected) in &inputs {
+                        let outcome = device
+                            .upload(data.view())
+                            .and_then(|input| device.run(variant, problem, &input, &[]));
+                        match outcome {
+                            Ok(run) => {
+                                *ran.lock().expect("lock") += 1;
+                                if let Err(why) = acceptable(
+                                    problem,
+                                    data,
+                                    &run.value,
+                                    expected,
+                                    variant.canonical,
+                                ) {
+                                    failures.lock().expect("lock").push(format!(
+                                        "{} {problem} n={}: {why}",
+                                        variant.name,
+                                        data.len()
+                                    ));
+                                }
+                            }
+                            Err(RunError::Skipped(why)) => {
+                                assert!(!why.is_empty());
+                                *skipped.lock().expect("lock") += 1;
+                                break; // the same reason holds at every size
+                            }
+                            Err(e) => {
+                                failures.lock().expect("lock").push(format!(
+                                    "{} {problem} n={}: {e}",
+                                    variant.name,
+                                    data.len()
+                                ));
+                                break;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("lock");
+    let ran = ran.into_inner().expect("lock");
+    eprintln!(
+        "cuda matrix: {ran} runs verified, {} variant × problem pairs skipped",
+        skipped.into_inner().expect("lock")
+    );
+    assert!(ran > 4 * problems.len(), "too few runs: {ran}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn large_inputs_match_for_every_variant() {
+    let _serial = DEVICE_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(device) = device() else { return };
+    for (op, dtype) in [
+        (Op::Sum, DType::F32),
+        (Op::ArgMax, DType::I16),
+        (Op::Sum, DType::U8),
+    ] {
+        let problem = Problem::new(op, dtype, None).expect("valid");
+        let data = generate(dtype, LARGE, Distribution::Normal, 99).expect("fits");
+        let expected = reference::reduce(&problem, data.view()).expect("reference");
+        let input = device.upload(data.view()).expect("upload");
+        for variant in registry::all() {
+            match device.run(&variant, &problem, &input, &[]) {
+                Ok(run) => {
+                    if let Err(why) =
+                        acceptable(&problem, &data, &run.value, &expected, variant.canonical)
+                    {
+                        panic!("{} {problem} n={LARGE}: {why}", variant.name);
+                    }
+                }
+                Err(RunError::Skipped(_)) => {}
+                Err(e) => panic!("{} {problem}: {e}", variant.name),
+            }
+        }
+    }
+}
+
+#[test]
+fn the_canonical_kernel_equals_the_cpu_backend_bit_for_bit() {
+    let _serial = DEVICE_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(device) = device() else { return };
+    let cpu = redlab_cpu::CpuBackend::new(Some(2)).expect("cpu");
+    for name in ["canonical", "production"] {
+    let canonical = registry::find(name).expect("registered");
+    for (dtype, acc) in [
+        (DType::F32, DType::F32),
+        (DType::F32, DType::F64),
+        (DType::F16, DType::F32),
+        (DType::BF16, DType::F32),
+        (DType::F64, DType::F64),
+    ] {
+        for op in [Op::Sum, Op::Prod] {
+            let problem = Problem::new(op, dtype, Some(acc)).expect("valid");
+            let dist = if op == Op::Prod {
+                Distribution::Ints
+            } else {
+                Distribution::Uniform
+            };
+            let data = generate(dtype, 2_000_003, dist, 5).expect("fits");
+            let input = device.upload(data.view()).expect("upload");
+            let got = device
+                .run(&canonical, &problem, &input, &[])
+                .expect("runs")
+                .value;
+            let want = cpu.compute(&problem, data.view()).expect("cpu");
+            assert_eq!(
+                got.scalar().map(|s| s.bits()),
+                want.scalar().map(|s| s.bits()),
+                "{name} {problem}"
+            );
+        }
+    }
+    }
+}
+
+#[test]
+fn a_kernel_that_does_not_build_reports_the_compiler_log() {
+    let _serial = DEVICE_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(device) = device() else { return };
+    let mut variant = registry::find("reduce2").expect("registered");
+    // A zero-sized work-group: the local array `sdata[0]` does not compile.
+    variant.params = &[redlab_kernels::registry::Param {
+        name: "WG",
+        default: 0,
+        values: &[],
+    }];
+    let problem = Problem::new(Op::Sum, DType::I32, None).expect("valid");
+    let data = generate(DType::I32, 1000, Distribution::Ints, 1).expect("fits");
+    let input = device.upload(data.view()).expect("upload");
+    match device.run(&variant, &problem, &input, &[]) {
+        Err(RunError::Build(log)) => assert!(!log.trim().is_empty()),
+        Err(RunError::Skipped(_)) | Err(RunError::Device(_)) => {}
+        Ok(run) => panic!("a zero-sized work-group ran and gave {:?}", run.value),
+    }
+}
+
+#[test]
+fn graph_replay_resets_the_ticket_and_matches() {
+    let _serial = DEVICE_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(device) = device() else { return };
+    let production = registry::find("production").expect("registered");
+    let problem = Problem::new(Op::Sum, DType::F32, None).expect("valid");
+    let inputs: Vec<HostArray> = (0..3)
+        .map(|w| generate(DType::F32, 5_000_011, Distribution::Normal, 40 + w).expect("fits"))
+        .collect();
+    let uploads: Vec<_> = inputs
+        .iter()
+        .map(|d| device.upload(d.view()).expect("upload"))
+        .collect();
+    let graph = device
+        .graph_run(&production, &problem, &uploads, 7)
+        .expect("graph");
+    let expected = reference::reduce(&problem, inputs[graph.last_input].view()).expect("ref");
+    assert!(graph.value.same_as(&expected), "{} vs {expected}", graph.value);
+    assert!(graph.seconds_per_reduction > 0.0);
+}
+
+#[test]
+fn device_resident_inputs_reduce_without_a_copy() {
+    let _serial = DEVICE_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(device) = device() else { return };
+    let problem = Problem::new(Op::Max, DType::I64, None).expect("valid");
+    let data = generate(DType::I64, 1_000_003, Distribution::Normal, 8).expect("fits");
+    let owned = device.upload(data.view()).expect("upload");
+    let ptr = owned.device_ptr().expect("non-empty");
+    // SAFETY: `owned` keeps the memory alive and unchanged for this test.
+    let borrowed = unsafe { device.device_resident(ptr, data.len(), DType::I64) };
+    let run = device
+        .run(&registry::find("production").expect("registered"), &problem, &borrowed, &[])
+        .expect("runs");
+    let expected = reference::reduce(&problem, data.view()).expect("ref");
+    assert!(run.value.same_as(&expected));
+    assert_eq!(borrowed.upload_s, 0.0);
+}
