@@ -55,8 +55,8 @@ pub fn compile(source: &str, name: &str, arch: &str) -> Result<Vec<u8>, CompileF
         log: "the source contains a NUL byte".into(),
     })?;
     let name = std::ffi::CString::new(name).unwrap_or_default();
-    let program = result::create_program(&source, Some(&name))
-        .map_err(|e| fail("nvrtcCreateProgram", e))?;
+    let program =
+        result::create_program(&source, Some(&name)).map_err(|e| fail("nvrtcCreateProgram", e))?;
     let options = options(arch);
     // SAFETY: `program` was just created and is destroyed below, once.
     let outcome = unsafe {

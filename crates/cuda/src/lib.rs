@@ -57,7 +57,8 @@ impl DeviceInput {
 pub struct CudaDevice {
     query: Query,
     device: sys::CUdevice,
-    timeline: Timeline,
+    /// Destroyed by hand in `Drop`, before the context it lives in is released.
+    timeline: std::mem::ManuallyDrop<Timeline>,
     caps: Capabilities,
     info: DeviceInfo,
     modules: ModuleCache,
@@ -99,7 +100,7 @@ impl CudaDevice {
         let ctx = unsafe { result::primary_ctx::retain(device) }
             .map_err(cu("cuDevicePrimaryCtxRetain"))
             .map_err(backend_error)?;
-        let timeline = Timeline::new(ctx).map_err(backend_error)?;
+        let timeline = std::mem::ManuallyDrop::new(Timeline::new(ctx).map_err(backend_error)?);
         let caps = discovery::capabilities(&query);
         let info = discovery::describe(&query);
         Ok(CudaDevice {
@@ -226,7 +227,9 @@ impl CudaDevice {
         let first_functions = self.functions(variant, problem, params, true, &names)?;
         let first = first_functions[0];
         let later = match (entries.later, entries.later_rebuilt) {
-            (Some(name), true) => Some(self.functions(variant, problem, params, false, &[name])?[0]),
+            (Some(name), true) => {
+                Some(self.functions(variant, problem, params, false, &[name])?[0])
+            }
             (Some(_), false) => first_functions.get(1).copied(),
             (None, _) => None,
         };
@@ -236,7 +239,7 @@ impl CudaDevice {
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         self.timeline.bind()?;
         kernel_driver::run_passes(
-            &self.timeline,
+            &*self.timeline,
             &self.caps,
             variant,
             problem,
@@ -264,7 +267,9 @@ impl CudaDevice {
             assembly::file("cuda_prelude.h").unwrap_or_default(),
             assembly::file("roof.cl").unwrap_or_default()
         );
-        let roof = self.modules.functions(&text, &self.query.arch(), &["roof"])?[0];
+        let roof = self
+            .modules
+            .functions(&text, &self.query.arch(), &["roof"])?[0];
         let groups = self.caps.compute_units * 8;
         let out = DeviceBuffer::alloc(self.timeline.ctx, groups * 256 * 4)?;
         self.timeline.time(|stream| {
@@ -285,9 +290,13 @@ impl Drop for CudaDevice {
     fn drop(&mut self) {
         let _ = self.timeline.bind();
         self.modules.clear();
-        // SAFETY: retained in `open`, released once; buffers of this device hold no
-        // reference to it after this point (their frees fail quietly).
-        let _ = unsafe { result::primary_ctx::release(self.device) };
+        // SAFETY: the stream and events go first, while their context is alive; the
+        // timeline is not used again. Then the primary context retained in `open` is
+        // released, once.
+        unsafe {
+            std::mem::ManuallyDrop::drop(&mut self.timeline);
+            let _ = result::primary_ctx::release(self.device);
+        }
     }
 }
 

@@ -96,8 +96,8 @@ impl Timeline {
         unsafe {
             result::ctx::set_current(ctx).map_err(cu("cuCtxSetCurrent"))?;
         }
-        let stream =
-            result::stream::create(result::stream::StreamKind::NonBlocking).map_err(cu("cuStreamCreate"))?;
+        let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
+            .map_err(cu("cuStreamCreate"))?;
         let start = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
             .map_err(cu("cuEventCreate"))?;
         let end = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
@@ -129,7 +129,8 @@ impl Timeline {
             work(self.stream)?;
             result::event::record(self.end, self.stream).map_err(cu("cuEventRecord"))?;
             result::event::synchronize(self.end).map_err(cu("kernel or copy failed"))?;
-            let ms = result::event::elapsed(self.start, self.end).map_err(cu("cuEventElapsedTime"))?;
+            let ms =
+                result::event::elapsed(self.start, self.end).map_err(cu("cuEventElapsedTime"))?;
             Ok(f64::from(ms) * 1e-3)
         }
     }
@@ -137,7 +138,9 @@ impl Timeline {
     /// Copies `bytes` into `buffer`, timed.
     pub(crate) fn write(&self, buffer: &DeviceBuffer, bytes: &[u8]) -> Result<f64, RunError> {
         if bytes.len() > buffer.bytes.max(1) {
-            return Err(RunError::Device("write past the end of a device buffer".into()));
+            return Err(RunError::Device(
+                "write past the end of a device buffer".into(),
+            ));
         }
         if bytes.is_empty() {
             return Ok(0.0);
@@ -150,10 +153,16 @@ impl Timeline {
     }
 
     /// Copies the first `bytes` of `buffer` back, timed.
-    pub(crate) fn read(&self, buffer: &DeviceBuffer, bytes: usize) -> Result<(Vec<u8>, f64), RunError> {
+    pub(crate) fn read(
+        &self,
+        buffer: &DeviceBuffer,
+        bytes: usize,
+    ) -> Result<(Vec<u8>, f64), RunError> {
         let mut out = vec![0u8; bytes];
         if bytes > buffer.bytes.max(1) {
-            return Err(RunError::Device("read past the end of a device buffer".into()));
+            return Err(RunError::Device(
+                "read past the end of a device buffer".into(),
+            ));
         }
         // SAFETY: the source holds at least `bytes`; the copy is waited for before `out`
         // is used or dropped.

@@ -14,8 +14,8 @@ use std::sync::Mutex;
 use redlab_core::generate::{generate, Distribution};
 use redlab_core::reference::{self, accuracy};
 use redlab_core::{DType, HostArray, Op, Problem, Value};
-use redlab_kernels::registry;
 use redlab_cuda::{CudaDevice, RunError};
+use redlab_kernels::registry;
 
 /// One test at a time on the device, so that timings and memory do not interfere.
 static DEVICE_LOCK: Mutex<()> = Mutex::new(());
@@ -26,7 +26,10 @@ fn device() -> Option<CudaDevice> {
         Ok(device) => Some(device),
         Err(e) => {
             let required = std::env::var("REDLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1");
-            assert!(!required, "REDLAB_REQUIRE_CUDA=1 but CUDA is not usable: {e}");
+            assert!(
+                !required,
+                "REDLAB_REQUIRE_CUDA=1 but CUDA is not usable: {e}"
+            );
             eprintln!("SKIPPED: CUDA tests need a device: {e}");
             None
         }
@@ -208,35 +211,35 @@ fn the_canonical_kernel_equals_the_cpu_backend_bit_for_bit() {
     let Some(device) = device() else { return };
     let cpu = redlab_cpu::CpuBackend::new(Some(2)).expect("cpu");
     for name in ["canonical", "production"] {
-    let canonical = registry::find(name).expect("registered");
-    for (dtype, acc) in [
-        (DType::F32, DType::F32),
-        (DType::F32, DType::F64),
-        (DType::F16, DType::F32),
-        (DType::BF16, DType::F32),
-        (DType::F64, DType::F64),
-    ] {
-        for op in [Op::Sum, Op::Prod] {
-            let problem = Problem::new(op, dtype, Some(acc)).expect("valid");
-            let dist = if op == Op::Prod {
-                Distribution::Ints
-            } else {
-                Distribution::Uniform
-            };
-            let data = generate(dtype, 2_000_003, dist, 5).expect("fits");
-            let input = device.upload(data.view()).expect("upload");
-            let got = device
-                .run(&canonical, &problem, &input, &[])
-                .expect("runs")
-                .value;
-            let want = cpu.compute(&problem, data.view()).expect("cpu");
-            assert_eq!(
-                got.scalar().map(|s| s.bits()),
-                want.scalar().map(|s| s.bits()),
-                "{name} {problem}"
-            );
+        let canonical = registry::find(name).expect("registered");
+        for (dtype, acc) in [
+            (DType::F32, DType::F32),
+            (DType::F32, DType::F64),
+            (DType::F16, DType::F32),
+            (DType::BF16, DType::F32),
+            (DType::F64, DType::F64),
+        ] {
+            for op in [Op::Sum, Op::Prod] {
+                let problem = Problem::new(op, dtype, Some(acc)).expect("valid");
+                let dist = if op == Op::Prod {
+                    Distribution::Ints
+                } else {
+                    Distribution::Uniform
+                };
+                let data = generate(dtype, 2_000_003, dist, 5).expect("fits");
+                let input = device.upload(data.view()).expect("upload");
+                let got = device
+                    .run(&canonical, &problem, &input, &[])
+                    .expect("runs")
+                    .value;
+                let want = cpu.compute(&problem, data.view()).expect("cpu");
+                assert_eq!(
+                    got.scalar().map(|s| s.bits()),
+                    want.scalar().map(|s| s.bits()),
+                    "{name} {problem}"
+                );
+            }
         }
-    }
     }
 }
 
@@ -282,7 +285,11 @@ fn graph_replay_resets_the_ticket_and_matches() {
         .graph_run(&production, &problem, &uploads, 7)
         .expect("graph");
     let expected = reference::reduce(&problem, inputs[graph.last_input].view()).expect("ref");
-    assert!(graph.value.same_as(&expected), "{} vs {expected}", graph.value);
+    assert!(
+        graph.value.same_as(&expected),
+        "{} vs {expected}",
+        graph.value
+    );
     assert!(graph.seconds_per_reduction > 0.0);
 }
 
@@ -299,7 +306,12 @@ fn device_resident_inputs_reduce_without_a_copy() {
     // SAFETY: `owned` keeps the memory alive and unchanged for this test.
     let borrowed = unsafe { device.device_resident(ptr, data.len(), DType::I64) };
     let run = device
-        .run(&registry::find("production").expect("registered"), &problem, &borrowed, &[])
+        .run(
+            &registry::find("production").expect("registered"),
+            &problem,
+            &borrowed,
+            &[],
+        )
         .expect("runs");
     let expected = reference::reduce(&problem, data.view()).expect("ref");
     assert!(run.value.same_as(&expected));

@@ -11,9 +11,15 @@
 // closed from the top (what padding with IDENTITY gives, without the padding).
 //
 // Each group then writes its roots to out[1 + s], fences, and takes a ticket; the group
-// that takes the last ticket builds the tree above level k in local memory, writes the
-// result to out[0] and resets the ticket counter, so the next launch (or a replayed
-// graph) starts clean. Layout of `out`: result, MAX_PARTIALS roots, then the counter.
+// that takes the last ticket builds the tree above level k, writes the result to out[0]
+// and resets the ticket counter, so the next launch (or a replayed graph) starts clean.
+// Layout of `out`: result, MAX_PARTIALS roots, then the counter.
+//
+// Where sub-group shuffles exist (CUDA), the fold below w = 32 and the final tree run in
+// registers, which leaves three barriers per tile; the tile's lanes alternate between
+// two local arrays, so no barrier is needed before the next tile writes its lanes.
+// With PREFETCH, the raw elements of the next tile are loaded before the current one is
+// folded (not for halves, whose conversion reads memory).
 
 #define LANES 1024
 #define ROWS 8
@@ -24,11 +30,22 @@
 #endif
 // Enough for any 64-bit tile count.
 #define STACK_DEPTH 64
+#ifndef PREFETCH
+#if defined(HAVE_SUBGROUP_SHUFFLE) && !defined(IN_IS_HALF)
+#define PREFETCH 1
+#else
+#define PREFETCH 0
+#endif
+#endif
 
 __kernel __attribute__((reqd_work_group_size(TILE_WG, 1, 1)))
 void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
-    __local acc_t lanes[TILE_WG];
+    __local acc_t lanes[2][TILE_WG];
+#ifdef HAVE_SUBGROUP_SHUFFLE
+    __local acc_t level[TILE_WG / 32];
+#else
     __local acc_t level[MAX_PARTIALS];
+#endif
     __local uint is_last;
     uint lid = get_local_id(0);
     ulong tiles = (n + TILE - 1) / TILE;
@@ -39,38 +56,79 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
     ulong subtrees = (tiles + span - 1) >> k;
     ulong groups = get_num_groups(0);
     __global uint* counter = (__global uint*)(out + 1 + MAX_PARTIALS);
+    // Which of the two lane arrays the next tile uses, alternating across subtrees too.
+    uint p = 0;
 
     for (ulong s = get_group_id(0); s < subtrees; s += groups) {
         ulong first = s << k;
         ulong count = min(span, tiles - first);
         acc_t stack[STACK_DEPTH]; // used by work-item 0 only
         uint depth = 0;
+#if PREFETCH
+        in_t cur[ROWS * 4], next[ROWS * 4];
+        {
+            ulong b = first * (ulong)TILE + lid;
+            for (uint j = 0; j < ROWS * 4; j++) {
+                ulong i = b + (ulong)(j >> 2) * LANES + (j & 3) * 256;
+                cur[j] = i < n ? in[i] : (in_t)0;
+            }
+        }
+#endif
         for (ulong t = 0; t < count; t++) {
             ulong base = (first + t) * (ulong)TILE + lid;
-            acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
+            p ^= 1;
+            acc_t l[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
+#if PREFETCH
+            if (t + 1 < count) {
+                for (uint j = 0; j < ROWS * 4; j++) {
+                    ulong i = base + TILE + (ulong)(j >> 2) * LANES + (j & 3) * 256;
+                    next[j] = i < n ? in[i] : (in_t)0;
+                }
+            }
+            for (uint j = 0; j < ROWS * 4; j++) {
+                ulong i = base + (ulong)(j >> 2) * LANES + (j & 3) * 256;
+                l[j & 3] = combine(l[j & 3], i < n ? lift_value(cur[j], i) : IDENTITY);
+            }
+            for (uint j = 0; j < ROWS * 4; j++)
+                cur[j] = next[j];
+#else
             for (uint r = 0; r < ROWS; r++) {
                 ulong row = base + (ulong)r * LANES;
-                l0 = combine(l0, row < n ? lift(in, row) : IDENTITY);
-                l1 = combine(l1, row + 256 < n ? lift(in, row + 256) : IDENTITY);
-                l2 = combine(l2, row + 512 < n ? lift(in, row + 512) : IDENTITY);
-                l3 = combine(l3, row + 768 < n ? lift(in, row + 768) : IDENTITY);
+                for (uint q = 0; q < 4; q++)
+                    l[q] = combine(l[q], row + q * 256 < n ? lift(in, row + q * 256) : IDENTITY);
             }
-            l0 = combine(l0, l2);
-            l1 = combine(l1, l3);
-            lanes[lid] = combine(l0, l1);
+#endif
+            lanes[p][lid] = combine(combine(l[0], l[2]), combine(l[1], l[3]));
+#ifdef HAVE_SUBGROUP_SHUFFLE
+            for (uint w = TILE_WG / 2; w >= 64; w >>= 1) {
+                barrier(CLK_LOCAL_MEM_FENCE);
+                if (lid < w)
+                    lanes[p][lid] = combine(lanes[p][lid], lanes[p][lid + w]);
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < 32) {
+                acc_t v = combine(lanes[p][lid], lanes[p][lid + 32]);
+                for (uint w = 16; w > 0; w >>= 1)
+                    v = combine(v, sub_group_shuffle_down(v, w));
+                if (lid == 0) {
+                    for (ulong c = t; c & 1; c >>= 1)
+                        v = combine(stack[--depth], v);
+                    stack[depth++] = v;
+                }
+            }
+#else
             for (uint w = TILE_WG / 2; w > 0; w >>= 1) {
                 barrier(CLK_LOCAL_MEM_FENCE);
                 if (lid < w)
-                    lanes[lid] = combine(lanes[lid], lanes[lid + w]);
+                    lanes[p][lid] = combine(lanes[p][lid], lanes[p][lid + w]);
             }
             if (lid == 0) {
-                acc_t x = lanes[0];
+                acc_t v = lanes[p][0];
                 for (ulong c = t; c & 1; c >>= 1)
-                    x = combine(stack[--depth], x);
-                stack[depth++] = x;
+                    v = combine(stack[--depth], v);
+                stack[depth++] = v;
             }
-            // lanes[] is rewritten by the next tile.
-            barrier(CLK_LOCAL_MEM_FENCE);
+#endif
         }
         if (lid == 0) {
             acc_t x = stack[--depth];
@@ -93,6 +151,32 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
 
+#ifdef HAVE_SUBGROUP_SHUFFLE
+    // Four consecutive roots per work-item (levels 1 and 2 of the tree), then shuffles
+    // for the levels inside a warp and once more across the eight warps' nodes.
+    {
+        ulong b = 4 * (ulong)lid;
+        acc_t r0 = b < subtrees ? out[1 + b] : IDENTITY;
+        acc_t r1 = b + 1 < subtrees ? out[2 + b] : IDENTITY;
+        acc_t r2 = b + 2 < subtrees ? out[3 + b] : IDENTITY;
+        acc_t r3 = b + 3 < subtrees ? out[4 + b] : IDENTITY;
+        acc_t v = combine(combine(r0, r1), combine(r2, r3));
+        for (uint d = 1; d < 32; d <<= 1)
+            v = combine(v, sub_group_shuffle_down(v, d));
+        if ((lid & 31) == 0)
+            level[lid >> 5] = v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < 32) {
+            acc_t u = lid < TILE_WG / 32 ? level[lid] : IDENTITY;
+            for (uint d = 1; d < TILE_WG / 32; d <<= 1)
+                u = combine(u, sub_group_shuffle_down(u, d));
+            if (lid == 0) {
+                out[0] = u;
+                *counter = 0;
+            }
+        }
+    }
+#else
     uint width = 1;
     while (width < subtrees)
         width <<= 1;
@@ -107,4 +191,5 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
         out[0] = level[0];
         *counter = 0;
     }
+#endif
 }

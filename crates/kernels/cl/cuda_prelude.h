@@ -8,7 +8,8 @@
 //   work-items      get_local_id/get_group_id/... -> threadIdx/blockIdx/blockDim/gridDim
 //   address spaces  __global -> (generic pointer), __local -> __shared__
 //   barriers        barrier() -> __syncthreads(); mem_fence(global) -> __threadfence()
-//   sub-groups      a sub-group is a warp of 32; collectives are xor-shuffle butterflies
+//   sub-groups      a sub-group is a warp of 32; collectives are xor-shuffle butterflies;
+//                   sub_group_shuffle_down is __shfl_down_sync (HAVE_SUBGROUP_SHUFFLE)
 //   work-groups     work_group_reduce_* -> warp butterflies + one shared slot per warp
 //   atomics         atom_add/atomic_cmpxchg/atom_cmpxchg/atomic_inc -> atomicAdd/atomicCAS
 //   bit casts       as_int/as_float/... -> a union
@@ -121,6 +122,17 @@ template <typename T, typename F> __device__ inline T redlab_group_reduce(T x, F
     for (uint w = 1; w < get_num_sub_groups(); w++)
         total = f(total, slot[w]);
     return total;
+}
+
+// OpenCL's sub_group_shuffle_down for any partial type, one 32-bit word at a time.
+#define HAVE_SUBGROUP_SHUFFLE 1
+template <typename T> __device__ inline T sub_group_shuffle_down(T x, uint delta) {
+    static_assert(sizeof(T) % 4 == 0, "partials are whole 32-bit words");
+    union { T value; int words[sizeof(T) / 4]; } u;
+    u.value = x;
+    for (int k = 0; k < (int)(sizeof(T) / 4); k++)
+        u.words[k] = __shfl_down_sync(0xffffffffu, u.words[k], delta);
+    return u.value;
 }
 
 #define sub_group_reduce_add(x) redlab_warp_reduce((x), redlab_add())

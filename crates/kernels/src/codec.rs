@@ -30,6 +30,17 @@ pub struct Codec {
     kind: ValueKind,
     /// Bytes per device partial.
     pub acc_bytes: usize,
+    /// Float min/max partials are integer keys on the device.
+    float_key: bool,
+}
+
+/// The float bits of an order key (the key transform is its own inverse).
+fn key_to_bits32(key: i32) -> u32 {
+    (key ^ ((key >> 31) & 0x7fff_ffff)) as u32
+}
+
+fn key_to_bits64(key: i64) -> u64 {
+    (key ^ ((key >> 63) & 0x7fff_ffff_ffff_ffff)) as u64
 }
 
 impl Codec {
@@ -40,6 +51,7 @@ impl Codec {
             problem: *problem,
             kind: decls.value,
             acc_bytes: decls.acc_bytes,
+            float_key: decls.float_key,
         }
     }
 
@@ -56,6 +68,31 @@ impl Codec {
         } else {
             0
         };
+        if self.float_key {
+            // The identity key is no value's key (NaN keys are moved to the other end).
+            let (identity32, identity64) = match self.problem.op.wants_minimum() {
+                Some(true) => (i32::MAX, i64::MAX),
+                _ => (i32::MIN, i64::MIN),
+            };
+            return match self.kind {
+                ValueKind::F32 => {
+                    let key = i32::from_ne_bytes([at[0], at[1], at[2], at[3]]);
+                    if key == identity32 {
+                        self.identity()
+                    } else {
+                        Partial::F32(f32::from_bits(key_to_bits32(key)), 0)
+                    }
+                }
+                _ => {
+                    let key = i64::from_ne_bytes(word(0..8));
+                    if key == identity64 {
+                        self.identity()
+                    } else {
+                        Partial::F64(f64::from_bits(key_to_bits64(key)), 0)
+                    }
+                }
+            };
+        }
         match self.kind {
             ValueKind::I64 => Partial::I(i64::from_ne_bytes(word(0..8)), index),
             ValueKind::U64 => Partial::U(u64::from_ne_bytes(word(0..8)), index),
@@ -67,6 +104,17 @@ impl Codec {
     /// The identity as device bytes.
     pub fn identity_bytes(&self) -> Vec<u8> {
         let mut out = vec![0u8; self.acc_bytes];
+        if self.float_key {
+            let minimum = self.problem.op.wants_minimum() == Some(true);
+            let bytes = match (self.acc_bytes, minimum) {
+                (4, true) => i32::MAX.to_ne_bytes().to_vec(),
+                (4, false) => i32::MIN.to_ne_bytes().to_vec(),
+                (_, true) => i64::MAX.to_ne_bytes().to_vec(),
+                (_, false) => i64::MIN.to_ne_bytes().to_vec(),
+            };
+            out.copy_from_slice(&bytes);
+            return out;
+        }
         let (bits, size): (u64, usize) = match self.identity() {
             Partial::I(v, _) => (v as u64, 8),
             Partial::U(v, _) => (v, 8),

@@ -27,6 +27,9 @@ pub struct OpType {
     pub acc_bytes: usize,
     /// The value part of `acc_t`.
     pub value: ValueKind,
+    /// Whether float min/max partials are integer keys (see [`op_type`]) rather than
+    /// floats.
+    pub float_key: bool,
 }
 
 /// The value domain partials are computed in.
@@ -132,26 +135,55 @@ pub fn op_type(problem: &Problem) -> OpType {
     };
     let mut s = String::new();
     s.push_str(&format!("typedef {in_t} in_t;\ntypedef {v} val_t;\n{key}"));
-    let acc_bytes = match problem.op {
-        Op::ArgMin | Op::ArgMax => {
-            let want_min = problem.op == Op::ArgMin;
-            let cmp = if want_min { "<" } else { ">" };
-            let order = if is_float {
-                format!("vkey(b.v) {cmp} vkey(a.v)")
-            } else {
-                format!("b.v {cmp} a.v")
-            };
-            let equal = if is_float {
-                "vkey(b.v) == vkey(a.v)"
-            } else {
-                "b.v == a.v"
-            };
-            let nan = if is_float {
-                "    int an = isnan(a.v), bn = isnan(b.v);\n    if (an || bn) return (an && bn) ? (b.i < a.i ? b : a) : (an ? a : b);\n"
-            } else {
-                ""
-            };
-            s.push_str(&format!(
+    // Float min/max run on integer keys: one lift per element (NaN becomes the key that
+    // wins, so it propagates), then a single integer min/max per combine. Comparing floats
+    // with NaN and signed-zero rules in every combine made these kernels compute-bound.
+    let float_key = is_float && matches!(problem.op, Op::Min | Op::Max);
+    let acc_bytes = if float_key {
+        let want_min = problem.op == Op::Min;
+        let (k, max, min) = if value == ValueKind::F32 {
+            ("int", "0x7fffffff", "(-0x7fffffff - 1)")
+        } else {
+            ("long", "0x7fffffffffffffffL", "(-0x7fffffffffffffffL - 1L)")
+        };
+        let (identity, nan_key, pick) = if want_min {
+            (max, min, "min")
+        } else {
+            (min, max, "max")
+        };
+        s.push_str(&format!(
+            "typedef {k} acc_t;\n\
+             #define IDENTITY (({k}){identity})\n\
+             #define NAN_KEY (({k}){nan_key})\n\
+             inline acc_t lift(const __global in_t* in, ulong i) {{ val_t x = {read}; return isnan(x) ? NAN_KEY : vkey(x); }}\n\
+             inline acc_t combine(acc_t a, acc_t b) {{ return {pick}(a, b); }}\n"
+        ));
+        if value == ValueKind::F32 {
+            4
+        } else {
+            8
+        }
+    } else {
+        match problem.op {
+            Op::ArgMin | Op::ArgMax => {
+                let want_min = problem.op == Op::ArgMin;
+                let cmp = if want_min { "<" } else { ">" };
+                let order = if is_float {
+                    format!("vkey(b.v) {cmp} vkey(a.v)")
+                } else {
+                    format!("b.v {cmp} a.v")
+                };
+                let equal = if is_float {
+                    "vkey(b.v) == vkey(a.v)"
+                } else {
+                    "b.v == a.v"
+                };
+                let nan = if is_float {
+                    "    int an = isnan(a.v), bn = isnan(b.v);\n    if (an || bn) return (an && bn) ? (b.i < a.i ? b : a) : (an ? a : b);\n"
+                } else {
+                    ""
+                };
+                s.push_str(&format!(
                 "typedef struct {{ val_t v; ulong i; }} acc_t;\n\
                  #define NO_INDEX 0xffffffffffffffffUL\n\
                  inline acc_t identity_acc(void) {{ acc_t r; r.v = ({v})0; r.i = NO_INDEX; return r; }}\n\
@@ -166,48 +198,49 @@ pub fn op_type(problem: &Problem) -> OpType {
                  \x20   return a;\n\
                  }}\n"
             ));
-            16
-        }
-        op => {
-            let (identity, body) = match op {
-                Op::Sum => (
-                    if is_float {
-                        format!("(({v})-0.0)")
-                    } else {
-                        format!("(({v})0)")
-                    },
-                    "a + b".to_string(),
-                ),
-                Op::Prod => (format!("(({v})1)"), "a * b".to_string()),
-                Op::And => (format!("(({v})~({v})0)"), "a & b".to_string()),
-                Op::Or => (format!("(({v})0)"), "a | b".to_string()),
-                Op::Xor => (format!("(({v})0)"), "a ^ b".to_string()),
-                Op::Min | Op::Max => {
-                    let want_min = op == Op::Min;
-                    let pick = format!("{} ? b : a", before(want_min));
-                    let body = if is_float {
-                        format!("isnan(a) ? a : (isnan(b) ? b : ({pick}))")
-                    } else {
-                        pick
-                    };
-                    (extreme_identity(want_min).to_string(), body)
-                }
-                Op::ArgMin | Op::ArgMax => unreachable!("handled above"),
-            };
-            s.push_str(&format!(
-                "typedef val_t acc_t;\n\
+                16
+            }
+            op => {
+                let (identity, body) = match op {
+                    Op::Sum => (
+                        if is_float {
+                            format!("(({v})-0.0)")
+                        } else {
+                            format!("(({v})0)")
+                        },
+                        "a + b".to_string(),
+                    ),
+                    Op::Prod => (format!("(({v})1)"), "a * b".to_string()),
+                    Op::And => (format!("(({v})~({v})0)"), "a & b".to_string()),
+                    Op::Or => (format!("(({v})0)"), "a | b".to_string()),
+                    Op::Xor => (format!("(({v})0)"), "a ^ b".to_string()),
+                    Op::Min | Op::Max => {
+                        let want_min = op == Op::Min;
+                        let pick = format!("{} ? b : a", before(want_min));
+                        let body = if is_float {
+                            format!("isnan(a) ? a : (isnan(b) ? b : ({pick}))")
+                        } else {
+                            pick
+                        };
+                        (extreme_identity(want_min).to_string(), body)
+                    }
+                    Op::ArgMin | Op::ArgMax => unreachable!("handled above"),
+                };
+                s.push_str(&format!(
+                    "typedef val_t acc_t;\n\
                  #define IDENTITY {identity}\n\
                  inline acc_t lift(const __global in_t* in, ulong i) {{ return {read}; }}\n\
                  inline acc_t combine(acc_t a, acc_t b) {{ return {body}; }}\n"
-            ));
-            if value == ValueKind::F32 {
-                4
-            } else {
-                8
+                ));
+                if value == ValueKind::F32 {
+                    4
+                } else {
+                    8
+                }
             }
         }
     };
-    s.push_str(&contract_extras(problem, value, acc_bytes));
+    s.push_str(&contract_extras(problem, value, acc_bytes, float_key));
     let mut head = String::new();
     if value == ValueKind::F64 || problem.dtype == DType::F64 {
         head.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
@@ -218,13 +251,19 @@ pub fn op_type(problem: &Problem) -> OpType {
         needs_fp64: value == ValueKind::F64 || problem.dtype == DType::F64,
         acc_bytes,
         value,
+        float_key,
     }
 }
 
 /// Names for the rest of the contract: which operator (`OP_SUM` …), the value domain,
 /// `ACC_BYTES`, bit casts for atomics, the built-in collectives where the operator has
 /// one, and `lift_value` for kernels that load raw bits themselves.
-fn contract_extras(problem: &Problem, value: ValueKind, acc_bytes: usize) -> String {
+fn contract_extras(
+    problem: &Problem,
+    value: ValueKind,
+    acc_bytes: usize,
+    float_key: bool,
+) -> String {
     let mut s = format!(
         "#define OP_{} 1\n#define ACC_BYTES {acc_bytes}\n#define VALUE_IS_{} 1\n",
         problem.op.name().to_ascii_uppercase(),
@@ -234,11 +273,12 @@ fn contract_extras(problem: &Problem, value: ValueKind, acc_bytes: usize) -> Str
             "FLOAT"
         }
     );
-    s.push_str(match value {
-        ValueKind::I64 => "#define AS_ACC64(x) as_long(x)\n",
-        ValueKind::U64 => "#define AS_ACC64(x) (x)\n",
-        ValueKind::F32 => "#define AS_ACC32(x) as_float(x)\n",
-        ValueKind::F64 => "#define AS_ACC64(x) as_double(x)\n",
+    s.push_str(match (value, float_key) {
+        (ValueKind::I64, _) | (ValueKind::F64, true) => "#define AS_ACC64(x) as_long(x)\n",
+        (ValueKind::U64, _) => "#define AS_ACC64(x) (x)\n",
+        (ValueKind::F32, true) => "#define AS_ACC32(x) as_int(x)\n",
+        (ValueKind::F32, false) => "#define AS_ACC32(x) as_float(x)\n",
+        (ValueKind::F64, false) => "#define AS_ACC64(x) as_double(x)\n",
     });
     if let Some(name) = builtin_collective(problem) {
         s.push_str(&format!(
@@ -249,12 +289,17 @@ fn contract_extras(problem: &Problem, value: ValueKind, acc_bytes: usize) -> Str
         let v = value.c_type();
         let body = if problem.op.is_indexed() {
             format!("acc_t r; r.v = ({v})x; r.i = i; return r;")
+        } else if float_key {
+            format!("(void)i; return isnan(({v})x) ? NAN_KEY : vkey(({v})x);")
         } else {
             format!("(void)i; return ({v})x;")
         };
         s.push_str(&format!(
             "inline acc_t lift_value(in_t x, ulong i) {{ {body} }}\n"
         ));
+    }
+    if matches!(problem.dtype, DType::F16 | DType::BF16) {
+        s.push_str("#define IN_IS_HALF 1\n");
     }
     let from_uint = match problem.dtype {
         DType::I32 => Some("as_int(x)"),

@@ -212,33 +212,35 @@ fn the_canonical_kernel_equals_the_cpu_backend_bit_for_bit() {
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(device) = device() else { return };
     let cpu = redlab_cpu::CpuBackend::new(Some(2)).expect("cpu");
-    let canonical = registry::find("canonical").expect("registered");
-    for (dtype, acc) in [
-        (DType::F32, DType::F32),
-        (DType::F32, DType::F64),
-        (DType::F16, DType::F32),
-        (DType::BF16, DType::F32),
-        (DType::F64, DType::F64),
-    ] {
-        for op in [Op::Sum, Op::Prod] {
-            let problem = Problem::new(op, dtype, Some(acc)).expect("valid");
-            let dist = if op == Op::Prod {
-                Distribution::Ints
-            } else {
-                Distribution::Uniform
-            };
-            let data = generate(dtype, 2_000_003, dist, 5).expect("fits");
-            let input = device.upload(data.view()).expect("upload");
-            let got = device
-                .run(&canonical, &problem, &input, &[])
-                .expect("runs")
-                .value;
-            let want = cpu.compute(&problem, data.view()).expect("cpu");
-            assert_eq!(
-                got.scalar().map(|s| s.bits()),
-                want.scalar().map(|s| s.bits()),
-                "{problem}"
-            );
+    for name in ["canonical", "production"] {
+        let canonical = registry::find(name).expect("registered");
+        for (dtype, acc) in [
+            (DType::F32, DType::F32),
+            (DType::F32, DType::F64),
+            (DType::F16, DType::F32),
+            (DType::BF16, DType::F32),
+            (DType::F64, DType::F64),
+        ] {
+            for op in [Op::Sum, Op::Prod] {
+                let problem = Problem::new(op, dtype, Some(acc)).expect("valid");
+                let dist = if op == Op::Prod {
+                    Distribution::Ints
+                } else {
+                    Distribution::Uniform
+                };
+                let data = generate(dtype, 2_000_003, dist, 5).expect("fits");
+                let input = device.upload(data.view()).expect("upload");
+                let got = device
+                    .run(&canonical, &problem, &input, &[])
+                    .expect("runs")
+                    .value;
+                let want = cpu.compute(&problem, data.view()).expect("cpu");
+                assert_eq!(
+                    got.scalar().map(|s| s.bits()),
+                    want.scalar().map(|s| s.bits()),
+                    "{name} {problem}"
+                );
+            }
         }
     }
 }

@@ -111,9 +111,7 @@ impl Device {
             }),
             #[cfg(feature = "cuda")]
             "cuda" => Ok(Device {
-                kind: Kind::Cuda(Box::new(redlab_cuda::CudaDevice::open(
-                    index.unwrap_or(0),
-                )?)),
+                kind: Kind::Cuda(Box::new(redlab_cuda::CudaDevice::open(index.unwrap_or(0))?)),
             }),
             #[cfg(not(feature = "cuda"))]
             "cuda" => Err(Error::Unavailable {

@@ -27,8 +27,12 @@ pub trait Lab {
     /// Host→device seconds of an upload.
     fn upload_seconds(input: &Self::Input) -> f64;
     /// Runs one variant once.
-    fn run(&self, variant: &Variant, problem: &Problem, input: &Self::Input)
-        -> Result<Run, RunError>;
+    fn run(
+        &self,
+        variant: &Variant,
+        problem: &Problem,
+        input: &Self::Input,
+    ) -> Result<Run, RunError>;
     /// Seconds of one streaming read of the input.
     fn stream_read(&self, input: &Self::Input) -> Result<f64, RunError>;
     /// Seconds per reduction in a captured graph, the last value and the input it read

@@ -16,7 +16,8 @@ use super::bench_lab::write_record;
 fn covered(problem: &Problem) -> bool {
     matches!(problem.op, Op::Sum | Op::Min | Op::Max)
         && matches!(problem.dtype, DType::I32 | DType::F32 | DType::F64)
-        && (problem.op != Op::Sum || problem.acc == redlab::acc::default_acc(Op::Sum, problem.dtype))
+        && (problem.op != Op::Sum
+            || problem.acc == redlab::acc::default_acc(Op::Sum, problem.dtype))
 }
 
 /// Times CUB for `problem` at `n`, records and prints its row, and fills the speed-ups
@@ -68,7 +69,8 @@ pub fn cub_rows(
     record.status = Status::Ok;
     record.reason = Some(format!(
         "comparator: cub::DeviceReduce (CUB {}), own seeded data, {} rotated buffers",
-        json.get("cub_version").map_or("?".into(), |v| v.to_string()),
+        json.get("cub_version")
+            .map_or("?".into(), |v| v.to_string()),
         json.get("windows").map_or("?".into(), |v| v.to_string())
     ));
     record.median_s = number("median_s");

@@ -5,9 +5,9 @@ mod bench;
 #[cfg(any(feature = "opencl", feature = "cuda"))]
 mod bench_lab;
 #[cfg(feature = "cuda")]
-mod compare;
-#[cfg(feature = "cuda")]
 mod check_kernels;
+#[cfg(feature = "cuda")]
+mod compare;
 mod devices;
 mod json;
 mod run;
