@@ -88,6 +88,9 @@ pub(crate) struct Timeline {
     pub stream: sys::CUstream,
     start: sys::CUevent,
     end: sys::CUevent,
+    /// One timed operation at a time: the two events are shared, and an upload from
+    /// one thread must not record between another thread's pair.
+    timing: std::sync::Mutex<()>,
 }
 
 impl Timeline {
@@ -107,6 +110,7 @@ impl Timeline {
             stream,
             start,
             end,
+            timing: std::sync::Mutex::new(()),
         })
     }
 
@@ -122,6 +126,10 @@ impl Timeline {
         &self,
         work: impl FnOnce(sys::CUstream) -> Result<(), RunError>,
     ) -> Result<f64, RunError> {
+        let _one_at_a_time = self
+            .timing
+            .lock()
+            .map_err(|_| RunError::Device("timing lock poisoned".into()))?;
         self.bind()?;
         // SAFETY: the events and stream belong to the current context.
         unsafe {

@@ -233,10 +233,15 @@ fn the_canonical_kernel_equals_the_cpu_backend_bit_for_bit() {
                     .expect("runs")
                     .value;
                 let want = cpu.compute(&problem, data.view()).expect("cpu");
-                assert_eq!(
-                    got.scalar().map(|s| s.bits()),
-                    want.scalar().map(|s| s.bits()),
-                    "{name} {problem}"
+                // Bit for bit, except that a NaN's payload is the hardware's (x86 and NVIDIA
+                // produce different default NaNs); a NaN must still be a NaN.
+                let both_nan = got
+                    .scalar()
+                    .zip(want.scalar())
+                    .is_some_and(|(g, w)| g.to_f64().is_nan() && w.to_f64().is_nan());
+                assert!(
+                    both_nan || got.scalar().map(|s| s.bits()) == want.scalar().map(|s| s.bits()),
+                    "{name} {problem}: got {got}, want {want}"
                 );
             }
         }
