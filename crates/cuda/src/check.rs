@@ -2,6 +2,7 @@
 //! through NVRTC for one architecture, without a GPU (only libnvrtc is needed). A kernel
 //! that does not compile for CUDA is reported with its log.
 
+use rayon::prelude::*;
 use redlab_core::acc::allowed_accs;
 use redlab_core::{DType, Op, Problem};
 use redlab_kernels::assembly::{self, Target};
@@ -26,7 +27,7 @@ pub struct Checked {
 }
 
 /// The capabilities every CUDA device has (see `discovery::capabilities`).
-fn cuda_capabilities() -> Capabilities {
+pub fn cuda_capabilities() -> Capabilities {
     Capabilities {
         features: vec![
             Feature::Fp64,
@@ -58,40 +59,41 @@ pub fn all_problems() -> Vec<Problem> {
     problems
 }
 
-/// Compiles every applicable build for `arch`, calling `progress` after each.
-pub fn check_all(arch: &str, mut progress: impl FnMut(&Checked)) -> Vec<Checked> {
+/// Compiles every applicable build for `arch` (in parallel: NVRTC is thread-safe per
+/// program) and returns them in registry order.
+pub fn check_all(arch: &str) -> Vec<Checked> {
     let caps = cuda_capabilities();
-    let mut out = Vec::new();
+    let mut jobs = Vec::new();
     for variant in registry::all() {
         let entries = driver::entry_points(&variant);
         for problem in all_problems() {
-            let mut passes = vec![true];
+            jobs.push((variant.clone(), problem, true));
             if entries.later_rebuilt {
-                passes.push(false);
-            }
-            for first_pass in passes {
-                let mut checked = Checked {
-                    variant: variant.name,
-                    problem: problem.to_string(),
-                    first_pass,
-                    outcome: Ok(()),
-                    skipped: None,
-                };
-                if let Err(skip) = variant.check(&problem, &caps) {
-                    checked.skipped = Some(skip.0);
-                } else {
-                    checked.outcome =
-                        assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, first_pass)
-                            .and_then(|a| {
-                                compile::compile(&a.source, variant.file, arch)
-                                    .map(|_| ())
-                                    .map_err(|f| f.log)
-                            });
-                }
-                progress(&checked);
-                out.push(checked);
+                jobs.push((variant.clone(), problem, false));
             }
         }
     }
-    out
+    jobs.into_par_iter()
+        .map(|(variant, problem, first_pass)| {
+            let mut checked = Checked {
+                variant: variant.name,
+                problem: problem.to_string(),
+                first_pass,
+                outcome: Ok(()),
+                skipped: None,
+            };
+            if let Err(skip) = variant.check(&problem, &caps) {
+                checked.skipped = Some(skip.0);
+            } else {
+                checked.outcome =
+                    assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, first_pass)
+                        .and_then(|a| {
+                            compile::compile(&a.source, variant.file, arch)
+                                .map(|_| ())
+                                .map_err(|f| f.log)
+                        });
+            }
+            checked
+        })
+        .collect()
 }

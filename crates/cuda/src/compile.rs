@@ -21,6 +21,8 @@ pub fn options(arch: &str) -> Vec<String> {
         "-default-device".into(),
         // Source lines in sanitizer and profiler reports.
         "-lineinfo".into(),
+        // OpenCL's extension pragmas mean nothing here; keep them out of the logs.
+        "-diag-suppress=161".into(),
         "-DREDLAB_CUDA=1".into(),
     ]
 }

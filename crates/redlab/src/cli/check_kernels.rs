@@ -40,8 +40,7 @@ pub fn run(args: &CheckKernelsArgs, out: &mut dyn Write) -> anyhow::Result<Verdi
     }
     let started = std::time::Instant::now();
     let (mut built, mut skipped, mut failed) = (0usize, 0usize, Vec::new());
-    let mut io_error = None;
-    redlab_cuda::check::check_all(&args.arch, |c| {
+    for c in redlab_cuda::check::check_all(&args.arch) {
         let pass = if c.first_pass { "first" } else { "later" };
         let line = match (&c.skipped, &c.outcome) {
             (Some(why), _) => {
@@ -63,13 +62,8 @@ pub fn run(args: &CheckKernelsArgs, out: &mut dyn Write) -> anyhow::Result<Verdi
             }
         };
         if args.verbose || line.starts_with("FAIL") {
-            if let Err(e) = writeln!(out, "{line}") {
-                io_error.get_or_insert(e);
-            }
+            writeln!(out, "{line}")?;
         }
-    });
-    if let Some(e) = io_error {
-        return Err(e.into());
     }
     writeln!(
         out,

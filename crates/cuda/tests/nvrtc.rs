@@ -1,0 +1,78 @@
+//! NVRTC without a GPU: a sample of kernels compiles for sm_90 through the translation
+//! prelude, and a broken kernel returns NVRTC's log. (CI compiles every build with
+//! `redlab check-kernels --backend cuda`.) Without libnvrtc the tests print SKIPPED and
+//! pass, unless `REDLAB_REQUIRE_NVRTC=1`.
+
+use redlab_core::{DType, Op, Problem};
+use redlab_cuda::compile;
+use redlab_kernels::assembly::{self, Target};
+use redlab_kernels::registry;
+
+fn nvrtc() -> bool {
+    if compile::nvrtc_present() {
+        return true;
+    }
+    let required = std::env::var("REDLAB_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "REDLAB_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+    );
+    eprintln!("SKIPPED: libnvrtc is not on the loader path");
+    false
+}
+
+#[test]
+fn production_and_sdk_kernels_compile_for_sm_90() {
+    if !nvrtc() {
+        return;
+    }
+    for name in [
+        "production",
+        "reduce0",
+        "khronos-sub-group",
+        "builtin-wg-reduce",
+    ] {
+        let variant = registry::find(name).expect("registered");
+        for (op, dtype) in [
+            (Op::Sum, DType::F32),
+            (Op::Max, DType::F64),
+            (Op::Sum, DType::I8),
+        ] {
+            let problem = Problem::new(op, dtype, None).expect("valid");
+            if variant
+                .check(&problem, &redlab_cuda::check::cuda_capabilities())
+                .is_err()
+            {
+                continue;
+            }
+            let source = assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, true)
+                .expect("assembles")
+                .source;
+            let ptx = compile::compile(&source, variant.file, "sm_90")
+                .unwrap_or_else(|f| panic!("{name} {problem}:\n{}", f.log));
+            let text = String::from_utf8_lossy(&ptx);
+            assert!(
+                text.contains(".entry reduce"),
+                "{name} {problem}: no entry point"
+            );
+            assert!(
+                text.contains(".target sm_90"),
+                "{name} {problem}: wrong target"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_broken_kernel_returns_the_nvrtc_log() {
+    if !nvrtc() {
+        return;
+    }
+    let failure = compile::compile(
+        "extern \"C\" __global__ void reduce() { undeclared_name = 1; }",
+        "broken.cu",
+        "sm_90",
+    )
+    .expect_err("must not compile");
+    assert!(failure.log.contains("undeclared_name"), "{}", failure.log);
+}
