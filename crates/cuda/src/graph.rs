@@ -35,6 +35,7 @@ impl CudaDevice {
         problem: &Problem,
         inputs: &[DeviceInput],
         reductions: usize,
+        params: &[(&str, u32)],
     ) -> Result<GraphRun, RunError> {
         if variant.passes != PassStructure::LastBlockFinish {
             return Err(RunError::Skipped(
@@ -50,7 +51,7 @@ impl CudaDevice {
                 "graph inputs must be non-empty and of one size".into(),
             ));
         }
-        let wg = match kernel_driver::plan(variant, problem, &self.caps, &[], n)? {
+        let wg = match kernel_driver::plan(variant, problem, &self.caps, params, n)? {
             Plan::Empty(_) => return Err(RunError::Device("empty input".into())),
             Plan::Launch { wg } => wg,
         };
@@ -59,9 +60,9 @@ impl CudaDevice {
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         self.timeline.bind()?;
-        let function = self.functions(variant, problem, &[], true, &["reduce"])?[0];
+        let function = self.functions(variant, problem, params, true, &["reduce"])?[0];
         let (global, local, _) =
-            kernel_driver::layout(variant.geometry, n, wg, &self.caps, variant);
+            kernel_driver::layout(variant.geometry, n, wg, &self.caps, variant, params);
         let codec = Codec::new(problem);
         let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
         let out = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;

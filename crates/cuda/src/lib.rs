@@ -248,6 +248,7 @@ impl CudaDevice {
             source,
             input.len,
             wg,
+            params,
         )
     }
 

@@ -287,7 +287,7 @@ fn graph_replay_resets_the_ticket_and_matches() {
         .map(|d| device.upload(d.view()).expect("upload"))
         .collect();
     let graph = device
-        .graph_run(&production, &problem, &uploads, 7)
+        .graph_run(&production, &problem, &uploads, 7, &[])
         .expect("graph");
     let expected = reference::reduce(&problem, inputs[graph.last_input].view()).expect("ref");
     assert!(

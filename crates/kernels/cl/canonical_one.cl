@@ -15,11 +15,19 @@
 // and resets the ticket counter, so the next launch (or a replayed graph) starts clean.
 // Layout of `out`: result, MAX_PARTIALS roots, then the counter.
 //
+// Problems whose result does not depend on the order (integers, selections, bitwise
+// operators: everything but float sums and products) take a plain streaming path instead:
+// each group walks chunks of TILE_WG × UNROLL elements with a grid-sized stride, UNROLL
+// coalesced loads in flight per work-item and no barrier until the end, then writes one
+// partial; the same last-group finish combines them. Its result is the canonical one
+// anyway, since these operators have only one answer.
+//
 // Where sub-group shuffles exist (CUDA), the fold below w = 32 and the final tree run in
 // registers, which leaves three barriers per tile; the tile's lanes alternate between
 // two local arrays, so no barrier is needed before the next tile writes its lanes.
 // With PREFETCH, the raw elements of the next tile are loaded before the current one is
-// folded (not for halves, whose conversion reads memory).
+// folded (not for halves, whose conversion reads memory). PREFETCH, UNROLL and the
+// groups per compute unit are tuning parameters.
 
 #define LANES 1024
 #define ROWS 8
@@ -30,12 +38,20 @@
 #endif
 // Enough for any 64-bit tile count.
 #define STACK_DEPTH 64
-#ifndef PREFETCH
-#if defined(HAVE_SUBGROUP_SHUFFLE) && !defined(IN_IS_HALF)
-#define PREFETCH 1
-#else
-#define PREFETCH 0
+#if !(defined(VALUE_IS_FLOAT) && (defined(OP_SUM) || defined(OP_PROD)))
+#define ORDER_FREE 1
 #endif
+#ifndef UNROLL
+#define UNROLL 16
+#endif
+#ifndef PREFETCH
+#define PREFETCH 1
+#endif
+// Halves convert while they load, so they cannot be held raw.
+#if PREFETCH && !defined(IN_IS_HALF)
+#define PREFETCH_RAW 1
+#else
+#define PREFETCH_RAW 0
 #endif
 
 __kernel __attribute__((reqd_work_group_size(TILE_WG, 1, 1)))
@@ -56,15 +72,74 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
     ulong subtrees = (tiles + span - 1) >> k;
     ulong groups = get_num_groups(0);
     __global uint* counter = (__global uint*)(out + 1 + MAX_PARTIALS);
+
+#ifdef ORDER_FREE
+    (void)span;
+    ulong roots = groups;
+    {
+        acc_t acc = IDENTITY;
+        ulong chunk = (ulong)TILE_WG * UNROLL;
+        ulong chunks = (n + chunk - 1) / chunk;
+        for (ulong c = get_group_id(0); c < chunks; c += groups) {
+            ulong b = c * chunk + lid;
+            // Every chunk but a partial last one loads without bounds checks.
+            int whole = c * chunk + chunk <= n;
+#ifdef IN_IS_HALF
+            acc_t v[UNROLL];
+            for (uint u = 0; u < UNROLL; u++)
+                v[u] = whole || b + u * TILE_WG < n ? lift(in, b + u * TILE_WG) : IDENTITY;
+            for (uint u = 0; u < UNROLL; u++)
+                acc = combine(acc, v[u]);
+#else
+            in_t v[UNROLL];
+            if (whole) {
+                for (uint u = 0; u < UNROLL; u++)
+                    v[u] = in[b + u * TILE_WG];
+                for (uint u = 0; u < UNROLL; u++)
+                    acc = combine(acc, lift_value(v[u], b + u * TILE_WG));
+            } else {
+                for (uint u = 0; u < UNROLL; u++)
+                    v[u] = b + u * TILE_WG < n ? in[b + u * TILE_WG] : (in_t)0;
+                for (uint u = 0; u < UNROLL; u++)
+                    if (b + u * TILE_WG < n)
+                        acc = combine(acc, lift_value(v[u], b + u * TILE_WG));
+            }
+#endif
+        }
+#ifdef HAVE_SUBGROUP_SHUFFLE
+        for (uint d = 16; d > 0; d >>= 1)
+            acc = combine(acc, sub_group_shuffle_down(acc, d));
+        if ((lid & 31) == 0)
+            lanes[0][lid >> 5] = acc;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < 32) {
+            acc_t u = lid < TILE_WG / 32 ? lanes[0][lid] : IDENTITY;
+            for (uint d = 4; d > 0; d >>= 1)
+                u = combine(u, sub_group_shuffle_down(u, d));
+            if (lid == 0)
+                out[1 + get_group_id(0)] = u;
+        }
+#else
+        lanes[0][lid] = acc;
+        for (uint w = TILE_WG / 2; w > 0; w >>= 1) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < w)
+                lanes[0][lid] = combine(lanes[0][lid], lanes[0][lid + w]);
+        }
+        if (lid == 0)
+            out[1 + get_group_id(0)] = lanes[0][0];
+#endif
+    }
+#else
+    ulong roots = subtrees;
     // Which of the two lane arrays the next tile uses, alternating across subtrees too.
     uint p = 0;
-
     for (ulong s = get_group_id(0); s < subtrees; s += groups) {
         ulong first = s << k;
         ulong count = min(span, tiles - first);
         acc_t stack[STACK_DEPTH]; // used by work-item 0 only
         uint depth = 0;
-#if PREFETCH
+#if PREFETCH_RAW
         in_t cur[ROWS * 4], next[ROWS * 4];
         {
             ulong b = first * (ulong)TILE + lid;
@@ -78,7 +153,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             ulong base = (first + t) * (ulong)TILE + lid;
             p ^= 1;
             acc_t l[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
-#if PREFETCH
+#if PREFETCH_RAW
             if (t + 1 < count) {
                 for (uint j = 0; j < ROWS * 4; j++) {
                     ulong i = base + TILE + (ulong)(j >> 2) * LANES + (j & 3) * 256;
@@ -137,6 +212,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             out[1 + s] = x;
         }
     }
+#endif
 
     if (groups > 1) {
         // Work-item 0 wrote this group's roots; it publishes them before its ticket.
@@ -156,10 +232,10 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
     // for the levels inside a warp and once more across the eight warps' nodes.
     {
         ulong b = 4 * (ulong)lid;
-        acc_t r0 = b < subtrees ? out[1 + b] : IDENTITY;
-        acc_t r1 = b + 1 < subtrees ? out[2 + b] : IDENTITY;
-        acc_t r2 = b + 2 < subtrees ? out[3 + b] : IDENTITY;
-        acc_t r3 = b + 3 < subtrees ? out[4 + b] : IDENTITY;
+        acc_t r0 = b < roots ? out[1 + b] : IDENTITY;
+        acc_t r1 = b + 1 < roots ? out[2 + b] : IDENTITY;
+        acc_t r2 = b + 2 < roots ? out[3 + b] : IDENTITY;
+        acc_t r3 = b + 3 < roots ? out[4 + b] : IDENTITY;
         acc_t v = combine(combine(r0, r1), combine(r2, r3));
         for (uint d = 1; d < 32; d <<= 1)
             v = combine(v, sub_group_shuffle_down(v, d));
@@ -178,10 +254,10 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
     }
 #else
     uint width = 1;
-    while (width < subtrees)
+    while (width < roots)
         width <<= 1;
     for (uint i = lid; i < width; i += TILE_WG)
-        level[i] = i < subtrees ? out[1 + i] : IDENTITY;
+        level[i] = i < roots ? out[1 + i] : IDENTITY;
     for (uint w = 1; w < width; w <<= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint i = lid * 2 * w; i < width; i += TILE_WG * 2 * w)

@@ -170,6 +170,16 @@ pub fn entry_points(variant: &Variant) -> EntryPoints {
     }
 }
 
+/// A parameter's value: the override in `params`, else the variant's default.
+pub fn param(variant: &Variant, params: &[(&str, u32)], name: &str) -> Option<u32> {
+    params
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .filter(|_| variant.default_param(name).is_some())
+        .or_else(|| variant.default_param(name))
+}
+
 /// Work-items, work-group size and partials of one pass over `count` items.
 pub fn layout(
     geometry: Geometry,
@@ -177,6 +187,7 @@ pub fn layout(
     wg: usize,
     caps: &Capabilities,
     variant: &Variant,
+    params: &[(&str, u32)],
 ) -> (usize, usize, usize) {
     let groups_of = |items: usize| items.div_ceil(wg).max(1);
     match geometry {
@@ -189,12 +200,12 @@ pub fn layout(
             (g * wg, wg, g)
         }
         Geometry::GridStride => {
-            let per_cu = variant.default_param("GROUPS_PER_CU").unwrap_or(8) as usize;
+            let per_cu = param(variant, params, "GROUPS_PER_CU").unwrap_or(8).max(1) as usize;
             let g = groups_of(count).min(caps.compute_units * per_cu).max(1);
             (g * wg, wg, g)
         }
         Geometry::ItemsPerComputeUnit => {
-            let per_cu = variant.default_param("ITEMS_PER_CU").unwrap_or(1) as usize;
+            let per_cu = param(variant, params, "ITEMS_PER_CU").unwrap_or(1).max(1) as usize;
             let items = (caps.compute_units * per_cu).max(1);
             (items, 1, items)
         }
@@ -203,7 +214,7 @@ pub fn layout(
             (g * 256, 256, g)
         }
         Geometry::Subtrees => {
-            let per_cu = variant.default_param("GROUPS_PER_CU").unwrap_or(8) as usize;
+            let per_cu = param(variant, params, "GROUPS_PER_CU").unwrap_or(8).max(1) as usize;
             let g = one_launch_subtrees(count)
                 .min(caps.compute_units.max(1) * per_cu)
                 .max(1);
@@ -224,9 +235,10 @@ pub fn run_passes<L: Launcher>(
     source: &L::Buffer,
     n: usize,
     wg: usize,
+    params: &[(&str, u32)],
 ) -> Result<Run, RunError> {
     let codec = Codec::new(problem);
-    let (g0, l0, outs0) = layout(variant.geometry, n, wg, caps, variant);
+    let (g0, l0, outs0) = layout(variant.geometry, n, wg, caps, variant, params);
     let mut ping = launcher.alloc(outs0 * codec.acc_bytes)?;
     let mut pong = launcher.alloc(outs0 * codec.acc_bytes)?;
     let mut passes = Vec::new();
@@ -266,7 +278,7 @@ pub fn run_passes<L: Launcher>(
             passes.push(launcher.launch(first, source, &ping, n, g0, l0)?);
             let mut count = outs0;
             while count > host_threshold {
-                let (g, l, outs) = layout(variant.geometry, count, wg, caps, variant);
+                let (g, l, outs) = layout(variant.geometry, count, wg, caps, variant, params);
                 passes.push(launcher.launch(later()?, &ping, &pong, count, g, l)?);
                 std::mem::swap(&mut ping, &mut pong);
                 count = outs;

@@ -86,6 +86,17 @@ const GROUPS_PER_CU_ONE_LAUNCH: Param = Param {
     values: &[1, 2, 4, 6, 8],
 };
 
+const PREFETCH: Param = Param {
+    name: "PREFETCH",
+    default: 1,
+    values: &[0, 1],
+};
+const UNROLL: Param = Param {
+    name: "UNROLL",
+    default: 16,
+    values: &[4, 8, 16, 32],
+};
+
 /// One reduction strategy.
 #[derive(Debug, Clone, Serialize)]
 pub struct Variant {
@@ -216,7 +227,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, UNROLL], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),

@@ -180,7 +180,7 @@ impl OpenClDevice {
             queue: &self.queue,
         };
         kernel_driver::run_passes(
-            &launcher, &self.caps, variant, problem, first, later, source, input.len, wg,
+            &launcher, &self.caps, variant, problem, first, later, source, input.len, wg, params,
         )
     }
 

@@ -70,6 +70,10 @@ pub struct BenchArgs {
     /// kernel: `cub` (CUDA devices) runs the program named by --cub-bin.
     #[arg(long)]
     pub compare: Option<String>,
+    /// A kernel parameter for every variant that declares it (`--param GROUPS_PER_CU=4`,
+    /// repeatable); each record's `command` field carries it.
+    #[arg(long = "param")]
+    pub params: Vec<String>,
     /// The CUB comparator program (built from tools/cub/cub_reduce.cu).
     #[arg(long, default_value = "redlab-cub")]
     pub cub_bin: PathBuf,

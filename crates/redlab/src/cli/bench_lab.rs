@@ -26,12 +26,13 @@ pub trait Lab {
     fn upload(&self, data: redlab::ArrayRef<'_>) -> Result<Self::Input, RunError>;
     /// Host→device seconds of an upload.
     fn upload_seconds(input: &Self::Input) -> f64;
-    /// Runs one variant once.
+    /// Runs one variant once; `params` overrides parameter defaults.
     fn run(
         &self,
         variant: &Variant,
         problem: &Problem,
         input: &Self::Input,
+        params: &[(&str, u32)],
     ) -> Result<Run, RunError>;
     /// Seconds of one streaming read of the input.
     fn stream_read(&self, input: &Self::Input) -> Result<f64, RunError>;
@@ -43,6 +44,7 @@ pub trait Lab {
         _problem: &Problem,
         _inputs: &[Self::Input],
         _calls: usize,
+        _params: &[(&str, u32)],
     ) -> Option<Result<(f64, Value, usize), RunError>> {
         None
     }
@@ -64,8 +66,14 @@ impl Lab for redlab_opencl::OpenClDevice {
     fn upload_seconds(input: &Self::Input) -> f64 {
         input.upload_s
     }
-    fn run(&self, v: &Variant, p: &Problem, input: &Self::Input) -> Result<Run, RunError> {
-        redlab_opencl::OpenClDevice::run(self, v, p, input, &[])
+    fn run(
+        &self,
+        v: &Variant,
+        p: &Problem,
+        input: &Self::Input,
+        params: &[(&str, u32)],
+    ) -> Result<Run, RunError> {
+        redlab_opencl::OpenClDevice::run(self, v, p, input, params)
     }
     fn stream_read(&self, input: &Self::Input) -> Result<f64, RunError> {
         redlab_opencl::OpenClDevice::stream_read(self, input)
@@ -84,8 +92,14 @@ impl Lab for redlab_cuda::CudaDevice {
     fn upload_seconds(input: &Self::Input) -> f64 {
         input.upload_s
     }
-    fn run(&self, v: &Variant, p: &Problem, input: &Self::Input) -> Result<Run, RunError> {
-        redlab_cuda::CudaDevice::run(self, v, p, input, &[])
+    fn run(
+        &self,
+        v: &Variant,
+        p: &Problem,
+        input: &Self::Input,
+        params: &[(&str, u32)],
+    ) -> Result<Run, RunError> {
+        redlab_cuda::CudaDevice::run(self, v, p, input, params)
     }
     fn stream_read(&self, input: &Self::Input) -> Result<f64, RunError> {
         redlab_cuda::CudaDevice::stream_read(self, input)
@@ -96,12 +110,13 @@ impl Lab for redlab_cuda::CudaDevice {
         problem: &Problem,
         inputs: &[Self::Input],
         calls: usize,
+        params: &[(&str, u32)],
     ) -> Option<Result<(f64, Value, usize), RunError>> {
         if variant.passes != PassStructure::LastBlockFinish || calls == 0 {
             return None;
         }
         Some(
-            self.graph_run(variant, problem, inputs, calls)
+            self.graph_run(variant, problem, inputs, calls, params)
                 .map(|g| (g.seconds_per_reduction, g.value, g.last_input)),
         )
     }
@@ -148,6 +163,8 @@ pub fn run<L: Lab>(
         }
     }
     let caps = lab.caps();
+    let params = parse_params(&args.params)?;
+    let params: Vec<(&str, u32)> = params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
     let mut plan = TimingPlan::new(args.cache, caps.cache_bytes.max(1 << 20));
     plan.min_reps = args.min_reps.max(1);
     plan.min_seconds = args.min_time.max(0.0);
@@ -183,6 +200,7 @@ pub fn run<L: Lab>(
                                 n,
                                 &uploads,
                                 &mut judge,
+                                &params,
                                 &plan,
                                 upload_s,
                                 args.max_row_time,
@@ -190,7 +208,7 @@ pub fn run<L: Lab>(
                             );
                             if record.status == Status::Ok {
                                 if let Some(graph) =
-                                    lab.graph(variant, problem, &uploads, args.graph_calls)
+                                    lab.graph(variant, problem, &uploads, args.graph_calls, &params)
                                 {
                                     match graph {
                                         Ok((seconds, value, w)) => {
@@ -263,6 +281,23 @@ pub fn run<L: Lab>(
     })
 }
 
+/// `NAME=VALUE` pairs of `--param`.
+fn parse_params(specs: &[String]) -> anyhow::Result<Vec<(String, u32)>> {
+    specs
+        .iter()
+        .map(|spec| {
+            let (name, value) = spec
+                .split_once('=')
+                .with_context(|| format!("--param wants NAME=VALUE (got '{spec}')"))?;
+            let value: u32 = value
+                .trim()
+                .parse()
+                .with_context(|| format!("--param {name}: '{value}' is not a number"))?;
+            Ok((name.trim().to_string(), value))
+        })
+        .collect()
+}
+
 /// Appends one JSON line, flushed so each row survives an interrupted run.
 pub fn write_record(
     sink: &mut Option<std::io::BufWriter<std::fs::File>>,
@@ -289,6 +324,7 @@ fn time_variant<L: Lab>(
     n: usize,
     uploads: &[L::Input],
     judge: &mut Judge,
+    params: &[(&str, u32)],
     plan: &TimingPlan,
     upload_s: f64,
     max_row_seconds: f64,
@@ -307,7 +343,7 @@ fn time_variant<L: Lab>(
     let mut judging = std::time::Duration::ZERO;
     loop {
         let w = call % windows;
-        let run = match lab.run(variant, problem, &uploads[w]) {
+        let run = match lab.run(variant, problem, &uploads[w], params) {
             Ok(run) => run,
             Err(RunError::Skipped(why)) => return skip(record, why),
             Err(e) => {
