@@ -42,7 +42,7 @@
 #define ORDER_FREE 1
 #endif
 #ifndef UNROLL
-#define UNROLL 16
+#define UNROLL 32
 #endif
 #ifndef PREFETCH
 #define PREFETCH 1
