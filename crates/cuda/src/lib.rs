@@ -164,21 +164,33 @@ impl CudaDevice {
         })
     }
 
-    /// Wraps an array already on this device, so it can be reduced without a copy.
+    /// Wraps an array already on this device, so it can be reduced without a copy. The
+    /// address must be 16-byte aligned (the kernels load whole 16-byte words), as every
+    /// cudaMalloc/cuMemAlloc allocation is.
     ///
     /// # Safety
     /// `ptr` must be device memory of this device's primary context holding `len`
     /// elements of `dtype`, alive and unchanged while the returned input is used.
-    pub unsafe fn device_resident(&self, ptr: u64, len: usize, dtype: DType) -> DeviceInput {
+    pub unsafe fn device_resident(
+        &self,
+        ptr: u64,
+        len: usize,
+        dtype: DType,
+    ) -> Result<DeviceInput, RunError> {
+        if len > 0 && ptr % 16 != 0 {
+            return Err(RunError::Device(format!(
+                "device-resident inputs must be 16-byte aligned (address {ptr:#x})"
+            )));
+        }
         let bytes = len * dtype.size_bytes();
-        DeviceInput {
+        Ok(DeviceInput {
             // SAFETY: the caller's promise above.
             buffer: (len > 0)
                 .then(|| unsafe { DeviceBuffer::borrowed(self.timeline.ctx, ptr, bytes) }),
             len,
             dtype,
             upload_s: 0.0,
-        }
+        })
     }
 
     /// The functions `names` of `variant` built for `problem` (FIRST_PASS or not).

@@ -309,7 +309,10 @@ fn device_resident_inputs_reduce_without_a_copy() {
     let owned = device.upload(data.view()).expect("upload");
     let ptr = owned.device_ptr().expect("non-empty");
     // SAFETY: `owned` keeps the memory alive and unchanged for this test.
-    let borrowed = unsafe { device.device_resident(ptr, data.len(), DType::I64) };
+    let borrowed = unsafe { device.device_resident(ptr, data.len(), DType::I64) }.expect("aligned");
+    // SAFETY: as above; the misaligned address is refused before any use.
+    let misaligned = unsafe { device.device_resident(ptr + 4, 10, DType::I32) };
+    assert!(misaligned.is_err());
     let run = device
         .run(
             &registry::find("production").expect("registered"),

@@ -47,6 +47,40 @@
 #ifndef PREFETCH
 #define PREFETCH 1
 #endif
+// Whole tiles of float sums load 4 consecutive elements per work-item and row as one
+// word (16 bytes for f32, two for f64, 8 for halves), then transpose through local
+// memory into the canonical lane ownership.
+#ifndef VEC_LOADS
+#define VEC_LOADS 1
+#endif
+#if VEC_LOADS && !defined(ORDER_FREE)
+#if IN_BYTES == 2
+typedef uint2 raw_t;
+#define RAW_LOAD(p) (*(const __global uint2*)(p))
+#define RAW_ELEM(word, q) value_from_bits16((ushort)(((q) < 2 ? (word).x : (word).y) >> (((q) & 1) * 16)))
+#elif IN_BYTES == 4
+typedef uint4 raw_t;
+#define RAW_LOAD(p) (*(const __global uint4*)(p))
+#define RAW_ELEM(word, q) ((val_t)as_float((q) == 0 ? (word).x : (q) == 1 ? (word).y : (q) == 2 ? (word).z : (word).w))
+#else
+typedef struct { uint4 lo, hi; } raw_t;
+inline raw_t raw_load8(const __global in_t* p) {
+    raw_t r;
+    r.lo = ((const __global uint4*)p)[0];
+    r.hi = ((const __global uint4*)p)[1];
+    return r;
+}
+#define RAW_LOAD(p) raw_load8(p)
+#define RAW_BITS64(a, b) (((ulong)(b) << 32) | (ulong)(a))
+#define RAW_ELEM(word, q) ((val_t)as_double((q) == 0 ? RAW_BITS64((word).lo.x, (word).lo.y) : (q) == 1 ? RAW_BITS64((word).lo.z, (word).lo.w) : (q) == 2 ? RAW_BITS64((word).hi.x, (word).hi.y) : RAW_BITS64((word).hi.z, (word).hi.w)))
+#endif
+// Lane 4a + b lives at b * TRANSPOSE_PITCH + a: both the stores (by a) and the loads
+// (lanes t + 256q) hit 32 different banks.
+#define TRANSPOSE_PITCH 264
+#define USE_VEC 1
+#else
+#define USE_VEC 0
+#endif
 // Halves convert while they load, so they cannot be held raw.
 #if PREFETCH && !defined(IN_IS_HALF)
 #define PREFETCH_RAW 1
@@ -63,6 +97,9 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
     __local acc_t level[MAX_PARTIALS];
 #endif
     __local uint is_last;
+#if USE_VEC
+    __local acc_t transposed[4 * TRANSPOSE_PITCH];
+#endif
     uint lid = get_local_id(0);
     ulong tiles = (n + TILE - 1) / TILE;
     uint k = 0;
@@ -139,7 +176,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
         ulong count = min(span, tiles - first);
         acc_t stack[STACK_DEPTH]; // used by work-item 0 only
         uint depth = 0;
-#if PREFETCH_RAW
+#if PREFETCH_RAW && !USE_VEC
         in_t cur[ROWS * 4], next[ROWS * 4];
         {
             ulong b = first * (ulong)TILE + lid;
@@ -153,7 +190,34 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             ulong base = (first + t) * (ulong)TILE + lid;
             p ^= 1;
             acc_t l[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
-#if PREFETCH_RAW
+#if USE_VEC
+            ulong tile_start = (first + t) * (ulong)TILE;
+            if (tile_start + TILE <= n) {
+                // Work-item lid owns lanes 4·lid … 4·lid+3 while loading.
+                raw_t words[ROWS];
+                for (uint r = 0; r < ROWS; r++)
+                    words[r] = RAW_LOAD(in + tile_start + (ulong)r * LANES + 4 * lid);
+                acc_t v[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
+                for (uint r = 0; r < ROWS; r++) {
+                    v[0] = combine(v[0], RAW_ELEM(words[r], 0));
+                    v[1] = combine(v[1], RAW_ELEM(words[r], 1));
+                    v[2] = combine(v[2], RAW_ELEM(words[r], 2));
+                    v[3] = combine(v[3], RAW_ELEM(words[r], 3));
+                }
+                for (uint q = 0; q < 4; q++)
+                    transposed[q * TRANSPOSE_PITCH + lid] = v[q];
+                barrier(CLK_LOCAL_MEM_FENCE);
+                // Back to the canonical ownership: lanes lid + 256·q.
+                for (uint q = 0; q < 4; q++)
+                    l[q] = transposed[(lid & 3) * TRANSPOSE_PITCH + (lid >> 2) + 64 * q];
+            } else {
+                for (uint r = 0; r < ROWS; r++) {
+                    ulong row = base + (ulong)r * LANES;
+                    for (uint q = 0; q < 4; q++)
+                        l[q] = combine(l[q], row + q * 256 < n ? lift(in, row + q * 256) : IDENTITY);
+                }
+            }
+#elif PREFETCH_RAW
             if (t + 1 < count) {
                 for (uint j = 0; j < ROWS * 4; j++) {
                     ulong i = base + TILE + (ulong)(j >> 2) * LANES + (j & 3) * 256;

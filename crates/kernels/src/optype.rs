@@ -301,6 +301,21 @@ fn contract_extras(
     if matches!(problem.dtype, DType::F16 | DType::BF16) {
         s.push_str("#define IN_IS_HALF 1\n");
     }
+    s.push_str(&format!(
+        "#define IN_BYTES {}\n",
+        problem.dtype.size_bytes()
+    ));
+    // A float element from its raw bits (for kernels that load whole words).
+    let v = value.c_type();
+    match problem.dtype {
+        DType::F16 => s.push_str(&format!(
+            "inline val_t value_from_bits16(ushort b) {{ return ({v})vload_half(0, (const half*)&b); }}\n"
+        )),
+        DType::BF16 => s.push_str(&format!(
+            "inline val_t value_from_bits16(ushort b) {{ return ({v})as_float(((uint)b) << 16); }}\n"
+        )),
+        _ => {}
+    }
     let from_uint = match problem.dtype {
         DType::I32 => Some("as_int(x)"),
         DType::U32 => Some("(x)"),

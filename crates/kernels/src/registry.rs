@@ -91,6 +91,11 @@ const PREFETCH: Param = Param {
     default: 1,
     values: &[0, 1],
 };
+const VEC_LOADS: Param = Param {
+    name: "VEC_LOADS",
+    default: 1,
+    values: &[0, 1],
+};
 const UNROLL: Param = Param {
     name: "UNROLL",
     // Measured on the H100 (results/h100-cuda/tune.jsonl): 32 loads in flight per
@@ -229,7 +234,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, UNROLL], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),
