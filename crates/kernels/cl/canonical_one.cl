@@ -47,13 +47,15 @@
 #ifndef PREFETCH
 #define PREFETCH 1
 #endif
-// Whole tiles of float sums load 4 consecutive elements per work-item and row as one
-// word (16 bytes for f32, two for f64, 8 for halves), then transpose through local
-// memory into the canonical lane ownership.
+// Whole tiles of float sums can load 4 consecutive elements per work-item and row as one
+// word (8 bytes for halves, 16 for f32, two of 16 for f64), then transpose through local
+// memory into the canonical lane ownership. VEC_LOADS: 0 never, 1 for halves only, 2
+// always. Measured on the H100 (results/h100-cuda/tune-vec.jsonl): halves gain 18–24% at
+// 2^24–2^28; f32 gains at 2^24 but loses 3% at 2^28; f64 loses half its speed.
 #ifndef VEC_LOADS
 #define VEC_LOADS 1
 #endif
-#if VEC_LOADS && !defined(ORDER_FREE)
+#if (VEC_LOADS == 2 || (VEC_LOADS == 1 && IN_BYTES == 2)) && !defined(ORDER_FREE)
 #if IN_BYTES == 2
 typedef uint2 raw_t;
 #define RAW_LOAD(p) (*(const __global uint2*)(p))

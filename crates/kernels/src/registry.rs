@@ -93,8 +93,9 @@ const PREFETCH: Param = Param {
 };
 const VEC_LOADS: Param = Param {
     name: "VEC_LOADS",
+    // 0: never, 1: halves only, 2: every float type (see canonical_one.cl).
     default: 1,
-    values: &[0, 1],
+    values: &[0, 1, 2],
 };
 const UNROLL: Param = Param {
     name: "UNROLL",
