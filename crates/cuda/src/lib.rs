@@ -1,6 +1,6 @@
 //! The CUDA backend of redlab: the driver and NVRTC loaded at run time
 //! ([`discovery`], [`compile`]), the kernel library's OpenCL C files compiled through a
-//! translation prelude with a per-device module cache ([`modules`]), and every variant's
+//! translation prelude with a per-device module cache (`modules`), and every variant's
 //! passes timed with CUDA events ([`memory`]) by the pass driver shared with OpenCL.
 //!
 //! ```no_run
