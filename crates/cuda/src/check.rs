@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use redlab_core::acc::allowed_accs;
 use redlab_core::{DType, Op, Problem};
 use redlab_kernels::assembly::{self, Target};
-use redlab_kernels::{driver, registry, Capabilities, Feature};
+use redlab_kernels::{driver, registry, Capabilities};
 
 use crate::compile;
 
@@ -29,12 +29,7 @@ pub struct Checked {
 /// The capabilities every CUDA device has (see `discovery::capabilities`).
 pub fn cuda_capabilities() -> Capabilities {
     Capabilities {
-        features: vec![
-            Feature::Fp64,
-            Feature::Int64Atomics,
-            Feature::WorkGroupCollectives,
-            Feature::Subgroups,
-        ],
+        features: crate::discovery::FEATURES.to_vec(),
         compute_units: 1,
         max_work_group: 1024,
         local_memory: 48 << 10,

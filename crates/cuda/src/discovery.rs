@@ -97,17 +97,20 @@ pub fn query(ordinal: usize) -> Result<Query, String> {
     })
 }
 
+/// Features every CUDA device has (the prelude supplies the collectives).
+pub const FEATURES: [Feature; 4] = [
+    Feature::Fp64,
+    Feature::Int64Atomics,
+    Feature::WorkGroupCollectives,
+    Feature::Subgroups,
+];
+
 /// What the kernel library may assume on a CUDA device: doubles and 64-bit atomics
 /// always; sub-groups are warps and work-group collectives are built from them in the
 /// translation prelude; there are no Intel block reads.
 pub fn capabilities(q: &Query) -> Capabilities {
     Capabilities {
-        features: vec![
-            Feature::Fp64,
-            Feature::Int64Atomics,
-            Feature::WorkGroupCollectives,
-            Feature::Subgroups,
-        ],
+        features: FEATURES.to_vec(),
         compute_units: q.sms,
         max_work_group: q.max_threads_per_block,
         local_memory: q.shared_per_block,
