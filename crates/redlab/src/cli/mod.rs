@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch. Every failure ends as one line on stderr and a
 //! non-zero exit code: 2 for bad usage or input, 1 for a result that fails verification.
 
+mod analyze;
 mod bench;
 #[cfg(any(feature = "opencl", feature = "cuda"))]
 mod bench_lab;
@@ -37,6 +38,9 @@ enum Command {
     /// Compile every kernel variant for every operator × type (CUDA through NVRTC).
     #[cfg(feature = "cuda")]
     CheckKernels(check_kernels::CheckKernelsArgs),
+    /// Run a kernel (a variant or an OpenCL C file) in the SIMT simulator: divergence,
+    /// bank conflicts, coalescing, barriers, races, with pictures.
+    Analyze(analyze::AnalyzeArgs),
 }
 
 /// What a subcommand reports back besides its output.
@@ -64,6 +68,7 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args, &mut out),
         #[cfg(feature = "cuda")]
         Command::CheckKernels(args) => check_kernels::run(args, &mut out),
+        Command::Analyze(args) => analyze::run(args, &mut out),
     };
     let _ = out.flush();
     match result {

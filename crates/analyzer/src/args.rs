@@ -1,0 +1,269 @@
+//! Kernel arguments from the command line: `buffer:TYPE:COUNT:random|zeros|ones|iota`
+//! for global buffers, `local:TYPE:COUNT` for `__local` pointers, and plain values for
+//! scalars, each checked against the kernel's signature.
+
+use redlab_core::generate::{generate, Distribution};
+use redlab_core::DType;
+
+use crate::ast::Function;
+use crate::memory::{Buffer, Memory};
+use crate::sim::Arg;
+use crate::types::{Scalar, Space, Type};
+use crate::value::{to_bytes, Value};
+use crate::AnalyzeError;
+
+/// How a global buffer starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// Seeded random values (small integers, floats in [-1, 1)).
+    Random,
+    /// Zeros.
+    Zeros,
+    /// Ones.
+    Ones,
+    /// 0, 1, 2, … per scalar.
+    Iota,
+}
+
+/// One argument as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgSpec {
+    /// A global buffer.
+    Buffer {
+        /// Element type.
+        ty: Type,
+        /// Elements.
+        count: usize,
+        /// Contents.
+        fill: Fill,
+    },
+    /// A `__local` buffer.
+    Local {
+        /// Element type.
+        ty: Type,
+        /// Elements.
+        count: usize,
+    },
+    /// A scalar, typed by the parameter.
+    Scalar(String),
+}
+
+/// Parses one argument spec.
+pub fn parse_spec(s: &str) -> Result<ArgSpec, String> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let ty =
+        |name: &str| Type::from_name(name).ok_or_else(|| format!("unknown type '{name}' in '{s}'"));
+    let count = |c: &str| {
+        crate::args::parse_count(c).ok_or_else(|| format!("'{c}' is not an element count in '{s}'"))
+    };
+    match parts.as_slice() {
+        ["buffer", t, c, fill] => Ok(ArgSpec::Buffer {
+            ty: ty(t)?,
+            count: count(c)?,
+            fill: match *fill {
+                "random" => Fill::Random,
+                "zeros" => Fill::Zeros,
+                "ones" => Fill::Ones,
+                "iota" => Fill::Iota,
+                other => return Err(format!("unknown fill '{other}' (random, zeros, ones, iota)")),
+            },
+        }),
+        ["buffer", t, c] => Ok(ArgSpec::Buffer { ty: ty(t)?, count: count(c)?, fill: Fill::Random }),
+        ["local", t, c] => Ok(ArgSpec::Local { ty: ty(t)?, count: count(c)? }),
+        [value] => Ok(ArgSpec::Scalar(value.to_string())),
+        _ => Err(format!(
+            "cannot read argument '{s}' (buffer:TYPE:COUNT:random|zeros|ones|iota, local:TYPE:COUNT, or a value)"
+        )),
+    }
+}
+
+/// A count: decimal, or `2^k`.
+pub fn parse_count(s: &str) -> Option<usize> {
+    if let Some(k) = s.strip_prefix("2^") {
+        let k: u32 = k.parse().ok()?;
+        return 1usize.checked_shl(k);
+    }
+    s.parse().ok()
+}
+
+fn dtype_of(s: Scalar) -> Option<DType> {
+    Some(match s {
+        Scalar::Char => DType::I8,
+        Scalar::UChar => DType::U8,
+        Scalar::Short => DType::I16,
+        Scalar::UShort => DType::U16,
+        Scalar::Int => DType::I32,
+        Scalar::UInt => DType::U32,
+        Scalar::Long => DType::I64,
+        Scalar::ULong => DType::U64,
+        Scalar::Half => DType::F16,
+        Scalar::Float => DType::F32,
+        Scalar::Double => DType::F64,
+        Scalar::Bool => return None,
+    })
+}
+
+/// The bytes of a buffer of `count` elements of `ty`.
+fn contents(ty: &Type, count: usize, fill: Fill, seed: u64) -> Result<Vec<u8>, String> {
+    let (s, per) = match ty {
+        Type::Scalar(s) => (*s, 1),
+        Type::Vector(s, n) => (*s, if *n == 3 { 4 } else { *n as usize }),
+        t => return Err(format!("buffers of {} are not supported", t.name())),
+    };
+    let scalars = count * per;
+    if fill == Fill::Random {
+        let dtype = dtype_of(s).ok_or("random bools are not supported")?;
+        let dist = if s.is_float() {
+            Distribution::Uniform
+        } else {
+            Distribution::Ints
+        };
+        let data = generate(dtype, scalars, dist, seed).map_err(|e| e.to_string())?;
+        return Ok(data.view().bytes().to_vec());
+    }
+    let elem = Type::Scalar(s);
+    let mut bytes = vec![0u8; scalars * s.size()];
+    for k in 0..scalars {
+        let v = match fill {
+            Fill::Zeros => 0,
+            Fill::Ones => 1,
+            _ => k as i64,
+        };
+        let value = if s.is_float() {
+            Value::float(s, v as f64)
+        } else {
+            Value::int(s, v as u64)
+        };
+        to_bytes(&value, &elem, &mut bytes[k * s.size()..])?;
+    }
+    Ok(bytes)
+}
+
+/// Builds the arguments of `kernel` from `NAME=SPEC` pairs, allocating global buffers in
+/// `mem`. Every parameter needs one; types must match the signature.
+pub fn bind(
+    kernel: &Function,
+    given: &[(String, String)],
+    mem: &mut Memory,
+    seed: u64,
+) -> Result<Vec<Arg>, AnalyzeError> {
+    let usage = AnalyzeError::Usage;
+    for (name, _) in given {
+        if !kernel.params.iter().any(|p| &*p.name == name) {
+            let names: Vec<&str> = kernel.params.iter().map(|p| &*p.name).collect();
+            return Err(usage(format!(
+                "kernel {} has no parameter {name} (it has {})",
+                kernel.name,
+                names.join(", ")
+            )));
+        }
+    }
+    let mut args = Vec::new();
+    for (k, p) in kernel.params.iter().enumerate() {
+        let Some((_, spec)) = given.iter().find(|(n, _)| *n == *p.name) else {
+            let hint = match &p.ty {
+                Type::Pointer(t, Some(Space::Local)) => format!("local:{}:COUNT", t.name()),
+                Type::Pointer(t, _) => format!("buffer:{}:COUNT:random", t.name()),
+                _ => "a value".into(),
+            };
+            return Err(usage(format!(
+                "no --arg for parameter {} ({}); give --arg {}={hint}",
+                p.name,
+                p.ty.name(),
+                p.name
+            )));
+        };
+        let spec = parse_spec(spec).map_err(usage)?;
+        let arg = match (&p.ty, spec) {
+            (Type::Pointer(t, space), ArgSpec::Buffer { ty, count, fill })
+                if *space != Some(Space::Local) =>
+            {
+                if **t != ty && **t != Type::Void {
+                    return Err(usage(format!(
+                        "parameter {} points to {}, the buffer holds {}",
+                        p.name,
+                        t.name(),
+                        ty.name()
+                    )));
+                }
+                let bytes =
+                    contents(&ty, count, fill, seed.wrapping_add(k as u64)).map_err(usage)?;
+                mem.global.push(Buffer::new(&p.name, bytes));
+                Arg::Global((mem.global.len() - 1) as u32)
+            }
+            (Type::Pointer(t, Some(Space::Local)), ArgSpec::Local { ty, count }) => {
+                if **t != ty {
+                    return Err(usage(format!(
+                        "parameter {} points to {}, the local buffer holds {}",
+                        p.name,
+                        t.name(),
+                        ty.name()
+                    )));
+                }
+                Arg::Local(ty.size() * count)
+            }
+            (Type::Scalar(s), ArgSpec::Scalar(text)) => {
+                let v = if s.is_float() {
+                    text.parse::<f64>().map(|x| Value::float(*s, x)).ok()
+                } else if s.is_signed() {
+                    text.parse::<i64>().map(|x| Value::int(*s, x as u64)).ok()
+                } else {
+                    parse_count(&text).map(|x| Value::int(*s, x as u64))
+                };
+                Arg::Scalar(v.ok_or_else(|| {
+                    usage(format!("'{text}' is not a {} for {}", s.name(), p.name))
+                })?)
+            }
+            (ty, spec) => {
+                return Err(usage(format!(
+                    "parameter {} is {}; {spec:?} does not fit it",
+                    p.name,
+                    ty.name()
+                )))
+            }
+        };
+        args.push(arg);
+    }
+    Ok(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_errors_explain() {
+        assert_eq!(
+            parse_spec("buffer:float4:2^10:iota"),
+            Ok(ArgSpec::Buffer {
+                ty: Type::Vector(Scalar::Float, 4),
+                count: 1024,
+                fill: Fill::Iota
+            })
+        );
+        assert_eq!(
+            parse_spec("local:int:256"),
+            Ok(ArgSpec::Local {
+                ty: Type::Scalar(Scalar::Int),
+                count: 256
+            })
+        );
+        assert_eq!(parse_spec("42"), Ok(ArgSpec::Scalar("42".into())));
+        assert!(parse_spec("buffer:quux:4:zeros")
+            .expect_err("bad type")
+            .contains("unknown type"));
+        assert!(parse_spec("buffer:int:4:fives")
+            .expect_err("bad fill")
+            .contains("unknown fill"));
+    }
+
+    #[test]
+    fn iota_and_random_contents() {
+        let b = contents(&Type::Scalar(Scalar::UShort), 3, Fill::Iota, 0).expect("ok");
+        assert_eq!(b, [0, 0, 1, 0, 2, 0]);
+        let r1 = contents(&Type::Scalar(Scalar::Float), 64, Fill::Random, 7).expect("ok");
+        let r2 = contents(&Type::Scalar(Scalar::Float), 64, Fill::Random, 7).expect("ok");
+        assert_eq!(r1, r2, "seeded");
+        assert!(r1.chunks(4).any(|c| c != [0, 0, 0, 0]));
+    }
+}

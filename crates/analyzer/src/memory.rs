@@ -1,0 +1,287 @@
+//! The simulated memories: global and constant buffers (they outlive a launch), local
+//! buffers of the running work-group with a byte map of what was written and a shadow
+//! of who touched each byte since the last barrier (for race detection), and one
+//! private arena per work-item.
+
+use crate::types::Space;
+use crate::value::Ptr;
+
+/// Who touched a local byte since the last barrier (lane + 1; 0: nobody).
+#[derive(Debug, Clone, Copy, Default)]
+struct Shadow {
+    writer: u32,
+    reader: u32,
+}
+
+/// Marks a byte read by more than one work-item.
+const MANY: u32 = u32::MAX;
+
+/// One buffer.
+#[derive(Debug, Clone)]
+pub struct Buffer {
+    /// Its name (argument or variable), for messages.
+    pub name: String,
+    /// Contents.
+    pub bytes: Vec<u8>,
+    /// Start in the group's local address space (local buffers; it decides the banks).
+    pub base: u64,
+    init: Vec<bool>,
+    shadow: Vec<Shadow>,
+}
+
+impl Buffer {
+    /// A buffer with these contents.
+    pub fn new(name: &str, bytes: Vec<u8>) -> Buffer {
+        Buffer {
+            name: name.to_string(),
+            bytes,
+            base: 0,
+            init: Vec::new(),
+            shadow: Vec::new(),
+        }
+    }
+}
+
+/// A conflicting earlier access found by the race check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conflict {
+    /// The other work-item (lane in the group).
+    pub other: usize,
+    /// Whether the other access was a write.
+    pub other_wrote: bool,
+}
+
+/// Every memory of a launch.
+#[derive(Debug, Default)]
+pub struct Memory {
+    /// Global buffers (kernel arguments), kept across launches.
+    pub global: Vec<Buffer>,
+    /// Program-scope `__constant` data.
+    pub constant: Vec<Buffer>,
+    /// Local buffers of the running work-group.
+    pub local: Vec<Buffer>,
+    /// Private memory, one arena per work-item of the group.
+    pub private: Vec<Vec<u8>>,
+    local_top: u64,
+}
+
+impl Memory {
+    fn buffer(&self, ptr: &Ptr, lane: usize) -> Option<&[u8]> {
+        match ptr.space {
+            Space::Global => self.global.get(ptr.buffer as usize).map(|b| &b.bytes[..]),
+            Space::Constant => self.constant.get(ptr.buffer as usize).map(|b| &b.bytes[..]),
+            Space::Local => self.local.get(ptr.buffer as usize).map(|b| &b.bytes[..]),
+            Space::Private => self.private.get(lane).map(|b| &b[..]),
+        }
+    }
+
+    fn buffer_mut(&mut self, ptr: &Ptr, lane: usize) -> Option<&mut Vec<u8>> {
+        match ptr.space {
+            Space::Global => self
+                .global
+                .get_mut(ptr.buffer as usize)
+                .map(|b| &mut b.bytes),
+            Space::Constant => self
+                .constant
+                .get_mut(ptr.buffer as usize)
+                .map(|b| &mut b.bytes),
+            Space::Local => self
+                .local
+                .get_mut(ptr.buffer as usize)
+                .map(|b| &mut b.bytes),
+            Space::Private => self.private.get_mut(lane),
+        }
+    }
+
+    /// The name of the buffer `ptr` points into.
+    pub fn name(&self, ptr: &Ptr) -> String {
+        let b = match ptr.space {
+            Space::Global => self.global.get(ptr.buffer as usize),
+            Space::Constant => self.constant.get(ptr.buffer as usize),
+            Space::Local => self.local.get(ptr.buffer as usize),
+            Space::Private => return "private memory".into(),
+        };
+        b.map_or("an unknown buffer".into(), |b| b.name.clone())
+    }
+
+    fn range(&self, ptr: &Ptr, lane: usize, len: usize) -> Result<std::ops::Range<usize>, String> {
+        let size = self.buffer(ptr, lane).map_or(0, <[u8]>::len);
+        let start = ptr.offset;
+        if start < 0 || start as u64 + len as u64 > size as u64 {
+            return Err(format!(
+                "bytes {start}..{} of {} ({} bytes)",
+                start + len as i64,
+                self.name(ptr),
+                size
+            ));
+        }
+        Ok(start as usize..start as usize + len)
+    }
+
+    /// Reads `len` bytes; an error names the buffer and range when out of bounds.
+    pub fn read(&self, ptr: &Ptr, lane: usize, len: usize) -> Result<Vec<u8>, String> {
+        let r = self.range(ptr, lane, len)?;
+        Ok(self
+            .buffer(ptr, lane)
+            .map(|b| b[r].to_vec())
+            .unwrap_or_default())
+    }
+
+    /// Writes bytes; an error names the buffer and range when out of bounds.
+    pub fn write(&mut self, ptr: &Ptr, lane: usize, bytes: &[u8]) -> Result<(), String> {
+        let r = self.range(ptr, lane, bytes.len())?;
+        if let Some(b) = self.buffer_mut(ptr, lane) {
+            b[r.clone()].copy_from_slice(bytes);
+        }
+        if ptr.space == Space::Local {
+            if let Some(b) = self.local.get_mut(ptr.buffer as usize) {
+                b.init[r].iter_mut().for_each(|x| *x = true);
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a work-group: no local buffers, `lanes` empty private arenas.
+    pub fn start_group(&mut self, lanes: usize) {
+        self.local.clear();
+        self.local_top = 0;
+        self.private = vec![Vec::new(); lanes];
+    }
+
+    /// Allocates a local buffer of `bytes` (uninitialized); returns its index.
+    pub fn alloc_local(&mut self, name: &str, bytes: usize, align: usize) -> u32 {
+        let align = align.max(4) as u64;
+        let base = self.local_top.div_ceil(align) * align;
+        self.local_top = base + bytes as u64;
+        self.local.push(Buffer {
+            name: name.to_string(),
+            bytes: vec![0; bytes],
+            base,
+            init: vec![false; bytes],
+            shadow: vec![Shadow::default(); bytes],
+        });
+        (self.local.len() - 1) as u32
+    }
+
+    /// Local memory the group uses, in bytes.
+    pub fn local_bytes(&self) -> u64 {
+        self.local_top
+    }
+
+    /// Grows every private arena to at least `bytes`.
+    pub fn reserve_private(&mut self, bytes: usize) {
+        for arena in &mut self.private {
+            if arena.len() < bytes {
+                arena.resize(bytes, 0);
+            }
+        }
+    }
+
+    /// Whether every byte in `ranges` (offsets relative to `ptr`) of a local buffer was
+    /// written.
+    pub fn local_initialized(&self, ptr: &Ptr, ranges: &[(usize, usize)]) -> bool {
+        let Some(b) = self.local.get(ptr.buffer as usize) else {
+            return true;
+        };
+        ranges.iter().all(|(o, n)| {
+            let start = ptr.offset as usize + o;
+            b.init
+                .get(start..start + n)
+                .is_some_and(|s| s.iter().all(|x| *x))
+        })
+    }
+
+    /// Notes an access of `len` local bytes by `lane`; returns a conflicting access by
+    /// another work-item since the last barrier, if any.
+    pub fn note_local(
+        &mut self,
+        ptr: &Ptr,
+        lane: usize,
+        len: usize,
+        write: bool,
+    ) -> Option<Conflict> {
+        let b = self.local.get_mut(ptr.buffer as usize)?;
+        let me = lane as u32 + 1;
+        let start = ptr.offset.max(0) as usize;
+        let end = (start + len).min(b.shadow.len());
+        let mut conflict = None;
+        for s in &mut b.shadow[start.min(end)..end] {
+            if s.writer != 0 && s.writer != me {
+                conflict = conflict.or(Some(Conflict {
+                    other: s.writer as usize - 1,
+                    other_wrote: true,
+                }));
+            }
+            if write {
+                if s.reader == MANY || (s.reader != 0 && s.reader != me) {
+                    let other = if s.reader == MANY {
+                        usize::MAX
+                    } else {
+                        s.reader as usize - 1
+                    };
+                    conflict = conflict.or(Some(Conflict {
+                        other,
+                        other_wrote: false,
+                    }));
+                }
+                s.writer = me;
+            } else if s.reader == 0 {
+                s.reader = me;
+            } else if s.reader != me {
+                s.reader = MANY;
+            }
+        }
+        conflict
+    }
+
+    /// A barrier: accesses before it no longer race with accesses after it.
+    pub fn barrier(&mut self) {
+        for b in &mut self.local {
+            b.shadow.iter_mut().for_each(|s| *s = Shadow::default());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local(offset: i64) -> Ptr {
+        Ptr {
+            space: Space::Local,
+            buffer: 0,
+            offset,
+        }
+    }
+
+    #[test]
+    fn races_are_found_between_barriers_only() {
+        let mut m = Memory::default();
+        m.start_group(4);
+        m.alloc_local("s", 16, 4);
+        assert_eq!(m.note_local(&local(0), 0, 4, true), None);
+        assert_eq!(m.note_local(&local(0), 0, 4, false), None, "own write");
+        let c = m
+            .note_local(&local(0), 1, 4, false)
+            .expect("read after another's write");
+        assert_eq!((c.other, c.other_wrote), (0, true));
+        m.barrier();
+        assert_eq!(m.note_local(&local(0), 1, 4, false), None);
+        assert!(
+            m.note_local(&local(0), 2, 4, true).is_some(),
+            "write after another's read"
+        );
+    }
+
+    #[test]
+    fn bounds_and_initialization_are_tracked() {
+        let mut m = Memory::default();
+        m.start_group(1);
+        m.alloc_local("s", 8, 4);
+        assert!(m.read(&local(6), 0, 4).is_err());
+        assert!(!m.local_initialized(&local(0), &[(0, 4)]));
+        m.write(&local(0), 0, &[1, 2, 3, 4]).expect("in bounds");
+        assert!(m.local_initialized(&local(0), &[(0, 4)]));
+        assert!(!m.local_initialized(&local(0), &[(0, 8)]));
+    }
+}

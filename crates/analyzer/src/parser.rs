@@ -1,0 +1,663 @@
+//! A recursive-descent parser for the OpenCL C that kernels are written in: declarations
+//! with address spaces, typedefs and structs, helper and kernel functions with
+//! attributes, and structured statements. Expressions are in [`crate::parse_expr`].
+//! General C parsers do not know address spaces or vector types, which is why this one
+//! is written for the language.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::ast::{Expr, Function, Initializer, Param, Program, Stmt, StmtKind, VarDecl};
+use crate::lexer::{Tok, Token};
+use crate::source::{Diag, Pos};
+use crate::types::{Scalar, Space, StructDef, Type};
+
+/// Parses preprocessed tokens into a program.
+pub fn parse(tokens: &[Token]) -> Result<Program, Diag> {
+    let mut p = Parser {
+        tokens,
+        i: 0,
+        typedefs: HashMap::new(),
+        structs: HashMap::new(),
+        next_id: 0,
+    };
+    p.program()
+}
+
+/// What a declaration's specifiers say.
+pub(crate) struct Specs {
+    pub ty: Type,
+    pub space: Option<Space>,
+    pub is_kernel: bool,
+    pub is_typedef: bool,
+    pub reqd_wg: Option<[usize; 3]>,
+}
+
+/// Parser state.
+pub(crate) struct Parser<'t> {
+    pub tokens: &'t [Token],
+    pub i: usize,
+    pub typedefs: HashMap<Rc<str>, Type>,
+    pub structs: HashMap<Rc<str>, Rc<StructDef>>,
+    pub next_id: usize,
+}
+
+const QUALIFIERS: &[&str] = &[
+    "const",
+    "volatile",
+    "restrict",
+    "__restrict",
+    "inline",
+    "__inline",
+    "static",
+    "extern",
+    "__read_only",
+    "__write_only",
+    "read_only",
+    "write_only",
+];
+
+impl<'t> Parser<'t> {
+    pub fn pos(&self) -> Pos {
+        self.tokens
+            .get(self.i)
+            .or(self.tokens.last())
+            .map_or(Pos::default(), |t| t.pos)
+    }
+
+    pub fn peek(&self) -> Option<&'t Token> {
+        self.tokens.get(self.i)
+    }
+
+    pub fn peek_at(&self, k: usize) -> Option<&'t Token> {
+        self.tokens.get(self.i + k)
+    }
+
+    pub fn at(&self, p: &str) -> bool {
+        self.peek().is_some_and(|t| t.is(p))
+    }
+
+    pub fn eat(&mut self, p: &str) -> bool {
+        if self.at(p) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn expect(&mut self, p: &str) -> Result<(), Diag> {
+        if self.eat(p) {
+            Ok(())
+        } else {
+            Err(self.error(format!("expected '{p}'")))
+        }
+    }
+
+    pub fn error(&self, what: String) -> Diag {
+        let found = self.peek().map_or("the end of the file".to_string(), |t| {
+            format!("'{}'", t.text())
+        });
+        Diag::new(self.pos(), format!("{what}, found {found}"))
+    }
+
+    pub fn ident(&mut self) -> Result<Rc<str>, Diag> {
+        match self.peek().map(|t| &t.tok) {
+            Some(Tok::Ident(name)) => {
+                self.i += 1;
+                Ok(name.clone())
+            }
+            _ => Err(self.error("expected a name".into())),
+        }
+    }
+
+    fn word_at(&self, k: usize) -> Option<&'t str> {
+        self.peek_at(k).and_then(|t| t.ident()).map(|s| &**s)
+    }
+
+    /// Whether a type (or a qualifier that starts one) begins at offset `k`.
+    pub fn starts_type(&self, k: usize) -> bool {
+        let Some(w) = self.word_at(k) else {
+            return false;
+        };
+        address_space(w).is_some()
+            || QUALIFIERS.contains(&w)
+            || matches!(w, "unsigned" | "signed" | "struct" | "void" | "typedef")
+            || matches!(w, "__kernel" | "kernel" | "__attribute__")
+            || Type::from_name(w).is_some()
+            || self.typedefs.contains_key(w)
+    }
+
+    fn program(&mut self) -> Result<Program, Diag> {
+        let mut program = Program::default();
+        while self.peek().is_some() {
+            if self.eat(";") {
+                continue;
+            }
+            let specs = self.specs()?;
+            if self.eat(";") {
+                continue; // a struct declaration alone
+            }
+            let start = self.pos();
+            let (name, ty) = self.declarator(specs.ty.clone(), specs.space)?;
+            if specs.is_typedef {
+                self.typedefs.insert(name, ty);
+                while self.eat(",") {
+                    let (n, t) = self.declarator(specs.ty.clone(), specs.space)?;
+                    self.typedefs.insert(n, t);
+                }
+                self.expect(";")?;
+                continue;
+            }
+            if self.at("(") {
+                if let Some(f) = self.function(name, ty, &specs, start)? {
+                    program.functions.push(Rc::new(f));
+                }
+                continue;
+            }
+            // Program-scope variables: only __constant ones are meaningful to a kernel.
+            let mut decls = vec![(name, ty, start)];
+            loop {
+                let init = if self.eat("=") {
+                    Some(self.initializer()?)
+                } else {
+                    None
+                };
+                let (name, ty, pos) = decls.pop().ok_or_else(|| self.error("internal".into()))?;
+                let ty = complete_array(ty, init.as_ref());
+                program.constants.push(VarDecl {
+                    id: self.fresh(),
+                    name,
+                    ty,
+                    space: Space::Constant,
+                    init,
+                    pos,
+                });
+                if !self.eat(",") {
+                    break;
+                }
+                let pos = self.pos();
+                let (n, t) = self.declarator(specs.ty.clone(), specs.space)?;
+                decls.push((n, t, pos));
+            }
+            self.expect(";")?;
+        }
+        Ok(program)
+    }
+
+    pub fn fresh(&mut self) -> usize {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    fn function(
+        &mut self,
+        name: Rc<str>,
+        ret: Type,
+        specs: &Specs,
+        pos: Pos,
+    ) -> Result<Option<Function>, Diag> {
+        self.expect("(")?;
+        let mut params = Vec::new();
+        if !(self.word_at(0) == Some("void") && self.peek_at(1).is_some_and(|t| t.is(")"))) {
+            while !self.at(")") {
+                let s = self.specs()?;
+                let (n, t) = self.declarator(s.ty, s.space)?;
+                // Array parameters are pointers.
+                let t = match t {
+                    Type::Array(e, _) => Type::Pointer(e, s.space),
+                    t => t,
+                };
+                params.push(Param { name: n, ty: t });
+                if !self.eat(",") {
+                    break;
+                }
+            }
+        } else {
+            self.i += 1;
+        }
+        self.expect(")")?;
+        let mut reqd = specs.reqd_wg;
+        while self.at("__attribute__") {
+            reqd = self.attribute()?.or(reqd);
+        }
+        if self.eat(";") {
+            return Ok(None); // a prototype
+        }
+        if !self.at("{") {
+            return Err(self.error("expected a function body".into()));
+        }
+        let body = self.statement()?;
+        Ok(Some(Function {
+            name,
+            ret,
+            params,
+            body,
+            is_kernel: specs.is_kernel,
+            reqd_work_group_size: reqd,
+            pos,
+        }))
+    }
+
+    /// `__attribute__((…))`; returns `reqd_work_group_size` if that is what it says.
+    fn attribute(&mut self) -> Result<Option<[usize; 3]>, Diag> {
+        self.i += 1;
+        self.expect("(")?;
+        self.expect("(")?;
+        let mut reqd = None;
+        while !self.at(")") {
+            let name = self.ident()?;
+            if self.eat("(") {
+                let mut values = Vec::new();
+                while !self.at(")") {
+                    let e = self.assignment()?;
+                    values.push(self.const_int(&e).unwrap_or(0) as usize);
+                    if !self.eat(",") {
+                        break;
+                    }
+                }
+                self.expect(")")?;
+                if &*name == "reqd_work_group_size" && values.len() == 3 {
+                    reqd = Some([values[0], values[1], values[2]]);
+                }
+            }
+            if !self.eat(",") {
+                break;
+            }
+        }
+        self.expect(")")?;
+        self.expect(")")?;
+        Ok(reqd)
+    }
+
+    /// Declaration specifiers: qualifiers, address space, base type.
+    pub fn specs(&mut self) -> Result<Specs, Diag> {
+        let mut specs = Specs {
+            ty: Type::Void,
+            space: None,
+            is_kernel: false,
+            is_typedef: false,
+            reqd_wg: None,
+        };
+        let mut base: Option<Type> = None;
+        let mut unsigned = None;
+        let mut longs = 0;
+        while let Some(w) = self.word_at(0) {
+            if let Some(space) = address_space(w) {
+                specs.space = Some(space);
+            } else if QUALIFIERS.contains(&w) {
+            } else if w == "__kernel" || w == "kernel" {
+                specs.is_kernel = true;
+            } else if w == "typedef" {
+                specs.is_typedef = true;
+            } else if w == "__attribute__" {
+                specs.reqd_wg = self.attribute()?.or(specs.reqd_wg);
+                continue;
+            } else if w == "unsigned" || w == "signed" {
+                unsigned = Some(w == "unsigned");
+            } else if w == "long" && base.is_none() {
+                longs += 1;
+            } else if w == "struct" && base.is_none() {
+                self.i += 1;
+                base = Some(self.struct_type()?);
+                continue;
+            } else if base.is_none() && unsigned.is_none() && longs == 0 && w == "void" {
+                base = Some(Type::Void);
+            } else if base.is_none()
+                && (Type::from_name(w).is_some() || self.typedefs.contains_key(w))
+            {
+                if w == "int" && (longs > 0 || unsigned.is_some()) {
+                    // `long int`, `unsigned int`: the int is implied already.
+                } else {
+                    base = Type::from_name(w).or_else(|| self.typedefs.get(w).cloned());
+                }
+            } else {
+                break;
+            }
+            self.i += 1;
+        }
+        let base = match (base, longs) {
+            (None, 0) if unsigned.is_some() => Some(Type::Scalar(Scalar::Int)),
+            (None, n) if n > 0 => Some(Type::Scalar(Scalar::Long)),
+            (b, _) => b,
+        };
+        let Some(mut ty) = base else {
+            return Err(self.error("expected a type".into()));
+        };
+        if unsigned == Some(true) {
+            ty = match ty {
+                Type::Scalar(Scalar::Char) => Type::Scalar(Scalar::UChar),
+                Type::Scalar(Scalar::Short) => Type::Scalar(Scalar::UShort),
+                Type::Scalar(Scalar::Int) => Type::Scalar(Scalar::UInt),
+                Type::Scalar(Scalar::Long) => Type::Scalar(Scalar::ULong),
+                t => t,
+            };
+        }
+        specs.ty = ty;
+        Ok(specs)
+    }
+
+    fn struct_type(&mut self) -> Result<Type, Diag> {
+        let tag = match self.peek().map(|t| &t.tok) {
+            Some(Tok::Ident(name)) => {
+                self.i += 1;
+                Some(name.clone())
+            }
+            _ => None,
+        };
+        if !self.eat("{") {
+            let tag = tag.ok_or_else(|| self.error("expected a struct name or body".into()))?;
+            return self
+                .structs
+                .get(&tag)
+                .cloned()
+                .map(Type::Struct)
+                .ok_or_else(|| self.error(format!("unknown struct {tag}")));
+        }
+        let mut fields = Vec::new();
+        while !self.eat("}") {
+            let s = self.specs()?;
+            loop {
+                let (n, t) = self.declarator(s.ty.clone(), s.space)?;
+                fields.push((n.to_string(), t));
+                if !self.eat(",") {
+                    break;
+                }
+            }
+            self.expect(";")?;
+        }
+        let def = Rc::new(StructDef::new(tag.as_deref().unwrap_or("struct"), fields));
+        if let Some(tag) = tag {
+            self.structs.insert(tag, def.clone());
+        }
+        Ok(Type::Struct(def))
+    }
+
+    /// A declarator: pointer stars, the name, array dimensions.
+    pub fn declarator(
+        &mut self,
+        base: Type,
+        space: Option<Space>,
+    ) -> Result<(Rc<str>, Type), Diag> {
+        let mut ty = base;
+        let mut pointer_space = space;
+        while self.eat("*") {
+            ty = Type::Pointer(Rc::new(ty), pointer_space);
+            pointer_space = None;
+            while self.word_at(0).is_some_and(|w| QUALIFIERS.contains(&w)) {
+                self.i += 1;
+            }
+        }
+        let name = self.ident()?;
+        ty = self.array_suffix(ty)?;
+        Ok((name, ty))
+    }
+
+    /// `[N][M]…` after a name; `[]` leaves the length to the initializer (0 for now).
+    pub fn array_suffix(&mut self, ty: Type) -> Result<Type, Diag> {
+        let mut dims = Vec::new();
+        while self.eat("[") {
+            if self.eat("]") {
+                dims.push(0);
+                continue;
+            }
+            let e = self.expression()?;
+            let n = self
+                .const_int(&e)
+                .ok_or_else(|| Diag::new(e.pos, "array length must be a constant"))?;
+            self.expect("]")?;
+            dims.push(n as usize);
+        }
+        Ok(dims
+            .into_iter()
+            .rev()
+            .fold(ty, |t, n| Type::Array(Rc::new(t), n)))
+    }
+
+    /// `= …` after a declarator.
+    pub fn initializer(&mut self) -> Result<Initializer, Diag> {
+        if self.eat("{") {
+            let mut items = Vec::new();
+            while !self.eat("}") {
+                items.push(self.initializer()?);
+                if !self.eat(",") {
+                    self.expect("}")?;
+                    break;
+                }
+            }
+            return Ok(Initializer::List(items));
+        }
+        Ok(Initializer::Expr(self.assignment()?))
+    }
+
+    /// A statement.
+    pub fn statement(&mut self) -> Result<Stmt, Diag> {
+        let pos = self.pos();
+        let kind = match self.word_at(0) {
+            _ if self.eat("{") => {
+                let mut body = Vec::new();
+                while !self.eat("}") {
+                    if self.peek().is_none() {
+                        return Err(self.error("expected '}'".into()));
+                    }
+                    body.push(self.statement()?);
+                }
+                StmtKind::Block(body)
+            }
+            _ if self.eat(";") => StmtKind::Empty,
+            Some("if") => {
+                self.i += 1;
+                self.expect("(")?;
+                let c = self.expression()?;
+                self.expect(")")?;
+                let then = Box::new(self.statement()?);
+                let other = if self.word_at(0) == Some("else") {
+                    self.i += 1;
+                    Some(Box::new(self.statement()?))
+                } else {
+                    None
+                };
+                StmtKind::If(c, then, other)
+            }
+            Some("while") => {
+                self.i += 1;
+                self.expect("(")?;
+                let c = self.expression()?;
+                self.expect(")")?;
+                StmtKind::While(c, Box::new(self.statement()?))
+            }
+            Some("do") => {
+                self.i += 1;
+                let body = Box::new(self.statement()?);
+                if self.word_at(0) != Some("while") {
+                    return Err(self.error("expected 'while' after a do body".into()));
+                }
+                self.i += 1;
+                self.expect("(")?;
+                let c = self.expression()?;
+                self.expect(")")?;
+                self.expect(";")?;
+                StmtKind::DoWhile(body, c)
+            }
+            Some("for") => {
+                self.i += 1;
+                self.expect("(")?;
+                let init = if self.eat(";") {
+                    None
+                } else {
+                    Some(Box::new(self.simple_statement()?))
+                };
+                let cond = if self.at(";") {
+                    None
+                } else {
+                    Some(self.expression()?)
+                };
+                self.expect(";")?;
+                let step = if self.at(")") {
+                    None
+                } else {
+                    Some(self.expression()?)
+                };
+                self.expect(")")?;
+                StmtKind::For(init, cond, step, Box::new(self.statement()?))
+            }
+            Some("break") => {
+                self.i += 1;
+                self.expect(";")?;
+                StmtKind::Break
+            }
+            Some("continue") => {
+                self.i += 1;
+                self.expect(";")?;
+                StmtKind::Continue
+            }
+            Some("return") => {
+                self.i += 1;
+                let e = if self.at(";") {
+                    None
+                } else {
+                    Some(self.expression()?)
+                };
+                self.expect(";")?;
+                StmtKind::Return(e)
+            }
+            Some(w @ ("switch" | "goto" | "case" | "default")) => {
+                return Err(Diag::new(
+                    pos,
+                    format!("'{w}' is not supported by the analyzer"),
+                ))
+            }
+            _ => return self.simple_statement(),
+        };
+        Ok(Stmt { kind, pos })
+    }
+
+    /// A declaration or expression statement, with its `;`.
+    fn simple_statement(&mut self) -> Result<Stmt, Diag> {
+        let pos = self.pos();
+        if self.starts_type(0)
+            && !self
+                .peek_at(1)
+                .is_some_and(|t| t.is("(") && !self.is_type_word(0))
+        {
+            let specs = self.specs()?;
+            let mut decls = Vec::new();
+            loop {
+                let dpos = self.pos();
+                let (name, ty) = self.declarator(specs.ty.clone(), specs.space)?;
+                let init = if self.eat("=") {
+                    Some(self.initializer()?)
+                } else {
+                    None
+                };
+                let ty = complete_array(ty, init.as_ref());
+                let space = match specs.space {
+                    Some(Space::Local) if !matches!(ty, Type::Pointer(..)) => Space::Local,
+                    Some(Space::Constant) if !matches!(ty, Type::Pointer(..)) => Space::Constant,
+                    _ => Space::Private,
+                };
+                decls.push(VarDecl {
+                    id: self.fresh(),
+                    name,
+                    ty,
+                    space,
+                    init,
+                    pos: dpos,
+                });
+                if !self.eat(",") {
+                    break;
+                }
+            }
+            self.expect(";")?;
+            return Ok(Stmt {
+                kind: StmtKind::Decl(decls),
+                pos,
+            });
+        }
+        let e = self.expression()?;
+        self.expect(";")?;
+        Ok(Stmt {
+            kind: StmtKind::Expr(e),
+            pos,
+        })
+    }
+
+    fn is_type_word(&self, k: usize) -> bool {
+        self.word_at(k).is_some_and(|w| {
+            Type::from_name(w).is_some()
+                || self.typedefs.contains_key(w)
+                || address_space(w).is_some()
+        })
+    }
+
+    /// The value of a constant integer expression (array lengths, attributes).
+    pub fn const_int(&self, e: &Expr) -> Option<i64> {
+        crate::parse_expr::const_int(e)
+    }
+}
+
+/// `T a[] = {…}` takes its length from the initializer.
+fn complete_array(ty: Type, init: Option<&Initializer>) -> Type {
+    match (ty, init) {
+        (Type::Array(e, 0), Some(Initializer::List(items))) => Type::Array(e, items.len()),
+        (t, _) => t,
+    }
+}
+
+/// The address space a qualifier names.
+pub fn address_space(word: &str) -> Option<Space> {
+    Some(match word {
+        "__global" | "global" => Space::Global,
+        "__local" | "local" => Space::Local,
+        "__constant" | "constant" => Space::Constant,
+        "__private" | "private" => Space::Private,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::preprocess::preprocess;
+
+    pub(crate) fn parse_text(text: &str) -> Result<Program, String> {
+        let none = |_: &str, _: &str| None;
+        let pp =
+            preprocess("t.cl", text, &[], &none).map_err(|(d, f)| d.resolve(&f).to_string())?;
+        parse(&pp.tokens).map_err(|d| d.resolve(&pp.files).to_string())
+    }
+
+    #[test]
+    fn kernels_with_attributes_structs_and_local_arrays() {
+        let text = "typedef struct { float v; ulong i; } acc_t;\n\
+            __kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n\
+            void k(__global const float* in, __global acc_t* out, ulong n) {\n\
+              __local acc_t s[2][64];\n  unsigned int a = 0, b[4] = {1, 2, 3, 4};\n\
+              for (uint i = 0; i < n; i++) { if (i & 1) continue; else a += b[i & 3]; }\n\
+              out[0] = s[1][a];\n}\n";
+        let p = parse_text(text).expect("parses");
+        let k = p.kernels().next().expect("a kernel");
+        assert_eq!(k.reqd_work_group_size, Some([64, 1, 1]));
+        assert_eq!(k.params.len(), 3);
+        assert_eq!(k.params[0].ty.name(), "__global float*");
+        let StmtKind::Block(body) = &k.body.kind else {
+            panic!("block")
+        };
+        let StmtKind::Decl(d) = &body[0].kind else {
+            panic!("decl")
+        };
+        assert_eq!((d[0].space, d[0].ty.size()), (Space::Local, 2 * 64 * 16));
+        let StmtKind::Decl(d) = &body[1].kind else {
+            panic!("decl")
+        };
+        assert_eq!(d[1].ty.name(), "uint[4]");
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let err = parse_text("__kernel void k() {\n  int a = ;\n}").expect_err("fails");
+        assert!(err.starts_with("t.cl:2:11:"), "{err}");
+        let err = parse_text("__kernel void k() { switch (1) {} }").expect_err("fails");
+        assert!(err.contains("not supported"), "{err}");
+    }
+}

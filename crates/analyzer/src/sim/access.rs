@@ -1,0 +1,213 @@
+//! Memory accesses of a warp-wide instruction: the per-lane reads and writes with their
+//! checks (bounds, uninitialized local memory, races between barriers) and the
+//! per-warp metrics (local wavefronts and bank conflicts, global requests and sectors),
+//! plus the bank map of watched local arrays.
+
+use crate::mask::Mask;
+use crate::metrics::{sectors, wavefronts, BankAccess, FindingKind, TRACE_ACCESSES};
+use crate::source::{Diag, Pos};
+use crate::types::{Space, Type};
+use crate::value::{convert, from_bytes, to_bytes, Ptr};
+
+use super::{Lanes, Sim};
+
+impl Sim<'_> {
+    /// Loads a `ty` at `ptrs[lane]` for each lane of `mask`.
+    pub(crate) fn load(
+        &mut self,
+        pos: Pos,
+        mask: &Mask,
+        ptrs: &[Ptr],
+        ty: &Type,
+    ) -> Result<Lanes, Diag> {
+        self.meter(pos, mask, ptrs, ty.size(), false);
+        let mut ranges = Vec::new();
+        ty.data_ranges(0, &mut ranges);
+        let mut out = vec![crate::value::Value::Void; self.lanes];
+        for lane in mask.iter() {
+            let ptr = ptrs[lane];
+            if ptr.space == Space::Local {
+                self.check_local(pos, lane, &ptr, ty.size(), false);
+                if !self.mem.local_initialized(&ptr, &ranges)
+                    && self.mem.read(&ptr, lane, ty.size()).is_ok()
+                {
+                    let name = self.mem.name(&ptr);
+                    let (local, _) = self.ids(lane);
+                    self.find(FindingKind::UninitializedLocalRead, pos, lane, || {
+                        format!(
+                            "work-item {local:?} reads bytes {}..{} of {name}, which nothing wrote",
+                            ptr.offset,
+                            ptr.offset + ty.size() as i64
+                        )
+                    });
+                }
+            }
+            let bytes = match self.mem.read(&ptr, lane, ty.size()) {
+                Ok(b) => b,
+                Err(what) => {
+                    self.out_of_bounds(pos, lane, "reads", what);
+                    vec![0; ty.size()]
+                }
+            };
+            out[lane] = from_bytes(ty, &bytes).map_err(|m| Diag::new(pos, m))?;
+        }
+        Ok(out)
+    }
+
+    /// Stores `values[lane]` (converted to `ty`) at `ptrs[lane]` for each lane of `mask`.
+    pub(crate) fn store(
+        &mut self,
+        pos: Pos,
+        mask: &Mask,
+        ptrs: &[Ptr],
+        ty: &Type,
+        values: &Lanes,
+    ) -> Result<Lanes, Diag> {
+        self.meter(pos, mask, ptrs, ty.size(), true);
+        let mut out = vec![crate::value::Value::Void; self.lanes];
+        let mut bytes = vec![0u8; ty.size()];
+        for lane in mask.iter() {
+            let ptr = ptrs[lane];
+            let v = convert(&values[lane], ty).map_err(|m| Diag::new(pos, m))?;
+            to_bytes(&v, ty, &mut bytes).map_err(|m| Diag::new(pos, m))?;
+            if ptr.space == Space::Local {
+                self.check_local(pos, lane, &ptr, ty.size(), true);
+            }
+            if ptr.space == Space::Constant {
+                return Err(Diag::new(pos, "a store to __constant memory"));
+            }
+            if let Err(what) = self.mem.write(&ptr, lane, &bytes) {
+                self.out_of_bounds(pos, lane, "writes", what);
+            }
+            out[lane] = v;
+        }
+        Ok(out)
+    }
+
+    fn out_of_bounds(&mut self, pos: Pos, lane: usize, verb: &str, what: String) {
+        let (local, _) = self.ids(lane);
+        self.find(FindingKind::OutOfBounds, pos, lane, || {
+            format!("work-item {local:?} {verb} {what}")
+        });
+    }
+
+    /// The race check of one lane's local access.
+    fn check_local(&mut self, pos: Pos, lane: usize, ptr: &Ptr, bytes: usize, write: bool) {
+        let Some(c) = self.mem.note_local(ptr, lane, bytes, write) else {
+            return;
+        };
+        let name = self.mem.name(ptr);
+        let (me, _) = self.ids(lane);
+        let other = if c.other == usize::MAX {
+            "several work-items".to_string()
+        } else {
+            format!("work-item {:?}", self.ids(c.other).0)
+        };
+        self.find(FindingKind::LocalRace, pos, lane, || {
+            format!(
+                "{other} {} bytes {}..{} of {name} and work-item {me:?} {} them with no barrier between",
+                if c.other_wrote { "wrote" } else { "read" },
+                ptr.offset,
+                ptr.offset + bytes as i64,
+                if write { "writes" } else { "reads" },
+            )
+        });
+    }
+
+    /// Counts one access per warp with active lanes.
+    pub(crate) fn meter(&mut self, pos: Pos, mask: &Mask, ptrs: &[Ptr], bytes: usize, store: bool) {
+        let ws = self.cfg.warp;
+        for w in 0..self.warps() {
+            let lanes: Vec<usize> = (w * ws..((w + 1) * ws).min(self.lanes))
+                .filter(|l| mask.get(*l))
+                .collect();
+            let Some(first) = lanes.first() else { continue };
+            match ptrs[*first].space {
+                Space::Private => {}
+                Space::Local => {
+                    let accesses: Vec<(usize, u64, usize)> = lanes
+                        .iter()
+                        .map(|l| {
+                            let p = ptrs[*l];
+                            let base = self.mem.local.get(p.buffer as usize).map_or(0, |b| b.base);
+                            (*l - w * ws, base.wrapping_add(p.offset as u64), bytes)
+                        })
+                        .collect();
+                    let wf = wavefronts(&accesses, self.cfg.banks);
+                    self.metrics.count(pos, Some(w), |c| {
+                        let k = if store {
+                            &mut c.local_store
+                        } else {
+                            &mut c.local_load
+                        };
+                        k.requests += 1;
+                        k.wavefronts += wf;
+                        k.bank_conflicts += wf.saturating_sub(1);
+                    });
+                    let buffer = ptrs[*first].buffer;
+                    if self.tracing && self.watched.contains(&buffer) {
+                        self.record_bank_map(pos, w, store, buffer, &accesses, wf);
+                    }
+                }
+                Space::Global | Space::Constant => {
+                    let accesses: Vec<(u32, u64, usize)> = lanes
+                        .iter()
+                        .map(|l| {
+                            let p = ptrs[*l];
+                            let tag = if p.space == Space::Constant {
+                                1 << 31
+                            } else {
+                                0
+                            };
+                            (p.buffer | tag, p.offset as u64, bytes)
+                        })
+                        .collect();
+                    let s = sectors(&accesses);
+                    let n = (bytes * lanes.len()) as u64;
+                    self.metrics.count(pos, Some(w), |c| {
+                        let k = if store {
+                            &mut c.global_store
+                        } else {
+                            &mut c.global_load
+                        };
+                        k.requests += 1;
+                        k.sectors += s;
+                        k.bytes += n;
+                    });
+                }
+            }
+        }
+    }
+
+    fn record_bank_map(
+        &mut self,
+        pos: Pos,
+        warp: usize,
+        store: bool,
+        buffer: u32,
+        accesses: &[(usize, u64, usize)],
+        wf: u64,
+    ) {
+        if self.trace.bank_maps.len() >= TRACE_ACCESSES {
+            self.trace.truncated = true;
+            return;
+        }
+        let banks = self.cfg.banks as u64;
+        let array = self
+            .mem
+            .local
+            .get(buffer as usize)
+            .map_or(String::new(), |b| b.name.clone());
+        self.trace.bank_maps.push(BankAccess {
+            array,
+            line: pos.line,
+            warp,
+            store,
+            lanes: accesses
+                .iter()
+                .map(|(lane, addr, _)| (*lane, ((addr / 4) % banks) as usize, addr / 4))
+                .collect(),
+            wavefronts: wf,
+        });
+    }
+}

@@ -1,0 +1,491 @@
+//! The SIMT interpreter. One launch runs its work-groups one after another; inside a
+//! group every work-item executes the same statement at the same time under an active
+//! mask (the group in lockstep, which for each warp is exactly the sequence of masked
+//! steps it would run on its own: a warp's control flow depends only on its own lanes).
+//! Branches split the mask and reconverge at the end of their construct; `break`,
+//! `continue` and `return` take lanes out until the construct that ends them. A
+//! barrier is therefore reached by the whole group at once, or the mask shows who is
+//! missing.
+//!
+//! Expressions are evaluated for all active lanes together ([`eval`]), so each memory
+//! access is one warp-wide request per warp, which is what the metrics count.
+
+mod access;
+mod builtins;
+mod eval;
+mod exec;
+mod math;
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use crate::ast::{Function, Program, VarDecl};
+use crate::mask::Mask;
+use crate::memory::{Buffer, Memory};
+use crate::metrics::{FindingKind, Metrics, Trace, TraceStep, TRACE_STEPS};
+use crate::source::{AnalyzeError, Diag, Files, Pos};
+use crate::types::{Space, Type};
+use crate::value::{convert, to_bytes, Ptr, Value};
+
+/// Values of one expression, one per lane of the group (`Void` where inactive).
+pub(crate) type Lanes = Vec<Value>;
+
+/// How a launch is shaped and observed.
+#[derive(Debug, Clone)]
+pub struct LaunchConfig {
+    /// Global size per dimension.
+    pub global: [usize; 3],
+    /// Work-group size per dimension.
+    pub local: [usize; 3],
+    /// Lanes per warp (and per sub-group).
+    pub warp: usize,
+    /// Local-memory banks (4 bytes each).
+    pub banks: usize,
+    /// The work-group (linear index) whose steps and watched accesses are recorded.
+    pub trace_group: usize,
+    /// Local arrays whose accesses are recorded for the bank map (with `@watch` ones).
+    pub watch: Vec<String>,
+    /// Lane-steps after which the run stops (against endless loops).
+    pub max_steps: u64,
+}
+
+impl LaunchConfig {
+    /// A one-dimensional launch with the defaults: warps of 32, 32 banks.
+    pub fn linear(global: usize, local: usize) -> LaunchConfig {
+        LaunchConfig {
+            global: [global, 1, 1],
+            local: [local, 1, 1],
+            warp: 32,
+            banks: 32,
+            trace_group: 0,
+            watch: Vec::new(),
+            max_steps: 2_000_000_000,
+        }
+    }
+}
+
+/// A kernel argument.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    /// A global buffer (index into [`Memory::global`]).
+    Global(u32),
+    /// A `__local` buffer of this many bytes, allocated per group.
+    Local(usize),
+    /// A scalar (converted to the parameter's type).
+    Scalar(Value),
+}
+
+/// What one launch measured.
+#[derive(Debug, Clone)]
+pub struct LaunchReport {
+    /// Kernel name.
+    pub kernel: String,
+    /// The configuration it ran with.
+    pub config: LaunchConfig,
+    /// Counters and errors.
+    pub metrics: Metrics,
+    /// The traced group's steps and watched accesses.
+    pub trace: Trace,
+    /// Local memory per group, bytes.
+    pub local_bytes: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Slot {
+    /// A private variable at this offset of every lane's arena.
+    Private { offset: usize, ty: Type },
+    /// A local or constant variable: one address for every lane.
+    Shared { ptr: Ptr, ty: Type },
+}
+
+struct Frame {
+    scopes: Vec<HashMap<Rc<str>, Slot>>,
+    ret: Lanes,
+    ret_ty: Type,
+}
+
+/// Exits of a statement: lanes that left by `break`, `continue` and `return`.
+#[derive(Default)]
+pub(crate) struct Flow {
+    brk: Option<Mask>,
+    cont: Option<Mask>,
+    ret: Option<Mask>,
+}
+
+/// The state of a running launch.
+pub(crate) struct Sim<'a> {
+    program: &'a Program,
+    files: &'a Files,
+    cfg: &'a LaunchConfig,
+    mem: &'a mut Memory,
+    metrics: Metrics,
+    trace: Trace,
+    lanes: usize,
+    groups: [usize; 3],
+    group: [usize; 3],
+    tracing: bool,
+    frames: Vec<Frame>,
+    sp: usize,
+    local_decls: HashMap<usize, u32>,
+    watched: HashSet<u32>,
+    steps: u64,
+    constants: HashMap<Rc<str>, Slot>,
+    max_local_bytes: u64,
+}
+
+/// Runs `kernel` of `program` with `args` over `mem`.
+pub fn launch(
+    program: &Program,
+    files: &Files,
+    kernel: &str,
+    args: &[Arg],
+    mem: &mut Memory,
+    cfg: &LaunchConfig,
+) -> Result<LaunchReport, AnalyzeError> {
+    let usage = AnalyzeError::Usage;
+    let f = program
+        .kernels()
+        .find(|k| &*k.name == kernel)
+        .cloned()
+        .ok_or_else(|| {
+            let names: Vec<&str> = program.kernels().map(|k| &*k.name).collect();
+            usage(format!(
+                "no kernel '{kernel}' (kernels: {})",
+                names.join(", ")
+            ))
+        })?;
+    for d in 0..3 {
+        if cfg.local[d] == 0 || cfg.global[d] % cfg.local[d] != 0 {
+            return Err(usage(format!(
+                "global size {} is not a multiple of the work-group size {} in dimension {d}",
+                cfg.global[d], cfg.local[d]
+            )));
+        }
+    }
+    let lanes: usize = cfg.local.iter().product();
+    if lanes > 4096 {
+        return Err(usage(format!(
+            "work-groups of {lanes} work-items are more than 4096"
+        )));
+    }
+    if !(1..=64).contains(&cfg.warp) {
+        return Err(usage(format!("warp size {} is not in 1..=64", cfg.warp)));
+    }
+    if cfg.banks == 0 {
+        return Err(usage("there must be at least one bank".into()));
+    }
+    if let Some(req) = f.reqd_work_group_size {
+        if req != cfg.local {
+            return Err(usage(format!(
+                "kernel {kernel} requires work-groups of {req:?}, not {:?}",
+                cfg.local
+            )));
+        }
+    }
+    if args.len() != f.params.len() {
+        let wanted: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| format!("{} {}", p.ty.name(), p.name))
+            .collect();
+        return Err(usage(format!(
+            "kernel {kernel} takes {} arguments ({}), {} given",
+            f.params.len(),
+            wanted.join(", "),
+            args.len()
+        )));
+    }
+    let mut sim = Sim {
+        program,
+        files,
+        cfg,
+        mem,
+        metrics: Metrics::default(),
+        trace: Trace {
+            group: cfg.trace_group,
+            ..Trace::default()
+        },
+        lanes,
+        groups: [0, 1, 2].map(|d| cfg.global[d] / cfg.local[d]),
+        group: [0; 3],
+        tracing: false,
+        frames: Vec::new(),
+        sp: 0,
+        local_decls: HashMap::new(),
+        watched: HashSet::new(),
+        steps: 0,
+        constants: HashMap::new(),
+        max_local_bytes: 0,
+    };
+    sim.load_constants().map_err(|d| d.resolve(files))?;
+    let groups: usize = sim.groups.iter().product();
+    for g in 0..groups {
+        sim.group = [
+            g % sim.groups[0],
+            (g / sim.groups[0]) % sim.groups[1],
+            g / (sim.groups[0] * sim.groups[1]),
+        ];
+        sim.tracing = g == cfg.trace_group;
+        sim.run_group(&f, args).map_err(|d| d.resolve(files))?;
+    }
+    Ok(LaunchReport {
+        kernel: kernel.to_string(),
+        config: cfg.clone(),
+        metrics: sim.metrics,
+        trace: sim.trace,
+        local_bytes: sim.max_local_bytes,
+    })
+}
+
+impl Sim<'_> {
+    fn load_constants(&mut self) -> Result<(), Diag> {
+        self.mem.constant.clear();
+        for decl in &self.program.constants {
+            let mut bytes = vec![0u8; decl.ty.size()];
+            if let Some(init) = &decl.init {
+                let one = Mask::full(1);
+                let saved = self.lanes;
+                self.lanes = 1;
+                let values = self.init_values(&decl.ty, init, &one, decl.pos);
+                self.lanes = saved;
+                for (offset, ty, v) in values? {
+                    to_bytes(&v[0], &ty, &mut bytes[offset..])
+                        .map_err(|m| Diag::new(decl.pos, m))?;
+                }
+            }
+            self.mem.constant.push(Buffer::new(&decl.name, bytes));
+            let ptr = Ptr {
+                space: Space::Constant,
+                buffer: (self.mem.constant.len() - 1) as u32,
+                offset: 0,
+            };
+            self.constants.insert(
+                decl.name.clone(),
+                Slot::Shared {
+                    ptr,
+                    ty: decl.ty.clone(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn run_group(&mut self, f: &Rc<Function>, args: &[Arg]) -> Result<(), Diag> {
+        self.mem.start_group(self.lanes);
+        self.sp = 0;
+        self.local_decls.clear();
+        self.watched.clear();
+        self.frames = vec![Frame {
+            scopes: vec![HashMap::new()],
+            ret: vec![Value::Void; self.lanes],
+            ret_ty: Type::Void,
+        }];
+        let full = Mask::full(self.lanes);
+        for (param, arg) in f.params.iter().zip(args) {
+            let value = match (arg, &param.ty) {
+                (Arg::Global(b), Type::Pointer(t, _)) => Value::Ptr(
+                    Ptr {
+                        space: Space::Global,
+                        buffer: *b,
+                        offset: 0,
+                    },
+                    t.clone(),
+                ),
+                (Arg::Local(bytes), Type::Pointer(t, _)) => {
+                    let buffer = self.alloc_local(&param.name, *bytes, t.align());
+                    Value::Ptr(
+                        Ptr {
+                            space: Space::Local,
+                            buffer,
+                            offset: 0,
+                        },
+                        t.clone(),
+                    )
+                }
+                (Arg::Scalar(v), ty) => convert(v, ty)
+                    .map_err(|m| Diag::new(f.pos, format!("argument {}: {m}", param.name)))?,
+                (_, ty) => {
+                    return Err(Diag::new(
+                        f.pos,
+                        format!(
+                            "argument {} of type {} needs a buffer",
+                            param.name,
+                            ty.name()
+                        ),
+                    ))
+                }
+            };
+            let offset = self.declare_private(&param.name, &param.ty);
+            let values = vec![value; self.lanes];
+            self.store_private(offset, &param.ty, &values, &full, f.pos)?;
+        }
+        let flow = self.exec(&f.body, &full)?;
+        drop(flow);
+        self.max_local_bytes = self.max_local_bytes.max(self.mem.local_bytes());
+        Ok(())
+    }
+
+    fn alloc_local(&mut self, name: &str, bytes: usize, align: usize) -> u32 {
+        let b = self.mem.alloc_local(name, bytes, align);
+        if self.cfg.watch.iter().any(|w| w == name) {
+            self.watched.insert(b);
+        }
+        b
+    }
+
+    /// Declares a variable in the innermost scope.
+    fn declare(&mut self, decl: &VarDecl) -> Result<Slot, Diag> {
+        let slot = match decl.space {
+            Space::Local => {
+                let buffer = match self.local_decls.get(&decl.id) {
+                    Some(b) => *b,
+                    None => {
+                        let b = self.alloc_local(&decl.name, decl.ty.size(), decl.ty.align());
+                        self.local_decls.insert(decl.id, b);
+                        b
+                    }
+                };
+                Slot::Shared {
+                    ptr: Ptr {
+                        space: Space::Local,
+                        buffer,
+                        offset: 0,
+                    },
+                    ty: decl.ty.clone(),
+                }
+            }
+            _ => Slot::Private {
+                offset: self.alloc_private(&decl.ty),
+                ty: decl.ty.clone(),
+            },
+        };
+        self.scope().insert(decl.name.clone(), slot.clone());
+        Ok(slot)
+    }
+
+    fn declare_private(&mut self, name: &Rc<str>, ty: &Type) -> usize {
+        let offset = self.alloc_private(ty);
+        self.scope().insert(
+            name.clone(),
+            Slot::Private {
+                offset,
+                ty: ty.clone(),
+            },
+        );
+        offset
+    }
+
+    fn alloc_private(&mut self, ty: &Type) -> usize {
+        let align = ty.align().max(1);
+        let offset = self.sp.div_ceil(align) * align;
+        self.sp = offset + ty.size();
+        self.mem.reserve_private(self.sp);
+        offset
+    }
+
+    fn scope(&mut self) -> &mut HashMap<Rc<str>, Slot> {
+        let frame = self.frames.last_mut().expect("a frame is always present");
+        frame.scopes.last_mut().expect("a scope is always present")
+    }
+
+    fn lookup(&self, name: &str) -> Option<Slot> {
+        let frame = self.frames.last()?;
+        frame
+            .scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name).cloned())
+            .or_else(|| self.constants.get(name).cloned())
+    }
+
+    fn store_private(
+        &mut self,
+        offset: usize,
+        ty: &Type,
+        values: &Lanes,
+        mask: &Mask,
+        pos: Pos,
+    ) -> Result<(), Diag> {
+        let mut bytes = vec![0u8; ty.size()];
+        for lane in mask.iter() {
+            let v = convert(&values[lane], ty).map_err(|m| Diag::new(pos, m))?;
+            to_bytes(&v, ty, &mut bytes).map_err(|m| Diag::new(pos, m))?;
+            self.mem.private[lane][offset..offset + bytes.len()].copy_from_slice(&bytes);
+        }
+        Ok(())
+    }
+
+    /// Local and global ids of a lane.
+    fn ids(&self, lane: usize) -> ([usize; 3], [usize; 3]) {
+        let l = self.cfg.local;
+        let local = [lane % l[0], (lane / l[0]) % l[1], lane / (l[0] * l[1])];
+        let global = [0, 1, 2].map(|d| self.group[d] * l[d] + local[d]);
+        (local, global)
+    }
+
+    fn warps(&self) -> usize {
+        self.lanes.div_ceil(self.cfg.warp)
+    }
+
+    /// Records an error at `pos` for `lane`.
+    fn find(&mut self, kind: FindingKind, pos: Pos, lane: usize, message: impl FnOnce() -> String) {
+        let (_, global) = self.ids(lane);
+        let group = self.group;
+        let file = self.files.name(pos.file).to_string();
+        self.metrics
+            .find(kind, pos, &file, (global, group), message);
+    }
+
+    /// One warp step of each warp with active lanes; `taken` marks a branch.
+    fn step(&mut self, pos: Pos, mask: &Mask, taken: Option<&Mask>) -> Result<(), Diag> {
+        let ws = self.cfg.warp;
+        for w in 0..self.warps() {
+            let active = mask.warp_bits(w, ws);
+            if active == 0 {
+                continue;
+            }
+            let count = active.count_ones() as u64;
+            self.steps += count;
+            let taken_bits = taken.map(|t| t.warp_bits(w, ws));
+            self.metrics.count(pos, Some(w), |c| {
+                c.active_lanes += count;
+                c.lane_slots += ws as u64;
+                if let Some(t) = taken_bits {
+                    c.branches += 1;
+                    if t != 0 && t != active {
+                        c.divergent_branches += 1;
+                    }
+                }
+            });
+            if self.tracing {
+                if self.trace.warps.len() <= w {
+                    self.trace.warps.resize(w + 1, Vec::new());
+                }
+                if self.trace.warps[w].len() < TRACE_STEPS {
+                    self.trace.warps[w].push(TraceStep {
+                        line: pos.line,
+                        active,
+                        taken: taken_bits,
+                    });
+                } else {
+                    self.trace.truncated = true;
+                }
+            }
+        }
+        if self.steps > self.cfg.max_steps {
+            return Err(Diag::new(
+                pos,
+                format!(
+                    "stopped after {} lane-steps (an endless loop? raise --max-steps)",
+                    self.cfg.max_steps
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A branch: `mask` split into `taken` and the rest.
+    fn branch(&mut self, pos: Pos, mask: &Mask, taken: &Mask) -> Result<(), Diag> {
+        self.step(pos, mask, Some(taken))
+    }
+}

@@ -1,0 +1,414 @@
+//! `redlab analyze (VARIANT | FILE.cl)`: runs a kernel in the SIMT simulator and reports
+//! branch divergence, bank conflicts, coalescing, barriers and errors, as text, JSON
+//! (`--json`) or an HTML page with pictures (`--html`). A built-in variant runs all its
+//! passes through the pass driver and its result is checked against the reference.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use redlab_analyzer::html::{self, Drawn};
+use redlab_analyzer::memory::Memory;
+use redlab_analyzer::report::{self, CheckJson, Launched, Report};
+use redlab_analyzer::sim::{self, LaunchConfig};
+use redlab_analyzer::variant::{self, VariantOptions};
+use redlab_analyzer::{args as kernel_args, compile, project_headers, Compiled};
+use redlab_core::{DType, Op, Problem};
+use redlab_kernels::registry;
+
+use super::size::parse_size;
+use super::Verdict;
+
+/// Arguments of `redlab analyze`.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// A built-in variant (`reduce0`, `sequential-addressing`, `production` …) or an
+    /// OpenCL C file.
+    target: String,
+    /// The kernel to run (a file with one kernel needs none).
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Global size (`1024`, `2^20`, `64x64`). For a variant: the number of input
+    /// elements (the first pass's global size for one-element-per-work-item kernels).
+    #[arg(long)]
+    global: Option<String>,
+    /// Work-group size (`256`, `16x16`). For a variant: its WG parameter.
+    #[arg(long)]
+    local: Option<String>,
+    /// Lanes per warp (and per sub-group).
+    #[arg(long, default_value_t = 32)]
+    warp: usize,
+    /// Local-memory banks of 4 bytes.
+    #[arg(long, default_value_t = 32)]
+    banks: usize,
+    /// A preprocessor definition, NAME or NAME=VALUE (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+    /// A kernel argument, NAME=SPEC: buffer:TYPE:COUNT:random|zeros|ones|iota,
+    /// local:TYPE:COUNT, or a value (repeatable).
+    #[arg(long = "arg", value_name = "NAME=SPEC")]
+    args: Vec<String>,
+    /// A local array whose accesses get a bank map (repeatable; `// @watch NAME` in the
+    /// source does the same).
+    #[arg(long)]
+    watch: Vec<String>,
+    /// Operator, for a variant.
+    #[arg(long, default_value = "sum")]
+    op: Op,
+    /// Element type, for a variant.
+    #[arg(long, default_value = "f32")]
+    dtype: DType,
+    /// A variant parameter, NAME=VALUE (repeatable).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Seed of random inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The work-group whose steps are drawn (linear index).
+    #[arg(long, default_value_t = 0)]
+    trace_group: usize,
+    /// Compute units of the simulated device (sizes grid-stride variants' grids).
+    #[arg(long, default_value_t = 2)]
+    compute_units: usize,
+    /// Stop after this many lane-steps.
+    #[arg(long, default_value_t = 2_000_000_000)]
+    max_steps: u64,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Write an HTML page with the pictures.
+    #[arg(long, value_name = "OUT.html")]
+    html: Option<std::path::PathBuf>,
+}
+
+/// Sizes like `1024`, `2^10` or `64x64x2`.
+fn dims(text: &str) -> anyhow::Result<[usize; 3]> {
+    let mut out = [1usize; 3];
+    let parts: Vec<&str> = text.split(['x', 'X', ',']).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        bail!("'{text}' is not a size (1024, 2^10, 64x64)");
+    }
+    for (k, p) in parts.iter().enumerate() {
+        out[k] = parse_size(p.trim()).map_err(|e| anyhow::anyhow!(e))?;
+    }
+    Ok(out)
+}
+
+/// Runs `redlab analyze`.
+pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
+    let mut config = LaunchConfig::linear(1, 1);
+    config.warp = a.warp;
+    config.banks = a.banks;
+    config.trace_group = a.trace_group;
+    config.max_steps = a.max_steps;
+    config.watch = a.watch.clone();
+    let is_file = Path::new(&a.target).is_file();
+    let (report, drawn_traces) = match (is_file, registry::find(&a.target)) {
+        (false, Some(v)) => analyze_variant(a, &v, config)?,
+        (true, _) => analyze_file(a, config)?,
+        (false, None) => bail!(
+            "'{}' is neither a file nor a variant ('redlab bench --help' lists variants)",
+            a.target
+        ),
+    };
+    let verdict = match &report.check {
+        Some(c) if !c.ok => Verdict::Mismatch(format!(
+            "{}: got {}, the reference gives {}",
+            c.problem, c.value, c.expected
+        )),
+        _ => Verdict::Success,
+    };
+    if let Some(path) = &a.html {
+        let drawn: Vec<Drawn<'_>> = drawn_traces
+            .iter()
+            .map(|(label, trace)| Drawn {
+                label: label.clone(),
+                trace,
+                warp: a.warp,
+                banks: a.banks,
+            })
+            .collect();
+        std::fs::write(path, html::render(&report, &drawn))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if a.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        print_text(&report, out)?;
+        if let Some(path) = &a.html {
+            writeln!(out, "pictures: {}", path.display())?;
+        }
+    }
+    Ok(verdict)
+}
+
+type Traces = Vec<(String, redlab_analyzer::metrics::Trace)>;
+
+fn analyze_variant(
+    a: &AnalyzeArgs,
+    v: &redlab_kernels::Variant,
+    config: LaunchConfig,
+) -> anyhow::Result<(Report, Traces)> {
+    if a.kernel.is_some() || !a.args.is_empty() {
+        bail!("--kernel and --arg are for files; a variant chooses its kernels and arguments");
+    }
+    let problem = Problem::new(a.op, a.dtype, None)?;
+    let mut params = Vec::new();
+    for p in &a.params {
+        let (k, val) = p
+            .split_once('=')
+            .with_context(|| format!("--param wants NAME=VALUE, not '{p}'"))?;
+        let val: u32 = val
+            .parse()
+            .with_context(|| format!("--param {k}: '{val}' is not a number"))?;
+        if v.default_param(k).is_none() {
+            bail!("variant {} has no parameter {k}", v.name);
+        }
+        params.push((k.to_string(), val));
+    }
+    if let Some(local) = &a.local {
+        let l = dims(local)?;
+        if l[1] != 1 || l[2] != 1 {
+            bail!("variants run one-dimensional work-groups");
+        }
+        if v.default_param("WG").is_none() {
+            bail!("variant {} chooses its own work-group size (it has no WG parameter); leave out --local", v.name);
+        }
+        if !params.iter().any(|(k, _)| k == "WG") {
+            params.push(("WG".into(), l[0] as u32));
+        }
+    }
+    let n = match &a.global {
+        Some(g) => {
+            let d = dims(g)?;
+            d[0] * d[1] * d[2]
+        }
+        None => 4096,
+    };
+    let opts = VariantOptions {
+        config,
+        params,
+        defines: a.define.clone(),
+        compute_units: a.compute_units,
+        seed: a.seed,
+    };
+    let run = variant::run(v, &problem, n, &opts)?;
+    let launched: Vec<Launched<'_>> = run
+        .passes
+        .iter()
+        .map(|p| Launched {
+            files: &p.compiled.files,
+            report: &p.report,
+        })
+        .collect();
+    let total =
+        report::summarize(&launched).context("the variant launched nothing (empty input)")?;
+    let passes = if launched.len() > 1 {
+        launched
+            .iter()
+            .filter_map(|l| report::summarize(std::slice::from_ref(l)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let traces = run
+        .passes
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            (
+                format!("pass {}: {}", k + 1, p.report.kernel),
+                p.report.trace.clone(),
+            )
+        })
+        .collect();
+    let report = Report {
+        source: format!("{} ({}), {problem}", v.name, v.aliases.join(", ")),
+        total,
+        passes,
+        check: Some(CheckJson {
+            problem: problem.to_string(),
+            n,
+            value: run.value.to_string(),
+            expected: run.expected.to_string(),
+            ok: run.verdict.is_ok(),
+            message: run.verdict.err(),
+        }),
+    };
+    Ok((report, traces))
+}
+
+fn analyze_file(a: &AnalyzeArgs, mut config: LaunchConfig) -> anyhow::Result<(Report, Traces)> {
+    let path = Path::new(&a.target);
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    // Includes: next to the file first, then the project's own headers.
+    let resolve = |name: &str, _from: &str| {
+        let local = dir.join(name);
+        match std::fs::read_to_string(&local) {
+            Ok(t) => Some((local.display().to_string(), t)),
+            Err(_) => project_headers(name, ""),
+        }
+    };
+    let compiled: Compiled = compile(&path.display().to_string(), &text, &a.define, &resolve)?;
+    let kernels: Vec<&str> = compiled.program.kernels().map(|k| &*k.name).collect();
+    let kernel = match (&a.kernel, kernels.as_slice()) {
+        (Some(k), _) => k.clone(),
+        (None, [one]) => one.to_string(),
+        (None, []) => bail!("{} has no __kernel function", path.display()),
+        (None, many) => bail!(
+            "{} has several kernels ({}); choose one with --kernel",
+            path.display(),
+            many.join(", ")
+        ),
+    };
+    let f = compiled
+        .program
+        .kernels()
+        .find(|k| *k.name == *kernel)
+        .with_context(|| {
+            format!(
+                "no kernel {kernel} in {} (kernels: {})",
+                path.display(),
+                kernels.join(", ")
+            )
+        })?
+        .clone();
+    let global = dims(
+        a.global
+            .as_deref()
+            .context("--global is needed for a kernel file")?,
+    )?;
+    let local = match (&a.local, f.reqd_work_group_size) {
+        (Some(l), _) => dims(l)?,
+        (None, Some(req)) => req,
+        (None, None) => {
+            bail!("--local is needed: kernel {kernel} does not require a work-group size")
+        }
+    };
+    config.global = global;
+    config.local = local;
+    config.watch.extend(compiled.watches.iter().cloned());
+    let mut given = Vec::new();
+    for spec in &a.args {
+        let (k, v) = spec
+            .split_once('=')
+            .with_context(|| format!("--arg wants NAME=SPEC, not '{spec}'"))?;
+        given.push((k.to_string(), v.to_string()));
+    }
+    let mut mem = Memory::default();
+    let bound = kernel_args::bind(&f, &given, &mut mem, a.seed)?;
+    let launch = sim::launch(
+        &compiled.program,
+        &compiled.files,
+        &kernel,
+        &bound,
+        &mut mem,
+        &config,
+    )?;
+    let total = report::summarize(&[Launched {
+        files: &compiled.files,
+        report: &launch,
+    }])
+    .context("nothing ran")?;
+    let report = Report {
+        source: path.display().to_string(),
+        total,
+        passes: Vec::new(),
+        check: None,
+    };
+    Ok((report, vec![(kernel, launch.trace)]))
+}
+
+fn print_text(r: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
+    let t = &r.total;
+    let c = &t.counts;
+    writeln!(out, "{}", r.source)?;
+    if let Some(check) = &r.check {
+        writeln!(
+            out,
+            "  result over {} elements: {} (reference {}) — {}",
+            check.n,
+            check.value,
+            check.expected,
+            if check.ok { "correct" } else { "WRONG" }
+        )?;
+    }
+    writeln!(
+        out,
+        "  kernel {}: global {}, local {}, warps of {}, {} banks{}",
+        t.kernel,
+        t.global_size,
+        t.local_size,
+        t.warp_size,
+        t.banks,
+        if r.passes.is_empty() {
+            String::new()
+        } else {
+            format!(", {} launches (sums below)", r.passes.len())
+        }
+    )?;
+    writeln!(
+        out,
+        "  branches {}, divergent {}, active lanes {:.1}%",
+        c.branches,
+        c.divergent_branches,
+        100.0 * c.active_lane_ratio
+    )?;
+    writeln!(
+        out,
+        "  local loads: {} requests, {} wavefronts, {} bank conflicts; stores: {} requests, {} wavefronts, {} bank conflicts",
+        c.local_requests.local_load,
+        c.wavefronts.local_load,
+        c.bank_conflicts.local_load,
+        c.local_requests.local_store,
+        c.wavefronts.local_store,
+        c.bank_conflicts.local_store
+    )?;
+    writeln!(
+        out,
+        "  global loads: {} requests, {} sectors; stores: {} requests, {} sectors; atomics {}; barriers {}",
+        c.global.load_requests,
+        c.global.load_sectors,
+        c.global.store_requests,
+        c.global.store_sectors,
+        c.atomics,
+        c.barriers
+    )?;
+    if t.errors.is_empty() {
+        writeln!(out, "  errors: none")?;
+    }
+    for e in &t.errors {
+        writeln!(
+            out,
+            "  ERROR {:?} at {}:{} ({} times), work-item {:?} of group {:?}: {}",
+            e.kind, e.file, e.line, e.count, e.work_item, e.work_group, e.message
+        )?;
+    }
+    let hot: Vec<_> = t
+        .lines
+        .iter()
+        .filter(|l| {
+            l.counts.divergent_branches > 0
+                || l.counts.bank_conflicts.local_load + l.counts.bank_conflicts.local_store > 0
+        })
+        .collect();
+    if !hot.is_empty() {
+        writeln!(out, "  lines with divergence or bank conflicts:")?;
+    }
+    for l in hot {
+        writeln!(
+            out,
+            "    {:>4}  {:<60}  divergent {}/{} branches, conflicts {} load / {} store",
+            l.line,
+            l.text.chars().take(60).collect::<String>(),
+            l.counts.divergent_branches,
+            l.counts.branches,
+            l.counts.bank_conflicts.local_load,
+            l.counts.bank_conflicts.local_store
+        )?;
+    }
+    Ok(())
+}
