@@ -1,0 +1,207 @@
+//! `redlab analyze` end to end: the JSON fields for a variant and for a user's file,
+//! the HTML page, and bad input ending as one clear line on stderr.
+
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value as Json;
+
+fn redlab(args: &[&str]) -> Output {
+    Command::cargo_bin("redlab")
+        .expect("binary is built")
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn json(args: &[&str]) -> Json {
+    let output = redlab(args);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
+}
+
+fn assert_clean_error(args: &[&str], needle: &str) {
+    let output = redlab(args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "{args:?}: not one line: {stderr}"
+    );
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+}
+
+#[test]
+fn a_variant_reports_every_documented_field_and_its_check() {
+    let j = json(&[
+        "analyze", "reduce1", "--global", "256", "--local", "256", "--json",
+    ]);
+    for field in [
+        "kernel",
+        "global_size",
+        "local_size",
+        "warp_size",
+        "branches",
+        "divergent_branches",
+        "active_lane_ratio",
+        "barriers",
+        "errors",
+        "lines",
+    ] {
+        assert!(j.get(field).is_some(), "missing {field}");
+    }
+    assert_eq!(j["kernel"], "reduce");
+    assert_eq!(
+        (
+            j["global_size"].as_u64(),
+            j["local_size"].as_u64(),
+            j["warp_size"].as_u64()
+        ),
+        (Some(256), Some(256), Some(32))
+    );
+    // One group of 256: the golden numbers of reduce1 (see the analyzer's tests).
+    assert_eq!(j["bank_conflicts"]["local_load"], 70);
+    assert_eq!(j["bank_conflicts"]["local_store"], 35);
+    assert_eq!(j["wavefronts"]["local_load"], 95);
+    assert_eq!(j["wavefronts"]["local_store"], 55);
+    assert_eq!(j["global"]["load_requests"], 8);
+    assert_eq!(j["global"]["load_sectors"], 32);
+    assert_eq!(j["global"]["store_requests"], 1);
+    assert_eq!(j["global"]["store_sectors"], 1);
+    assert_eq!(j["divergent_branches"], 6);
+    assert_eq!(j["check"]["ok"], true);
+    assert_eq!(j["errors"].as_array().map(Vec::len), Some(0));
+    let lines = j["lines"].as_array().expect("lines");
+    let hot = lines
+        .iter()
+        .find(|l| {
+            l["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("sdata[index] = combine"))
+        })
+        .expect("the tree step's line");
+    assert_eq!(hot["bank_conflicts"]["local_load"], 70);
+}
+
+#[test]
+fn a_users_file_with_a_race_reports_it_and_draws_pictures() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kernel = dir.path().join("racy.cl");
+    std::fs::write(
+        &kernel,
+        "__kernel void racy(__global const int* in, __global int* out, __local int* s) {\n\
+         \x20   uint l = get_local_id(0);\n\
+         \x20   s[l] = in[get_global_id(0)]; // @watch s\n\
+         \x20   if (l < 16) s[l] += s[l + 16];\n\
+         \x20   barrier(CLK_LOCAL_MEM_FENCE);\n\
+         \x20   if (l == 0) out[get_group_id(0)] = s[0] + s[1];\n}\n",
+    )
+    .expect("write");
+    let html = dir.path().join("racy.html");
+    let path = kernel.to_str().expect("utf-8");
+    let out_html = html.to_str().expect("utf-8");
+    let j = json(&[
+        "analyze",
+        path,
+        "--global",
+        "64",
+        "--local",
+        "32",
+        "--arg",
+        "in=buffer:int:64:iota",
+        "--arg",
+        "out=buffer:int:2:zeros",
+        "--arg",
+        "s=local:int:32",
+        "--json",
+        "--html",
+        out_html,
+    ]);
+    let errors = j["errors"].as_array().expect("errors");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["kind"] == "local_race" && e["line"] == 4),
+        "{errors:?}"
+    );
+    let page = std::fs::read_to_string(&html).expect("page written");
+    assert!(
+        page.contains("<svg") && page.contains("Bank maps"),
+        "pictures drawn"
+    );
+    let namespaces = page.matches("xmlns=\"http://www.w3.org/2000/svg\"").count();
+    assert_eq!(
+        page.matches("http").count(),
+        namespaces,
+        "nothing fetched from the network"
+    );
+    assert!(!page.contains("<script"), "no scripts");
+}
+
+#[test]
+fn bad_input_is_one_clear_line() {
+    assert_clean_error(
+        &["analyze", "no-such-thing", "--global", "64"],
+        "neither a file nor a variant",
+    );
+    assert_clean_error(
+        &["analyze", "canonical", "--local", "128"],
+        "chooses its own work-group size",
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kernel = dir.path().join("k.cl");
+    std::fs::write(
+        &kernel,
+        "__kernel void k(__global float* a, uint n) {\n  a[0] = n\n}\n",
+    )
+    .expect("write");
+    let path = kernel.to_str().expect("utf-8");
+    assert_clean_error(
+        &["analyze", path, "--global", "32", "--local", "32"],
+        "k.cl:3:1: expected ';'",
+    );
+    std::fs::write(
+        &kernel,
+        "__kernel void k(__global float* a, uint n) { a[0] = n; }\n",
+    )
+    .expect("write");
+    assert_clean_error(
+        &["analyze", path, "--global", "32", "--local", "32"],
+        "no --arg for parameter a",
+    );
+    assert_clean_error(
+        &[
+            "analyze",
+            path,
+            "--global",
+            "32",
+            "--local",
+            "32",
+            "--arg",
+            "a=buffer:int:4:zeros",
+            "--arg",
+            "n=4",
+        ],
+        "parameter a points to float, the buffer holds int",
+    );
+    assert_clean_error(
+        &[
+            "analyze",
+            path,
+            "--global",
+            "30",
+            "--local",
+            "32",
+            "--arg",
+            "a=buffer:float:4:zeros",
+            "--arg",
+            "n=4",
+        ],
+        "not a multiple",
+    );
+}
