@@ -7,7 +7,7 @@
 //! barrier is therefore reached by the whole group at once, or the mask shows who is
 //! missing.
 //!
-//! Expressions are evaluated for all active lanes together ([`eval`]), so each memory
+//! Expressions are evaluated for all active lanes together (`eval.rs`), so each memory
 //! access is one warp-wide request per warp, which is what the metrics count.
 
 mod access;
