@@ -1,9 +1,9 @@
 //! One benchmark row as a JSON line: what ran, where, how it was timed, and the result.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Whether a row's results were right.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Every call's result matched the reference.
@@ -15,7 +15,7 @@ pub enum Status {
 }
 
 /// One row of `redlab bench --json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
     /// Device id (`cpu`, `opencl:0`, `cuda:0`).
     pub device: String,

@@ -19,6 +19,7 @@ pub mod discovery;
 pub mod graph;
 pub mod memory;
 mod modules;
+pub mod staging;
 
 use std::sync::Mutex;
 
@@ -26,7 +27,7 @@ use cudarc::driver::{result, sys};
 use redlab_core::{ArrayRef, Backend, DType, DeviceInfo, Error, Outcome, Problem};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
-use redlab_kernels::{registry, Capabilities, Variant};
+use redlab_kernels::{Capabilities, Variant};
 
 pub use discovery::Query;
 pub use memory::DeviceBuffer;
@@ -122,6 +123,16 @@ impl CudaDevice {
     /// What the kernel library may assume here.
     pub fn capabilities(&self) -> &Capabilities {
         &self.caps
+    }
+
+    /// The `auto` strategy's choice for `problem` over `n` elements here, with its reasons.
+    pub fn auto(&self, problem: &Problem, n: usize) -> redlab_tune::Choice {
+        redlab_tune::choose(
+            &redlab_tune::DeviceKey::of(&self.info),
+            &self.caps,
+            problem,
+            n,
+        )
     }
 
     /// Free and total device memory, bytes.
@@ -318,15 +329,15 @@ impl Backend for CudaDevice {
         &self.info
     }
 
-    /// Uploads, runs the production kernel (canonical order, one launch), reads back:
-    /// `seconds` is kernel time from CUDA events; transfers are not included.
+    /// Uploads, runs what `auto` chooses for the problem and size (the tuning database's
+    /// entry, or the production kernel), reads back: `seconds` is kernel time from CUDA
+    /// events; transfers are not included.
     fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, Error> {
         problem.check_input(&data)?;
-        let production =
-            registry::find("production").ok_or_else(|| backend_error("no production variant"))?;
+        let choice = self.auto(problem, data.len());
         let input = self.upload(data).map_err(backend_error)?;
         let run = self
-            .run(&production, problem, &input, &[])
+            .run(&choice.variant, problem, &input, &choice.param_pairs())
             .map_err(backend_error)?;
         Ok(Outcome {
             value: run.value,

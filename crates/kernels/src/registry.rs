@@ -48,7 +48,34 @@ pub enum Geometry {
     Subtrees,
 }
 
-/// A tuning parameter: its name (a `#define` in the kernel file), default and range.
+/// Which problems a parameter changes the kernel for (a tuner leaves it at its default
+/// elsewhere).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Applies {
+    /// Every problem.
+    Always,
+    /// Float sums and products, which follow the canonical order's tiles.
+    OrderedFloat,
+    /// Everything else: the order-free streaming path.
+    OrderFree,
+}
+
+impl Applies {
+    /// Whether the parameter matters for `problem`.
+    pub fn to(self, problem: &Problem) -> bool {
+        let ordered = problem.dtype.is_float() && problem.op.is_arithmetic();
+        match self {
+            Applies::Always => true,
+            Applies::OrderedFloat => ordered,
+            Applies::OrderFree => !ordered,
+        }
+    }
+}
+
+/// A tuning parameter: its name (a `#define` in the kernel file), default, the values
+/// worth trying, and the problems it matters for. Device limits (work-group size, local
+/// memory) are checked when a configuration is planned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Param {
     /// The preprocessor name.
@@ -57,45 +84,54 @@ pub struct Param {
     pub default: u32,
     /// Values worth trying.
     pub values: &'static [u32],
+    /// Which problems it changes.
+    pub applies: Applies,
 }
 
 const WG: Param = Param {
     name: "WG",
     default: 256,
     values: &[64, 128, 256, 512, 1024],
+    applies: Applies::Always,
 };
 const GROUPS_PER_CU: Param = Param {
     name: "GROUPS_PER_CU",
     default: 8,
     values: &[1, 2, 4, 8, 16, 32],
+    applies: Applies::Always,
 };
 const ITEMS_PER_CU: Param = Param {
     name: "ITEMS_PER_CU",
     default: 1,
     values: &[1],
+    applies: Applies::Always,
 };
 const ITEMS_PER_CU_FULL: Param = Param {
     name: "ITEMS_PER_CU",
     default: 512,
     values: &[64, 128, 256, 512, 1024, 2048],
+    applies: Applies::Always,
 };
 
 const GROUPS_PER_CU_ONE_LAUNCH: Param = Param {
     name: "GROUPS_PER_CU",
     default: 8,
     values: &[1, 2, 4, 6, 8],
+    applies: Applies::Always,
 };
 
 const PREFETCH: Param = Param {
     name: "PREFETCH",
     default: 1,
     values: &[0, 1],
+    applies: Applies::OrderedFloat,
 };
 const VEC_LOADS: Param = Param {
     name: "VEC_LOADS",
     // 0: never, 1: halves only, 2: every float type (see canonical_one.cl).
     default: 1,
     values: &[0, 1, 2],
+    applies: Applies::OrderedFloat,
 };
 const UNROLL: Param = Param {
     name: "UNROLL",
@@ -103,6 +139,7 @@ const UNROLL: Param = Param {
     // work-item beat 8 and 16 for i32 at 2^20 and 2^28.
     default: 32,
     values: &[4, 8, 16, 32],
+    applies: Applies::OrderFree,
 };
 
 /// One reduction strategy.

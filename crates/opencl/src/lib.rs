@@ -25,7 +25,7 @@ use opencl3::device::Device;
 use redlab_core::{ArrayRef, Backend, DeviceInfo, Error, Outcome, Problem};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
-use redlab_kernels::{registry, Capabilities, Variant};
+use redlab_kernels::{Capabilities, Variant};
 
 pub use driver::DeviceInput;
 use program_cache::ProgramCache;
@@ -96,6 +96,16 @@ impl OpenClDevice {
     /// What the device can do.
     pub fn capabilities(&self) -> &Capabilities {
         &self.caps
+    }
+
+    /// The `auto` strategy's choice for `problem` over `n` elements here, with its reasons.
+    pub fn auto(&self, problem: &Problem, n: usize) -> redlab_tune::Choice {
+        redlab_tune::choose(
+            &redlab_tune::DeviceKey::of(&self.info),
+            &self.caps,
+            problem,
+            n,
+        )
     }
 
     /// Copies `data` to the device (timed).
@@ -220,15 +230,15 @@ impl Backend for OpenClDevice {
         &self.info
     }
 
-    /// Uploads, runs the production kernel (canonical order, one launch), reads back: `seconds` is kernel
-    /// time from profiling events; transfers are not included.
+    /// Uploads, runs what `auto` chooses for the problem and size (the tuning database's
+    /// entry, or the production kernel), reads back: `seconds` is kernel time from
+    /// profiling events; transfers are not included.
     fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, Error> {
         driver::input_bytes(problem, &data).map_err(backend_error)?;
-        let production =
-            registry::find("production").ok_or_else(|| backend_error("no production variant"))?;
+        let choice = self.auto(problem, data.len());
         let input = self.upload(data).map_err(backend_error)?;
         let run = self
-            .run(&production, problem, &input, &[])
+            .run(&choice.variant, problem, &input, &choice.param_pairs())
             .map_err(backend_error)?;
         Ok(Outcome {
             value: run.value,

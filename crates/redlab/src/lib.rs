@@ -31,6 +31,8 @@
 mod device;
 mod error;
 pub mod input;
+#[cfg(feature = "cuda")]
+pub mod placement;
 
 use std::sync::OnceLock;
 

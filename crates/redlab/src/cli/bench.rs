@@ -81,6 +81,52 @@ pub struct BenchArgs {
     /// of one-launch variants (0: no graph timing).
     #[arg(long, default_value_t = 200)]
     pub graph_calls: usize,
+    /// Write a self-contained HTML report with charts of this run to this file.
+    #[arg(long, value_name = "OUT.html")]
+    pub report: Option<PathBuf>,
+    /// The size the report's per-size charts use (default: the largest).
+    #[arg(long, value_name = "N")]
+    pub report_n: Option<String>,
+    /// With --report on a GPU, do not also time the CPU on the same problems (the CPU
+    /// against GPU chart needs those rows).
+    #[arg(long)]
+    pub no_cpu_rows: bool,
+    /// No progress bar (it is also hidden when stderr is not a terminal).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Where rows go: the JSON-lines file if one was asked for, and memory for the report.
+pub struct Sink {
+    file: Option<BufWriter<File>>,
+    /// Every row written, in order.
+    pub kept: Vec<Record>,
+}
+
+impl Sink {
+    /// Appends one JSON line, flushed so each row survives an interrupted run.
+    pub fn push(&mut self, record: &Record) -> anyhow::Result<()> {
+        if let Some(file) = self.file.as_mut() {
+            writeln!(file, "{}", serde_json::to_string(record)?)?;
+            file.flush()?;
+        }
+        self.kept.push(record.clone());
+        Ok(())
+    }
+}
+
+/// A progress bar over `rows` rows on stderr, hidden with `quiet` or off a terminal.
+pub fn progress(rows: usize, quiet: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(rows as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} rows, {elapsed} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
 }
 
 /// Runs `redlab bench`.
@@ -91,7 +137,7 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     let mut plan = TimingPlan::new(args.cache, cache_bytes);
     plan.min_reps = args.min_reps.max(1);
     plan.min_seconds = args.min_time.max(0.0);
-    let mut sink = match &args.json {
+    let file = match &args.json {
         Some(path) => Some(BufWriter::new(
             File::options()
                 .create(true)
@@ -101,21 +147,41 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         )),
         None => None,
     };
+    let mut sink = Sink {
+        file,
+        kept: Vec::new(),
+    };
+    let report_n = match &args.report_n {
+        Some(text) => Some(super::size::parse_size(text).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let mut gpu_verdict = None;
     #[cfg(feature = "opencl")]
     if let Some(opencl) = device.opencl() {
-        let verdict = super::bench_lab::run(args, &sizes, &device, opencl, out, &mut sink)?;
-        if let Some(mut sink) = sink {
-            sink.flush()?;
-        }
-        return Ok(verdict);
+        gpu_verdict = Some(super::bench_lab::run(
+            args, &sizes, &device, opencl, out, &mut sink,
+        )?);
     }
     #[cfg(feature = "cuda")]
     if let Some(cuda) = device.cuda() {
-        let verdict = super::bench_lab::run(args, &sizes, &device, cuda, out, &mut sink)?;
-        if let Some(mut sink) = sink {
-            sink.flush()?;
-        }
-        return Ok(verdict);
+        gpu_verdict = Some(super::bench_lab::run(
+            args, &sizes, &device, cuda, out, &mut sink,
+        )?);
+    }
+    if let Some(verdict) = gpu_verdict {
+        // The report's CPU-against-GPU chart needs CPU rows of the same problems.
+        let cpu_verdict = if args.report.is_some() && !args.no_cpu_rows {
+            let cpu = Device::open("cpu", args.threads)?;
+            writeln!(out)?;
+            cpu_rows(args, &sizes, &cpu, &plan, out, &mut sink)?
+        } else {
+            Verdict::Success
+        };
+        write_report(args, &device, report_n, &sink)?;
+        return Ok(match (verdict, cpu_verdict) {
+            (Verdict::Success, v) => v,
+            (v, _) => v,
+        });
     }
     if args.variants != "all" {
         anyhow::bail!("--variants applies to GPU devices; the CPU has one strategy per problem");
@@ -123,20 +189,55 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.compare.is_some() {
         anyhow::bail!("--compare applies to CUDA devices");
     }
-    let base = RecordBase::new(&device, args);
-    print_header(out, &device, args)?;
+    let verdict = cpu_rows(args, &sizes, &device, &plan, out, &mut sink)?;
+    write_report(args, &device, report_n, &sink)?;
+    Ok(verdict)
+}
+
+/// Writes the HTML report, if one was asked for.
+fn write_report(
+    args: &BenchArgs,
+    device: &Device,
+    focus: Option<usize>,
+    sink: &Sink,
+) -> anyhow::Result<()> {
+    let Some(path) = &args.report else {
+        return Ok(());
+    };
+    let title = format!(
+        "redlab bench on {} ({})",
+        device.info().id,
+        device.info().name
+    );
+    std::fs::write(path, redlab_bench::report::html(&sink.kept, focus, &title))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Times the CPU backend over every problem and size (one strategy per problem).
+fn cpu_rows(
+    args: &BenchArgs,
+    sizes: &[usize],
+    device: &Device,
+    plan: &TimingPlan,
+    out: &mut dyn Write,
+    sink: &mut Sink,
+) -> anyhow::Result<Verdict> {
+    let base = RecordBase::new(device, args);
+    print_header(out, device, args)?;
+    let bar = progress(args.dtypes.len() * args.ops.len() * sizes.len(), args.quiet);
     let mut failures = Vec::new();
     for &dtype in &args.dtypes {
-        let pool_len = plan.pool_elements(&sizes, dtype.size_bytes());
+        let pool_len = plan.pool_elements(sizes, dtype.size_bytes());
         let pool: HostArray = generate(dtype, pool_len, args.dist, args.seed)?;
         for &op in &args.ops {
             let problem = Problem::new(op, dtype, args.acc.filter(|_| op.is_arithmetic()));
-            for &n in &sizes {
+            for &n in sizes {
+                bar.set_message(format!("{op} {dtype} n={n}"));
                 let (problem_name, acc_name, outcome) = match &problem {
                     Ok(p) => (
                         p.to_string(),
                         p.acc.to_string(),
-                        time_row(device.backend(), p, pool.view(), n, &plan),
+                        time_row(device.backend(), p, pool.view(), n, plan),
                     ),
                     Err(e) => (
                         format!("{op} {dtype}"),
@@ -165,24 +266,19 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
                     .filter(|(_, roof)| *roof > 0.0)
                     .map(|(r, roof)| r / roof);
                 record.value = outcome.value.map(|v| v.to_string()).unwrap_or_default();
-                print_row(out, &problem_name, &record)?;
+                bar.suspend(|| print_row(out, &problem_name, &record))?;
+                bar.inc(1);
                 if record.status == Status::Wrong {
                     failures.push(format!(
                         "{problem_name} n={n}: {}",
                         record.reason.clone().unwrap_or_default()
                     ));
                 }
-                if let Some(sink) = sink.as_mut() {
-                    writeln!(sink, "{}", serde_json::to_string(&record)?)?;
-                    // Each row is kept even if the run is interrupted later.
-                    sink.flush()?;
-                }
+                sink.push(&record)?;
             }
         }
     }
-    if let Some(mut sink) = sink {
-        sink.flush()?;
-    }
+    bar.finish_and_clear();
     Ok(if failures.is_empty() {
         Verdict::Success
     } else {
@@ -214,12 +310,17 @@ pub struct RecordBase {
 impl RecordBase {
     /// The shared fields for rows on `device`.
     pub fn new(device: &Device, args: &BenchArgs) -> RecordBase {
+        RecordBase::for_device(device, args.cache)
+    }
+
+    /// The shared fields for rows on `device` timed with `cache`.
+    pub fn for_device(device: &Device, cache: CacheMode) -> RecordBase {
         let info = device.info();
         RecordBase {
             device: info.id.clone(),
             device_name: info.name.clone(),
             threads: info.compute_units,
-            cache: format!("{:?}", args.cache).to_lowercase(),
+            cache: format!("{cache:?}").to_lowercase(),
             command: std::env::args().collect::<Vec<_>>().join(" "),
         }
     }

@@ -151,7 +151,7 @@ pub fn run<L: Lab>(
     device: &Device,
     lab: &L,
     out: &mut dyn Write,
-    sink: &mut Option<std::io::BufWriter<std::fs::File>>,
+    sink: &mut super::bench::Sink,
 ) -> anyhow::Result<Verdict> {
     let variants = choose(&args.variants)?;
     if let Some(wanted) = &args.compare {
@@ -171,6 +171,10 @@ pub fn run<L: Lab>(
     let base = RecordBase::new(device, args);
     let mut failures = Vec::new();
     print_header(out, device, args)?;
+    let bar = super::bench::progress(
+        args.dtypes.len() * sizes.len() * args.ops.len() * variants.len(),
+        args.quiet,
+    );
     for &dtype in &args.dtypes {
         for &n in sizes {
             let windows = plan.windows(n, dtype.size_bytes());
@@ -232,17 +236,21 @@ pub fn run<L: Lab>(
                             }
                         }
                     }
-                    print_row(
-                        out,
-                        &format!(
-                            "{} {}",
-                            record.variant,
-                            problem
-                                .as_ref()
-                                .map_or(format!("{op} {dtype}"), |p| p.to_string())
-                        ),
-                        &record,
-                    )?;
+                    bar.inc(1);
+                    bar.set_message(format!("{} {op} {dtype} n={n}", variant.name));
+                    bar.suspend(|| {
+                        print_row(
+                            out,
+                            &format!(
+                                "{} {}",
+                                record.variant,
+                                problem
+                                    .as_ref()
+                                    .map_or(format!("{op} {dtype}"), |p| p.to_string())
+                            ),
+                            &record,
+                        )
+                    })?;
                     if record.status == Status::Wrong {
                         failures.push(format!(
                             "{} {op} {dtype} n={n}: {}",
@@ -253,7 +261,7 @@ pub fn run<L: Lab>(
                     if variant.is_called("production") && args.compare.is_some() {
                         production_row = Some(record);
                     } else {
-                        write_record(sink, &record)?;
+                        sink.push(&record)?;
                     }
                 }
                 #[cfg(feature = "cuda")]
@@ -269,11 +277,12 @@ pub fn run<L: Lab>(
                     )?;
                 }
                 if let Some(row) = production_row.take() {
-                    write_record(sink, &row)?;
+                    sink.push(&row)?;
                 }
             }
         }
     }
+    bar.finish_and_clear();
     Ok(if failures.is_empty() {
         Verdict::Success
     } else {
@@ -282,7 +291,7 @@ pub fn run<L: Lab>(
 }
 
 /// `NAME=VALUE` pairs of `--param`.
-fn parse_params(specs: &[String]) -> anyhow::Result<Vec<(String, u32)>> {
+pub(super) fn parse_params(specs: &[String]) -> anyhow::Result<Vec<(String, u32)>> {
     specs
         .iter()
         .map(|spec| {
@@ -298,25 +307,15 @@ fn parse_params(specs: &[String]) -> anyhow::Result<Vec<(String, u32)>> {
         .collect()
 }
 
-/// Appends one JSON line, flushed so each row survives an interrupted run.
-pub fn write_record(
-    sink: &mut Option<std::io::BufWriter<std::fs::File>>,
-    record: &Record,
-) -> anyhow::Result<()> {
-    if let Some(sink) = sink.as_mut() {
-        writeln!(sink, "{}", serde_json::to_string(record)?)?;
-        sink.flush()?;
-    }
-    Ok(())
-}
-
 fn skip(record: &mut Record, reason: String) {
     record.status = Status::Skipped;
     record.reason = Some(reason);
 }
 
+/// Times `variant` on `uploads` (cold windows of `pool`), verifying every new result,
+/// into `record`.
 #[allow(clippy::too_many_arguments)]
-fn time_variant<L: Lab>(
+pub(super) fn time_variant<L: Lab>(
     lab: &L,
     variant: &Variant,
     problem: &Problem,
@@ -420,13 +419,13 @@ fn time_variant<L: Lab>(
 
 /// The references and any-order error bounds of one problem's windows, computed once
 /// and shared by every variant's row.
-struct Judge {
+pub(super) struct Judge {
     expected: Vec<Option<Value>>,
     bounds: Vec<Option<accuracy::AnyOrderBound>>,
 }
 
 impl Judge {
-    fn new(windows: usize) -> Self {
+    pub(super) fn new(windows: usize) -> Self {
         Judge {
             expected: vec![None; windows],
             bounds: vec![None; windows],

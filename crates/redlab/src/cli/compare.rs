@@ -10,7 +10,6 @@ use redlab::{DType, Op, Problem};
 use redlab_bench::{gbps, Record, Status};
 
 use super::bench::{print_row, BenchArgs, RecordBase};
-use super::bench_lab::write_record;
 
 /// What the comparator covers: sum, min and max over i32 (sum into i64), f32 and f64.
 fn covered(problem: &Problem) -> bool {
@@ -29,7 +28,7 @@ pub fn cub_rows(
     n: usize,
     production: Option<&mut Record>,
     out: &mut dyn Write,
-    sink: &mut Option<std::io::BufWriter<std::fs::File>>,
+    sink: &mut super::bench::Sink,
 ) -> anyhow::Result<()> {
     if !covered(problem) || n == 0 {
         writeln!(
@@ -101,7 +100,7 @@ pub fn cub_rows(
             secs(record.graph_s),
         )?;
     }
-    write_record(sink, &record)
+    sink.push(&record)
 }
 
 fn secs(s: Option<f64>) -> String {

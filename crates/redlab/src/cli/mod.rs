@@ -13,6 +13,8 @@ mod devices;
 mod json;
 mod run;
 mod size;
+#[cfg(any(feature = "opencl", feature = "cuda"))]
+mod tune;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -41,6 +43,10 @@ enum Command {
     /// Run a kernel (a variant or an OpenCL C file) in the SIMT simulator: divergence,
     /// bank conflicts, coalescing, barriers, races, with pictures.
     Analyze(analyze::AnalyzeArgs),
+    /// Search the fastest verified variant and parameters per problem and size on a GPU,
+    /// and write the tuning database that `auto` reads.
+    #[cfg(any(feature = "opencl", feature = "cuda"))]
+    Tune(tune::TuneArgs),
 }
 
 /// What a subcommand reports back besides its output.
@@ -69,6 +75,8 @@ pub fn main() -> ExitCode {
         #[cfg(feature = "cuda")]
         Command::CheckKernels(args) => check_kernels::run(args, &mut out),
         Command::Analyze(args) => analyze::run(args, &mut out),
+        #[cfg(any(feature = "opencl", feature = "cuda"))]
+        Command::Tune(args) => tune::run(args, &mut out),
     };
     let _ = out.flush();
     match result {

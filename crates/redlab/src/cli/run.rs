@@ -40,13 +40,19 @@ pub struct RunArgs {
     /// Read elements from an .npy file or a raw little-endian file (raw needs --dtype).
     #[arg(long)]
     input: Option<PathBuf>,
-    /// Device to reduce on.
+    /// Device to reduce on: cpu, opencl:N, cuda:N, or auto (the CPU or the CUDA GPU,
+    /// whichever the measured bandwidths say is faster for this much host data; the GPU
+    /// gets it through pinned staging buffers).
     #[arg(long, default_value = "cpu")]
     device: String,
-    /// On OpenCL devices, the strategy to run (name or alias, e.g. reduce2); default: the
-    /// production kernel.
+    /// On OpenCL and CUDA devices, the strategy to run (name or alias, e.g. reduce2), or
+    /// `auto`: the tuning database's choice for this device, problem and size (the
+    /// production kernel where there is no entry).
+    #[arg(long, default_value = "auto")]
+    variant: String,
+    /// Say which strategy `auto` chose and why.
     #[arg(long)]
-    variant: Option<String>,
+    explain: bool,
     /// CPU worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -63,7 +69,11 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
-    let device = Device::open(&args.device, args.threads)?;
+    let opened = if args.device == "auto" {
+        None
+    } else {
+        Some(Device::open(&args.device, args.threads)?)
+    };
     let (array, source) = match (&args.input, args.n) {
         (Some(path), _) => {
             let loaded = redlab::input::load(path, args.dtype)?;
@@ -95,15 +105,30 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     };
     let problem = Problem::new(args.op, array.dtype(), args.acc)?;
     let data = array.view();
+    let (device, staged) = match opened {
+        Some(d) => (d, None),
+        None => place(args, data.bytes().len() as u64, out)?,
+    };
 
     let mut times = Vec::with_capacity(args.repeat);
     let mut value: Option<Value> = None;
     let reduce_once = || -> anyhow::Result<redlab::Outcome> {
-        match &args.variant {
-            None => Ok(device.reduce(&problem, data)?),
-            Some(name) => run_variant(&device, name, &problem, data),
+        if let Some(chunk) = staged {
+            return reduce_staged(&device, &problem, data, chunk);
+        }
+        match args.variant.as_str() {
+            "auto" => Ok(device.reduce(&problem, data)?),
+            name => run_variant(&device, name, &problem, data),
         }
     };
+    let explanation = if args.explain && args.variant == "auto" {
+        Some(explain(&device, &problem, array.len()))
+    } else {
+        None
+    };
+    if let (Some(text), false) = (&explanation, args.json) {
+        write!(out, "{text}")?;
+    }
     for _ in 0..args.repeat {
         let outcome = reduce_once()?;
         if let Some(first) = &value {
@@ -152,6 +177,10 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         fields.insert("error_ulps".into(), json!(error_ulps));
         fields.insert("canonical_order".into(), json!(canonical::VERSION));
         fields.insert("input".into(), json!(source));
+        fields.insert("variant".into(), json!(args.variant));
+        if let Some(text) = &explanation {
+            fields.insert("explain".into(), json!(text.lines().collect::<Vec<_>>()));
+        }
         writeln!(out, "{}", serde_json::Value::Object(fields))?;
     } else {
         writeln!(
@@ -201,33 +230,162 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     })
 }
 
-/// Runs one named variant on an OpenCL device (upload, passes, readback); the outcome's
-/// time is the kernels' time from profiling events.
+/// Chunk of the staged upload when `--device auto` picks the GPU.
+const STAGING_CHUNK: usize = 32 << 20;
+
+/// `--device auto`: the CPU or the CUDA GPU for `bytes` of host data, from measured
+/// bandwidths (cached), with the reasons printed; `Some(chunk)` when the GPU gets the
+/// data through staging buffers of that size.
+fn place(
+    args: &RunArgs,
+    bytes: u64,
+    out: &mut dyn Write,
+) -> anyhow::Result<(Device, Option<usize>)> {
+    let cpu = Device::open("cpu", args.threads)?;
+    #[cfg(feature = "cuda")]
+    {
+        match Device::open("cuda:0", None) {
+            Ok(gpu) => {
+                let (m, cached) = redlab::placement::measured(&gpu, &cpu, false)?;
+                let p = redlab::placement::decide(&m, bytes);
+                writeln!(
+                    out,
+                    "device auto: {}{}",
+                    p.device,
+                    if cached {
+                        " (bandwidths from the cache)"
+                    } else {
+                        " (bandwidths measured now, cached)"
+                    }
+                )?;
+                for r in &p.reasons {
+                    writeln!(out, "  - {r}")?;
+                }
+                return Ok(if p.device == "cpu" {
+                    (cpu, None)
+                } else {
+                    (gpu, Some(STAGING_CHUNK))
+                });
+            }
+            Err(e) => writeln!(out, "device auto: cpu (no CUDA GPU: {e})")?,
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    writeln!(out, "device auto: cpu (this build has no CUDA backend)")?;
+    let _ = bytes;
+    Ok((cpu, None))
+}
+
+/// Host data to the GPU through pinned staging buffers, then `auto`'s kernel; the time is
+/// end to end (staging, copies, kernel, readback), and the report compares it with the
+/// pinned host→device bandwidth measured right after.
+fn reduce_staged(
+    device: &Device,
+    problem: &Problem,
+    data: redlab::ArrayRef<'_>,
+    chunk: usize,
+) -> anyhow::Result<redlab::Outcome> {
+    #[cfg(feature = "cuda")]
+    if let Some(cuda) = device.cuda() {
+        let started = std::time::Instant::now();
+        let staged = cuda
+            .upload_staged(data, chunk)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let choice = cuda.auto(problem, data.len());
+        let run = cuda
+            .run(
+                &choice.variant,
+                problem,
+                &staged.input,
+                &choice.param_pairs(),
+            )
+            .map_err(|e| anyhow::anyhow!("{}: {e}", choice.variant.name))?;
+        let seconds = started.elapsed().as_secs_f64();
+        let bytes = data.bytes().len();
+        let pinned = cuda
+            .measure_transfers(bytes.clamp(1 << 20, 256 << 20))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let end_to_end = bytes as f64 / seconds / 1e9;
+        eprintln!(
+            "staged: {} chunks of {} MiB; end to end {end_to_end:.1} GB/s = {:.0}% of pinned host→device {:.1} GB/s measured now (copies {:.3} ms, kernel {:.3} ms)",
+            staged.chunks,
+            chunk >> 20,
+            100.0 * end_to_end / pinned.pinned_gbps,
+            pinned.pinned_gbps,
+            staged.seconds * 1e3,
+            run.passes.iter().sum::<f64>() * 1e3
+        );
+        return Ok(redlab::Outcome {
+            value: run.value,
+            seconds,
+            passes: run.passes,
+        });
+    }
+    let _ = (problem, data, chunk);
+    bail!(
+        "staged uploads need a CUDA device, not {}",
+        device.info().id
+    )
+}
+
+/// What `auto` chose on `device` and why (the CPU has one strategy per problem).
+fn explain(device: &Device, problem: &Problem, n: usize) -> String {
+    #[cfg(feature = "opencl")]
+    if let Some(opencl) = device.opencl() {
+        return opencl.auto(problem, n).explain();
+    }
+    #[cfg(feature = "cuda")]
+    if let Some(cuda) = device.cuda() {
+        return cuda.auto(problem, n).explain();
+    }
+    let _ = (problem, n);
+    format!(
+        "auto: {} runs one strategy per problem (vectorized multi-accumulator loops on all cores; float sums in the canonical order)\n",
+        device.info().id
+    )
+}
+
+/// Runs one named variant on an OpenCL or CUDA device (upload, passes, readback); the
+/// outcome's time is the kernels' time from device events.
 fn run_variant(
     device: &Device,
     name: &str,
     problem: &Problem,
     data: redlab::ArrayRef<'_>,
 ) -> anyhow::Result<redlab::Outcome> {
-    #[cfg(feature = "opencl")]
-    if let Some(opencl) = device.opencl() {
-        let variant = super::bench_lab::choose(name)?
-            .into_iter()
-            .next()
-            .context("no variant named")?;
-        let input = opencl.upload(data).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let run = opencl
-            .run(&variant, problem, &input, &[])
-            .map_err(|e| anyhow::anyhow!("{}: {e}", variant.name))?;
-        return Ok(redlab::Outcome {
-            value: run.value,
-            seconds: run.passes.iter().sum(),
-            passes: run.passes,
-        });
+    #[cfg(any(feature = "opencl", feature = "cuda"))]
+    {
+        let outcome = |run: Result<redlab_kernels::Run, redlab_kernels::RunError>,
+                       variant: &str| {
+            let run = run.map_err(|e| anyhow::anyhow!("{variant}: {e}"))?;
+            Ok(redlab::Outcome {
+                value: run.value,
+                seconds: run.passes.iter().sum(),
+                passes: run.passes,
+            })
+        };
+        let variant = || -> anyhow::Result<redlab_kernels::Variant> {
+            super::bench_lab::choose(name)?
+                .into_iter()
+                .next()
+                .context("no variant named")
+        };
+        #[cfg(feature = "opencl")]
+        if let Some(opencl) = device.opencl() {
+            let v = variant()?;
+            let input = opencl.upload(data).map_err(|e| anyhow::anyhow!("{e}"))?;
+            return outcome(opencl.run(&v, problem, &input, &[]), v.name);
+        }
+        #[cfg(feature = "cuda")]
+        if let Some(cuda) = device.cuda() {
+            let v = variant()?;
+            let input = cuda.upload(data).map_err(|e| anyhow::anyhow!("{e}"))?;
+            return outcome(cuda.run(&v, problem, &input, &[]), v.name);
+        }
     }
     let _ = (problem, data);
     bail!(
-        "--variant {name} needs an OpenCL device; {} has one strategy per problem",
+        "--variant {name} needs an OpenCL or CUDA device; {} has one strategy per problem",
         device.info().id
     )
 }

@@ -1,0 +1,244 @@
+//! The `auto` strategy: the variant and parameters to run for a problem of `n` elements
+//! on a device, and the reasons, in the order the lookup went:
+//!
+//! 1. the user's database for the device family (written by `redlab tune`);
+//! 2. the shipped database for the family;
+//! 3. a shipped database of the same backend and architecture;
+//! 4. a shipped database of the same backend and vendor;
+//! 5. the heuristic: the production kernel at its defaults.
+//!
+//! An entry is used only if its variant may serve the problem ([`eligible`]) and runs
+//! on this device; otherwise the lookup goes on and says why.
+
+use std::path::PathBuf;
+
+use redlab_core::Problem;
+use redlab_kernels::{registry, Capabilities, Variant};
+
+use crate::db::{self, Database, Entry};
+use crate::device::DeviceKey;
+use crate::space::{describe, eligible, Config};
+
+/// A test of a database's device against the one asked about.
+type KeyTest<'a> = dyn Fn(&DeviceKey) -> bool + 'a;
+
+/// Where a choice came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The user's database (a file).
+    User(PathBuf),
+    /// A shipped database, matched at a level (`device`, `architecture`, `vendor`).
+    Shipped(&'static str, &'static str),
+    /// No database entry: the built-in rule.
+    Heuristic,
+}
+
+/// What `auto` chose.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    /// The variant.
+    pub variant: Variant,
+    /// Its parameters (the rest at their defaults).
+    pub params: Config,
+    /// Where it came from.
+    pub source: Source,
+    /// How the lookup went, one line per step.
+    pub reasons: Vec<String>,
+}
+
+impl Choice {
+    /// Parameters as the pass driver takes them.
+    pub fn param_pairs(&self) -> Vec<(&str, u32)> {
+        self.params.iter().map(|(k, v)| (k.as_str(), *v)).collect()
+    }
+
+    /// The explanation `--explain` prints.
+    pub fn explain(&self) -> String {
+        let mut s = format!("auto: {} ({})\n", self.variant.name, describe(&self.params));
+        for r in &self.reasons {
+            s.push_str(&format!("  - {r}\n"));
+        }
+        s
+    }
+}
+
+/// Chooses for `problem` over `n` elements on the device `key` with `caps`, reading the
+/// user's database from its usual place.
+pub fn choose(key: &DeviceKey, caps: &Capabilities, problem: &Problem, n: usize) -> Choice {
+    choose_with(key, caps, problem, n, db::user_path(key))
+}
+
+/// [`choose`] with the user's database at `user_db` (`None`: none).
+pub fn choose_with(
+    key: &DeviceKey,
+    caps: &Capabilities,
+    problem: &Problem,
+    n: usize,
+    user_db: Option<PathBuf>,
+) -> Choice {
+    let mut reasons = Vec::new();
+    let (op, dtype) = (
+        problem.op.name().to_string(),
+        problem.dtype.name().to_string(),
+    );
+    let usable = |e: &Entry, reasons: &mut Vec<String>| -> Option<Variant> {
+        let Some(v) = registry::find(&e.variant) else {
+            reasons.push(format!("its variant {} is not in this build", e.variant));
+            return None;
+        };
+        if !eligible(&v, problem) {
+            reasons.push(format!(
+                "{} does not follow the canonical order, which {problem} needs",
+                v.name
+            ));
+            return None;
+        }
+        if let Err(skip) = v.check(problem, caps) {
+            reasons.push(format!("{} cannot run here: {}", v.name, skip.0));
+            return None;
+        }
+        Some(v)
+    };
+    let describe_entry =
+        |e: &Entry| {
+            let gain = e
+                .default_gbps
+                .filter(|d| *d > 0.0)
+                .map(|d| format!(", {:.2}× the production defaults' {d:.0} GB/s", e.gbps / d))
+                .unwrap_or_default();
+            format!(
+            "measured at n = {} ({:.0} GB/s{gain}; {} configurations timed), used for n in {}..={}",
+            e.n,
+            e.gbps,
+            e.tried,
+            e.n_min,
+            if e.n_max == usize::MAX { "∞".to_string() } else { e.n_max.to_string() }
+        )
+        };
+    // 1. The user's own database.
+    if let Some(path) = user_db {
+        if path.exists() {
+            match Database::load(&path) {
+                Ok(d) => match d.entry(&op, &dtype, n) {
+                    Some(e) => {
+                        if let Some(v) = usable(e, &mut reasons) {
+                            reasons.push(format!(
+                                "from your tuning database {}: {}",
+                                path.display(),
+                                describe_entry(e)
+                            ));
+                            return Choice {
+                                variant: v,
+                                params: e.params.clone(),
+                                source: Source::User(path),
+                                reasons,
+                            };
+                        }
+                    }
+                    None => reasons.push(format!(
+                        "your database {} has no entry for {op} {dtype} at n = {n}",
+                        path.display()
+                    )),
+                },
+                Err(e) => reasons.push(format!("your database was not used: {e}")),
+            }
+        }
+    }
+    // 2–4. Shipped databases, from the closest match outwards.
+    let shipped = db::shipped();
+    let same_family = |d: &DeviceKey| d.backend == key.backend && d.family == key.family;
+    let same_architecture =
+        |d: &DeviceKey| d.backend == key.backend && d.architecture == key.architecture;
+    let same_vendor = |d: &DeviceKey| d.backend == key.backend && d.vendor == key.vendor;
+    let levels: [(&'static str, &KeyTest); 3] = [
+        ("device", &same_family),
+        ("architecture", &same_architecture),
+        ("vendor", &same_vendor),
+    ];
+    for (level, matches) in &levels {
+        let mut any = false;
+        for (path, d) in shipped.iter().filter(|(_, d)| matches(&d.device)) {
+            any = true;
+            match d.entry(&op, &dtype, n) {
+                Some(e) => {
+                    if let Some(v) = usable(e, &mut reasons) {
+                        let how = if *level == "device" {
+                            format!("tuned on this device family ({})", d.device.name)
+                        } else {
+                            format!(
+                                "no database for {} {}; this one is for {} of the same {level}",
+                                key.backend, key.family, d.device.name
+                            )
+                        };
+                        reasons.push(format!("from {path}, {how}: {}", describe_entry(e)));
+                        return Choice {
+                            variant: v,
+                            params: e.params.clone(),
+                            source: Source::Shipped(path, level),
+                            reasons,
+                        };
+                    }
+                }
+                None => reasons.push(format!("{path} has no entry for {op} {dtype} at n = {n}")),
+            }
+        }
+        if !any && *level == "device" {
+            reasons.push(format!(
+                "no shipped database for {} {} ({})",
+                key.backend, key.family, key.name
+            ));
+        }
+    }
+    // 5. The built-in rule.
+    let production = registry::find("production").expect("the production variant is registered");
+    reasons.push(format!(
+        "no usable entry: the production kernel ({}) at its defaults — one launch at every size, canonical order",
+        production.name
+    ));
+    Choice {
+        variant: production,
+        params: Config::new(),
+        source: Source::Heuristic,
+        reasons,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redlab_core::{DType, Op};
+
+    fn key(family: &str) -> DeviceKey {
+        DeviceKey {
+            backend: "opencl".into(),
+            family: family.into(),
+            architecture: "nowhere".into(),
+            vendor: "nobody".into(),
+            name: "test device".into(),
+        }
+    }
+
+    fn caps() -> Capabilities {
+        Capabilities {
+            features: Vec::new(),
+            compute_units: 4,
+            max_work_group: 1024,
+            local_memory: 64 * 1024,
+            cache_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn without_any_database_auto_runs_the_production_kernel_and_says_why() {
+        let problem = Problem::new(Op::Sum, DType::F32, None).expect("valid");
+        let c = choose_with(&key("unknown-family"), &caps(), &problem, 1 << 20, None);
+        assert_eq!(c.variant.name, "canonical-one-launch");
+        assert_eq!(c.source, Source::Heuristic);
+        let text = c.explain();
+        assert!(
+            text.contains("no shipped database for opencl unknown-family"),
+            "{text}"
+        );
+        assert!(text.contains("production kernel"), "{text}");
+    }
+}

@@ -1,0 +1,227 @@
+//! The tuning database: for each problem (operator, type) and range of sizes, the
+//! fastest verified variant and parameters found on one device family, with what it was
+//! measured at, what the default configuration measured, and the configurations that
+//! failed. Databases are JSON files `tuning/<backend>/<family>.json`; the ones shipped
+//! with redlab are built into the binary, and `redlab tune` writes the user's own to
+//! their cache folder, where they take precedence.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::DeviceKey;
+
+/// The format version this code reads and writes.
+pub const FORMAT: u32 = 1;
+
+/// The best configuration for one problem over a range of sizes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Operator (`sum`).
+    pub op: String,
+    /// Element type (`f32`).
+    pub dtype: String,
+    /// The size it was measured at.
+    pub n: usize,
+    /// Smallest size it is used for.
+    pub n_min: usize,
+    /// Largest size it is used for.
+    pub n_max: usize,
+    /// The variant.
+    pub variant: String,
+    /// Parameter values (others at their defaults).
+    pub params: BTreeMap<String, u32>,
+    /// Its bandwidth, GB/s (median).
+    pub gbps: f64,
+    /// The production kernel's bandwidth at its defaults, same run, GB/s.
+    pub default_gbps: Option<f64>,
+    /// Configurations timed for this problem and size.
+    pub tried: usize,
+}
+
+/// A configuration that failed to build, run or verify.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Invalid {
+    /// Operator.
+    pub op: String,
+    /// Element type.
+    pub dtype: String,
+    /// Size.
+    pub n: usize,
+    /// Variant.
+    pub variant: String,
+    /// Parameters.
+    pub params: BTreeMap<String, u32>,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// One device family's database.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Database {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// The device it was measured on.
+    pub device: DeviceKey,
+    /// The command that made it.
+    pub command: String,
+    /// Seconds the tuner was given.
+    pub budget_s: f64,
+    /// Best configurations.
+    pub entries: Vec<Entry>,
+    /// Failed configurations.
+    pub invalid: Vec<Invalid>,
+}
+
+/// The databases shipped with redlab (`tuning/`), as (path, text).
+pub const SHIPPED: &[(&str, &str)] = &[];
+
+impl Database {
+    /// Parses a database; `what` names it in errors.
+    pub fn parse(text: &str, what: &str) -> Result<Database, String> {
+        let db: Database = serde_json::from_str(text)
+            .map_err(|e| format!("{what}: not a tuning database: {e}"))?;
+        if db.format != FORMAT {
+            return Err(format!(
+                "{what}: format {} (this redlab reads {FORMAT})",
+                db.format
+            ));
+        }
+        Ok(db)
+    }
+
+    /// Reads a database file.
+    pub fn load(path: &Path) -> Result<Database, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Database::parse(&text, &path.display().to_string())
+    }
+
+    /// Writes it (creating folders), through a temporary file so a reader never sees half.
+    pub fn save(&self, path: &Path) -> Result<(), String> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, text + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// The entry for `op`/`dtype` whose range holds `n` (the nearest measured size when
+    /// ranges overlap).
+    pub fn entry(&self, op: &str, dtype: &str, n: usize) -> Option<&Entry> {
+        let distance = |e: &Entry| ((n.max(1) as f64).ln() - (e.n.max(1) as f64).ln()).abs();
+        self.entries
+            .iter()
+            .filter(|e| e.op == op && e.dtype == dtype && e.n_min <= n && n <= e.n_max)
+            .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+    }
+}
+
+/// Where the user's databases live: `$REDLAB_TUNING_DIR`, else `<cache>/redlab/tuning`.
+pub fn user_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("REDLAB_TUNING_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    dirs::cache_dir().map(|d| d.join("redlab").join("tuning"))
+}
+
+/// The user's database file for a device.
+pub fn user_path(key: &DeviceKey) -> Option<PathBuf> {
+    user_dir().map(|d| d.join(&key.backend).join(format!("{}.json", key.family)))
+}
+
+/// The shipped databases that parse (a broken one is skipped, not fatal).
+pub fn shipped() -> Vec<(&'static str, Database)> {
+    SHIPPED
+        .iter()
+        .filter_map(|(path, text)| Database::parse(text, path).ok().map(|db| (*path, db)))
+        .collect()
+}
+
+/// Size ranges for entries measured at `sizes` (ascending): each size covers up to the
+/// geometric middle between it and its neighbours; the ends are open.
+pub fn ranges(sizes: &[usize]) -> Vec<(usize, usize)> {
+    (0..sizes.len())
+        .map(|k| {
+            let lo = if k == 0 {
+                0
+            } else {
+                ((sizes[k - 1] as f64 * sizes[k] as f64).sqrt()) as usize + 1
+            };
+            let hi = if k + 1 == sizes.len() {
+                usize::MAX
+            } else {
+                ((sizes[k] as f64 * sizes[k + 1] as f64).sqrt()) as usize
+            };
+            (lo, hi)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_databases_parse_and_name_their_device() {
+        for (path, text) in SHIPPED {
+            let db = Database::parse(text, path).expect("parses");
+            assert!(
+                path.ends_with(&format!("{}/{}.json", db.device.backend, db.device.family)),
+                "{path}"
+            );
+            assert!(!db.command.is_empty(), "{path} says how it was made");
+        }
+    }
+
+    #[test]
+    fn ranges_meet_in_the_geometric_middle() {
+        let r = ranges(&[1 << 10, 1 << 20]);
+        assert_eq!(r[0], (0, 1 << 15));
+        assert_eq!(r[1], ((1 << 15) + 1, usize::MAX));
+    }
+
+    #[test]
+    fn save_and_load_round_trip_and_bad_files_are_errors() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("cuda/x.json");
+        let db = Database {
+            format: FORMAT,
+            device: DeviceKey {
+                backend: "cuda".into(),
+                family: "x".into(),
+                architecture: "sm_90".into(),
+                vendor: "nvidia".into(),
+                name: "X".into(),
+            },
+            command: "redlab tune".into(),
+            budget_s: 1.0,
+            entries: vec![Entry {
+                op: "sum".into(),
+                dtype: "f32".into(),
+                n: 1024,
+                n_min: 0,
+                n_max: usize::MAX,
+                variant: "production".into(),
+                params: BTreeMap::from([("UNROLL".into(), 8)]),
+                gbps: 1.0,
+                default_gbps: Some(0.5),
+                tried: 3,
+            }],
+            invalid: Vec::new(),
+        };
+        db.save(&path).expect("saves");
+        assert_eq!(Database::load(&path).expect("loads"), db);
+        assert_eq!(db.entry("sum", "f32", 5).map(|e| e.n), Some(1024));
+        assert!(db.entry("sum", "f64", 5).is_none());
+        std::fs::write(&path, "{").expect("write");
+        assert!(Database::load(&path)
+            .expect_err("broken")
+            .contains("not a tuning database"));
+    }
+}
