@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Tuning databases, a bench report with charts, and host-data placement on a GPU host.
-# Usage: scripts/gpu_tune_report.sh REDLAB_BINARY OUT_DIR (tune|report)
-#   tune:   tuning databases for CUDA and OpenCL → OUT_DIR/tuning/<backend>/<family>.json
-#   report: bench rows + HTML report (with CPU rows) and `run --device auto` at three sizes
+# Usage: scripts/gpu_tune_report.sh REDLAB_BINARY OUT_DIR MODE
+#   tune:            tuning databases for CUDA and every OpenCL device → OUT_DIR/tuning/<backend>/<family>.json
+#   tune-gpu:        CUDA and the NVIDIA OpenCL device only
+#   tune-opencl-gpu: the NVIDIA OpenCL device only
+#   report:          bench rows + HTML report (with CPU rows), `run --device auto` at three sizes, then staged
+#   staged:          host data through pinned staging buffers, end to end, against the pinned bandwidth
 set -uo pipefail
 bin=${1:?redlab binary}
 out=${2:?output folder}
@@ -10,11 +13,30 @@ what=${3:?tune or report}
 mkdir -p "$out"
 # No user database from an earlier run may steer `auto` here.
 export REDLAB_TUNING_DIR="$out/user-tuning"
+# Every OpenCL device here: the NVIDIA GPU and, where installed, PoCL on the host CPU.
+"$bin" devices --json > "$out/devices.json"
+opencl=$(python3 - "$out/devices.json" <<'PY'
+import json, sys
+print(" ".join(d["id"] for d in json.load(open(sys.argv[1]))["devices"] if d["backend"] == "opencl"))
+PY
+)
 case "$what" in
   tune)
-    for backend in cuda opencl; do
-      "$bin" tune --device "$backend:0" --budget 150 --out-dir "$out/tuning" > "$out/tune-$backend.log" 2>&1
-      echo "tune $backend: exit $?"
+    for device in cuda:0 $opencl; do
+      "$bin" tune --device "$device" --budget 150 --out-dir "$out/tuning" > "$out/tune-${device/:/}.log" 2>&1
+      echo "tune $device: exit $?"
+    done
+    ;;
+  tune-gpu)
+    "$bin" tune --device cuda:0 --budget 150 --out-dir "$out/tuning" > "$out/tune-cuda0.log" 2>&1
+    echo "tune cuda:0: exit $?"
+    ;&
+  tune-opencl-gpu)
+    for device in $opencl; do
+      case "$(grep -o "\"id\":\"$device\",\"backend\":\"opencl\",\"name\":\"[^\"]*" "$out/devices.json")" in
+        *NVIDIA*) "$bin" tune --device "$device" --budget 150 --out-dir "$out/tuning" > "$out/tune-${device/:/}.log" 2>&1
+                  echo "tune $device: exit $?" ;;
+      esac
     done
     ;;
   report)
@@ -25,6 +47,15 @@ case "$what" in
     for n in 2^16 2^24 2^28; do
       "$bin" run --op sum --dtype f32 --n "$n" --device auto --explain >> "$out/auto.log" 2>&1
       echo "run auto $n: exit $?"
+    done
+    ;&
+  staged)
+    # Host data through pinned staging buffers, end to end against the pinned bandwidth.
+    for dtype in f32 i32 f64; do
+      for n in 2^22 2^26 2^28; do
+        "$bin" run --op sum --dtype "$dtype" --n "$n" --device cuda:0 --staged --repeat 3 --json >> "$out/staged.jsonl" 2>> "$out/staged.log"
+        echo "staged $dtype $n: exit $?"
+      done
     done
     ;;
 esac

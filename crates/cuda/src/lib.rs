@@ -65,6 +65,8 @@ pub struct CudaDevice {
     modules: ModuleCache,
     /// One run at a time per device: the events and the stream are shared.
     running: Mutex<()>,
+    /// Pinned staging buffers of staged uploads, made on first use.
+    staging: Mutex<Option<staging::Ring>>,
 }
 
 // SAFETY: driver handles may be used from any thread once the context is made current,
@@ -112,6 +114,7 @@ impl CudaDevice {
             info,
             modules: ModuleCache::default(),
             running: Mutex::new(()),
+            staging: Mutex::new(None),
         })
     }
 
@@ -314,6 +317,9 @@ impl Drop for CudaDevice {
     fn drop(&mut self) {
         let _ = self.timeline.bind();
         self.modules.clear();
+        if let Ok(mut staging) = self.staging.lock() {
+            staging.take();
+        }
         // SAFETY: the stream and events go first, while their context is alive; the
         // timeline is not used again. Then the primary context retained in `open` is
         // released, once.

@@ -44,6 +44,55 @@ impl Drop for Pinned {
     }
 }
 
+/// Staging buffers in use by uploads.
+const SLOTS: usize = 4;
+
+/// Pinned staging buffers with their copy stream and one event per buffer, kept by the
+/// device between uploads.
+pub(crate) struct Ring {
+    slots: Vec<Pinned>,
+    events: Vec<sys::CUevent>,
+    stream: sys::CUstream,
+    chunk: usize,
+}
+
+// SAFETY: the pinned pointers and driver handles are plain addresses; the device
+// serializes uploads with its staging lock.
+unsafe impl Send for Ring {}
+
+impl Ring {
+    fn new(chunk: usize) -> Result<Ring, RunError> {
+        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+        let mut events = Vec::new();
+        for _ in 0..SLOTS {
+            events.push(result::event::create(flags).map_err(cu("cuEventCreate"))?);
+        }
+        Ok(Ring {
+            slots: (0..SLOTS)
+                .map(|_| Pinned::new(chunk))
+                .collect::<Result<_, _>>()?,
+            events,
+            stream: result::stream::create(result::stream::StreamKind::NonBlocking)
+                .map_err(cu("cuStreamCreate"))?,
+            chunk,
+        })
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: nothing is in flight (every upload synchronizes its stream); the
+        // handles were created in the device's context, which is still alive.
+        unsafe {
+            let _ = result::stream::synchronize(self.stream);
+            let _ = result::stream::destroy(self.stream);
+            for e in &self.events {
+                let _ = result::event::destroy(*e);
+            }
+        }
+    }
+}
+
 /// Measured host→device bandwidths, GB/s.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Transfers {
@@ -102,8 +151,9 @@ impl CudaDevice {
         })
     }
 
-    /// Sends `data` to the device in chunks of `chunk_bytes` through two pinned staging
-    /// buffers (staging one while the other is in flight).
+    /// Sends `data` to the device in chunks of `chunk_bytes` through pinned staging
+    /// buffers (filling one while the others are in flight). The buffers are allocated
+    /// once per device and kept: pinning memory costs milliseconds.
     pub fn upload_staged(
         &self,
         data: ArrayRef<'_>,
@@ -125,37 +175,47 @@ impl CudaDevice {
                 free as f64 / (1u64 << 30) as f64
             )));
         }
-        let chunk = chunk_bytes.clamp(1 << 16, bytes.len().max(1 << 16));
+        let chunk = chunk_bytes.max(1 << 16);
         self.timeline.bind()?;
+        let mut guard = self
+            .staging
+            .lock()
+            .map_err(|_| RunError::Device("staging lock poisoned".into()))?;
+        if guard.as_ref().is_none_or(|r| r.chunk != chunk) {
+            *guard = None;
+            *guard = Some(Ring::new(chunk)?);
+        }
+        let ring = guard
+            .as_mut()
+            .ok_or_else(|| RunError::Device("no staging buffers".into()))?;
         let device = DeviceBuffer::alloc(self.timeline.ctx, bytes.len())?;
-        let mut slots = [Pinned::new(chunk)?, Pinned::new(chunk)?];
-        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-        let events = [
-            result::event::create(flags).map_err(cu("cuEventCreate"))?,
-            result::event::create(flags).map_err(cu("cuEventCreate"))?,
-        ];
-        let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
-            .map_err(cu("cuStreamCreate"))?;
         let started = Instant::now();
         let mut chunks = 0;
         let mut outcome = Ok(());
+        let slots = ring.slots.len();
         for (k, piece) in bytes.chunks(chunk).enumerate() {
-            let s = k % 2;
-            // SAFETY: the events and stream were created in the current context; a slot
-            // is refilled only after the copy that read it has completed (its event).
+            let s = k % slots;
+            // SAFETY: the events and stream belong to the current context; a slot is
+            // refilled only after the copy that read it has completed (its event).
             let step = unsafe {
-                (if k >= 2 {
-                    result::event::synchronize(events[s]).map_err(cu("copy failed"))
+                (if k >= slots {
+                    result::event::synchronize(ring.events[s]).map_err(cu("copy failed"))
                 } else {
                     Ok(())
                 })
                 .and_then(|_| {
-                    let staging = slots[s].slice(piece.len());
+                    let staging = ring.slots[s].slice(piece.len());
                     parallel_copy(staging, piece);
-                    result::memcpy_htod_async(device.ptr + (k * chunk) as u64, &*staging, stream)
-                        .map_err(cu("cuMemcpyHtoDAsync"))
+                    result::memcpy_htod_async(
+                        device.ptr + (k * chunk) as u64,
+                        &*staging,
+                        ring.stream,
+                    )
+                    .map_err(cu("cuMemcpyHtoDAsync"))
                 })
-                .and_then(|_| result::event::record(events[s], stream).map_err(cu("cuEventRecord")))
+                .and_then(|_| {
+                    result::event::record(ring.events[s], ring.stream).map_err(cu("cuEventRecord"))
+                })
             };
             if let Err(e) = step {
                 outcome = Err(e);
@@ -163,19 +223,10 @@ impl CudaDevice {
             }
             chunks += 1;
         }
-        // SAFETY: waits for every copy before the staging buffers are freed, then
-        // releases the stream and events created above.
-        unsafe {
-            let synced = result::stream::synchronize(stream).map_err(cu("copy failed"));
-            outcome = outcome.and(synced);
-            let _ = result::stream::destroy(stream);
-            for e in events {
-                let _ = result::event::destroy(e);
-            }
-        }
-        outcome?;
+        // SAFETY: every copy is waited for before the buffers can be refilled or freed.
+        let synced = unsafe { result::stream::synchronize(ring.stream) }.map_err(cu("copy failed"));
+        outcome.and(synced)?;
         let seconds = started.elapsed().as_secs_f64();
-        drop(slots);
         Ok(Staged {
             input: DeviceInput {
                 buffer: Some(device),

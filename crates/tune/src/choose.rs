@@ -229,6 +229,76 @@ mod tests {
     }
 
     #[test]
+    fn shipped_entries_are_found_by_family_then_by_architecture() {
+        let shipped = db::shipped();
+        let (_, pocl) = shipped
+            .iter()
+            .find(|(p, _)| p.ends_with("pocl-pthread.json"))
+            .expect("a PoCL database ships");
+        let problem = Problem::new(Op::Max, DType::I32, None).expect("valid");
+        let entry = pocl
+            .entry("max", "i32", 1 << 16)
+            .expect("tuned for max i32");
+        let exact = choose_with(&pocl.device, &caps(), &problem, 1 << 16, None);
+        assert_eq!(
+            exact.source,
+            Source::Shipped("tuning/opencl/pocl-pthread.json", "device")
+        );
+        assert_eq!(exact.variant.name, entry.variant);
+        assert_eq!(exact.params, entry.params);
+        // Another device of the same architecture borrows a database of that architecture.
+        let mut cousin = pocl.device.clone();
+        cousin.family = "pocl-unknown".into();
+        let c = choose_with(&cousin, &caps(), &problem, 1 << 16, None);
+        assert!(
+            matches!(c.source, Source::Shipped(_, "architecture")),
+            "{:?}",
+            c.source
+        );
+        assert!(
+            c.explain().contains("of the same architecture"),
+            "{}",
+            c.explain()
+        );
+    }
+
+    #[test]
+    fn a_user_database_comes_first() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("mine.json");
+        let shipped = db::shipped();
+        let (_, pocl) = shipped
+            .iter()
+            .find(|(p, _)| p.ends_with("pocl-pthread.json"))
+            .expect("ships");
+        let mut mine = pocl.clone();
+        for e in &mut mine.entries {
+            e.variant = "two-stage".into();
+            e.params.clear();
+        }
+        mine.save(&path).expect("saves");
+        let problem = Problem::new(Op::Sum, DType::I64, None).expect("valid");
+        let f32_sum = Problem::new(Op::Sum, DType::F32, None).expect("valid");
+        let c = choose_with(&pocl.device, &caps(), &problem, 1 << 16, Some(path.clone()));
+        // No i64 entry there: on to the shipped database, then the rule.
+        assert_ne!(c.source, Source::User(path.clone()));
+        let c = choose_with(&pocl.device, &caps(), &f32_sum, 1 << 16, Some(path.clone()));
+        // two-stage may not serve a float sum (it is not in the canonical order).
+        assert_ne!(c.variant.name, "two-stage", "{}", c.explain());
+        assert!(
+            c.explain().contains("does not follow the canonical order"),
+            "{}",
+            c.explain()
+        );
+        let int_max = Problem::new(Op::Max, DType::I32, None).expect("valid");
+        let c = choose_with(&pocl.device, &caps(), &int_max, 1 << 16, Some(path.clone()));
+        assert_eq!(
+            (c.variant.name, c.source),
+            ("two-stage", Source::User(path))
+        );
+    }
+
+    #[test]
     fn without_any_database_auto_runs_the_production_kernel_and_says_why() {
         let problem = Problem::new(Op::Sum, DType::F32, None).expect("valid");
         let c = choose_with(&key("unknown-family"), &caps(), &problem, 1 << 20, None);

@@ -75,7 +75,32 @@ pub struct Database {
 }
 
 /// The databases shipped with redlab (`tuning/`), as (path, text).
-pub const SHIPPED: &[(&str, &str)] = &[];
+pub const SHIPPED: &[(&str, &str)] = &[
+    (
+        "tuning/cuda/nvidia-h100.json",
+        include_str!("../../../tuning/cuda/nvidia-h100.json"),
+    ),
+    (
+        "tuning/cuda/nvidia-h200.json",
+        include_str!("../../../tuning/cuda/nvidia-h200.json"),
+    ),
+    (
+        "tuning/opencl/nvidia-h100.json",
+        include_str!("../../../tuning/opencl/nvidia-h100.json"),
+    ),
+    (
+        "tuning/opencl/nvidia-h200.json",
+        include_str!("../../../tuning/opencl/nvidia-h200.json"),
+    ),
+    (
+        "tuning/opencl/pocl-cpu.json",
+        include_str!("../../../tuning/opencl/pocl-cpu.json"),
+    ),
+    (
+        "tuning/opencl/pocl-pthread.json",
+        include_str!("../../../tuning/opencl/pocl-pthread.json"),
+    ),
+];
 
 impl Database {
     /// Parses a database; `what` names it in errors.

@@ -53,6 +53,10 @@ pub struct RunArgs {
     /// Say which strategy `auto` chose and why.
     #[arg(long)]
     explain: bool,
+    /// On a CUDA device, send the host data through pinned staging buffers (chunks
+    /// copied by all cores while the previous chunk is in flight) and time end to end.
+    #[arg(long)]
+    staged: bool,
     /// CPU worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -106,7 +110,10 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     let problem = Problem::new(args.op, array.dtype(), args.acc)?;
     let data = array.view();
     let (device, staged) = match opened {
-        Some(d) => (d, None),
+        Some(d) => {
+            let staged = args.staged.then_some(STAGING_CHUNK);
+            (d, staged)
+        }
         None => place(args, data.bytes().len() as u64, out)?,
     };
 

@@ -1,0 +1,184 @@
+//! The lab's tools end to end: `redlab tune` writes a database that `auto` then reads
+//! (on PoCL where OpenCL is present; `REDLAB_REQUIRE_OPENCL=1` makes its absence a
+//! failure), `run --explain` says why, `bench --report` writes a self-contained page,
+//! and `--device auto` falls back to the CPU with a reason where there is no CUDA GPU.
+
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value as Json;
+
+fn redlab(args: &[&str], tuning_dir: &std::path::Path) -> Output {
+    Command::cargo_bin("redlab")
+        .expect("binary is built")
+        .env("REDLAB_TUNING_DIR", tuning_dir)
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn opencl_present(dir: &std::path::Path) -> bool {
+    let out = redlab(&["devices", "--json"], dir);
+    let j: Json = serde_json::from_slice(&out.stdout).expect("devices prints JSON");
+    let present = j["devices"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|d| d["id"] == "opencl:0"));
+    let required = std::env::var("REDLAB_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
+    assert!(
+        present || !required,
+        "REDLAB_REQUIRE_OPENCL=1 but there is no opencl:0"
+    );
+    if !present {
+        eprintln!("SKIPPED: no OpenCL device");
+    }
+    present
+}
+
+#[test]
+fn tune_writes_a_database_that_auto_then_uses() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    if !opencl_present(dir.path()) {
+        return;
+    }
+    let out = redlab(
+        &[
+            "tune",
+            "--device",
+            "opencl:0",
+            "--ops",
+            "max",
+            "--dtypes",
+            "i32",
+            "--sizes",
+            "4099",
+            "--budget",
+            "2",
+            "--variants",
+            "production,two-stage",
+            "--out-dir",
+            dir.path().to_str().expect("utf-8"),
+        ],
+        dir.path(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = std::fs::read_dir(dir.path().join("opencl"))
+        .expect("opencl folder")
+        .next()
+        .expect("one file")
+        .expect("entry")
+        .path();
+    let db: Json =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("database")).expect("JSON");
+    let entries = db["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 1, "{db}");
+    assert_eq!(
+        (
+            entries[0]["op"].as_str(),
+            entries[0]["dtype"].as_str(),
+            entries[0]["n"].as_u64()
+        ),
+        (Some("max"), Some("i32"), Some(4099))
+    );
+    assert!(entries[0]["gbps"].as_f64().is_some_and(|g| g > 0.0));
+    assert!(db["command"].as_str().is_some_and(|c| c.contains("tune")));
+    // The database sits where `auto` looks first.
+    let out = redlab(
+        &[
+            "run",
+            "--op",
+            "max",
+            "--dtype",
+            "i32",
+            "--n",
+            "5000",
+            "--device",
+            "opencl:0",
+            "--explain",
+            "--json",
+        ],
+        dir.path(),
+    );
+    let j: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let explain: Vec<&str> = j["explain"]
+        .as_array()
+        .expect("explain")
+        .iter()
+        .filter_map(Json::as_str)
+        .collect();
+    assert!(
+        explain
+            .iter()
+            .any(|l| l.contains("from your tuning database")),
+        "{explain:?}"
+    );
+    assert_eq!(j["verified"], true);
+}
+
+#[test]
+fn bench_report_is_one_self_contained_page_with_charts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("report.html");
+    let out = redlab(
+        &[
+            "bench",
+            "--ops",
+            "sum,max",
+            "--dtypes",
+            "f32",
+            "--sizes",
+            "2^10,2^14",
+            "--min-reps",
+            "2",
+            "--min-time",
+            "0",
+            "--report",
+            page.to_str().expect("utf-8"),
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).expect("report written");
+    assert!(html.matches("<svg").count() >= 4, "charts for each problem");
+    assert!(html.contains("bandwidth against size") && html.contains("read roof"));
+    assert!(!html.contains("<script"));
+    let namespaces = html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count();
+    assert_eq!(html.matches("http").count(), namespaces, "nothing to fetch");
+}
+
+#[test]
+fn device_auto_explains_its_choice() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = redlab(
+        &[
+            "run", "--op", "sum", "--dtype", "f32", "--n", "1000", "--device", "auto",
+        ],
+        dir.path(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.starts_with("device auto: "), "{text}");
+    assert!(text.contains("verified  yes"), "{text}");
+}
+
+#[test]
+fn tuning_the_cpu_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = redlab(&["tune", "--device", "cpu"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("runs one strategy per problem"), "{err}");
+}
