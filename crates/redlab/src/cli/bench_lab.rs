@@ -130,18 +130,21 @@ pub fn choose(names: &str) -> anyhow::Result<Vec<Variant>> {
     if names.trim() == "all" {
         return Ok(registry::all());
     }
-    names
-        .split(',')
-        .map(|name| {
-            registry::find(name).with_context(|| {
-                let known: Vec<&str> = registry::all().iter().map(|v| v.name).collect();
-                format!(
-                    "unknown variant '{name}' (known: all, {})",
-                    known.join(", ")
-                )
-            })
-        })
-        .collect()
+    let mut chosen: Vec<Variant> = Vec::new();
+    for name in names.split(',') {
+        let v = registry::find(name).with_context(|| {
+            let known: Vec<&str> = registry::all().iter().map(|v| v.name).collect();
+            format!(
+                "unknown variant '{name}' (known: all, {})",
+                known.join(", ")
+            )
+        })?;
+        // An alias of a variant already chosen (reduce6 = many-per-thread) adds nothing.
+        if !chosen.iter().any(|c| c.name == v.name) {
+            chosen.push(v);
+        }
+    }
+    Ok(chosen)
 }
 
 /// Runs the lab bench on a GPU device.
