@@ -160,12 +160,16 @@ pub fn user_path(key: &DeviceKey) -> Option<PathBuf> {
     user_dir().map(|d| d.join(&key.backend).join(format!("{}.json", key.family)))
 }
 
-/// The shipped databases that parse (a broken one is skipped, not fatal).
-pub fn shipped() -> Vec<(&'static str, Database)> {
-    SHIPPED
-        .iter()
-        .filter_map(|(path, text)| Database::parse(text, path).ok().map(|db| (*path, db)))
-        .collect()
+/// The shipped databases that parse (a broken one is skipped, not fatal), parsed once
+/// per process: `auto` consults them on every reduction.
+pub fn shipped() -> &'static [(&'static str, Database)] {
+    static PARSED: std::sync::OnceLock<Vec<(&'static str, Database)>> = std::sync::OnceLock::new();
+    PARSED.get_or_init(|| {
+        SHIPPED
+            .iter()
+            .filter_map(|(path, text)| Database::parse(text, path).ok().map(|db| (*path, db)))
+            .collect()
+    })
 }
 
 /// Size ranges for entries measured at `sizes` (ascending): each size covers up to the
