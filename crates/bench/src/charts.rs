@@ -256,7 +256,10 @@ mod tests {
         };
         let svg = lines("sum f32", "n", "GB/s", &[line, roof], false).expect("draws");
         assert!(
-            svg.starts_with("<svg") && svg.contains("two-stage") && svg.contains("2^20"),
+            svg.starts_with("<svg")
+                && svg.contains("two-stage")
+                && svg.contains("GB/s")
+                && svg.contains("1M"),
             "{}",
             &svg[..200]
         );
