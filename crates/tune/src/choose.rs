@@ -155,10 +155,16 @@ pub fn choose_with(
         ("architecture", &same_architecture),
         ("vendor", &same_vendor),
     ];
+    // A database matching at several levels is consulted once.
+    let mut consulted: Vec<&str> = Vec::new();
     for (level, matches) in &levels {
         let mut any = false;
         for (path, d) in shipped.iter().filter(|(_, d)| matches(&d.device)) {
             any = true;
+            if consulted.contains(path) {
+                continue;
+            }
+            consulted.push(path);
             match d.entry(&op, &dtype, n) {
                 Some(e) => {
                     if let Some(v) = usable(e, &mut reasons) {

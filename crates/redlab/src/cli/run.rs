@@ -253,7 +253,13 @@ fn place(
     {
         match Device::open("cuda:0", None) {
             Ok(gpu) => {
-                let (m, cached) = redlab::placement::measured(&gpu, &cpu, false)?;
+                let (m, cached) = match redlab::placement::measured(&gpu, &cpu, false) {
+                    Ok(found) => found,
+                    Err(e) => {
+                        writeln!(out, "device auto: cpu (measuring {} failed: {e})", gpu.info().id)?;
+                        return Ok((cpu, None));
+                    }
+                };
                 let p = redlab::placement::decide(&m, bytes);
                 writeln!(
                     out,
