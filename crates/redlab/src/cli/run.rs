@@ -256,7 +256,11 @@ fn place(
                 let (m, cached) = match redlab::placement::measured(&gpu, &cpu, false) {
                     Ok(found) => found,
                     Err(e) => {
-                        writeln!(out, "device auto: cpu (measuring {} failed: {e})", gpu.info().id)?;
+                        writeln!(
+                            out,
+                            "device auto: cpu (measuring {} failed: {e})",
+                            gpu.info().id
+                        )?;
                         return Ok((cpu, None));
                     }
                 };
