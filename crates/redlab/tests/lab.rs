@@ -156,6 +156,67 @@ fn bench_report_is_one_self_contained_page_with_charts() {
 }
 
 #[test]
+fn report_rebuilds_the_page_from_records_and_rejects_other_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let records = dir.path().join("rows.jsonl");
+    let out = redlab(
+        &[
+            "bench",
+            "--ops",
+            "sum",
+            "--dtypes",
+            "i32",
+            "--sizes",
+            "2^10,2^12",
+            "--min-reps",
+            "2",
+            "--min-time",
+            "0",
+            "--json",
+            records.to_str().expect("utf-8"),
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = dir.path().join("page.html");
+    let out = redlab(
+        &[
+            "report",
+            records.to_str().expect("utf-8"),
+            "--out",
+            page.to_str().expect("utf-8"),
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read_to_string(&page)
+        .expect("page")
+        .contains("sum i32: bandwidth against size"));
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"not\": \"a record\"}\n").expect("write");
+    let out = redlab(
+        &[
+            "report",
+            bad.to_str().expect("utf-8"),
+            "--out",
+            page.to_str().expect("utf-8"),
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.jsonl:1: not a bench record"));
+}
+
+#[test]
 fn device_auto_explains_its_choice() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = redlab(

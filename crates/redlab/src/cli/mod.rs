@@ -11,6 +11,7 @@ mod check_kernels;
 mod compare;
 mod devices;
 mod json;
+mod report;
 mod run;
 mod size;
 #[cfg(any(feature = "opencl", feature = "cuda"))]
@@ -43,6 +44,8 @@ enum Command {
     /// Run a kernel (a variant or an OpenCL C file) in the SIMT simulator: divergence,
     /// bank conflicts, coalescing, barriers, races, with pictures.
     Analyze(analyze::AnalyzeArgs),
+    /// Build the HTML report with charts from JSON records of `redlab bench --json`.
+    Report(report::ReportArgs),
     /// Search the fastest verified variant and parameters per problem and size on a GPU,
     /// and write the tuning database that `auto` reads.
     #[cfg(any(feature = "opencl", feature = "cuda"))]
@@ -75,6 +78,7 @@ pub fn main() -> ExitCode {
         #[cfg(feature = "cuda")]
         Command::CheckKernels(args) => check_kernels::run(args, &mut out),
         Command::Analyze(args) => analyze::run(args, &mut out),
+        Command::Report(args) => report::run(args, &mut out),
         #[cfg(any(feature = "opencl", feature = "cuda"))]
         Command::Tune(args) => tune::run(args, &mut out),
     };
