@@ -3,6 +3,7 @@
 //! scalars, each checked against the kernel's signature.
 
 use redlab_core::generate::{generate, Distribution};
+use redlab_core::size::parse_size;
 use redlab_core::DType;
 
 use crate::ast::Function;
@@ -53,9 +54,7 @@ pub fn parse_spec(s: &str) -> Result<ArgSpec, String> {
     let parts: Vec<&str> = s.split(':').collect();
     let ty =
         |name: &str| Type::from_name(name).ok_or_else(|| format!("unknown type '{name}' in '{s}'"));
-    let count = |c: &str| {
-        crate::args::parse_count(c).ok_or_else(|| format!("'{c}' is not an element count in '{s}'"))
-    };
+    let count = |c: &str| parse_size(c).map_err(|e| format!("{e} in '{s}'"));
     match parts.as_slice() {
         ["buffer", t, c, fill] => Ok(ArgSpec::Buffer {
             ty: ty(t)?,
@@ -75,15 +74,6 @@ pub fn parse_spec(s: &str) -> Result<ArgSpec, String> {
             "cannot read argument '{s}' (buffer:TYPE:COUNT:random|zeros|ones|iota, local:TYPE:COUNT, or a value)"
         )),
     }
-}
-
-/// A count: decimal, or `2^k`.
-pub fn parse_count(s: &str) -> Option<usize> {
-    if let Some(k) = s.strip_prefix("2^") {
-        let k: u32 = k.parse().ok()?;
-        return 1usize.checked_shl(k);
-    }
-    s.parse().ok()
 }
 
 fn dtype_of(s: Scalar) -> Option<DType> {
@@ -208,7 +198,7 @@ pub fn bind(
                 } else if s.is_signed() {
                     text.parse::<i64>().map(|x| Value::int(*s, x as u64)).ok()
                 } else {
-                    parse_count(&text).map(|x| Value::int(*s, x as u64))
+                    parse_size(&text).ok().map(|x| Value::int(*s, x as u64))
                 };
                 Arg::Scalar(v.ok_or_else(|| {
                     usage(format!("'{text}' is not a {} for {}", s.name(), p.name))

@@ -197,7 +197,13 @@ pub fn run(
         Ok(Plan::Empty(run)) => {
             return Ok(VariantRun {
                 passes: Vec::new(),
-                verdict: check(problem, &data, &run.value, &expected, variant.canonical),
+                verdict: accuracy::check_result(
+                    problem,
+                    data.view(),
+                    &run.value,
+                    &expected,
+                    variant.canonical,
+                ),
                 value: run.value,
                 expected,
             })
@@ -265,27 +271,14 @@ pub fn run(
     let run = result.map_err(|e| usage(format!("{}: {e}", variant.name)))?;
     Ok(VariantRun {
         passes: launcher.passes.into_inner(),
-        verdict: check(problem, &data, &run.value, &expected, variant.canonical),
+        verdict: accuracy::check_result(
+            problem,
+            data.view(),
+            &run.value,
+            &expected,
+            variant.canonical,
+        ),
         value: run.value,
         expected,
     })
-}
-
-/// Whether `got` is acceptable: exact for integers, selections and canonical float
-/// sums; within the any-order error bound for other float sums and products.
-fn check(
-    problem: &Problem,
-    data: &redlab_core::HostArray,
-    got: &HostValue,
-    expected: &HostValue,
-    canonical: bool,
-) -> Result<(), String> {
-    if got.same_as(expected) {
-        return Ok(());
-    }
-    let float_arith = problem.dtype.is_float() && problem.op.is_arithmetic();
-    if canonical || !float_arith {
-        return Err(format!("got {got}, the reference gives {expected}"));
-    }
-    accuracy::check_any_order(problem, data.view(), got)
 }

@@ -30,6 +30,7 @@ pub mod num;
 mod op;
 mod problem;
 pub mod reference;
+pub mod size;
 mod value;
 
 pub use array::{ArrayRef, ByteSource, HostArray};

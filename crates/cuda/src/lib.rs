@@ -65,6 +65,8 @@ pub struct CudaDevice {
     modules: ModuleCache,
     /// One run at a time per device: the events and the stream are shared.
     running: Mutex<()>,
+    /// The `auto` strategy's lookups for this device.
+    auto: redlab_tune::Auto,
     /// Pinned staging buffers of staged uploads, made on first use.
     staging: Mutex<Option<staging::Ring>>,
 }
@@ -106,6 +108,7 @@ impl CudaDevice {
         let timeline = std::mem::ManuallyDrop::new(Timeline::new(ctx).map_err(backend_error)?);
         let caps = discovery::capabilities(&query);
         let info = discovery::describe(&query);
+        let auto = redlab_tune::Auto::new(&info);
         Ok(CudaDevice {
             query,
             device,
@@ -114,6 +117,7 @@ impl CudaDevice {
             info,
             modules: ModuleCache::default(),
             running: Mutex::new(()),
+            auto,
             staging: Mutex::new(None),
         })
     }
@@ -130,12 +134,7 @@ impl CudaDevice {
 
     /// The `auto` strategy's choice for `problem` over `n` elements here, with its reasons.
     pub fn auto(&self, problem: &Problem, n: usize) -> redlab_tune::Choice {
-        redlab_tune::choose(
-            &redlab_tune::DeviceKey::of(&self.info),
-            &self.caps,
-            problem,
-            n,
-        )
+        self.auto.choose(&self.caps, problem, n)
     }
 
     /// Free and total device memory, bytes.

@@ -42,6 +42,8 @@ pub struct OpenClDevice {
     /// Kernel arguments are per kernel object and not thread-safe to set: one run at a
     /// time per device.
     running: Mutex<()>,
+    /// The `auto` strategy's lookups for this device.
+    auto: redlab_tune::Auto,
 }
 
 // SAFETY: OpenCL handles may be used from any thread; the only non-thread-safe call
@@ -82,6 +84,7 @@ impl OpenClDevice {
         let queue =
             CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
                 .map_err(backend_error)?;
+        let auto = redlab_tune::Auto::new(&info);
         Ok(OpenClDevice {
             device: entry.device,
             context,
@@ -90,6 +93,7 @@ impl OpenClDevice {
             info,
             programs: ProgramCache::default(),
             running: Mutex::new(()),
+            auto,
         })
     }
 
@@ -100,12 +104,7 @@ impl OpenClDevice {
 
     /// The `auto` strategy's choice for `problem` over `n` elements here, with its reasons.
     pub fn auto(&self, problem: &Problem, n: usize) -> redlab_tune::Choice {
-        redlab_tune::choose(
-            &redlab_tune::DeviceKey::of(&self.info),
-            &self.caps,
-            problem,
-            n,
-        )
+        self.auto.choose(&self.caps, problem, n)
     }
 
     /// Copies `data` to the device (timed).

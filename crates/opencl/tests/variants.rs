@@ -44,24 +44,6 @@ const SIZES: &[usize] = &[
 ];
 const LARGE: usize = 3_000_017;
 
-/// Whether `got` is an acceptable result for `problem` over `data`.
-fn acceptable(
-    problem: &Problem,
-    data: &HostArray,
-    got: &Value,
-    expected: &Value,
-    canonical: bool,
-) -> Result<(), String> {
-    if got.same_as(expected) {
-        return Ok(());
-    }
-    let float_arith = problem.dtype.is_float() && problem.op.is_arithmetic();
-    if canonical || !float_arith {
-        return Err(format!("got {got}, reference {expected}"));
-    }
-    accuracy::check_any_order(problem, data.view(), got)
-}
-
 fn problems() -> Vec<Problem> {
     let full = std::env::var("REDLAB_OPENCL_FULL").is_ok_and(|v| v == "1");
     let mut all = Vec::new();
@@ -126,9 +108,9 @@ fn every_variant_op_and_type_matches_the_reference() {
                         match outcome {
                             Ok(run) => {
                                 *ran.lock().expect("lock") += 1;
-                                if let Err(why) = acceptable(
+                                if let Err(why) = accuracy::check_result(
                                     problem,
-                                    data,
+                                    data.view(),
                                     &run.value,
                                     expected,
                                     variant.canonical,
@@ -192,9 +174,13 @@ fn large_inputs_match_for_every_variant() {
         for variant in registry::all() {
             match device.run(&variant, &problem, &input, &[]) {
                 Ok(run) => {
-                    if let Err(why) =
-                        acceptable(&problem, &data, &run.value, &expected, variant.canonical)
-                    {
+                    if let Err(why) = accuracy::check_result(
+                        &problem,
+                        data.view(),
+                        &run.value,
+                        &expected,
+                        variant.canonical,
+                    ) {
                         panic!("{} {problem} n={LARGE}: {why}", variant.name);
                     }
                 }

@@ -53,9 +53,7 @@ fn cache_path(gpu: &str, name: &str) -> Option<PathBuf> {
             }
         })
         .collect();
-    let base = std::env::var_os("REDLAB_TUNING_DIR")
-        .map(|d| PathBuf::from(d).join(".."))
-        .or_else(|| dirs::cache_dir().map(|d| d.join("redlab")))?;
+    let base = redlab_tune::db::cache_root()?;
     Some(base.join("placement").join(format!("{slug}.json")))
 }
 

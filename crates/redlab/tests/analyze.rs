@@ -1,39 +1,13 @@
 //! `redlab analyze` end to end: the JSON fields for a variant and for a user's file,
 //! the HTML page, and bad input ending as one clear line on stderr.
 
-use std::process::Output;
+mod common;
 
-use assert_cmd::Command;
+use common::{assert_clean_error, json_of, redlab};
 use serde_json::Value as Json;
 
-fn redlab(args: &[&str]) -> Output {
-    Command::cargo_bin("redlab")
-        .expect("binary is built")
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
 fn json(args: &[&str]) -> Json {
-    let output = redlab(args);
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
-}
-
-fn assert_clean_error(args: &[&str], needle: &str) {
-    let output = redlab(args);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-    assert_eq!(
-        stderr.lines().count(),
-        1,
-        "{args:?}: not one line: {stderr}"
-    );
-    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    json_of(&redlab(args))
 }
 
 #[test]

@@ -2,50 +2,15 @@
 //! and every bad-input case ending as one clear line on stderr with a non-zero exit.
 
 use std::path::Path;
-use std::process::Output;
 
-use assert_cmd::Command;
 use half::f16;
 use redlab::generate::{generate, Distribution};
 use redlab::{reference, ArrayRef, DType, Op, Problem};
 use serde_json::Value as Json;
 
-fn redlab(args: &[&str]) -> Output {
-    Command::cargo_bin("redlab")
-        .expect("binary is built")
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
+mod common;
 
-fn json_of(output: &Output) -> Json {
-    assert!(
-        output.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
-}
-
-/// Asserts a clean failure: exit code 2 and exactly one line on stderr naming `needle`.
-fn assert_clean_error(args: &[&str], needle: &str) {
-    let output = redlab(args);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-    assert_eq!(
-        stderr.lines().count(),
-        1,
-        "{args:?}: not one line: {stderr}"
-    );
-    assert!(stderr.starts_with("redlab: error: "), "{args:?}: {stderr}");
-    assert!(
-        stderr.to_lowercase().contains(&needle.to_lowercase()),
-        "{args:?}: '{needle}' not in: {stderr}"
-    );
-    for bad in ["panicked", "backtrace", "RUST_BACKTRACE"] {
-        assert!(!stderr.contains(bad), "{args:?}: {stderr}");
-    }
-}
+use common::{assert_clean_error, json_of, redlab};
 
 /// Builds `.npy` bytes: magic, version 1.0, the header dict padded to 64, the data.
 fn npy_bytes(descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> Vec<u8> {

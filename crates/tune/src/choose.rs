@@ -62,6 +62,47 @@ impl Choice {
     }
 }
 
+/// `auto` for one device: its lookup keys, worked out once, and the choices already
+/// made, so that a library reduction in a loop does not redo the lookup (or reread the
+/// user's database) every call. A database written later is seen by the next process.
+pub struct Auto {
+    key: DeviceKey,
+    made: std::sync::Mutex<
+        std::collections::HashMap<
+            (
+                redlab_core::Op,
+                redlab_core::DType,
+                redlab_core::DType,
+                usize,
+            ),
+            Choice,
+        >,
+    >,
+}
+
+impl Auto {
+    /// `auto` for the device `info` describes.
+    pub fn new(info: &redlab_core::DeviceInfo) -> Auto {
+        Auto {
+            key: DeviceKey::of(info),
+            made: Default::default(),
+        }
+    }
+
+    /// The choice for `problem` over `n` elements on a device with `caps`.
+    pub fn choose(&self, caps: &Capabilities, problem: &Problem, n: usize) -> Choice {
+        let k = (problem.op, problem.dtype, problem.acc, n);
+        if let Some(c) = self.made.lock().ok().and_then(|m| m.get(&k).cloned()) {
+            return c;
+        }
+        let c = choose(&self.key, caps, problem, n);
+        if let Ok(mut m) = self.made.lock() {
+            m.insert(k, c.clone());
+        }
+        c
+    }
+}
+
 /// Chooses for `problem` over `n` elements on the device `key` with `caps`, reading the
 /// user's database from its usual place.
 pub fn choose(key: &DeviceKey, caps: &Capabilities, problem: &Problem, n: usize) -> Choice {

@@ -147,12 +147,18 @@ impl Database {
     }
 }
 
+/// redlab's folder in the user's cache directory (`<cache>/redlab`): tuning databases
+/// and placement measurements live below it.
+pub fn cache_root() -> Option<PathBuf> {
+    dirs::cache_dir().map(|d| d.join("redlab"))
+}
+
 /// Where the user's databases live: `$REDLAB_TUNING_DIR`, else `<cache>/redlab/tuning`.
 pub fn user_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("REDLAB_TUNING_DIR") {
         return Some(PathBuf::from(dir));
     }
-    dirs::cache_dir().map(|d| d.join("redlab").join("tuning"))
+    cache_root().map(|d| d.join("tuning"))
 }
 
 /// The user's database file for a device.

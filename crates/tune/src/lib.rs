@@ -9,5 +9,5 @@ pub mod db;
 pub mod device;
 pub mod space;
 
-pub use choose::{choose, Choice, Source};
+pub use choose::{choose, Auto, Choice, Source};
 pub use device::DeviceKey;

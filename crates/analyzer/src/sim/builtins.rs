@@ -154,22 +154,18 @@ fn other(
             .map(Some)
             .map_err(err);
     }
-    // Pure functions: evaluate the arguments, then apply per lane.
+    // Pure functions: a name math does not know is not a built-in (math answers every
+    // name it knows, if only with an arity error).
+    if super::math::call(name, &[]).is_none() {
+        return Ok(None);
+    }
     let values = eval_args(sim, args, mask)?;
     let mut out = vec![Value::Void; sim.lanes];
-    let mut known = true;
     for l in mask.iter() {
         let lane_args: Vec<Value> = values.iter().map(|v| v[l].clone()).collect();
-        match super::math::call(name, &lane_args) {
-            Some(r) => out[l] = r.map_err(err)?,
-            None => {
-                known = false;
-                break;
-            }
+        if let Some(r) = super::math::call(name, &lane_args) {
+            out[l] = r.map_err(err)?;
         }
-    }
-    if !known || (mask.is_empty() && super::math::call(name, &[]).is_none()) {
-        return Ok(None);
     }
     Ok(Some(out))
 }

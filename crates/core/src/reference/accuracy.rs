@@ -209,6 +209,27 @@ impl AnyOrderBound {
     }
 }
 
+/// Whether `got` is an acceptable result for `problem` over `data`, given the
+/// reference's `expected`: equal, or — for float sums and products of a strategy with
+/// its own order (`canonical` false) — within the [`AnyOrderBound`]. Integers,
+/// selections and canonical-order results must be equal.
+pub fn check_result(
+    problem: &crate::Problem,
+    data: crate::ArrayRef<'_>,
+    got: &Value,
+    expected: &Value,
+    canonical: bool,
+) -> Result<(), String> {
+    if got.same_as(expected) {
+        return Ok(());
+    }
+    let float_arith = problem.dtype.is_float() && problem.op.is_arithmetic();
+    if canonical || !float_arith {
+        return Err(format!("got {got}, reference {expected}"));
+    }
+    check_any_order(problem, data, got)
+}
+
 /// [`AnyOrderBound`] for one result.
 pub fn check_any_order(
     problem: &crate::Problem,

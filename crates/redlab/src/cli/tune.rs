@@ -12,6 +12,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::Args;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use redlab::generate::{generate, Distribution};
 use redlab::{DType, Device, Op, Problem};
 use redlab_bench::{CacheMode, Status, TimingPlan};
@@ -81,17 +84,6 @@ pub fn run(args: &TuneArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         "{} runs one strategy per problem; tune an OpenCL or CUDA device",
         device.info().id
     )
-}
-
-/// A small xorshift for the sampling order (reproducible from --seed).
-fn shuffle<T>(items: &mut [T], seed: u64) {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    for i in (1..items.len()).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        items.swap(i, (x % (i as u64 + 1)) as usize);
-    }
 }
 
 struct Timed {
@@ -212,7 +204,8 @@ fn tune<L: Lab>(
                 for v in ranked.iter().take(2) {
                     let mut space: Vec<Config> =
                         configs(v, &problem, &caps).into_iter().skip(1).collect();
-                    shuffle(&mut space, args.seed ^ n as u64);
+                    // The sampling order, reproducible from --seed.
+                    space.shuffle(&mut ChaCha8Rng::seed_from_u64(args.seed ^ n as u64));
                     for config in space {
                         if Instant::now() >= deadline {
                             break;

@@ -1,0 +1,46 @@
+//! Helpers the binary's end-to-end tests share: running `redlab`, reading its JSON, and
+//! asserting that bad input ends as one clear line on stderr.
+
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value as Json;
+
+/// Runs the `redlab` binary with `args`.
+pub fn redlab(args: &[&str]) -> Output {
+    Command::cargo_bin("redlab")
+        .expect("binary is built")
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+/// The one JSON object a successful command printed.
+pub fn json_of(output: &Output) -> Json {
+    assert!(
+        output.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
+}
+
+/// Asserts a clean failure: exit code 2 and exactly one line on stderr naming `needle`.
+pub fn assert_clean_error(args: &[&str], needle: &str) {
+    let output = redlab(args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "{args:?}: not one line: {stderr}"
+    );
+    assert!(stderr.starts_with("redlab: error: "), "{args:?}: {stderr}");
+    assert!(
+        stderr.to_lowercase().contains(&needle.to_lowercase()),
+        "{args:?}: '{needle}' not in: {stderr}"
+    );
+    for bad in ["panicked", "backtrace", "RUST_BACKTRACE"] {
+        assert!(!stderr.contains(bad), "{args:?}: {stderr}");
+    }
+}
