@@ -155,17 +155,11 @@ fn analyze_variant(
     }
     let problem = Problem::new(a.op, a.dtype, None)?;
     let mut params = Vec::new();
-    for p in &a.params {
-        let (k, val) = p
-            .split_once('=')
-            .with_context(|| format!("--param wants NAME=VALUE, not '{p}'"))?;
-        let val: u32 = val
-            .parse()
-            .with_context(|| format!("--param {k}: '{val}' is not a number"))?;
-        if v.default_param(k).is_none() {
+    for (k, val) in super::params::parse_params(&a.params)? {
+        if v.default_param(&k).is_none() {
             bail!("variant {} has no parameter {k}", v.name);
         }
-        params.push((k.to_string(), val));
+        params.push((k, val));
     }
     if let Some(local) = &a.local {
         let l = dims(local)?;

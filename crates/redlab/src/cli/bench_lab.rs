@@ -166,7 +166,7 @@ pub fn run<L: Lab>(
         }
     }
     let caps = lab.caps();
-    let params = parse_params(&args.params)?;
+    let params = super::params::parse_params(&args.params)?;
     let params: Vec<(&str, u32)> = params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
     let mut plan = TimingPlan::new(args.cache, caps.cache_bytes.max(1 << 20));
     plan.min_reps = args.min_reps.max(1);
@@ -291,23 +291,6 @@ pub fn run<L: Lab>(
     } else {
         Verdict::Mismatch(failures.join("; "))
     })
-}
-
-/// `NAME=VALUE` pairs of `--param`.
-pub(super) fn parse_params(specs: &[String]) -> anyhow::Result<Vec<(String, u32)>> {
-    specs
-        .iter()
-        .map(|spec| {
-            let (name, value) = spec
-                .split_once('=')
-                .with_context(|| format!("--param wants NAME=VALUE (got '{spec}')"))?;
-            let value: u32 = value
-                .trim()
-                .parse()
-                .with_context(|| format!("--param {name}: '{value}' is not a number"))?;
-            Ok((name.trim().to_string(), value))
-        })
-        .collect()
 }
 
 fn skip(record: &mut Record, reason: String) {
