@@ -176,6 +176,9 @@ pub fn bind(
                         ty.name()
                     )));
                 }
+                let size = (ty.size() as u64).saturating_mul(count as u64);
+                mem.check_budget(size, &format!("buffer {} of {size} bytes", p.name))
+                    .map_err(usage)?;
                 let bytes =
                     contents(&ty, count, fill, seed.wrapping_add(k as u64)).map_err(usage)?;
                 mem.global.push(Buffer::new(&p.name, bytes));
@@ -190,7 +193,10 @@ pub fn bind(
                         ty.name()
                     )));
                 }
-                Arg::Local(ty.size() * count)
+                let bytes = ty.size().checked_mul(count).ok_or_else(|| {
+                    usage(format!("local buffer {} is too large to address", p.name))
+                })?;
+                Arg::Local(bytes)
             }
             (Type::Scalar(s), ArgSpec::Scalar(text)) => {
                 let v = if s.is_float() {

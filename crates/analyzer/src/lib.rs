@@ -13,7 +13,7 @@
 //! use redlab_analyzer::{compile, sim, memory::Memory, memory::Buffer};
 //!
 //! let src = "__kernel void twice(__global int* a) { a[get_global_id(0)] *= 2; }";
-//! let program = compile("twice.cl", src, &[], &|_, _| None)?;
+//! let program = compile("twice.cl", src, &[], &|_, _| Ok(None))?;
 //! let mut mem = Memory::default();
 //! mem.global.push(Buffer::new("a", vec![1; 64 * 4]));
 //! let cfg = sim::LaunchConfig::linear(64, 32);
@@ -75,6 +75,6 @@ pub fn compile(
 }
 
 /// Resolves `#include "name"` to the project's own kernel headers.
-pub fn project_headers(name: &str, _from: &str) -> Option<(String, String)> {
-    redlab_kernels::assembly::file(name).map(|t| (name.to_string(), t.to_string()))
+pub fn project_headers(name: &str, _from: &str) -> Result<Option<(String, String)>, String> {
+    Ok(redlab_kernels::assembly::file(name).map(|t| (name.to_string(), t.to_string())))
 }

@@ -63,7 +63,18 @@ pub struct Memory {
     /// Private memory, one arena per work-item of the group.
     pub private: Vec<Vec<u8>>,
     local_top: u64,
+    /// The most bytes the simulation may hold, bookkeeping included (`None`:
+    /// [`DEFAULT_LIMIT`]).
+    pub limit: Option<u64>,
 }
+
+/// The simulator's memory budget unless told otherwise: enough for any kernel a GPU
+/// could run with a realistic local and private footprint over a few million elements,
+/// far below what would take a workstation down.
+pub const DEFAULT_LIMIT: u64 = 2 << 30;
+
+/// Bytes of bookkeeping per local byte: the byte, its written flag and its race shadow.
+const LOCAL_COST: u64 = 2 + std::mem::size_of::<Shadow>() as u64;
 
 impl Memory {
     fn buffer(&self, ptr: &Ptr, lane: usize) -> Option<&[u8]> {
@@ -148,8 +159,33 @@ impl Memory {
         self.private = vec![Vec::new(); lanes];
     }
 
-    /// Allocates a local buffer of `bytes` (uninitialized); returns its index.
-    pub fn alloc_local(&mut self, name: &str, bytes: usize, align: usize) -> u32 {
+    /// The bytes the simulation holds now, bookkeeping included.
+    pub fn used(&self) -> u64 {
+        let global: u64 = self.global.iter().map(|b| b.bytes.len() as u64).sum();
+        let constant: u64 = self.constant.iter().map(|b| b.bytes.len() as u64).sum();
+        let private: u64 = self.private.iter().map(|a| a.len() as u64).sum();
+        global + constant + private + self.local_top * LOCAL_COST
+    }
+
+    /// Refuses to grow by `extra` bytes past the limit, saying what asked for them.
+    pub fn check_budget(&self, extra: u64, what: &str) -> Result<(), String> {
+        let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
+        match self.used().checked_add(extra) {
+            Some(total) if total <= limit => Ok(()),
+            _ => Err(format!(
+                "{what} would take the simulator past its memory limit of {} MiB (raise --max-memory)",
+                limit >> 20
+            )),
+        }
+    }
+
+    /// Allocates a local buffer of `bytes` (uninitialized); returns its index, or says why
+    /// it would not fit in the memory limit.
+    pub fn alloc_local(&mut self, name: &str, bytes: usize, align: usize) -> Result<u32, String> {
+        self.check_budget(
+            (bytes as u64).saturating_mul(LOCAL_COST),
+            &format!("local array {name} of {bytes} bytes"),
+        )?;
         let align = align.max(4) as u64;
         let base = self.local_top.div_ceil(align) * align;
         self.local_top = base + bytes as u64;
@@ -160,7 +196,7 @@ impl Memory {
             init: vec![false; bytes],
             shadow: vec![Shadow::default(); bytes],
         });
-        (self.local.len() - 1) as u32
+        Ok((self.local.len() - 1) as u32)
     }
 
     /// Local memory the group uses, in bytes.
@@ -168,13 +204,27 @@ impl Memory {
         self.local_top
     }
 
-    /// Grows every private arena to at least `bytes`.
-    pub fn reserve_private(&mut self, bytes: usize) {
+    /// Grows every private arena to at least `bytes`, or says why that would not fit in
+    /// the memory limit.
+    pub fn reserve_private(&mut self, bytes: usize) -> Result<(), String> {
+        let grow = self
+            .private
+            .iter()
+            .map(|a| bytes.saturating_sub(a.len()) as u64)
+            .fold(0u64, u64::saturating_add);
+        self.check_budget(
+            grow,
+            &format!(
+                "{bytes} bytes of private memory for each of {} work-items",
+                self.private.len()
+            ),
+        )?;
         for arena in &mut self.private {
             if arena.len() < bytes {
                 arena.resize(bytes, 0);
             }
         }
+        Ok(())
     }
 
     /// Whether every byte in `ranges` (offsets relative to `ptr`) of a local buffer was
@@ -258,7 +308,7 @@ mod tests {
     fn races_are_found_between_barriers_only() {
         let mut m = Memory::default();
         m.start_group(4);
-        m.alloc_local("s", 16, 4);
+        m.alloc_local("s", 16, 4).expect("fits");
         assert_eq!(m.note_local(&local(0), 0, 4, true), None);
         assert_eq!(m.note_local(&local(0), 0, 4, false), None, "own write");
         let c = m
@@ -277,7 +327,7 @@ mod tests {
     fn bounds_and_initialization_are_tracked() {
         let mut m = Memory::default();
         m.start_group(1);
-        m.alloc_local("s", 8, 4);
+        m.alloc_local("s", 8, 4).expect("fits");
         assert!(m.read(&local(6), 0, 4).is_err());
         assert!(!m.local_initialized(&local(0), &[(0, 4)]));
         m.write(&local(0), 0, &[1, 2, 3, 4]).expect("in bounds");

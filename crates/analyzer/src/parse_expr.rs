@@ -39,18 +39,27 @@ const LEVELS: &[&[(&str, BinOp)]] = &[
     &[("*", BinOp::Mul), ("/", BinOp::Div), ("%", BinOp::Rem)],
 ];
 
-fn boxed(kind: ExprKind, at: &Expr) -> Expr {
-    Expr { kind, pos: at.pos }
+/// A node built around `e` at `e`'s position; `e` moves in (cloning it here made long
+/// operator chains quadratic).
+fn wrap(e: Expr, kind: impl FnOnce(Box<Expr>) -> ExprKind) -> Expr {
+    let pos = e.pos;
+    Expr {
+        kind: kind(Box::new(e)),
+        pos,
+    }
 }
 
 impl Parser<'_> {
     /// A full expression (with commas).
     pub fn expression(&mut self) -> Result<Expr, Diag> {
+        let base = self.depth;
         let mut e = self.assignment()?;
         while self.eat(",") {
+            self.deepen()?;
             let rhs = self.assignment()?;
-            e = boxed(ExprKind::Comma(Box::new(e.clone()), Box::new(rhs)), &e);
+            e = wrap(e, |e| ExprKind::Comma(e, Box::new(rhs)));
         }
+        self.depth = base;
         Ok(e)
     }
 
@@ -59,11 +68,8 @@ impl Parser<'_> {
         let lhs = self.conditional()?;
         for (p, op) in ASSIGN_OPS {
             if self.eat(p) {
-                let rhs = self.assignment()?;
-                return Ok(boxed(
-                    ExprKind::Assign(*op, Box::new(lhs.clone()), Box::new(rhs)),
-                    &lhs,
-                ));
+                let rhs = self.nested(Self::assignment)?;
+                return Ok(wrap(lhs, |lhs| ExprKind::Assign(*op, lhs, Box::new(rhs))));
             }
         }
         Ok(lhs)
@@ -72,38 +78,35 @@ impl Parser<'_> {
     fn conditional(&mut self) -> Result<Expr, Diag> {
         let c = self.logical_or()?;
         if self.eat("?") {
-            let a = self.expression()?;
+            let a = self.nested(Self::expression)?;
             self.expect(":")?;
-            let b = self.conditional()?;
-            return Ok(boxed(
-                ExprKind::Cond(Box::new(c.clone()), Box::new(a), Box::new(b)),
-                &c,
-            ));
+            let b = self.nested(Self::conditional)?;
+            return Ok(wrap(c, |c| ExprKind::Cond(c, Box::new(a), Box::new(b))));
         }
         Ok(c)
     }
 
     fn logical_or(&mut self) -> Result<Expr, Diag> {
+        let base = self.depth;
         let mut e = self.logical_and()?;
         while self.eat("||") {
+            self.deepen()?;
             let rhs = self.logical_and()?;
-            e = boxed(
-                ExprKind::Logical(false, Box::new(e.clone()), Box::new(rhs)),
-                &e,
-            );
+            e = wrap(e, |e| ExprKind::Logical(false, e, Box::new(rhs)));
         }
+        self.depth = base;
         Ok(e)
     }
 
     fn logical_and(&mut self) -> Result<Expr, Diag> {
+        let base = self.depth;
         let mut e = self.binary(0)?;
         while self.eat("&&") {
+            self.deepen()?;
             let rhs = self.binary(0)?;
-            e = boxed(
-                ExprKind::Logical(true, Box::new(e.clone()), Box::new(rhs)),
-                &e,
-            );
+            e = wrap(e, |e| ExprKind::Logical(true, e, Box::new(rhs)));
         }
+        self.depth = base;
         Ok(e)
     }
 
@@ -111,23 +114,27 @@ impl Parser<'_> {
         if level == LEVELS.len() {
             return self.unary();
         }
+        let base = self.depth;
         let mut e = self.binary(level + 1)?;
         'outer: loop {
             for (p, op) in LEVELS[level] {
                 if self.eat(p) {
+                    self.deepen()?;
                     let rhs = self.binary(level + 1)?;
-                    e = boxed(
-                        ExprKind::Binary(*op, Box::new(e.clone()), Box::new(rhs)),
-                        &e,
-                    );
+                    e = wrap(e, |e| ExprKind::Binary(*op, e, Box::new(rhs)));
                     continue 'outer;
                 }
             }
+            self.depth = base;
             return Ok(e);
         }
     }
 
     fn unary(&mut self) -> Result<Expr, Diag> {
+        self.nested(Self::unary_inner)
+    }
+
+    fn unary_inner(&mut self) -> Result<Expr, Diag> {
         let pos = self.pos();
         let un = |op, e: Expr| Expr {
             kind: ExprKind::Unary(op, Box::new(e)),
@@ -215,7 +222,9 @@ impl Parser<'_> {
         let specs = self.specs()?;
         let mut ty = specs.ty;
         let mut space = specs.space;
+        let depth_before = self.depth;
         while self.eat("*") {
+            self.deepen()?;
             ty = Type::Pointer(std::rc::Rc::new(ty), space);
             space = None;
             while self
@@ -226,12 +235,24 @@ impl Parser<'_> {
                 self.i += 1;
             }
         }
-        self.array_suffix(ty)
+        let ty = self.array_suffix(ty);
+        self.depth = depth_before;
+        ty
     }
 
     fn postfix(&mut self, mut e: Expr) -> Result<Expr, Diag> {
+        let base = self.depth;
         loop {
             let pos = e.pos;
+            if self.at("[")
+                || self.at(".")
+                || self.at("->")
+                || self.at("++")
+                || self.at("--")
+                || self.at("(")
+            {
+                self.deepen()?;
+            }
             let kind = if self.eat("[") {
                 let index = self.expression()?;
                 self.expect("]")?;
@@ -260,6 +281,7 @@ impl Parser<'_> {
                 self.expect(")")?;
                 ExprKind::Call(name, args)
             } else {
+                self.depth = base;
                 return Ok(e);
             };
             e = Expr { kind, pos };

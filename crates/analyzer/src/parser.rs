@@ -20,6 +20,7 @@ pub fn parse(tokens: &[Token]) -> Result<Program, Diag> {
         typedefs: HashMap::new(),
         structs: HashMap::new(),
         next_id: 0,
+        depth: 0,
     };
     p.program()
 }
@@ -40,7 +41,17 @@ pub(crate) struct Parser<'t> {
     pub typedefs: HashMap<Rc<str>, Type>,
     pub structs: HashMap<Rc<str>, Rc<StructDef>>,
     pub next_id: usize,
+    /// The current nesting (see [`MAX_NESTING`]).
+    pub depth: usize,
 }
+
+/// The largest array, in bytes, a declaration may have.
+pub const MAX_ARRAY_BYTES: u64 = 1 << 32;
+
+/// The deepest nesting of statements and expressions the parser accepts. The parser,
+/// the simulator and dropping the tree all recurse over it, so the bound keeps every
+/// one of them well inside the native stack; real kernels nest a few dozen levels.
+pub const MAX_NESTING: usize = 256;
 
 const QUALIFIERS: &[&str] = &[
     "const",
@@ -338,6 +349,10 @@ impl<'t> Parser<'t> {
     }
 
     fn struct_type(&mut self) -> Result<Type, Diag> {
+        self.nested(Self::struct_type_inner)
+    }
+
+    fn struct_type_inner(&mut self) -> Result<Type, Diag> {
         let tag = match self.peek().map(|t| &t.tok) {
             Some(Tok::Ident(name)) => {
                 self.i += 1;
@@ -381,7 +396,9 @@ impl<'t> Parser<'t> {
     ) -> Result<(Rc<str>, Type), Diag> {
         let mut ty = base;
         let mut pointer_space = space;
+        let depth_before = self.depth;
         while self.eat("*") {
+            self.deepen()?;
             ty = Type::Pointer(Rc::new(ty), pointer_space);
             pointer_space = None;
             while self.word_at(0).is_some_and(|w| QUALIFIERS.contains(&w)) {
@@ -390,32 +407,63 @@ impl<'t> Parser<'t> {
         }
         let name = self.ident()?;
         ty = self.array_suffix(ty)?;
+        self.depth = depth_before;
         Ok((name, ty))
     }
 
     /// `[N][M]…` after a name; `[]` leaves the length to the initializer (0 for now).
     pub fn array_suffix(&mut self, ty: Type) -> Result<Type, Diag> {
         let mut dims = Vec::new();
+        let depth_before = self.depth;
         while self.eat("[") {
+            self.deepen()?;
             if self.eat("]") {
-                dims.push(0);
+                dims.push((0u64, self.pos()));
                 continue;
             }
             let e = self.expression()?;
             let n = self
                 .const_int(&e)
                 .ok_or_else(|| Diag::new(e.pos, "array length must be a constant"))?;
+            if n <= 0 {
+                return Err(Diag::new(
+                    e.pos,
+                    format!("array length {n} is not positive"),
+                ));
+            }
             self.expect("]")?;
-            dims.push(n as usize);
+            dims.push((n as u64, e.pos));
         }
+        // Checked arithmetic: a length whose byte size overflows, or exceeds what any
+        // device has, is refused here rather than wrapping into a small array.
+        let mut bytes = ty.size() as u64;
+        for &(n, pos) in dims.iter().rev() {
+            bytes = bytes
+                .checked_mul(n.max(1))
+                .filter(|&b| b <= MAX_ARRAY_BYTES)
+                .ok_or_else(|| {
+                    Diag::new(
+                        pos,
+                        format!(
+                            "array of more than {} GiB; the analyzer simulates arrays up to that size",
+                            MAX_ARRAY_BYTES >> 30
+                        ),
+                    )
+                })?;
+        }
+        self.depth = depth_before;
         Ok(dims
             .into_iter()
             .rev()
-            .fold(ty, |t, n| Type::Array(Rc::new(t), n)))
+            .fold(ty, |t, (n, _)| Type::Array(Rc::new(t), n as usize)))
     }
 
     /// `= …` after a declarator.
     pub fn initializer(&mut self) -> Result<Initializer, Diag> {
+        self.nested(Self::initializer_inner)
+    }
+
+    fn initializer_inner(&mut self) -> Result<Initializer, Diag> {
         if self.eat("{") {
             let mut items = Vec::new();
             while !self.eat("}") {
@@ -432,6 +480,30 @@ impl<'t> Parser<'t> {
 
     /// A statement.
     pub fn statement(&mut self) -> Result<Stmt, Diag> {
+        self.nested(Self::statement_inner)
+    }
+
+    /// Runs `f` one nesting level deeper, refusing to go past [`MAX_NESTING`].
+    pub fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, Diag>) -> Result<T, Diag> {
+        self.deepen()?;
+        let result = f(self);
+        self.depth -= 1;
+        result
+    }
+
+    /// One level deeper (the caller restores the depth), or an error past
+    /// [`MAX_NESTING`].
+    pub fn deepen(&mut self) -> Result<(), Diag> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.error(format!(
+                "statements or expressions nested deeper than {MAX_NESTING} levels (a long operator chain counts one level per operator)"
+            )));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn statement_inner(&mut self) -> Result<Stmt, Diag> {
         let pos = self.pos();
         let kind = match self.word_at(0) {
             _ if self.eat("{") => {
@@ -621,7 +693,7 @@ mod tests {
     use crate::preprocess::preprocess;
 
     pub(crate) fn parse_text(text: &str) -> Result<Program, String> {
-        let none = |_: &str, _: &str| None;
+        let none = |_: &str, _: &str| Ok(None);
         let pp =
             preprocess("t.cl", text, &[], &none).map_err(|(d, f)| d.resolve(&f).to_string())?;
         parse(&pp.tokens).map_err(|d| d.resolve(&pp.files).to_string())

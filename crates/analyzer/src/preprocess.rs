@@ -12,11 +12,13 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::lexer::{lex, Tok, Token};
+use crate::parser::MAX_NESTING;
 use crate::source::{Diag, Files, Pos};
 
 /// Finds the text of an included file: `(name asked for, including file's name)` →
-/// `(name to show, text)`.
-pub type Resolver<'a> = dyn Fn(&str, &str) -> Option<(String, String)> + 'a;
+/// `(name to show, text)`; `None` when there is no such file, an error when there is
+/// one that cannot be used (a device, a directory, too large).
+pub type Resolver<'a> = dyn Fn(&str, &str) -> Result<Option<(String, String)>, String> + 'a;
 
 /// Names every kernel sees, as an OpenCL compiler predefines them.
 const PREDEFINED: &str = "\
@@ -110,6 +112,7 @@ pub fn preprocess(
         watches: Vec::new(),
         resolve,
         depth: 0,
+        expanded: 0,
     };
     let mut sink = Vec::new();
     let mut prelude = PREDEFINED.to_string();
@@ -136,7 +139,20 @@ struct Preprocessor<'a> {
     watches: Vec<String>,
     resolve: &'a Resolver<'a>,
     depth: usize,
+    /// Tokens produced by macro expansion so far (see [`MAX_EXPANDED_TOKENS`]).
+    expanded: usize,
 }
+
+/// The most tokens macro expansion may produce in one program: far above any real
+/// kernel's, and the stop for macros that grow exponentially.
+pub const MAX_EXPANDED_TOKENS: usize = 4_000_000;
+
+/// The deepest macro-inside-macro expansion: each level carries the names it must not
+/// expand again, so unbounded chains of `#define`s cost time growing with their square.
+pub const MAX_MACRO_NESTING: usize = 256;
+
+/// The deepest nesting of `#include`.
+pub const MAX_INCLUDE_DEPTH: usize = 16;
 
 impl Preprocessor<'_> {
     fn file(&mut self, name: &str, text: &str, out: &mut Vec<Token>) -> Result<(), Diag> {
@@ -257,14 +273,19 @@ impl Preprocessor<'_> {
                         .collect(),
                     _ => return Err(Diag::new(pos, "#include needs \"file\"")),
                 };
-                let Some((shown, text)) = (self.resolve)(&name, file_name) else {
+                let found = (self.resolve)(&name, file_name)
+                    .map_err(|why| Diag::new(pos, format!("cannot include \"{name}\": {why}")))?;
+                let Some((shown, text)) = found else {
                     return Err(Diag::new(
                         pos,
                         format!("cannot find included file \"{name}\""),
                     ));
                 };
-                if self.depth >= 16 {
-                    return Err(Diag::new(pos, "#include nested deeper than 16"));
+                if self.depth >= MAX_INCLUDE_DEPTH {
+                    return Err(Diag::new(
+                        pos,
+                        format!("#include nested deeper than {MAX_INCLUDE_DEPTH}"),
+                    ));
                 }
                 self.depth += 1;
                 let r = self.file(&shown, &text, out);
@@ -334,6 +355,21 @@ impl Preprocessor<'_> {
         let Some(m) = self.macros.get(name).cloned() else {
             return Ok(false);
         };
+        if tok.hide.len() >= MAX_MACRO_NESTING {
+            return Err(Diag::new(
+                tok.pos,
+                format!(
+                    "macro {name} expands macros nested deeper than {MAX_MACRO_NESTING} levels"
+                ),
+            ));
+        }
+        self.expanded = self.expanded.saturating_add(m.body.len());
+        if self.expanded > MAX_EXPANDED_TOKENS {
+            return Err(Diag::new(
+                tok.pos,
+                format!("macro expansion produced more than {MAX_EXPANDED_TOKENS} tokens (a macro that grows without bound?)"),
+            ));
+        }
         let Some(params) = &m.params else {
             let hide = with(&tok.hide, name);
             let body = m.body.iter().map(|b| relocate(b, tok.pos, &hide));
@@ -496,6 +532,7 @@ impl Preprocessor<'_> {
             tokens: &expanded,
             i: 0,
             pos,
+            depth: 0,
         };
         let v = eval.ternary()?;
         if eval.i != expanded.len() {
@@ -582,6 +619,7 @@ struct CondEval<'t> {
     tokens: &'t [Token],
     i: usize,
     pos: Pos,
+    depth: usize,
 }
 
 impl CondEval<'_> {
@@ -601,11 +639,15 @@ impl CondEval<'_> {
     fn ternary(&mut self) -> Result<i64, Diag> {
         let c = self.binary(0)?;
         if self.eat("?") {
-            let a = self.ternary()?;
-            if !self.eat(":") {
-                return Err(Diag::new(self.pos, "expected ':' in #if"));
-            }
-            let b = self.ternary()?;
+            self.depth += 1;
+            let a = self.ternary();
+            let b = if self.eat(":") {
+                self.ternary()
+            } else {
+                Err(Diag::new(self.pos, "expected ':' in #if"))
+            };
+            self.depth -= 1;
+            let (a, b) = (a?, b?);
             return Ok(if c != 0 { a } else { b });
         }
         Ok(c)
@@ -668,6 +710,19 @@ impl CondEval<'_> {
     }
 
     fn unary(&mut self) -> Result<i64, Diag> {
+        if self.depth >= MAX_NESTING {
+            return Err(Diag::new(
+                self.pos,
+                format!("#if expression nested deeper than {MAX_NESTING} levels"),
+            ));
+        }
+        self.depth += 1;
+        let v = self.unary_inner();
+        self.depth -= 1;
+        v
+    }
+
+    fn unary_inner(&mut self) -> Result<i64, Diag> {
         if self.eat("!") {
             return Ok((self.unary()? == 0) as i64);
         }
@@ -708,7 +763,7 @@ mod tests {
     fn run(text: &str, defines: &[&str]) -> Result<String, String> {
         let defines: Vec<String> = defines.iter().map(|s| s.to_string()).collect();
         let resolve = |name: &str, _: &str| {
-            (name == "h.h").then(|| ("h.h".to_string(), "#define FROM_HEADER 7\n".to_string()))
+            Ok((name == "h.h").then(|| ("h.h".to_string(), "#define FROM_HEADER 7\n".to_string())))
         };
         preprocess("t.cl", text, &defines, &resolve)
             .map(|p| {

@@ -95,6 +95,9 @@ impl Launcher for SimLauncher {
 
     fn alloc(&self, bytes: usize) -> Result<u32, RunError> {
         let mut mem = self.mem.borrow_mut();
+        mem.limit = Some(self.config.max_memory);
+        mem.check_budget(bytes as u64, &format!("a buffer of {bytes} bytes"))
+            .map_err(RunError::Device)?;
         mem.global.push(Buffer::new("buffer", vec![0; bytes]));
         Ok((mem.global.len() - 1) as u32)
     }
@@ -189,6 +192,16 @@ pub fn run(
     let usage = AnalyzeError::Usage;
     let params: Vec<(&str, u32)> = opts.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     let caps = capabilities(opts.compute_units);
+    // The input, its host copy and its simulated copy: refuse before generating it.
+    let input_bytes = (n as u64).saturating_mul(problem.dtype.size_bytes() as u64);
+    if input_bytes.saturating_mul(2) > opts.config.max_memory {
+        return Err(usage(format!(
+            "{n} elements of {} need {} MiB, more than the simulator's memory limit of {} MiB (raise --max-memory)",
+            problem.dtype,
+            input_bytes.saturating_mul(2) >> 20,
+            opts.config.max_memory >> 20
+        )));
+    }
     let data = generate(problem.dtype, n, Distribution::Uniform, opts.seed)
         .map_err(|e| usage(e.to_string()))?;
     let expected = reference::reduce(problem, data.view()).map_err(|e| usage(e.to_string()))?;

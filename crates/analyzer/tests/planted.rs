@@ -41,7 +41,7 @@ __kernel void tree(__global const float* in, __global float* out, uint n) {
 
 fn run(bug: u32) -> Result<(Vec<Finding>, Vec<f32>), AnalyzeError> {
     let defines = vec![format!("BUG={bug}")];
-    let compiled = compile("tree.cl", KERNEL, &defines, &|_, _| None)?;
+    let compiled = compile("tree.cl", KERNEL, &defines, &|_, _| Ok(None))?;
     let mut mem = Memory::default();
     let input: Vec<u8> = (0..128).flat_map(|i| (i as f32).to_le_bytes()).collect();
     mem.global.push(Buffer::new("in", input));
@@ -140,7 +140,7 @@ fn source_errors_name_line_and_column() {
         "bad.cl",
         "__kernel void k(__global int* a) {\n  a[0] = ;\n}",
         &[],
-        &|_, _| None,
+        &|_, _| Ok(None),
     )
     .expect_err("fails");
     assert_eq!(
@@ -151,7 +151,7 @@ fn source_errors_name_line_and_column() {
         "k.cl",
         "__kernel void k(__global int* a) { a[0] = nosuch(1); }",
         &[],
-        &|_, _| None,
+        &|_, _| Ok(None),
     )
     .expect("parses");
     let mut mem = Memory::default();

@@ -39,6 +39,14 @@ fn colour(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// Whether a point can go on log axes: both coordinates positive and finite with room
+/// for the margins (a record of n = 0, or of an absurd rate, would otherwise give the
+/// log scale a range it never finishes dividing).
+fn drawable((x, y): (f64, f64)) -> bool {
+    const LARGEST: f64 = 1e300;
+    x > 0.0 && x < LARGEST && y > 0.0 && y < LARGEST
+}
+
 /// Lines over a log-scaled x axis.
 pub fn lines(
     title: &str,
@@ -47,11 +55,22 @@ pub fn lines(
     series: &[Line],
     log_y: bool,
 ) -> Result<String, String> {
-    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let xs = series.iter().flat_map(|s| {
+        s.points
+            .iter()
+            .copied()
+            .filter(|&p| drawable(p))
+            .map(|p| p.0)
+    });
     let ys: Vec<f64> = series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .filter(|y| y.is_finite() && *y > 0.0)
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .copied()
+                .filter(|&p| drawable(p))
+                .map(|p| p.1)
+        })
         .collect();
     let (x_lo, x_hi) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
     if ys.is_empty() || x_lo > x_hi {
@@ -89,12 +108,8 @@ pub fn lines(
                         colour(i).stroke_width(2)
                     };
                     let c = if s.reference { BLACK } else { colour(i) };
-                    let pts: Vec<(f64, f64)> = s
-                        .points
-                        .iter()
-                        .copied()
-                        .filter(|p| p.1 > 0.0 && p.1.is_finite())
-                        .collect();
+                    let pts: Vec<(f64, f64)> =
+                        s.points.iter().copied().filter(|&p| drawable(p)).collect();
                     if s.reference {
                         chart
                             .draw_series(DashedLineSeries::new(pts.clone(), 6, 4, style))
@@ -156,7 +171,18 @@ pub fn bars(title: &str, x_desc: &str, bars: &[Bar]) -> Result<String, String> {
     }
     let x_hi = bars
         .iter()
-        .map(|b| b.segments.iter().map(|s| s.1.max(0.0)).sum::<f64>())
+        .map(|b| {
+            b.segments
+                .iter()
+                .map(|s| {
+                    if s.1.is_finite() {
+                        s.1.clamp(0.0, 1e300)
+                    } else {
+                        0.0
+                    }
+                })
+                .sum::<f64>()
+        })
         .fold(0.0, f64::max)
         * 1.1;
     let mut legend: Vec<String> = Vec::new();

@@ -20,6 +20,6 @@ pub mod report;
 mod stats;
 
 pub use harness::{time_row, RowOutcome};
-pub use plan::{CacheMode, TimingPlan};
-pub use record::{Record, Status};
+pub use plan::{CacheMode, TimingPlan, MIN_ROOF_SAMPLES};
+pub use record::{Record, Status, ROOF_TOLERANCE};
 pub use stats::{gbps, Stats};

@@ -2,6 +2,9 @@
 
 use serde::Serialize;
 
+/// The fewest read-roof samples behind a row's roof median.
+pub const MIN_ROOF_SAMPLES: usize = 5;
+
 /// Whether timed calls see data the caches already hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

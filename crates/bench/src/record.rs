@@ -51,6 +51,9 @@ pub struct Record {
     pub roof_gbps: Option<f64>,
     /// `gbps / roof_gbps`.
     pub roof_fraction: Option<f64>,
+    /// Why this row's timing is doubtful (a rate above the read roof measured beside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
     /// Host→device and device→host seconds (0 where the data already lives on the device).
     pub transfer_s: f64,
     /// Cold (rotating inputs) or warm.
@@ -82,4 +85,24 @@ pub struct Record {
     pub command: String,
     /// Seconds since the Unix epoch when the row finished.
     pub unix_time: u64,
+}
+
+/// A row's rate above this share of the read roof measured beside it cannot be the
+/// strategy's own: the machine was busy during the roof's samples, or the row's.
+pub const ROOF_TOLERANCE: f64 = 1.05;
+
+impl Record {
+    /// Sets the rate, the roof and their ratio, with a warning when the ratio is
+    /// implausible.
+    pub fn set_rates(&mut self, rate: Option<f64>, roof: Option<f64>) {
+        self.gbps = rate;
+        self.roof_gbps = roof;
+        self.roof_fraction = rate.zip(roof).filter(|(_, r)| *r > 0.0).map(|(g, r)| g / r);
+        self.warning = self.roof_fraction.filter(|&f| f > ROOF_TOLERANCE).map(|f| {
+            format!(
+                "{:.0}% of the read roof measured beside it: the machine was busy or the roof too slow; repeat on an idle machine",
+                f * 100.0
+            )
+        });
+    }
 }

@@ -41,6 +41,10 @@ pub struct CpuBackend {
     info: DeviceInfo,
 }
 
+/// The most worker threads a backend starts: far above any machine's core count, far
+/// below the count whose start-up alone would take minutes.
+pub const MAX_THREADS: usize = 1024;
+
 impl CpuBackend {
     /// A CPU backend on `threads` worker threads (all cores when `None`).
     pub fn new(threads: Option<usize>) -> Result<CpuBackend, Error> {
@@ -48,6 +52,12 @@ impl CpuBackend {
         if let Some(k) = threads {
             if k == 0 {
                 return Err(backend_error("the thread count must be at least 1"));
+            }
+            if k > MAX_THREADS {
+                let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+                return Err(backend_error(&format!(
+                    "{k} threads is more than the {MAX_THREADS} redlab starts (this machine has {cores} hardware threads)"
+                )));
             }
             builder = builder.num_threads(k);
         }

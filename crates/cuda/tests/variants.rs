@@ -247,6 +247,8 @@ fn a_kernel_that_does_not_build_reports_the_compiler_log() {
         default: 0,
         values: &[],
         applies: redlab_kernels::registry::Applies::Always,
+        range: (0, 1024),
+        power_of_two: false,
     }];
     let problem = Problem::new(Op::Sum, DType::I32, None).expect("valid");
     let data = generate(DType::I32, 1000, Distribution::Ints, 1).expect("fits");

@@ -120,12 +120,22 @@ pub fn plan(
             download_s: 0.0,
         }));
     }
+    for &(name, value) in params {
+        if variant.default_param(name).is_some() {
+            variant
+                .check_param(name, value)
+                .map_err(RunError::Skipped)?;
+        }
+    }
     let wg = params
         .iter()
         .find(|(n, _)| *n == "WG")
         .map(|(_, v)| *v)
         .or_else(|| variant.default_param("WG"))
         .unwrap_or(256) as usize;
+    if wg == 0 {
+        return Err(RunError::Skipped("a work-group size of 0".into()));
+    }
     if variant.default_param("WG").is_some() && wg > caps.max_work_group {
         return Err(RunError::Skipped(format!(
             "work-group size {wg} exceeds the device's {}",

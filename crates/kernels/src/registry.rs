@@ -86,6 +86,24 @@ pub struct Param {
     pub values: &'static [u32],
     /// Which problems it changes.
     pub applies: Applies,
+    /// The smallest and largest values the kernel is written for.
+    pub range: (u32, u32),
+    /// Whether the kernel needs a power of two (tree loops halve it).
+    pub power_of_two: bool,
+}
+
+impl Param {
+    /// Whether the kernel can be built with `value`, and if not, why in words.
+    pub fn check(&self, value: u32) -> Result<(), String> {
+        let (lo, hi) = self.range;
+        if !(lo..=hi).contains(&value) {
+            return Err(format!("{} = {value} is outside {lo}..={hi}", self.name));
+        }
+        if self.power_of_two && !value.is_power_of_two() {
+            return Err(format!("{} = {value} is not a power of two", self.name));
+        }
+        Ok(())
+    }
 }
 
 const WG: Param = Param {
@@ -93,24 +111,32 @@ const WG: Param = Param {
     default: 256,
     values: &[64, 128, 256, 512, 1024],
     applies: Applies::Always,
+    range: (2, 1024),
+    power_of_two: true,
 };
 const GROUPS_PER_CU: Param = Param {
     name: "GROUPS_PER_CU",
     default: 8,
     values: &[1, 2, 4, 8, 16, 32],
     applies: Applies::Always,
+    range: (1, 1024),
+    power_of_two: false,
 };
 const ITEMS_PER_CU: Param = Param {
     name: "ITEMS_PER_CU",
     default: 1,
     values: &[1],
     applies: Applies::Always,
+    range: (1, 65536),
+    power_of_two: false,
 };
 const ITEMS_PER_CU_FULL: Param = Param {
     name: "ITEMS_PER_CU",
     default: 512,
     values: &[64, 128, 256, 512, 1024, 2048],
     applies: Applies::Always,
+    range: (1, 65536),
+    power_of_two: false,
 };
 
 const GROUPS_PER_CU_ONE_LAUNCH: Param = Param {
@@ -118,6 +144,8 @@ const GROUPS_PER_CU_ONE_LAUNCH: Param = Param {
     default: 8,
     values: &[1, 2, 4, 6, 8],
     applies: Applies::Always,
+    range: (1, 1024),
+    power_of_two: false,
 };
 
 const PREFETCH: Param = Param {
@@ -125,6 +153,8 @@ const PREFETCH: Param = Param {
     default: 1,
     values: &[0, 1],
     applies: Applies::OrderedFloat,
+    range: (0, 1),
+    power_of_two: false,
 };
 const VEC_LOADS: Param = Param {
     name: "VEC_LOADS",
@@ -132,6 +162,8 @@ const VEC_LOADS: Param = Param {
     default: 1,
     values: &[0, 1, 2],
     applies: Applies::OrderedFloat,
+    range: (0, 2),
+    power_of_two: false,
 };
 const UNROLL: Param = Param {
     name: "UNROLL",
@@ -140,6 +172,8 @@ const UNROLL: Param = Param {
     default: 32,
     values: &[4, 8, 16, 32],
     applies: Applies::OrderFree,
+    range: (1, 64),
+    power_of_two: true,
 };
 
 /// One reduction strategy.
@@ -231,6 +265,28 @@ impl Variant {
             .iter()
             .find(|p| p.name == name)
             .map(|p| p.default)
+    }
+
+    /// Checks a `NAME=VALUE` override: the variant must have the parameter, and the
+    /// value must be one its kernel is written for.
+    pub fn check_param(&self, name: &str, value: u32) -> Result<(), String> {
+        match self.params.iter().find(|p| p.name == name) {
+            Some(p) => p
+                .check(value)
+                .map_err(|why| format!("{}: {why}", self.name)),
+            None => {
+                let names: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+                Err(format!(
+                    "variant {} has no parameter {name} (its parameters: {})",
+                    self.name,
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ))
+            }
+        }
     }
 
     /// Whether `name` names this variant (its name or an alias, case-insensitively).

@@ -209,6 +209,7 @@ fn report_rebuilds_the_page_from_records_and_rejects_other_files() {
             bad.to_str().expect("utf-8"),
             "--out",
             page.to_str().expect("utf-8"),
+            "--force",
         ],
         dir.path(),
     );

@@ -14,6 +14,10 @@ use crate::value::{self, convert, Ptr, Value};
 
 use super::{Lanes, Sim, Slot};
 
+/// The deepest chain of function calls simulated: OpenCL C forbids recursion, so a
+/// deeper chain is a recursive kernel, which would otherwise exhaust the native stack.
+const MAX_CALL_DEPTH: usize = 64;
+
 /// An address for lanes that are not active.
 pub(crate) const NOWHERE: Ptr = Ptr {
     space: Space::Private,
@@ -190,7 +194,7 @@ impl Sim<'_> {
             }
             ExprKind::VectorLit(ty, items) => self.vector_literal(ty, items, mask, pos),
             ExprKind::Compound(ty, init) => {
-                let offset = self.alloc_private(ty);
+                let offset = self.alloc_private(ty, pos)?;
                 for (rel, t, values) in self.init_values(ty, init, mask, pos)? {
                     self.store_private(offset + rel, &t, &values, mask, pos)?;
                 }
@@ -503,6 +507,14 @@ impl Sim<'_> {
             .iter()
             .map(|a| self.eval(a, mask))
             .collect::<Result<_, _>>()?;
+        if self.frames.len() >= MAX_CALL_DEPTH {
+            return Err(Diag::new(
+                pos,
+                format!(
+                    "calls nested deeper than {MAX_CALL_DEPTH} (OpenCL C does not allow recursion)"
+                ),
+            ));
+        }
         let sp = self.sp;
         self.frames.push(super::Frame {
             scopes: vec![std::collections::HashMap::new()],
@@ -511,8 +523,10 @@ impl Sim<'_> {
         });
         let mut result = Ok(());
         for (p, v) in f.params.iter().zip(&values) {
-            let offset = self.declare_private(&p.name, &p.ty);
-            result = result.and(self.store_private(offset, &p.ty, v, mask, pos));
+            result = result.and_then(|_| {
+                let offset = self.declare_private(&p.name, &p.ty, pos)?;
+                self.store_private(offset, &p.ty, v, mask, pos)
+            });
         }
         let flow = result.and_then(|_| self.exec(&f.body, mask));
         let frame = self.frames.pop().expect("pushed above");

@@ -47,7 +47,15 @@ pub struct LaunchConfig {
     pub watch: Vec<String>,
     /// Lane-steps after which the run stops (against endless loops).
     pub max_steps: u64,
+    /// The moment after which the run stops, whatever it is doing (against endless
+    /// loops that take few steps each, and very large launches).
+    pub deadline: Option<std::time::Instant>,
+    /// The most bytes of simulated memory, bookkeeping included.
+    pub max_memory: u64,
 }
+
+/// Lane-steps a launch may take unless told otherwise.
+pub const DEFAULT_MAX_STEPS: u64 = 2_000_000_000;
 
 impl LaunchConfig {
     /// A one-dimensional launch with the defaults: warps of 32, 32 banks.
@@ -59,10 +67,18 @@ impl LaunchConfig {
             banks: 32,
             trace_group: 0,
             watch: Vec::new(),
-            max_steps: 2_000_000_000,
+            max_steps: DEFAULT_MAX_STEPS,
+            deadline: None,
+            max_memory: crate::memory::DEFAULT_LIMIT,
         }
     }
 }
+
+/// The most local-memory banks simulated (GPUs have 16 or 32).
+pub const MAX_BANKS: usize = 1024;
+
+/// Steps between looks at the clock for [`LaunchConfig::deadline`].
+const CLOCK_EVERY: u64 = 1 << 12;
 
 /// A kernel argument.
 #[derive(Debug, Clone)]
@@ -129,6 +145,7 @@ pub(crate) struct Sim<'a> {
     local_decls: HashMap<usize, u32>,
     watched: HashSet<u32>,
     steps: u64,
+    step_calls: u64,
     constants: HashMap<Rc<str>, Slot>,
     max_local_bytes: u64,
 }
@@ -162,7 +179,11 @@ pub fn launch(
             )));
         }
     }
-    let lanes: usize = cfg.local.iter().product();
+    let lanes = cfg
+        .local
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .unwrap_or(usize::MAX);
     if lanes > 4096 {
         return Err(usage(format!(
             "work-groups of {lanes} work-items are more than 4096"
@@ -171,9 +192,13 @@ pub fn launch(
     if !(1..=64).contains(&cfg.warp) {
         return Err(usage(format!("warp size {} is not in 1..=64", cfg.warp)));
     }
-    if cfg.banks == 0 {
-        return Err(usage("there must be at least one bank".into()));
+    if !(1..=MAX_BANKS).contains(&cfg.banks) {
+        return Err(usage(format!(
+            "{} banks is not in 1..={MAX_BANKS}",
+            cfg.banks
+        )));
     }
+    mem.limit = Some(cfg.max_memory);
     if let Some(req) = f.reqd_work_group_size {
         if req != cfg.local {
             return Err(usage(format!(
@@ -214,12 +239,22 @@ pub fn launch(
         local_decls: HashMap::new(),
         watched: HashSet::new(),
         steps: 0,
+        step_calls: 0,
         constants: HashMap::new(),
         max_local_bytes: 0,
     };
     sim.load_constants().map_err(|d| d.resolve(files))?;
-    let groups: usize = sim.groups.iter().product();
+    let groups = sim
+        .groups
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| usage("the launch has more work-groups than can be counted".into()))?;
     for g in 0..groups {
+        if cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return Err(usage(format!(
+                "stopped at the time limit after {g} of {groups} work-groups (raise --max-seconds, or launch fewer)"
+            )));
+        }
         sim.group = [
             g % sim.groups[0],
             (g / sim.groups[0]) % sim.groups[1],
@@ -241,6 +276,9 @@ impl Sim<'_> {
     fn load_constants(&mut self) -> Result<(), Diag> {
         self.mem.constant.clear();
         for decl in &self.program.constants {
+            self.mem
+                .check_budget(decl.ty.size() as u64, &format!("constant {}", decl.name))
+                .map_err(|m| Diag::new(decl.pos, m))?;
             let mut bytes = vec![0u8; decl.ty.size()];
             if let Some(init) = &decl.init {
                 let one = Mask::full(1);
@@ -292,7 +330,7 @@ impl Sim<'_> {
                     t.clone(),
                 ),
                 (Arg::Local(bytes), Type::Pointer(t, _)) => {
-                    let buffer = self.alloc_local(&param.name, *bytes, t.align());
+                    let buffer = self.alloc_local(&param.name, *bytes, t.align(), f.pos)?;
                     Value::Ptr(
                         Ptr {
                             space: Space::Local,
@@ -315,7 +353,7 @@ impl Sim<'_> {
                     ))
                 }
             };
-            let offset = self.declare_private(&param.name, &param.ty);
+            let offset = self.declare_private(&param.name, &param.ty, f.pos)?;
             let values = vec![value; self.lanes];
             self.store_private(offset, &param.ty, &values, &full, f.pos)?;
         }
@@ -325,12 +363,21 @@ impl Sim<'_> {
         Ok(())
     }
 
-    fn alloc_local(&mut self, name: &str, bytes: usize, align: usize) -> u32 {
-        let b = self.mem.alloc_local(name, bytes, align);
+    fn alloc_local(
+        &mut self,
+        name: &str,
+        bytes: usize,
+        align: usize,
+        pos: Pos,
+    ) -> Result<u32, Diag> {
+        let b = self
+            .mem
+            .alloc_local(name, bytes, align)
+            .map_err(|m| Diag::new(pos, m))?;
         if self.cfg.watch.iter().any(|w| w == name) {
             self.watched.insert(b);
         }
-        b
+        Ok(b)
     }
 
     /// Declares a variable in the innermost scope.
@@ -340,7 +387,12 @@ impl Sim<'_> {
                 let buffer = match self.local_decls.get(&decl.id) {
                     Some(b) => *b,
                     None => {
-                        let b = self.alloc_local(&decl.name, decl.ty.size(), decl.ty.align());
+                        let b = self.alloc_local(
+                            &decl.name,
+                            decl.ty.size(),
+                            decl.ty.align(),
+                            decl.pos,
+                        )?;
                         self.local_decls.insert(decl.id, b);
                         b
                     }
@@ -355,7 +407,7 @@ impl Sim<'_> {
                 }
             }
             _ => Slot::Private {
-                offset: self.alloc_private(&decl.ty),
+                offset: self.alloc_private(&decl.ty, decl.pos)?,
                 ty: decl.ty.clone(),
             },
         };
@@ -363,8 +415,8 @@ impl Sim<'_> {
         Ok(slot)
     }
 
-    fn declare_private(&mut self, name: &Rc<str>, ty: &Type) -> usize {
-        let offset = self.alloc_private(ty);
+    fn declare_private(&mut self, name: &Rc<str>, ty: &Type, pos: Pos) -> Result<usize, Diag> {
+        let offset = self.alloc_private(ty, pos)?;
         self.scope().insert(
             name.clone(),
             Slot::Private {
@@ -372,15 +424,20 @@ impl Sim<'_> {
                 ty: ty.clone(),
             },
         );
-        offset
+        Ok(offset)
     }
 
-    fn alloc_private(&mut self, ty: &Type) -> usize {
+    fn alloc_private(&mut self, ty: &Type, pos: Pos) -> Result<usize, Diag> {
         let align = ty.align().max(1);
         let offset = self.sp.div_ceil(align) * align;
-        self.sp = offset + ty.size();
-        self.mem.reserve_private(self.sp);
-        offset
+        let top = offset
+            .checked_add(ty.size())
+            .ok_or_else(|| Diag::new(pos, "private memory overflows the address space"))?;
+        self.mem
+            .reserve_private(top)
+            .map_err(|m| Diag::new(pos, m))?;
+        self.sp = top;
+        Ok(offset)
     }
 
     fn scope(&mut self) -> &mut HashMap<Rc<str>, Slot> {
@@ -471,6 +528,18 @@ impl Sim<'_> {
                     self.trace.truncated = true;
                 }
             }
+        }
+        self.step_calls += 1;
+        if self.step_calls % CLOCK_EVERY == 0
+            && self
+                .cfg
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            return Err(Diag::new(
+                pos,
+                "stopped at the time limit (an endless loop? raise --max-seconds)",
+            ));
         }
         if self.steps > self.cfg.max_steps {
             return Err(Diag::new(

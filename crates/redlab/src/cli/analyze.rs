@@ -72,27 +72,55 @@ pub struct AnalyzeArgs {
     #[arg(long, default_value_t = 2)]
     compute_units: usize,
     /// Stop after this many lane-steps.
-    #[arg(long, default_value_t = 2_000_000_000)]
+    #[arg(long, default_value_t = redlab_analyzer::sim::DEFAULT_MAX_STEPS)]
     max_steps: u64,
+    /// Stop after this many seconds of simulation (0: no limit).
+    #[arg(long, default_value_t = 30.0)]
+    max_seconds: f64,
+    /// The most memory the simulation may hold, bookkeeping included (e.g. 2Gi).
+    #[arg(long, default_value = "2Gi", value_parser = parse_bytes)]
+    max_memory: u64,
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
     /// Write an HTML page with the pictures.
     #[arg(long, value_name = "OUT.html")]
     html: Option<std::path::PathBuf>,
+    /// Replace --html if it exists.
+    #[arg(long)]
+    force: bool,
 }
 
-/// Sizes like `1024`, `2^10` or `64x64x2`.
+/// The most work-items one analyzed launch may have (the simulator runs each of them).
+const MAX_WORK_ITEMS: u64 = 1 << 32;
+
+/// Sizes like `1024`, `2^10` or `64x64x2`: every dimension at least 1, and the product at
+/// most [`MAX_WORK_ITEMS`], computed without overflow.
 fn dims(text: &str) -> anyhow::Result<[usize; 3]> {
     let mut out = [1usize; 3];
     let parts: Vec<&str> = text.split(['x', 'X', ',']).collect();
     if parts.is_empty() || parts.len() > 3 {
         bail!("'{text}' is not a size (1024, 2^10, 64x64)");
     }
+    let mut total = 1u64;
     for (k, p) in parts.iter().enumerate() {
         out[k] = parse_size(p.trim()).map_err(|e| anyhow::anyhow!(e))?;
+        if out[k] == 0 {
+            bail!("'{text}': every dimension must be at least 1");
+        }
+        total = total
+            .checked_mul(out[k] as u64)
+            .filter(|&t| t <= MAX_WORK_ITEMS)
+            .with_context(|| {
+                format!("'{text}' is more than the 2^32 work-items the analyzer simulates")
+            })?;
     }
     Ok(out)
+}
+
+/// A byte count like `2Gi` or `512Mi`.
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    parse_size(text).map(|b| b as u64)
 }
 
 /// Runs `redlab analyze`.
@@ -102,8 +130,29 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     config.banks = a.banks;
     config.trace_group = a.trace_group;
     config.max_steps = a.max_steps;
+    config.max_memory = a.max_memory;
+    if !(a.max_seconds >= 0.0 && a.max_seconds <= 1e6) {
+        bail!(
+            "--max-seconds {} is not a number of seconds from 0 to 10^6",
+            a.max_seconds
+        );
+    }
+    if a.max_seconds > 0.0 {
+        config.deadline =
+            Some(std::time::Instant::now() + std::time::Duration::from_secs_f64(a.max_seconds));
+    }
+    if !(1..=65536).contains(&a.compute_units) {
+        bail!("--compute-units {} is not in 1..=65536", a.compute_units);
+    }
     config.watch = a.watch.clone();
     let is_file = Path::new(&a.target).is_file();
+    let mut outputs = super::output::OutputPlan::new(a.force);
+    if Path::new(&a.target).exists() {
+        outputs.input("the kernel file", Path::new(&a.target));
+    }
+    if let Some(path) = &a.html {
+        outputs.replace("--html", path)?;
+    }
     let (report, drawn_traces) = match (is_file, registry::find(&a.target)) {
         (false, Some(v)) => analyze_variant(a, &v, config)?,
         (true, _) => analyze_file(a, config)?,
@@ -156,9 +205,7 @@ fn analyze_variant(
     let problem = Problem::new(a.op, a.dtype, None)?;
     let mut params = Vec::new();
     for (k, val) in super::params::parse_params(&a.params)? {
-        if v.default_param(&k).is_none() {
-            bail!("variant {} has no parameter {k}", v.name);
-        }
+        v.check_param(&k, val).map_err(anyhow::Error::msg)?;
         params.push((k, val));
     }
     if let Some(local) = &a.local {
@@ -170,7 +217,16 @@ fn analyze_variant(
             bail!("variant {} chooses its own work-group size (it has no WG parameter); leave out --local", v.name);
         }
         if !params.iter().any(|(k, _)| k == "WG") {
-            params.push(("WG".into(), l[0] as u32));
+            let wg = u32::try_from(l[0])
+                .ok()
+                .filter(|&wg| v.check_param("WG", wg).is_ok())
+                .with_context(|| {
+                    format!(
+                        "--local {}: variant {} runs work-groups of a power of two from 2 to 1024",
+                        l[0], v.name
+                    )
+                })?;
+            params.push(("WG".into(), wg));
         }
     }
     let n = match &a.global {
@@ -233,18 +289,39 @@ fn analyze_variant(
     Ok((report, traces))
 }
 
+/// The longest kernel source or included file read (real kernels are a few hundred KB at
+/// most; this stops `/dev/zero`-like inputs and accidental data files).
+const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// Reads a kernel source file: a regular file of at most [`MAX_SOURCE_BYTES`], in UTF-8.
+fn read_source(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_SOURCE_BYTES {
+        return Err(format!(
+            "{} bytes is more than the {} MiB a kernel source may have",
+            meta.len(),
+            MAX_SOURCE_BYTES >> 20
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+}
+
 fn analyze_file(a: &AnalyzeArgs, mut config: LaunchConfig) -> anyhow::Result<(Report, Traces)> {
     let path = Path::new(&a.target);
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = read_source(path)
+        .map_err(|why| anyhow::anyhow!("cannot read {}: {why}", path.display()))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     // Includes: next to the file first, then the project's own headers.
     let resolve = |name: &str, _from: &str| {
         let local = dir.join(name);
-        match std::fs::read_to_string(&local) {
-            Ok(t) => Some((local.display().to_string(), t)),
-            Err(_) => project_headers(name, ""),
+        if std::fs::symlink_metadata(&local).is_ok() {
+            return read_source(&local).map(|t| Some((local.display().to_string(), t)));
         }
+        project_headers(name, "")
     };
     let compiled: Compiled = compile(&path.display().to_string(), &text, &a.define, &resolve)?;
     let kernels: Vec<&str> = compiled.program.kernels().map(|k| &*k.name).collect();

@@ -94,6 +94,10 @@ pub struct BenchArgs {
     /// No progress bar (it is also hidden when stderr is not a terminal).
     #[arg(long)]
     pub quiet: bool,
+    /// Replace an existing --report file, and append to a --json file that does not
+    /// hold records.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Where rows go: the JSON-lines file if one was asked for, and memory for the report.
@@ -137,14 +141,18 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     let mut plan = TimingPlan::new(args.cache, cache_bytes);
     plan.min_reps = args.min_reps.max(1);
     plan.min_seconds = args.min_time.max(0.0);
+    let mut outputs = super::output::OutputPlan::new(args.force);
+    if args.compare.is_some() {
+        outputs.input("--cub-bin", &args.cub_bin);
+    }
+    if let Some(path) = &args.json {
+        outputs.append_records("--json", path)?;
+    }
+    if let Some(path) = &args.report {
+        outputs.replace("--report", path)?;
+    }
     let file = match &args.json {
-        Some(path) => Some(BufWriter::new(
-            File::options()
-                .create(true)
-                .append(true)
-                .open(path)
-                .with_context(|| format!("cannot open {} for writing", path.display()))?,
-        )),
+        Some(path) => Some(BufWriter::new(super::output::open_append(path)?)),
         None => None,
     };
     let mut sink = Sink {
@@ -259,12 +267,7 @@ fn cpu_rows(
                 record.max_s = stats.map(|s| s.max);
                 record.reps = stats.map_or(0, |s| s.count);
                 record.passes = outcome.passes.clone();
-                record.gbps = rate;
-                record.roof_gbps = roof_gbps;
-                record.roof_fraction = rate
-                    .zip(roof_gbps)
-                    .filter(|(_, roof)| *roof > 0.0)
-                    .map(|(r, roof)| r / roof);
+                record.set_rates(rate, roof_gbps);
                 record.value = outcome.value.map(|v| v.to_string()).unwrap_or_default();
                 bar.suspend(|| print_row(out, &problem_name, &record))?;
                 bar.inc(1);
@@ -345,6 +348,7 @@ impl RecordBase {
             gbps: None,
             roof_gbps: None,
             roof_fraction: None,
+            warning: None,
             transfer_s: 0.0,
             cache: self.cache.clone(),
             windows,
@@ -383,7 +387,10 @@ pub fn print_header(out: &mut dyn Write, device: &Device, args: &BenchArgs) -> s
 pub fn print_row(out: &mut dyn Write, problem: &str, r: &Record) -> std::io::Result<()> {
     let time = |s: Option<f64>| s.map(seconds_text).unwrap_or_else(|| "-".into());
     let status = match r.status {
-        Status::Ok => "ok".to_string(),
+        Status::Ok => match &r.warning {
+            Some(w) => format!("ok, timing doubtful: {w}"),
+            None => "ok".to_string(),
+        },
         Status::Wrong => format!("WRONG: {}", r.reason.as_deref().unwrap_or("")),
         Status::Skipped => format!("skipped: {}", r.reason.as_deref().unwrap_or("")),
     };

@@ -10,7 +10,7 @@ use anyhow::Context;
 use redlab::generate::generate;
 use redlab::reference::{self, accuracy};
 use redlab::{Device, Problem, Value};
-use redlab_bench::{gbps, Record, Stats, Status, TimingPlan};
+use redlab_bench::{gbps, Record, Stats, Status, TimingPlan, MIN_ROOF_SAMPLES};
 use redlab_kernels::{registry, Capabilities, PassStructure, Run, RunError, Variant};
 
 use super::bench::{print_header, print_row, BenchArgs, RecordBase};
@@ -167,6 +167,7 @@ pub fn run<L: Lab>(
     }
     let caps = lab.caps();
     let params = super::params::parse_params(&args.params)?;
+    check_params(&variants, &params)?;
     let params: Vec<(&str, u32)> = params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
     let mut plan = TimingPlan::new(args.cache, caps.cache_bytes.max(1 << 20));
     plan.min_reps = args.min_reps.max(1);
@@ -298,6 +299,28 @@ fn skip(record: &mut Record, reason: String) {
     record.reason = Some(reason);
 }
 
+/// Refuses a `--param` that no chosen variant has, or a value one of them cannot build.
+fn check_params(variants: &[Variant], params: &[(String, u32)]) -> anyhow::Result<()> {
+    for (name, value) in params {
+        let having: Vec<&Variant> = variants
+            .iter()
+            .filter(|v| v.default_param(name).is_some())
+            .collect();
+        if having.is_empty() {
+            let names: Vec<&str> = variants.iter().map(|v| v.name).collect();
+            anyhow::bail!(
+                "--param {name}: none of the chosen variants ({}) has a parameter {name}",
+                names.join(", ")
+            );
+        }
+        for v in having {
+            v.check_param(name, *value)
+                .map_err(|why| anyhow::anyhow!("--param {why}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// Times `variant` on `uploads` (cold windows of `pool`), verifying every new result,
 /// into `record`.
 #[allow(clippy::too_many_arguments)]
@@ -378,6 +401,14 @@ pub(super) fn time_variant<L: Lab>(
             break;
         }
     }
+    // The roof is a comparator: however few calls the row took (--min-time 0, a slow
+    // strategy), its median comes from several samples.
+    while !roofs.is_empty() && roofs.len() < MIN_ROOF_SAMPLES {
+        match lab.stream_read(&uploads[windows / 2]) {
+            Ok(r) => roofs.push(r),
+            Err(_) => break,
+        }
+    }
     let stats = Stats::of(&times);
     let bytes = problem.bytes_read(n);
     let rate = stats.map(|s| gbps(bytes, s.median));
@@ -391,9 +422,7 @@ pub(super) fn time_variant<L: Lab>(
         .iter()
         .filter_map(|p| Stats::of(p).map(|s| s.median))
         .collect();
-    record.gbps = rate;
-    record.roof_gbps = roof;
-    record.roof_fraction = rate.zip(roof).filter(|(_, r)| *r > 0.0).map(|(g, r)| g / r);
+    record.set_rates(rate, roof);
     record.transfer_s = upload_s + download_s;
     if record.status != Status::Wrong {
         record.status = Status::Ok;

@@ -11,6 +11,7 @@ mod check_kernels;
 mod compare;
 mod devices;
 mod json;
+mod output;
 mod params;
 mod report;
 mod run;

@@ -27,10 +27,18 @@ pub struct ReportArgs {
     /// The page's title.
     #[arg(long, default_value = "redlab bench")]
     title: String,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `redlab report`.
 pub fn run(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
+    let mut outputs = super::output::OutputPlan::new(args.force);
+    for path in &args.records {
+        outputs.input("record file", path);
+    }
+    outputs.replace("--out", &args.out)?;
     let mut records = Vec::new();
     for path in &args.records {
         let text = std::fs::read_to_string(path)

@@ -7,12 +7,12 @@ use redlab_core::DType;
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     /// The file cannot be opened or mapped.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {reason}")]
     Open {
         /// The file.
         path: String,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error, in words (kept as text so that the message says it once).
+        reason: String,
     },
     /// Not an `.npy` file, or a damaged header.
     #[error("{path} is not a valid .npy file: {reason}")]
@@ -31,6 +31,28 @@ pub enum InputError {
         descr: String,
         /// A plain-words name of the kind (complex, bool, strings, …).
         kind: String,
+    },
+    /// A shape whose element count or byte size does not fit in 64 bits.
+    #[error("{path} declares shape {shape:?}, whose size overflows 64 bits")]
+    ShapeTooLarge {
+        /// The file.
+        path: String,
+        /// The declared shape.
+        shape: Vec<u64>,
+    },
+    /// Not a regular file: a directory, FIFO, device or socket.
+    #[error("{path} is {kind}, not a regular file; redlab reads inputs from regular files")]
+    NotRegular {
+        /// The file.
+        path: String,
+        /// What it is, in words ("a directory").
+        kind: &'static str,
+    },
+    /// A file whose size the system reports as 0 although it has content (`/proc`, `/sys`).
+    #[error("{path} reports a size of 0 but has content (a /proc or /sys file?); copy it to a regular file first")]
+    PseudoFile {
+        /// The file.
+        path: String,
     },
     /// Fewer data bytes than the header promises.
     #[error("{path} is truncated: its header promises {expected} bytes of data but only {actual} follow")]

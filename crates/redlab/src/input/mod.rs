@@ -8,8 +8,11 @@
 mod error;
 mod layout;
 mod npy;
+pub mod npy_header;
 mod raw;
 
+use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -35,27 +38,26 @@ pub struct Loaded {
 /// for a clear error when the magic is missing); anything else is raw binary and needs
 /// `dtype`. For `.npy`, a `dtype` that differs from the file's is an error.
 pub fn load(path: &Path, dtype: Option<DType>) -> Result<Loaded, InputError> {
-    let file = std::fs::File::open(path).map_err(|source| InputError::Open {
-        path: path.display().to_string(),
-        source,
-    })?;
-    let len = file
-        .metadata()
-        .map_err(|source| InputError::Open {
-            path: path.display().to_string(),
-            source,
-        })?
-        .len();
+    let name = || path.display().to_string();
+    let open_error = |e: std::io::Error| InputError::Open {
+        path: name(),
+        reason: e.to_string(),
+    };
+    let file = open_regular(path)?;
+    let len = file.metadata().map_err(open_error)?.len();
     let mapped: Arc<dyn ByteSource> = if len == 0 {
+        // A size of 0 is what /proc and /sys files report whatever they hold: read one
+        // byte to tell a truly empty file from one of those.
+        let mut probe = [0u8; 1];
+        if (&file).read(&mut probe).map_err(open_error)? > 0 {
+            return Err(InputError::PseudoFile { path: name() });
+        }
         Arc::new(Vec::<u8>::new())
     } else {
         // SAFETY: the map is read-only and private to this process. Another process
         // truncating the file while it is mapped could fault the reads; that is the
         // accepted risk of memory-mapping inputs, and the bytes are never written.
-        let map = unsafe { Mmap::map(&file) }.map_err(|source| InputError::Open {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let map = unsafe { Mmap::map(&file) }.map_err(open_error)?;
         Arc::new(MappedFile(map))
     };
     let is_npy_name = path
@@ -69,6 +71,64 @@ pub fn load(path: &Path, dtype: Option<DType>) -> Result<Loaded, InputError> {
         })?;
         raw::load(path, mapped, dtype)
     }
+}
+
+/// Opens `path` for reading if it is a regular file, and says what it is otherwise.
+///
+/// On Unix the file is opened without blocking (a FIFO with no writer would otherwise
+/// block `open` forever) and its type is taken from the open descriptor, so the check and
+/// the read concern the same file.
+fn open_regular(path: &Path) -> Result<File, InputError> {
+    let name = || path.display().to_string();
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| InputError::Open {
+        path: name(),
+        reason: e.to_string(),
+    })?;
+    let kind = file
+        .metadata()
+        .map_err(|e| InputError::Open {
+            path: name(),
+            reason: e.to_string(),
+        })?
+        .file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    let kind = if kind.is_dir() {
+        "a directory"
+    } else {
+        special_kind(&kind)
+    };
+    Err(InputError::NotRegular { path: name(), kind })
+}
+
+/// Words for a file that is neither regular nor a directory.
+fn special_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = kind;
+    "a special file"
 }
 
 /// A read-only memory map as a byte source for [`HostArray`].

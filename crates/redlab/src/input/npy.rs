@@ -1,56 +1,92 @@
-//! `.npy` files: the header is parsed by `npyz`; the data is taken in place from the
+//! `.npy` files: the header is parsed by [`super::npy_header`] (bounded, linear time); the data is taken in place from the
 //! memory map when it is already native-endian, C-ordered and aligned, and converted once
 //! otherwise.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use npyz::{DType as NpyDType, Endianness, NpyHeader, Order, TypeChar};
 use redlab_core::{host_memory, ByteSource, DType, HostArray};
 
 use super::layout::{fortran_to_c, swap_bytes};
+use super::npy_header;
 use super::{InputError, Loaded};
 
-const MAGIC: &[u8] = b"\x93NUMPY";
+/// The first bytes of every `.npy` file.
+pub const MAGIC: &[u8] = b"\x93NUMPY";
 
 /// Whether `bytes` start with the `.npy` magic.
 pub fn has_magic(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
 }
 
-/// Maps a numpy type string onto a redlab type, or says in words why it cannot.
-fn element_type(path: &str, dtype: &NpyDType) -> Result<(DType, Endianness), InputError> {
-    let unsupported = |kind: &str| InputError::UnsupportedDType {
-        path: path.to_string(),
-        descr: dtype.descr(),
-        kind: kind.to_string(),
+/// The byte order a dtype string declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ByteOrder {
+    Little,
+    Big,
+    /// `=` or none: the writer's native order, which numpy reads as this machine's.
+    Native,
+    /// `|`: single bytes, no order.
+    NotApplicable,
+}
+
+/// Maps a numpy dtype string (`'<f4'`, `'=i4'`, `'i4'`, `'<i'`, `'float32'`, …, every
+/// form `numpy.dtype` accepts for the integer and float types) onto a redlab type, or
+/// says in plain words what kind of dtype it is that redlab does not reduce.
+fn element_type(descr: &str) -> Result<(DType, ByteOrder), &'static str> {
+    let (order, code) = match descr.as_bytes().first() {
+        Some(b'<') => (ByteOrder::Little, &descr[1..]),
+        Some(b'>') => (ByteOrder::Big, &descr[1..]),
+        Some(b'=') => (ByteOrder::Native, &descr[1..]),
+        Some(b'|') => (ByteOrder::NotApplicable, &descr[1..]),
+        _ => (ByteOrder::Native, descr),
     };
-    let NpyDType::Plain(ts) = dtype else {
-        return Err(unsupported("structured record or sub-array"));
+    let named = match code {
+        "int8" | "byte" => Some(DType::I8),
+        "int16" | "short" => Some(DType::I16),
+        "int32" | "intc" => Some(DType::I32),
+        "int64" | "long" | "longlong" | "intp" | "int" => Some(DType::I64),
+        "uint8" | "ubyte" => Some(DType::U8),
+        "uint16" | "ushort" => Some(DType::U16),
+        "uint32" | "uintc" => Some(DType::U32),
+        "uint64" | "ulong" | "ulonglong" | "uintp" | "uint" => Some(DType::U64),
+        "float16" | "half" => Some(DType::F16),
+        "float32" | "single" => Some(DType::F32),
+        "float64" | "double" | "float" => Some(DType::F64),
+        _ => None,
     };
-    let size = ts.size_field();
-    let ours = match (ts.type_char(), size) {
-        (TypeChar::Int, 1) => DType::I8,
-        (TypeChar::Int, 2) => DType::I16,
-        (TypeChar::Int, 4) => DType::I32,
-        (TypeChar::Int, 8) => DType::I64,
-        (TypeChar::Uint, 1) => DType::U8,
-        (TypeChar::Uint, 2) => DType::U16,
-        (TypeChar::Uint, 4) => DType::U32,
-        (TypeChar::Uint, 8) => DType::U64,
-        (TypeChar::Float, 2) => DType::F16,
-        (TypeChar::Float, 4) => DType::F32,
-        (TypeChar::Float, 8) => DType::F64,
-        (TypeChar::Float, _) => return Err(unsupported("extended-precision float")),
-        (TypeChar::Complex, _) => return Err(unsupported("complex")),
-        (TypeChar::Bool, _) => return Err(unsupported("bool")),
-        (TypeChar::ByteStr | TypeChar::UnicodeStr, _) => return Err(unsupported("strings")),
-        (TypeChar::TimeDelta | TypeChar::DateTime, _) => {
-            return Err(unsupported("dates and times"))
+    if let Some(dtype) = named {
+        return Ok((dtype, order));
+    }
+    let (kind, size) = match code.find(|c: char| c.is_ascii_digit()) {
+        Some(k) => (&code[..k], code[k..].parse::<usize>().ok()),
+        None => (code, None),
+    };
+    // One-letter codes without a size are C types (on this platform, as numpy reads them).
+    let ours = match (kind, size) {
+        ("i", Some(1)) | ("b", None) => DType::I8,
+        ("i", Some(2)) | ("h", None) => DType::I16,
+        ("i", Some(4)) | ("i", None) => DType::I32,
+        ("i", Some(8)) | ("l" | "q" | "p", None) => DType::I64,
+        ("u", Some(1)) | ("B", None) => DType::U8,
+        ("u", Some(2)) | ("H", None) => DType::U16,
+        ("u", Some(4)) | ("I", None) => DType::U32,
+        ("u", Some(8)) | ("L" | "Q" | "P", None) => DType::U64,
+        ("f", Some(2)) | ("e", None) => DType::F16,
+        ("f", Some(4)) | ("f", None) => DType::F32,
+        ("f", Some(8)) | ("d", None) => DType::F64,
+        ("f", _) | ("g", None) | ("float", _) | ("longdouble", _) => {
+            return Err("extended-precision float")
         }
-        _ => return Err(unsupported("raw bytes")),
+        ("c" | "F" | "D" | "G" | "complex", _) => return Err("complex"),
+        ("b" | "?" | "bool", _) => return Err("bool"),
+        ("S" | "U" | "a" | "str" | "bytes", _) => return Err("strings"),
+        ("M" | "m" | "datetime" | "timedelta", _) => return Err("dates and times"),
+        ("O" | "object", _) => return Err("Python objects"),
+        ("V" | "void", _) => return Err("raw bytes"),
+        _ => return Err("a dtype numpy does not define"),
     };
-    Ok((ours, ts.endianness()))
+    Ok((ours, order))
 }
 
 /// Loads an `.npy` file from its mapped bytes.
@@ -67,11 +103,24 @@ pub fn load(
             reason: "it does not start with the .npy magic bytes".into(),
         });
     }
-    let mut cursor: &[u8] = bytes;
-    let header =
-        NpyHeader::from_reader(&mut cursor).map_err(|e| npy_header_error(&name, bytes, e))?;
-    let offset = bytes.len() - cursor.len();
-    let (dtype, endianness) = element_type(&name, &header.dtype())?;
+    let header = npy_header::parse(bytes).map_err(|reason| InputError::NotNpy {
+        path: name.clone(),
+        reason,
+    })?;
+    let offset = header.data_offset;
+    let descr = header
+        .descr
+        .as_deref()
+        .ok_or_else(|| InputError::UnsupportedDType {
+            path: name.clone(),
+            descr: "[…]".into(),
+            kind: "structured record".into(),
+        })?;
+    let (dtype, order) = element_type(descr).map_err(|kind| InputError::UnsupportedDType {
+        path: name.clone(),
+        descr: descr.to_string(),
+        kind: kind.to_string(),
+    })?;
     if let Some(asked) = asked.filter(|&a| a != dtype) {
         return Err(InputError::DTypeMismatch {
             path: name,
@@ -79,9 +128,21 @@ pub fn load(
             asked,
         });
     }
-    let shape: Vec<u64> = header.shape().to_vec();
-    let count_wide: u128 = shape.iter().map(|&d| d as u128).product();
-    let expected = count_wide * dtype.size_bytes() as u128;
+    let shape = header.shape;
+    // Checked arithmetic throughout: a shape whose product overflows is refused, not
+    // wrapped into a small count.
+    let overflow = || InputError::ShapeTooLarge {
+        path: name.clone(),
+        shape: shape.clone(),
+    };
+    let count_wide = shape
+        .iter()
+        .try_fold(1u128, |acc, &d| acc.checked_mul(d as u128))
+        .ok_or_else(overflow)?;
+    let expected = count_wide
+        .checked_mul(dtype.size_bytes() as u128)
+        .filter(|&b| b <= u64::MAX as u128)
+        .ok_or_else(overflow)?;
     let actual = (bytes.len() - offset) as u128;
     if actual < expected {
         return Err(InputError::Truncated {
@@ -90,16 +151,15 @@ pub fn load(
             actual,
         });
     }
-    // `expected` fits in the file, so it fits in usize.
+    // `expected` fits in the file, so the count and every dimension fit in usize.
     let count = count_wide as usize;
-    let foreign_order = match endianness {
-        Endianness::Little => cfg!(target_endian = "big"),
-        Endianness::Big => cfg!(target_endian = "little"),
-        Endianness::Irrelevant => false,
+    let foreign_order = match order {
+        ByteOrder::Little => cfg!(target_endian = "big"),
+        ByteOrder::Big => cfg!(target_endian = "little"),
+        ByteOrder::Native | ByteOrder::NotApplicable => false,
     };
     // Fortran order only changes the element order when two or more axes exceed 1.
-    let transposed =
-        header.order() == Order::Fortran && shape.iter().filter(|&&d| d > 1).count() > 1;
+    let transposed = header.fortran_order && shape.iter().filter(|&&d| d > 1).count() > 1;
     if !foreign_order && !transposed {
         if let Ok(array) = HostArray::from_source(dtype, mapped.clone(), offset, count) {
             return Ok(Loaded {
@@ -131,38 +191,4 @@ pub fn load(
         format: "npy",
         mapped: false,
     })
-}
-
-fn npy_header_error(path: &str, bytes: &[u8], e: std::io::Error) -> InputError {
-    // npyz rejects dtypes it does not model (Python objects, for one) as a bad header;
-    // read the descriptor from the header text to say which dtype it was.
-    match declared_descr(bytes) {
-        Some(descr)
-            if descr
-                .trim_start_matches(['<', '>', '|', '='])
-                .starts_with('O') =>
-        {
-            InputError::UnsupportedDType {
-                path: path.to_string(),
-                descr,
-                kind: "Python objects".into(),
-            }
-        }
-        _ => InputError::NotNpy {
-            path: path.to_string(),
-            reason: format!("its header cannot be read ({e})"),
-        },
-    }
-}
-
-/// The `'descr'` value of a header, found textually (for error messages only).
-fn declared_descr(bytes: &[u8]) -> Option<String> {
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).into_owned();
-    let after = &head[head.find("'descr'")? + "'descr'".len()..];
-    let value = after
-        .trim_start()
-        .strip_prefix(':')?
-        .trim_start()
-        .strip_prefix('\'')?;
-    Some(value[..value.find('\'')?].to_string())
 }
