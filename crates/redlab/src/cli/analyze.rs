@@ -96,7 +96,7 @@ const MAX_WORK_ITEMS: u64 = 1 << 32;
 
 /// Sizes like `1024`, `2^10` or `64x64x2`: every dimension at least 1, and the product at
 /// most [`MAX_WORK_ITEMS`], computed without overflow.
-fn dims(text: &str) -> anyhow::Result<[usize; 3]> {
+fn dims(option: &str, text: &str) -> anyhow::Result<[usize; 3]> {
     let mut out = [1usize; 3];
     let parts: Vec<&str> = text.split(['x', 'X', ',']).collect();
     if parts.is_empty() || parts.len() > 3 {
@@ -106,13 +106,13 @@ fn dims(text: &str) -> anyhow::Result<[usize; 3]> {
     for (k, p) in parts.iter().enumerate() {
         out[k] = parse_size(p.trim()).map_err(|e| anyhow::anyhow!(e))?;
         if out[k] == 0 {
-            bail!("'{text}': every dimension must be at least 1");
+            bail!("{option} {text}: every dimension must be at least 1");
         }
         total = total
             .checked_mul(out[k] as u64)
             .filter(|&t| t <= MAX_WORK_ITEMS)
             .with_context(|| {
-                format!("'{text}' is more than the 2^32 work-items the analyzer simulates")
+                format!("{option} {text} is more than the 2^32 work-items the analyzer simulates")
             })?;
     }
     Ok(out)
@@ -209,7 +209,7 @@ fn analyze_variant(
         params.push((k, val));
     }
     if let Some(local) = &a.local {
-        let l = dims(local)?;
+        let l = dims("--local", local)?;
         if l[1] != 1 || l[2] != 1 {
             bail!("variants run one-dimensional work-groups");
         }
@@ -231,7 +231,7 @@ fn analyze_variant(
     }
     let n = match &a.global {
         Some(g) => {
-            let d = dims(g)?;
+            let d = dims("--global", g)?;
             d[0] * d[1] * d[2]
         }
         None => 4096,
@@ -348,12 +348,13 @@ fn analyze_file(a: &AnalyzeArgs, mut config: LaunchConfig) -> anyhow::Result<(Re
         })?
         .clone();
     let global = dims(
+        "--global",
         a.global
             .as_deref()
             .context("--global is needed for a kernel file")?,
     )?;
     let local = match (&a.local, f.reqd_work_group_size) {
-        (Some(l), _) => dims(l)?,
+        (Some(l), _) => dims("--local", l)?,
         (None, Some(req)) => req,
         (None, None) => {
             bail!("--local is needed: kernel {kernel} does not require a work-group size")

@@ -197,6 +197,9 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.compare.is_some() {
         anyhow::bail!("--compare applies to CUDA devices");
     }
+    if !args.params.is_empty() {
+        anyhow::bail!("--param applies to GPU variants; the CPU has no kernel parameters");
+    }
     let verdict = cpu_rows(args, &sizes, &device, &plan, out, &mut sink)?;
     write_report(args, &device, report_n, &sink)?;
     Ok(verdict)
