@@ -8,9 +8,6 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
-mod common;
-
-use common::npy_with_header;
 
 /// Runs `redlab` with `args` in `dir`, killed after a minute (a hang fails the test).
 fn redlab_in(dir: &Path, args: &[&str]) -> Output {
@@ -47,6 +44,20 @@ fn assert_refused(dir: &Path, args: &[&str], needle: &str, keep: &[&Path]) {
     for (path, old) in keep.iter().zip(before) {
         assert_eq!(std::fs::read(path).ok(), old, "{} changed", path.display());
     }
+}
+
+/// `.npy` bytes with a header dictionary given as text (padded as numpy pads it), for
+/// tests of damaged and unusual headers.
+pub fn npy_with_header(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = dict.as_bytes().to_vec();
+    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
+    header.extend(std::iter::repeat_n(b' ', pad));
+    header.push(b'\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header);
+    bytes.extend(data);
+    bytes
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {

@@ -44,17 +44,3 @@ pub fn assert_clean_error(args: &[&str], needle: &str) {
         assert!(!stderr.contains(bad), "{args:?}: {stderr}");
     }
 }
-
-/// `.npy` bytes with a header dictionary given as text (padded as numpy pads it), for
-/// tests of damaged and unusual headers.
-pub fn npy_with_header(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = dict.as_bytes().to_vec();
-    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
-    header.extend(std::iter::repeat_n(b' ', pad));
-    header.push(b'\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header);
-    bytes.extend(data);
-    bytes
-}
