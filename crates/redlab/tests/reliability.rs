@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
-
 /// Runs `redlab` with `args` in `dir`, killed after a minute (a hang fails the test).
 fn redlab_in(dir: &Path, args: &[&str]) -> Output {
     Command::cargo_bin("redlab")

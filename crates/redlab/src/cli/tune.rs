@@ -64,6 +64,9 @@ pub struct TuneArgs {
     /// `tuning/` and of your tuning folder).
     #[arg(long)]
     out_dir: Option<PathBuf>,
+    /// Replace --out even if it is not a tuning database.
+    #[arg(long)]
+    force: bool,
     /// Seed of inputs and of the sampling order.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -71,6 +74,16 @@ pub struct TuneArgs {
 
 /// Runs `redlab tune`.
 pub fn run(args: &TuneArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
+    // A tuning replaces the database at --out: refuse, before tuning, to replace a file
+    // that is not one (a tuning database is replaced, which is what re-tuning is for).
+    if let Some(path) = &args.out {
+        if path.exists() && !args.force && db::Database::load(path).is_err() {
+            anyhow::bail!(
+                "--out {} exists and is not a tuning database; give --force to replace it",
+                path.display()
+            );
+        }
+    }
     let device = Device::open(&args.device, None)?;
     #[cfg(feature = "opencl")]
     if let Some(opencl) = device.opencl() {

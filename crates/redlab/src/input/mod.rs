@@ -60,6 +60,23 @@ pub fn load(path: &Path, dtype: Option<DType>) -> Result<Loaded, InputError> {
         let map = unsafe { Mmap::map(&file) }.map_err(open_error)?;
         Arc::new(MappedFile(map))
     };
+    dispatch(path, mapped, dtype)
+}
+
+/// Loads an input from bytes already in memory, as [`load`] does from a file named
+/// `name` (the name decides nothing but the `.npy` error for a missing magic).
+pub fn load_bytes(name: &str, bytes: Vec<u8>, dtype: Option<DType>) -> Result<Loaded, InputError> {
+    let path = Path::new(name);
+    let source: Arc<dyn ByteSource> = Arc::new(bytes);
+    dispatch(path, source, dtype)
+}
+
+/// Reads `.npy` or raw bytes by their magic (or the `.npy` extension).
+fn dispatch(
+    path: &Path,
+    mapped: Arc<dyn ByteSource>,
+    dtype: Option<DType>,
+) -> Result<Loaded, InputError> {
     let is_npy_name = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
