@@ -23,7 +23,12 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let dtype = TYPES[pick as usize % TYPES.len()];
-    match redlab::input::load_bytes("fuzz.bin", rest.to_vec(), Some(dtype)) {
+    let result = redlab::input::load_bytes("fuzz.bin", rest.to_vec(), Some(dtype));
+    // Bytes that start with the .npy magic are read as .npy whatever the name says.
+    if rest.starts_with(b"\x93NUMPY") {
+        return;
+    }
+    match result {
         Ok(loaded) => assert_eq!(loaded.array.len() * dtype.size_bytes(), rest.len()),
         Err(_) => assert_ne!(rest.len() % dtype.size_bytes(), 0),
     }

@@ -51,6 +51,16 @@ pub struct Record {
     pub roof_gbps: Option<f64>,
     /// `gbps / roof_gbps`.
     pub roof_fraction: Option<f64>,
+    /// How the roof read, where it is tuned on the device (CUDA).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roof_config: Option<String>,
+    /// The device's datasheet memory bandwidth, GB/s (CUDA: from the memory clock and
+    /// bus width the driver reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datasheet_gbps: Option<f64>,
+    /// `roof_gbps / datasheet_gbps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roof_peak_fraction: Option<f64>,
     /// Why this row's timing is doubtful (a rate above the read roof measured beside it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,

@@ -19,6 +19,7 @@ pub mod discovery;
 pub mod graph;
 pub mod memory;
 mod modules;
+pub mod roof;
 pub mod staging;
 
 use std::sync::Mutex;
@@ -69,6 +70,8 @@ pub struct CudaDevice {
     auto: redlab_tune::Auto,
     /// Pinned staging buffers of staged uploads, made on first use.
     staging: Mutex<Option<staging::Ring>>,
+    /// The read roof's configuration, calibrated on first use.
+    roof: std::sync::OnceLock<Result<roof::RoofChoice, String>>,
 }
 
 // SAFETY: driver handles may be used from any thread once the context is made current,
@@ -119,6 +122,7 @@ impl CudaDevice {
             running: Mutex::new(()),
             auto,
             staging: Mutex::new(None),
+            roof: std::sync::OnceLock::new(),
         })
     }
 
@@ -278,7 +282,8 @@ impl CudaDevice {
     }
 
     /// The read roof over a device input: seconds of one streaming read of all its whole
-    /// 16-byte words by a grid of 8 blocks of 256 per SM.
+    /// 16-byte words, with the roof configuration calibrated on this device
+    /// ([`roof`]).
     pub fn stream_read(&self, input: &DeviceInput) -> Result<f64, RunError> {
         let Some(source) = input.buffer.as_ref() else {
             return Ok(0.0);
@@ -288,27 +293,36 @@ impl CudaDevice {
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         self.timeline.bind()?;
-        let text = format!(
-            "{}{}",
-            assembly::file("cuda_prelude.h").unwrap_or_default(),
-            assembly::file("roof.cl").unwrap_or_default()
-        );
-        let roof = self
-            .modules
-            .functions(&text, &self.query.arch(), &["roof"])?[0];
-        let groups = self.caps.compute_units * 8;
-        let out = DeviceBuffer::alloc(self.timeline.ctx, groups * 256 * 4)?;
-        self.timeline.time(|stream| {
-            Timeline::enqueue(
-                roof,
-                stream,
-                source.ptr,
-                out.ptr,
-                source.bytes / 16,
-                groups * 256,
-                256,
-            )
-        })
+        let prelude = assembly::file("cuda_prelude.h").unwrap_or_default();
+        let device = roof::RoofDevice {
+            timeline: &self.timeline,
+            modules: &self.modules,
+            arch: self.query.arch(),
+            sms: self.caps.compute_units,
+            prelude,
+        };
+        let choice = self
+            .roof
+            .get_or_init(|| device.calibrate().map_err(|e| e.to_string()))
+            .clone()
+            .map_err(RunError::Device)?;
+        device.read(
+            source.ptr,
+            source.bytes / 16,
+            choice.unroll,
+            choice.hint,
+            choice.blocks_per_sm,
+        )
+    }
+
+    /// The roof configuration in use, once a roof has been measured.
+    pub fn roof_choice(&self) -> Option<roof::RoofChoice> {
+        self.roof.get().and_then(|r| r.as_ref().ok()).cloned()
+    }
+
+    /// The datasheet DRAM bandwidth, GB/s, where the driver reports its clock and width.
+    pub fn datasheet_gbps(&self) -> Option<f64> {
+        roof::datasheet_gbps(self.query.memory_clock_khz, self.query.bus_bits)
     }
 }
 

@@ -75,3 +75,23 @@ fn a_broken_kernel_returns_the_nvrtc_log() {
     .expect_err("must not compile");
     assert!(failure.log.contains("undeclared_name"), "{}", failure.log);
 }
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn every_roof_configuration_compiles_for_sm_90() {
+    require_nvrtc();
+    let prelude = assembly::file("cuda_prelude.h").expect("prelude");
+    for unroll in redlab_cuda::roof::UNROLLS {
+        for hint in redlab_cuda::roof::HINTS {
+            let source = redlab_cuda::roof::source(prelude, unroll, hint);
+            let ptx = compile::compile(&source, "roof.cl", "sm_90")
+                .unwrap_or_else(|f| panic!("roof {unroll} {hint}:\n{}", f.log));
+            let text = String::from_utf8_lossy(&ptx);
+            assert!(text.contains(".entry roof"), "roof {unroll} {hint}");
+            // The streaming hint shows in the PTX as evict-first loads.
+            if hint == 1 {
+                assert!(text.contains("ld.global.cs"), "roof {unroll}: no .cs loads");
+            }
+        }
+    }
+}

@@ -52,6 +52,14 @@ pub trait Lab {
     fn comparator(&self) -> Option<&'static str> {
         None
     }
+    /// How the roof reads, where it is tuned on the device.
+    fn roof_config(&self) -> Option<String> {
+        None
+    }
+    /// The device's datasheet memory bandwidth, GB/s, where it is known.
+    fn datasheet_gbps(&self) -> Option<f64> {
+        None
+    }
 }
 
 #[cfg(feature = "opencl")]
@@ -119,6 +127,12 @@ impl Lab for redlab_cuda::CudaDevice {
             self.graph_run(variant, problem, inputs, calls, params)
                 .map(|g| (g.seconds_per_reduction, g.value, g.last_input)),
         )
+    }
+    fn roof_config(&self) -> Option<String> {
+        self.roof_choice().map(|c| c.describe())
+    }
+    fn datasheet_gbps(&self) -> Option<f64> {
+        redlab_cuda::CudaDevice::datasheet_gbps(self)
     }
     fn comparator(&self) -> Option<&'static str> {
         Some("cub")
@@ -287,6 +301,12 @@ pub fn run<L: Lab>(
         }
     }
     bar.finish_and_clear();
+    if let Some(config) = lab.roof_config() {
+        let peak = lab.datasheet_gbps().map_or(String::new(), |p| {
+            format!("; datasheet bandwidth {p:.0} GB/s")
+        });
+        writeln!(out, "roof: {config}{peak}")?;
+    }
     Ok(if failures.is_empty() {
         Verdict::Success
     } else {
@@ -423,6 +443,12 @@ pub(super) fn time_variant<L: Lab>(
         .filter_map(|p| Stats::of(p).map(|s| s.median))
         .collect();
     record.set_rates(rate, roof);
+    record.roof_config = lab.roof_config();
+    record.datasheet_gbps = lab.datasheet_gbps();
+    record.roof_peak_fraction = roof
+        .zip(record.datasheet_gbps)
+        .filter(|(_, peak)| *peak > 0.0)
+        .map(|(r, peak)| r / peak);
     record.transfer_s = upload_s + download_s;
     if record.status != Status::Wrong {
         record.status = Status::Ok;

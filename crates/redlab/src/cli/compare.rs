@@ -78,7 +78,18 @@ pub fn cub_rows(
     record.graph_s = number("graph_s");
     record.reps = reps;
     record.windows = number("windows").unwrap_or(0.0) as usize;
-    record.gbps = record.median_s.map(|s| gbps(problem.bytes_read(n), s));
+    // CUB against the roof measured beside the production row of the same run: the roof
+    // must read at least as fast as CUB, or "% of roof" flatters every row.
+    let roof = production.as_ref().and_then(|ours| ours.roof_gbps);
+    record.set_rates(
+        record.median_s.map(|s| gbps(problem.bytes_read(n), s)),
+        roof,
+    );
+    if let Some(ours) = production.as_ref() {
+        record.roof_config = ours.roof_config.clone();
+        record.datasheet_gbps = ours.datasheet_gbps;
+        record.roof_peak_fraction = ours.roof_peak_fraction;
+    }
     record.value = json
         .get("value")
         .and_then(|v| v.as_str())
