@@ -306,13 +306,7 @@ impl CudaDevice {
             .get_or_init(|| device.calibrate().map_err(|e| e.to_string()))
             .clone()
             .map_err(RunError::Device)?;
-        device.read(
-            source.ptr,
-            source.bytes / 16,
-            choice.unroll,
-            choice.hint,
-            choice.blocks_per_sm,
-        )
+        device.read(source.ptr, source.bytes / 16, &choice)
     }
 
     /// The roof configuration in use, once a roof has been measured.

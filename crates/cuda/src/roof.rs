@@ -4,9 +4,10 @@
 //! streaming read that can be built here, or "% of roof" flatters the kernels. Its
 //! kernel (`roof.cl`) takes the loads in flight per thread and a cache hint as
 //! parameters; the grid is a number of 256-thread blocks per SM. The first roof
-//! measurement on a device times every combination on a 256 MiB scratch buffer (large
-//! enough to stream from DRAM on any current GPU, whose L2 holds at most 126 MiB) and
-//! keeps the fastest, for the life of the device handle.
+//! measurement on a device times every combination on a 1 GiB scratch buffer (far
+//! larger than any current GPU's L2, and large enough that the grid's tail costs what it
+//! costs on the largest inputs; 256 MiB picked configurations up to 1% slower at 2^28
+//! elements on an H100) and keeps the fastest, for the life of the device handle.
 
 use redlab_kernels::{assembly, RunError};
 
@@ -17,10 +18,12 @@ use crate::modules::ModuleCache;
 pub const UNROLLS: [u32; 4] = [1, 2, 4, 8];
 /// Cache hints tried: none, streaming (`__ldcs`), read-only path (`__ldg`).
 pub const HINTS: [u32; 3] = [0, 1, 2];
+/// Layouts tried: grid-stride (0) and one contiguous segment per block (1).
+pub const SEGMENTS: [u32; 2] = [0, 1];
 /// 256-thread blocks per SM tried.
 const BLOCKS_PER_SM: [usize; 4] = [4, 8, 16, 32];
 /// The calibration buffer.
-const SCRATCH_BYTES: usize = 256 << 20;
+const SCRATCH_BYTES: usize = 1 << 30;
 /// Timed reads per configuration (the median counts).
 const SAMPLES: usize = 7;
 
@@ -31,6 +34,8 @@ pub struct RoofChoice {
     pub unroll: u32,
     /// Cache hint (0 none, 1 streaming, 2 read-only).
     pub hint: u32,
+    /// Layout (0 grid-stride, 1 a contiguous segment per block).
+    pub segments: u32,
     /// 256-thread blocks per SM.
     pub blocks_per_sm: usize,
     /// GB/s it read at calibration.
@@ -43,17 +48,18 @@ impl RoofChoice {
     /// The parameters in words, for records.
     pub fn describe(&self) -> String {
         let hint = ["none", "streaming", "read-only"][self.hint as usize % 3];
+        let layout = ["grid-stride", "segment per block"][self.segments as usize % 2];
         format!(
-            "ROOF_UNROLL={} ROOF_HINT={} ({hint}) blocks/SM={}: fastest of {} at {:.0} GB/s on a 256 MiB read",
-            self.unroll, self.hint, self.blocks_per_sm, self.tried, self.calibration_gbps
+            "ROOF_UNROLL={} ROOF_HINT={} ({hint}) ROOF_SEGMENTS={} ({layout}) blocks/SM={}: fastest of {} at {:.0} GB/s on a 1 GiB read",
+            self.unroll, self.hint, self.segments, self.blocks_per_sm, self.tried, self.calibration_gbps
         )
     }
 }
 
 /// The roof's source with its parameters, for the CUDA prelude to precede.
-pub fn source(prelude: &str, unroll: u32, hint: u32) -> String {
+pub fn source(prelude: &str, unroll: u32, hint: u32, segments: u32) -> String {
     format!(
-        "{prelude}#define ROOF_UNROLL {unroll}\n#define ROOF_HINT {hint}\n{}",
+        "{prelude}#define ROOF_UNROLL {unroll}\n#define ROOF_HINT {hint}\n#define ROOF_SEGMENTS {segments}\n{}",
         assembly::file("roof.cl").unwrap_or_default()
     )
 }
@@ -73,13 +79,11 @@ impl RoofDevice<'_> {
         &self,
         input: cudarc::driver::sys::CUdeviceptr,
         words: usize,
-        unroll: u32,
-        hint: u32,
-        blocks_per_sm: usize,
+        choice: &RoofChoice,
     ) -> Result<f64, RunError> {
-        let text = source(self.prelude, unroll, hint);
+        let text = source(self.prelude, choice.unroll, choice.hint, choice.segments);
         let roof = self.modules.functions(&text, &self.arch, &["roof"])?[0];
-        let blocks = self.sms.max(1) * blocks_per_sm;
+        let blocks = self.sms.max(1) * choice.blocks_per_sm;
         let out = DeviceBuffer::alloc(self.timeline.ctx, blocks * 256 * 4)?;
         self.timeline.time(|stream| {
             Timeline::enqueue(roof, stream, input, out.ptr, words, blocks * 256, 256)
@@ -93,34 +97,40 @@ impl RoofDevice<'_> {
         unsafe { cudarc::driver::result::memset_d8_sync(scratch.ptr, 0x5a, SCRATCH_BYTES) }
             .map_err(|e| RunError::Device(format!("cuMemsetD8: {e}")))?;
         let words = SCRATCH_BYTES / 16;
-        let mut best: Option<(f64, u32, u32, usize)> = None;
+        let mut best: Option<(f64, RoofChoice)> = None;
         let mut tried = 0;
         for unroll in UNROLLS {
             for hint in HINTS {
-                for blocks_per_sm in BLOCKS_PER_SM {
-                    // The first read of a configuration also loads its module.
-                    self.read(scratch.ptr, words, unroll, hint, blocks_per_sm)?;
-                    let mut samples = (0..SAMPLES)
-                        .map(|_| self.read(scratch.ptr, words, unroll, hint, blocks_per_sm))
-                        .collect::<Result<Vec<f64>, _>>()?;
-                    samples.sort_by(f64::total_cmp);
-                    let median = samples[SAMPLES / 2];
-                    tried += 1;
-                    if best.is_none_or(|b| median < b.0) {
-                        best = Some((median, unroll, hint, blocks_per_sm));
+                for segments in SEGMENTS {
+                    for blocks_per_sm in BLOCKS_PER_SM {
+                        let choice = RoofChoice {
+                            unroll,
+                            hint,
+                            segments,
+                            blocks_per_sm,
+                            calibration_gbps: 0.0,
+                            tried: 0,
+                        };
+                        // The first read of a configuration also loads its module.
+                        self.read(scratch.ptr, words, &choice)?;
+                        let mut samples = (0..SAMPLES)
+                            .map(|_| self.read(scratch.ptr, words, &choice))
+                            .collect::<Result<Vec<f64>, _>>()?;
+                        samples.sort_by(f64::total_cmp);
+                        let median = samples[SAMPLES / 2];
+                        tried += 1;
+                        if best.as_ref().is_none_or(|b| median < b.0) {
+                            best = Some((median, choice));
+                        }
                     }
                 }
             }
         }
-        let (seconds, unroll, hint, blocks_per_sm) =
+        let (seconds, mut choice) =
             best.ok_or_else(|| RunError::Device("no roof configuration ran".into()))?;
-        Ok(RoofChoice {
-            unroll,
-            hint,
-            blocks_per_sm,
-            calibration_gbps: (words * 16) as f64 / seconds / 1e9,
-            tried,
-        })
+        choice.calibration_gbps = (words * 16) as f64 / seconds / 1e9;
+        choice.tried = tried;
+        Ok(choice)
     }
 }
 

@@ -82,8 +82,11 @@ fn every_roof_configuration_compiles_for_sm_90() {
     require_nvrtc();
     let prelude = assembly::file("cuda_prelude.h").expect("prelude");
     for unroll in redlab_cuda::roof::UNROLLS {
-        for hint in redlab_cuda::roof::HINTS {
-            let source = redlab_cuda::roof::source(prelude, unroll, hint);
+        for (hint, segments) in redlab_cuda::roof::HINTS
+            .into_iter()
+            .flat_map(|h| redlab_cuda::roof::SEGMENTS.map(|s| (h, s)))
+        {
+            let source = redlab_cuda::roof::source(prelude, unroll, hint, segments);
             let ptx = compile::compile(&source, "roof.cl", "sm_90")
                 .unwrap_or_else(|f| panic!("roof {unroll} {hint}:\n{}", f.log));
             let text = String::from_utf8_lossy(&ptx);
