@@ -108,7 +108,8 @@ pub fn wavefronts(accesses: &[(usize, u64, usize)], banks: usize) -> u64 {
     let mut words: HashSet<u64> = HashSet::new();
     for (_, addr, bytes) in accesses {
         let first = addr / 4;
-        let last = (addr + (*bytes as u64).max(1) - 1) / 4;
+        // Saturating: an out-of-bounds pointer can sit anywhere in the address space.
+        let last = addr.saturating_add((*bytes as u64).max(1) - 1) / 4;
         words.extend(first..=last);
     }
     let mut per_bank = vec![0u64; banks.max(1)];
@@ -123,7 +124,8 @@ pub fn sectors(accesses: &[(u32, u64, usize)]) -> u64 {
     let mut set: HashSet<(u32, u64)> = HashSet::new();
     for (buffer, offset, bytes) in accesses {
         let first = offset / SECTOR_BYTES;
-        let last = (offset + (*bytes as u64).max(1) - 1) / SECTOR_BYTES;
+        // Saturating: an out-of-bounds pointer can sit anywhere in the address space.
+        let last = offset.saturating_add((*bytes as u64).max(1) - 1) / SECTOR_BYTES;
         for s in first..=last {
             set.insert((*buffer, s));
         }
