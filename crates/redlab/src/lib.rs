@@ -30,6 +30,7 @@
 
 mod device;
 mod error;
+pub mod fuzzing;
 pub mod input;
 #[cfg(feature = "cuda")]
 pub mod placement;

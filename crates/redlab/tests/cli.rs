@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 
 mod common;
 
-use common::{assert_clean_error, json_of, redlab};
+use common::{assert_clean_error, json_of, npy_with_header, redlab};
 
 /// Builds `.npy` bytes: magic, version 1.0, the header dict padded to 64, the data.
 fn npy_bytes(descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> Vec<u8> {
@@ -26,17 +26,8 @@ fn npy_bytes(descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> Vec<u8
         ),
     };
     let order = if fortran { "True" } else { "False" };
-    let mut header =
-        format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape_text}, }}")
-            .into_bytes();
-    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
-    header.extend(std::iter::repeat_n(b' ', pad));
-    header.push(b'\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header);
-    bytes.extend(data);
-    bytes
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape_text}, }}");
+    npy_with_header(&dict, data)
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {

@@ -8,6 +8,10 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
+mod common;
+
+use common::{assert_clean_failure, npy_with_header};
+
 /// Runs `redlab` with `args` in `dir`, killed after a minute (a hang fails the test).
 fn redlab_in(dir: &Path, args: &[&str]) -> Output {
     Command::cargo_bin("redlab")
@@ -25,38 +29,10 @@ fn redlab_in(dir: &Path, args: &[&str]) -> Output {
 fn assert_refused(dir: &Path, args: &[&str], needle: &str, keep: &[&Path]) {
     let before: Vec<Option<Vec<u8>>> = keep.iter().map(|p| std::fs::read(p).ok()).collect();
     let output = redlab_in(dir, args);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-    assert_eq!(
-        stderr.lines().count(),
-        1,
-        "{args:?}: not one line: {stderr}"
-    );
-    assert!(stderr.starts_with("redlab: error: "), "{args:?}: {stderr}");
-    assert!(
-        stderr.to_lowercase().contains(&needle.to_lowercase()),
-        "{args:?}: '{needle}' not in: {stderr}"
-    );
-    for bad in ["panicked", "backtrace", "internal error"] {
-        assert!(!stderr.contains(bad), "{args:?}: {stderr}");
-    }
+    assert_clean_failure(args, &output, needle);
     for (path, old) in keep.iter().zip(before) {
         assert_eq!(std::fs::read(path).ok(), old, "{} changed", path.display());
     }
-}
-
-/// `.npy` bytes with a header dictionary given as text (padded as numpy pads it), for
-/// tests of damaged and unusual headers.
-pub fn npy_with_header(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = dict.as_bytes().to_vec();
-    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
-    header.extend(std::iter::repeat_n(b' ', pad));
-    header.push(b'\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header);
-    bytes.extend(data);
-    bytes
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
@@ -450,35 +426,38 @@ fn outputs_never_overwrite_inputs() {
     );
 }
 
-#[test]
-fn bench_appends_records_on_a_fresh_line() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let d = dir.path();
-    let records = write(d, "r.jsonl", b"{\"earlier\": true}");
-    let out = redlab_in(
-        d,
-        &[
-            "bench",
-            "--ops",
-            "sum",
-            "--dtypes",
-            "i32",
-            "--sizes",
-            "1000",
-            "--min-reps",
-            "2",
-            "--min-time",
-            "0",
-            "--json",
-            s(&records),
-            "--quiet",
-        ],
-    );
+/// A short bench of i32 sums over `sizes`, appending its records to `records`.
+fn quick_bench(d: &Path, sizes: &str, records: &Path) {
+    let args = [
+        "bench",
+        "--ops",
+        "sum",
+        "--dtypes",
+        "i32",
+        "--sizes",
+        sizes,
+        "--min-reps",
+        "2",
+        "--min-time",
+        "0",
+        "--json",
+        s(records),
+        "--quiet",
+    ];
+    let out = redlab_in(d, &args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn bench_appends_records_on_a_fresh_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let records = write(d, "r.jsonl", b"{\"earlier\": true}");
+    quick_bench(d, "1000", &records);
     let text = std::fs::read_to_string(&records).expect("records");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "{\"earlier\": true}");
@@ -494,30 +473,7 @@ fn report_of_empty_rows_finishes() {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();
     let records = d.join("r.jsonl");
-    let out = redlab_in(
-        d,
-        &[
-            "bench",
-            "--ops",
-            "sum",
-            "--dtypes",
-            "i32",
-            "--sizes",
-            "0,1000",
-            "--min-reps",
-            "2",
-            "--min-time",
-            "0",
-            "--json",
-            s(&records),
-            "--quiet",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    quick_bench(d, "0,1000", &records);
     // A hand-edited record of n = 0 with a positive rate drew a log axis from 0.
     let text = std::fs::read_to_string(&records).expect("records");
     let mut first: serde_json::Value =

@@ -1,5 +1,7 @@
 //! Helpers the binary's end-to-end tests share: running `redlab`, reading its JSON, and
-//! asserting that bad input ends as one clear line on stderr.
+//! asserting that bad input ends as one clear line on stderr, and building `.npy` files.
+// Each test binary uses its own subset of these helpers.
+#![allow(dead_code)]
 
 use std::process::Output;
 
@@ -27,7 +29,11 @@ pub fn json_of(output: &Output) -> Json {
 
 /// Asserts a clean failure: exit code 2 and exactly one line on stderr naming `needle`.
 pub fn assert_clean_error(args: &[&str], needle: &str) {
-    let output = redlab(args);
+    assert_clean_failure(args, &redlab(args), needle);
+}
+
+/// [`assert_clean_error`] for a command already run.
+pub fn assert_clean_failure(args: &[&str], output: &Output, needle: &str) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
     assert_eq!(
@@ -43,4 +49,18 @@ pub fn assert_clean_error(args: &[&str], needle: &str) {
     for bad in ["panicked", "backtrace", "RUST_BACKTRACE"] {
         assert!(!stderr.contains(bad), "{args:?}: {stderr}");
     }
+}
+
+/// `.npy` bytes with a header dictionary given as text (padded as numpy pads it), for
+/// tests of damaged and unusual headers.
+pub fn npy_with_header(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = dict.as_bytes().to_vec();
+    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
+    header.extend(std::iter::repeat_n(b' ', pad));
+    header.push(b'\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header);
+    bytes.extend(data);
+    bytes
 }
