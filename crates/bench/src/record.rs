@@ -116,3 +116,34 @@ impl Record {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> Record {
+        serde_json::from_value(serde_json::json!({
+            "device": "cpu", "device_name": "test", "variant": "cpu", "op": "sum",
+            "dtype": "f32", "acc": "f32", "n": 1024, "status": "ok", "reason": null,
+            "median_s": 1e-6, "min_s": 1e-6, "max_s": 1e-6, "reps": 3, "passes": [],
+            "gbps": null, "roof_gbps": null, "roof_fraction": null, "transfer_s": 0.0,
+            "cache": "cold", "windows": 1, "threads": 1, "value": "1",
+            "canonical_order": 1, "redlab_version": "0", "commit": "x", "command": "x",
+            "unix_time": 0
+        }))
+        .expect("a record")
+    }
+
+    #[test]
+    fn a_rate_above_the_roof_is_flagged() {
+        let mut r = record();
+        r.set_rates(Some(90.0), Some(100.0));
+        assert_eq!(r.roof_fraction, Some(0.9));
+        assert!(r.warning.is_none());
+        r.set_rates(Some(184.0), Some(100.0));
+        let warning = r.warning.clone().expect("flagged");
+        assert!(warning.starts_with("184% of the read roof"), "{warning}");
+        r.set_rates(Some(5.0), Some(0.0));
+        assert_eq!((r.roof_fraction, r.warning), (None, None));
+    }
+}
