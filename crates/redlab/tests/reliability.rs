@@ -72,6 +72,24 @@ fn npy_shapes_that_overflow_are_refused_in_either_order() {
 }
 
 #[test]
+fn npy_shapes_with_an_empty_axis_are_empty_whatever_the_others() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    // The product of the other axes overflows 64 bits; the array is still empty.
+    let dict =
+        "{'descr': '<i4', 'fortran_order': True, 'shape': (1099511627776, 1099511627776, 0), }";
+    let path = write(d, "z.npy", &npy_with_header(dict, &[]));
+    let out = redlab_in(d, &["run", "--op", "sum", "--input", s(&path), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["n"], 0);
+}
+
+#[test]
 fn npy_headers_nested_deeply_are_refused_at_once() {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();

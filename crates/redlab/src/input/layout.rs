@@ -7,11 +7,13 @@
 /// `Σ i_j · Π_{m<j} d_m`. An odometer walks the C indices (last fastest) and keeps that
 /// offset up to date incrementally.
 pub fn fortran_to_c(src: &[u8], shape: &[usize], size: usize) -> Vec<u8> {
+    // An empty axis makes the array empty whatever the other axes (whose product alone
+    // may not fit in usize): test for it before multiplying.
+    if shape.contains(&0) {
+        return Vec::new();
+    }
     let count: usize = shape.iter().product();
     let mut out = Vec::with_capacity(count * size);
-    if count == 0 {
-        return out;
-    }
     let mut src_stride = vec![1usize; shape.len()];
     for j in 1..shape.len() {
         src_stride[j] = src_stride[j - 1] * shape[j - 1];
@@ -64,6 +66,7 @@ mod tests {
         assert_eq!(fortran_to_c(&src, &[2, 2, 2], 1), expected);
         assert_eq!(fortran_to_c(&[7, 8], &[], 1), vec![7]);
         assert!(fortran_to_c(&[], &[0, 3], 4).is_empty());
+        assert!(fortran_to_c(&[], &[1 << 40, 1 << 40, 0], 4).is_empty());
     }
 
     #[test]
