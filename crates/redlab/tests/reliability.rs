@@ -419,6 +419,30 @@ fn outputs_never_overwrite_inputs() {
         "same file",
         &[&kernel_file],
     );
+    let header = write(d, "h.cl", b"#define ONE 1.0f\n");
+    let including = write(
+        d,
+        "i.cl",
+        format!("#include \"h.cl\"\n{}", kernel("out[0] = ONE;")).as_bytes(),
+    );
+    assert_refused(
+        d,
+        &[
+            "analyze",
+            s(&including),
+            "--global",
+            "32",
+            "--local",
+            "32",
+            "--arg",
+            "out=buffer:float:32:zeros",
+            "--html",
+            s(&header),
+            "--force",
+        ],
+        "--html output",
+        &[&header, &including],
+    );
     let both = d.join("both");
     assert_refused(
         d,

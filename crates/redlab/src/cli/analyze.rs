@@ -319,6 +319,13 @@ fn analyze_file(a: &AnalyzeArgs, mut config: LaunchConfig) -> anyhow::Result<(Re
     let resolve = |name: &str, _from: &str| {
         let local = dir.join(name);
         if std::fs::symlink_metadata(&local).is_ok() {
+            // An included file is an input too: --html may not replace it.
+            if a.html
+                .as_deref()
+                .is_some_and(|html| super::output::same_file(&local, html))
+            {
+                return Err("it is the --html output file; choose another output".into());
+            }
             return read_source(&local).map(|t| Some((local.display().to_string(), t)));
         }
         project_headers(name, "")
