@@ -177,7 +177,7 @@ pub fn bind(
                     )));
                 }
                 let size = (ty.size() as u64).saturating_mul(count as u64);
-                mem.check_budget(size, &format!("buffer {} of {size} bytes", p.name))
+                mem.check_budget(size, || format!("buffer {} of {size} bytes", p.name))
                     .map_err(usage)?;
                 let bytes =
                     contents(&ty, count, fill, seed.wrapping_add(k as u64)).map_err(usage)?;

@@ -168,12 +168,13 @@ impl Memory {
     }
 
     /// Refuses to grow by `extra` bytes past the limit, saying what asked for them.
-    pub fn check_budget(&self, extra: u64, what: &str) -> Result<(), String> {
+    pub fn check_budget(&self, extra: u64, what: impl FnOnce() -> String) -> Result<(), String> {
         let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
         match self.used().checked_add(extra) {
             Some(total) if total <= limit => Ok(()),
             _ => Err(format!(
-                "{what} would take the simulator past its memory limit of {} MiB (raise --max-memory)",
+                "{} would take the simulator past its memory limit of {} MiB (raise --max-memory)",
+                what(),
                 limit >> 20
             )),
         }
@@ -182,10 +183,9 @@ impl Memory {
     /// Allocates a local buffer of `bytes` (uninitialized); returns its index, or says why
     /// it would not fit in the memory limit.
     pub fn alloc_local(&mut self, name: &str, bytes: usize, align: usize) -> Result<u32, String> {
-        self.check_budget(
-            (bytes as u64).saturating_mul(LOCAL_COST),
-            &format!("local array {name} of {bytes} bytes"),
-        )?;
+        self.check_budget((bytes as u64).saturating_mul(LOCAL_COST), || {
+            format!("local array {name} of {bytes} bytes")
+        })?;
         let align = align.max(4) as u64;
         let base = self.local_top.div_ceil(align) * align;
         self.local_top = base + bytes as u64;
@@ -207,22 +207,19 @@ impl Memory {
     /// Grows every private arena to at least `bytes`, or says why that would not fit in
     /// the memory limit.
     pub fn reserve_private(&mut self, bytes: usize) -> Result<(), String> {
-        let grow = self
-            .private
-            .iter()
-            .map(|a| bytes.saturating_sub(a.len()) as u64)
-            .fold(0u64, u64::saturating_add);
-        self.check_budget(
-            grow,
-            &format!(
-                "{bytes} bytes of private memory for each of {} work-items",
-                self.private.len()
-            ),
-        )?;
+        // The arenas grow together, so the first says how far all of them are. Most calls
+        // (a declaration met again in a loop) need nothing: return before any counting.
+        let have = self.private.first().map_or(bytes, Vec::len);
+        if have >= bytes {
+            return Ok(());
+        }
+        let lanes = self.private.len();
+        let grow = ((bytes - have) as u64).saturating_mul(lanes as u64);
+        self.check_budget(grow, || {
+            format!("{bytes} bytes of private memory for each of {lanes} work-items")
+        })?;
         for arena in &mut self.private {
-            if arena.len() < bytes {
-                arena.resize(bytes, 0);
-            }
+            arena.resize(bytes, 0);
         }
         Ok(())
     }

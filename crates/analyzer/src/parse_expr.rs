@@ -52,15 +52,26 @@ fn wrap(e: Expr, kind: impl FnOnce(Box<Expr>) -> ExprKind) -> Expr {
 impl Parser<'_> {
     /// A full expression (with commas).
     pub fn expression(&mut self) -> Result<Expr, Diag> {
-        let base = self.depth;
-        let mut e = self.assignment()?;
-        while self.eat(",") {
-            self.deepen()?;
-            let rhs = self.assignment()?;
-            e = wrap(e, |e| ExprKind::Comma(e, Box::new(rhs)));
-        }
-        self.depth = base;
-        Ok(e)
+        self.left_chain(",", Self::assignment, ExprKind::Comma)
+    }
+
+    /// A left-associative chain `operand (op operand)*`, one nesting level per operator
+    /// (the tree gets one level deeper with each).
+    fn left_chain(
+        &mut self,
+        op: &str,
+        operand: fn(&mut Self) -> Result<Expr, Diag>,
+        make: fn(Box<Expr>, Box<Expr>) -> ExprKind,
+    ) -> Result<Expr, Diag> {
+        self.chain(|this| {
+            let mut e = operand(this)?;
+            while this.eat(op) {
+                this.deepen()?;
+                let rhs = operand(this)?;
+                e = wrap(e, |e| make(e, Box::new(rhs)));
+            }
+            Ok(e)
+        })
     }
 
     /// An assignment expression.
@@ -87,47 +98,33 @@ impl Parser<'_> {
     }
 
     fn logical_or(&mut self) -> Result<Expr, Diag> {
-        let base = self.depth;
-        let mut e = self.logical_and()?;
-        while self.eat("||") {
-            self.deepen()?;
-            let rhs = self.logical_and()?;
-            e = wrap(e, |e| ExprKind::Logical(false, e, Box::new(rhs)));
-        }
-        self.depth = base;
-        Ok(e)
+        self.left_chain("||", Self::logical_and, |a, b| {
+            ExprKind::Logical(false, a, b)
+        })
     }
 
     fn logical_and(&mut self) -> Result<Expr, Diag> {
-        let base = self.depth;
-        let mut e = self.binary(0)?;
-        while self.eat("&&") {
-            self.deepen()?;
-            let rhs = self.binary(0)?;
-            e = wrap(e, |e| ExprKind::Logical(true, e, Box::new(rhs)));
-        }
-        self.depth = base;
-        Ok(e)
+        self.left_chain("&&", |p| p.binary(0), |a, b| ExprKind::Logical(true, a, b))
     }
 
     fn binary(&mut self, level: usize) -> Result<Expr, Diag> {
         if level == LEVELS.len() {
             return self.unary();
         }
-        let base = self.depth;
-        let mut e = self.binary(level + 1)?;
-        'outer: loop {
-            for (p, op) in LEVELS[level] {
-                if self.eat(p) {
-                    self.deepen()?;
-                    let rhs = self.binary(level + 1)?;
-                    e = wrap(e, |e| ExprKind::Binary(*op, e, Box::new(rhs)));
-                    continue 'outer;
+        self.chain(|this| {
+            let mut e = this.binary(level + 1)?;
+            'outer: loop {
+                for (p, op) in LEVELS[level] {
+                    if this.eat(p) {
+                        this.deepen()?;
+                        let rhs = this.binary(level + 1)?;
+                        e = wrap(e, |e| ExprKind::Binary(*op, e, Box::new(rhs)));
+                        continue 'outer;
+                    }
                 }
+                return Ok(e);
             }
-            self.depth = base;
-            return Ok(e);
-        }
+        })
     }
 
     fn unary(&mut self) -> Result<Expr, Diag> {
@@ -222,70 +219,67 @@ impl Parser<'_> {
         let specs = self.specs()?;
         let mut ty = specs.ty;
         let mut space = specs.space;
-        let depth_before = self.depth;
-        while self.eat("*") {
-            self.deepen()?;
-            ty = Type::Pointer(std::rc::Rc::new(ty), space);
-            space = None;
-            while self
-                .peek()
-                .and_then(|t| t.ident())
-                .is_some_and(|w| matches!(&**w, "const" | "volatile" | "restrict"))
-            {
-                self.i += 1;
+        self.chain(|this| {
+            while this.eat("*") {
+                this.deepen()?;
+                ty = Type::Pointer(std::rc::Rc::new(ty), space);
+                space = None;
+                while this
+                    .peek()
+                    .and_then(|t| t.ident())
+                    .is_some_and(|w| matches!(&**w, "const" | "volatile" | "restrict"))
+                {
+                    this.i += 1;
+                }
             }
-        }
-        let ty = self.array_suffix(ty);
-        self.depth = depth_before;
-        ty
+            this.array_suffix(ty)
+        })
     }
 
     fn postfix(&mut self, mut e: Expr) -> Result<Expr, Diag> {
-        let base = self.depth;
-        loop {
+        self.chain(|this| loop {
             let pos = e.pos;
-            if self.at("[")
-                || self.at(".")
-                || self.at("->")
-                || self.at("++")
-                || self.at("--")
-                || self.at("(")
+            if this.at("[")
+                || this.at(".")
+                || this.at("->")
+                || this.at("++")
+                || this.at("--")
+                || this.at("(")
             {
-                self.deepen()?;
+                this.deepen()?;
             }
-            let kind = if self.eat("[") {
-                let index = self.expression()?;
-                self.expect("]")?;
+            let kind = if this.eat("[") {
+                let index = this.expression()?;
+                this.expect("]")?;
                 ExprKind::Index(Box::new(e), Box::new(index))
-            } else if self.eat(".") {
-                ExprKind::Member(Box::new(e), self.ident()?)
-            } else if self.eat("->") {
-                ExprKind::Arrow(Box::new(e), self.ident()?)
-            } else if self.eat("++") {
+            } else if this.eat(".") {
+                ExprKind::Member(Box::new(e), this.ident()?)
+            } else if this.eat("->") {
+                ExprKind::Arrow(Box::new(e), this.ident()?)
+            } else if this.eat("++") {
                 ExprKind::PostIncDec(true, Box::new(e))
-            } else if self.eat("--") {
+            } else if this.eat("--") {
                 ExprKind::PostIncDec(false, Box::new(e))
-            } else if self.at("(") {
+            } else if this.at("(") {
                 let ExprKind::Ident(name) = &e.kind else {
                     return Err(Diag::new(pos, "only named functions can be called"));
                 };
                 let name = name.clone();
-                self.i += 1;
+                this.i += 1;
                 let mut args = Vec::new();
-                while !self.at(")") {
-                    args.push(self.assignment()?);
-                    if !self.eat(",") {
+                while !this.at(")") {
+                    args.push(this.assignment()?);
+                    if !this.eat(",") {
                         break;
                     }
                 }
-                self.expect(")")?;
+                this.expect(")")?;
                 ExprKind::Call(name, args)
             } else {
-                self.depth = base;
                 return Ok(e);
             };
             e = Expr { kind, pos };
-        }
+        })
     }
 
     fn primary(&mut self) -> Result<Expr, Diag> {

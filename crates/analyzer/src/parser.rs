@@ -396,44 +396,45 @@ impl<'t> Parser<'t> {
     ) -> Result<(Rc<str>, Type), Diag> {
         let mut ty = base;
         let mut pointer_space = space;
-        let depth_before = self.depth;
-        while self.eat("*") {
-            self.deepen()?;
-            ty = Type::Pointer(Rc::new(ty), pointer_space);
-            pointer_space = None;
-            while self.word_at(0).is_some_and(|w| QUALIFIERS.contains(&w)) {
-                self.i += 1;
+        self.chain(|this| {
+            while this.eat("*") {
+                this.deepen()?;
+                ty = Type::Pointer(Rc::new(ty), pointer_space);
+                pointer_space = None;
+                while this.word_at(0).is_some_and(|w| QUALIFIERS.contains(&w)) {
+                    this.i += 1;
+                }
             }
-        }
-        let name = self.ident()?;
-        ty = self.array_suffix(ty)?;
-        self.depth = depth_before;
-        Ok((name, ty))
+            let name = this.ident()?;
+            Ok((name, this.array_suffix(ty)?))
+        })
     }
 
     /// `[N][M]…` after a name; `[]` leaves the length to the initializer (0 for now).
     pub fn array_suffix(&mut self, ty: Type) -> Result<Type, Diag> {
-        let mut dims = Vec::new();
-        let depth_before = self.depth;
-        while self.eat("[") {
-            self.deepen()?;
-            if self.eat("]") {
-                dims.push((0u64, self.pos()));
-                continue;
+        let dims = self.chain(|this| {
+            let mut dims = Vec::new();
+            while this.eat("[") {
+                this.deepen()?;
+                if this.eat("]") {
+                    dims.push((0u64, this.pos()));
+                    continue;
+                }
+                let e = this.expression()?;
+                let n = this
+                    .const_int(&e)
+                    .ok_or_else(|| Diag::new(e.pos, "array length must be a constant"))?;
+                if n <= 0 {
+                    return Err(Diag::new(
+                        e.pos,
+                        format!("array length {n} is not positive"),
+                    ));
+                }
+                this.expect("]")?;
+                dims.push((n as u64, e.pos));
             }
-            let e = self.expression()?;
-            let n = self
-                .const_int(&e)
-                .ok_or_else(|| Diag::new(e.pos, "array length must be a constant"))?;
-            if n <= 0 {
-                return Err(Diag::new(
-                    e.pos,
-                    format!("array length {n} is not positive"),
-                ));
-            }
-            self.expect("]")?;
-            dims.push((n as u64, e.pos));
-        }
+            Ok(dims)
+        })?;
         // Checked arithmetic: a length whose byte size overflows, or exceeds what any
         // device has, is refused here rather than wrapping into a small array.
         let mut bytes = ty.size() as u64;
@@ -451,7 +452,6 @@ impl<'t> Parser<'t> {
                     )
                 })?;
         }
-        self.depth = depth_before;
         Ok(dims
             .into_iter()
             .rev()
@@ -481,6 +481,15 @@ impl<'t> Parser<'t> {
     /// A statement.
     pub fn statement(&mut self) -> Result<Stmt, Diag> {
         self.nested(Self::statement_inner)
+    }
+
+    /// Runs `f`, which goes one level deeper with each link of a chain it parses
+    /// (operators, pointer stars, array dimensions), and restores the depth after.
+    pub fn chain<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, Diag>) -> Result<T, Diag> {
+        let base = self.depth;
+        let result = f(self);
+        self.depth = base;
+        result
     }
 
     /// Runs `f` one nesting level deeper, refusing to go past [`MAX_NESTING`].

@@ -96,7 +96,7 @@ impl Launcher for SimLauncher {
     fn alloc(&self, bytes: usize) -> Result<u32, RunError> {
         let mut mem = self.mem.borrow_mut();
         mem.limit = Some(self.config.max_memory);
-        mem.check_budget(bytes as u64, &format!("a buffer of {bytes} bytes"))
+        mem.check_budget(bytes as u64, || format!("a buffer of {bytes} bytes"))
             .map_err(RunError::Device)?;
         mem.global.push(Buffer::new("buffer", vec![0; bytes]));
         Ok((mem.global.len() - 1) as u32)

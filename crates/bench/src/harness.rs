@@ -121,7 +121,6 @@ pub fn time_row(
         }
         call += 1;
         let timed = samples.len();
-
         if timed >= plan.max_reps || (timed >= plan.min_reps && timed_total >= plan.min_seconds) {
             break;
         }

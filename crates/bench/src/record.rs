@@ -115,6 +115,18 @@ impl Record {
             )
         });
     }
+
+    /// Sets how the device's roof reads and its datasheet bandwidth, and the roof's share
+    /// of that bandwidth (call after [`Record::set_rates`]).
+    pub fn set_roof_context(&mut self, config: Option<String>, datasheet_gbps: Option<f64>) {
+        self.roof_config = config;
+        self.datasheet_gbps = datasheet_gbps;
+        self.roof_peak_fraction = self
+            .roof_gbps
+            .zip(datasheet_gbps)
+            .filter(|(_, peak)| *peak > 0.0)
+            .map(|(roof, peak)| roof / peak);
+    }
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //!
 //! The roof is the yardstick every row is compared with, so it has to be the fastest
 //! streaming read that can be built here, or "% of roof" flatters the kernels. Its
-//! kernel (`roof.cl`) takes the loads in flight per thread and a cache hint as
-//! parameters; the grid is a number of 256-thread blocks per SM. The first roof
+//! kernel (`roof.cl`) takes the loads in flight per thread, a cache hint and a layout
+//! as parameters; the grid is a number of 256-thread blocks per SM. The first roof
 //! measurement on a device times every combination on a 1 GiB scratch buffer (far
 //! larger than any current GPU's L2, and large enough that the grid's tail costs what it
 //! costs on the largest inputs; 256 MiB picked configurations up to 1% slower at 2^28
@@ -50,8 +50,9 @@ impl RoofChoice {
         let hint = ["none", "streaming", "read-only"][self.hint as usize % 3];
         let layout = ["grid-stride", "segment per block"][self.segments as usize % 2];
         format!(
-            "ROOF_UNROLL={} ROOF_HINT={} ({hint}) ROOF_SEGMENTS={} ({layout}) blocks/SM={}: fastest of {} at {:.0} GB/s on a 1 GiB read",
-            self.unroll, self.hint, self.segments, self.blocks_per_sm, self.tried, self.calibration_gbps
+            "ROOF_UNROLL={} ROOF_HINT={} ({hint}) ROOF_SEGMENTS={} ({layout}) blocks/SM={}: fastest of {} at {:.0} GB/s on a {} MiB read",
+            self.unroll, self.hint, self.segments, self.blocks_per_sm, self.tried, self.calibration_gbps,
+            SCRATCH_BYTES >> 20
         )
     }
 }
@@ -97,40 +98,41 @@ impl RoofDevice<'_> {
         unsafe { cudarc::driver::result::memset_d8_sync(scratch.ptr, 0x5a, SCRATCH_BYTES) }
             .map_err(|e| RunError::Device(format!("cuMemsetD8: {e}")))?;
         let words = SCRATCH_BYTES / 16;
-        let mut best: Option<(f64, RoofChoice)> = None;
-        let mut tried = 0;
-        for unroll in UNROLLS {
-            for hint in HINTS {
-                for segments in SEGMENTS {
-                    for blocks_per_sm in BLOCKS_PER_SM {
-                        let choice = RoofChoice {
-                            unroll,
-                            hint,
-                            segments,
-                            blocks_per_sm,
-                            calibration_gbps: 0.0,
-                            tried: 0,
-                        };
-                        // The first read of a configuration also loads its module.
-                        self.read(scratch.ptr, words, &choice)?;
-                        let mut samples = (0..SAMPLES)
-                            .map(|_| self.read(scratch.ptr, words, &choice))
-                            .collect::<Result<Vec<f64>, _>>()?;
-                        samples.sort_by(f64::total_cmp);
-                        let median = samples[SAMPLES / 2];
-                        tried += 1;
-                        if best.as_ref().is_none_or(|b| median < b.0) {
-                            best = Some((median, choice));
-                        }
-                    }
-                }
+        let configs: Vec<RoofChoice> = UNROLLS
+            .into_iter()
+            .flat_map(|unroll| HINTS.map(|hint| (unroll, hint)))
+            .flat_map(|(unroll, hint)| SEGMENTS.map(|segments| (unroll, hint, segments)))
+            .flat_map(|(unroll, hint, segments)| {
+                BLOCKS_PER_SM.map(|blocks_per_sm| RoofChoice {
+                    unroll,
+                    hint,
+                    segments,
+                    blocks_per_sm,
+                    calibration_gbps: 0.0,
+                    tried: 0,
+                })
+            })
+            .collect();
+        let mut best: Option<(f64, &RoofChoice)> = None;
+        for choice in &configs {
+            // The first read of a configuration also loads its module.
+            self.read(scratch.ptr, words, choice)?;
+            let mut samples = (0..SAMPLES)
+                .map(|_| self.read(scratch.ptr, words, choice))
+                .collect::<Result<Vec<f64>, _>>()?;
+            samples.sort_by(f64::total_cmp);
+            let median = samples[SAMPLES / 2];
+            if best.is_none_or(|b| median < b.0) {
+                best = Some((median, choice));
             }
         }
-        let (seconds, mut choice) =
+        let (seconds, choice) =
             best.ok_or_else(|| RunError::Device("no roof configuration ran".into()))?;
-        choice.calibration_gbps = (words * 16) as f64 / seconds / 1e9;
-        choice.tried = tried;
-        Ok(choice)
+        Ok(RoofChoice {
+            calibration_gbps: (words * 16) as f64 / seconds / 1e9,
+            tried: configs.len(),
+            ..choice.clone()
+        })
     }
 }
 

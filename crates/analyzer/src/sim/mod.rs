@@ -277,7 +277,7 @@ impl Sim<'_> {
         self.mem.constant.clear();
         for decl in &self.program.constants {
             self.mem
-                .check_budget(decl.ty.size() as u64, &format!("constant {}", decl.name))
+                .check_budget(decl.ty.size() as u64, || format!("constant {}", decl.name))
                 .map_err(|m| Diag::new(decl.pos, m))?;
             let mut bytes = vec![0u8; decl.ty.size()];
             if let Some(init) = &decl.init {

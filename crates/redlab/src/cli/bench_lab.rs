@@ -443,12 +443,7 @@ pub(super) fn time_variant<L: Lab>(
         .filter_map(|p| Stats::of(p).map(|s| s.median))
         .collect();
     record.set_rates(rate, roof);
-    record.roof_config = lab.roof_config();
-    record.datasheet_gbps = lab.datasheet_gbps();
-    record.roof_peak_fraction = roof
-        .zip(record.datasheet_gbps)
-        .filter(|(_, peak)| *peak > 0.0)
-        .map(|(r, peak)| r / peak);
+    record.set_roof_context(lab.roof_config(), lab.datasheet_gbps());
     record.transfer_s = upload_s + download_s;
     if record.status != Status::Wrong {
         record.status = Status::Ok;

@@ -86,9 +86,7 @@ pub fn cub_rows(
         roof,
     );
     if let Some(ours) = production.as_ref() {
-        record.roof_config = ours.roof_config.clone();
-        record.datasheet_gbps = ours.datasheet_gbps;
-        record.roof_peak_fraction = ours.roof_peak_fraction;
+        record.set_roof_context(ours.roof_config.clone(), ours.datasheet_gbps);
     }
     record.value = json
         .get("value")
