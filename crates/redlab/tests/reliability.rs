@@ -10,7 +10,7 @@ use assert_cmd::Command;
 
 mod common;
 
-use common::{assert_clean_failure, npy_with_header};
+use common::{assert_clean_failure, json_of, npy_with_header};
 
 /// Runs `redlab` with `args` in `dir`, killed after a minute (a hang fails the test).
 fn redlab_in(dir: &Path, args: &[&str]) -> Output {
@@ -79,13 +79,10 @@ fn npy_shapes_with_an_empty_axis_are_empty_whatever_the_others() {
     let dict =
         "{'descr': '<i4', 'fortran_order': True, 'shape': (1099511627776, 1099511627776, 0), }";
     let path = write(d, "z.npy", &npy_with_header(dict, &[]));
-    let out = redlab_in(d, &["run", "--op", "sum", "--input", s(&path), "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let json = json_of(&redlab_in(
+        d,
+        &["run", "--op", "sum", "--input", s(&path), "--json"],
+    ));
     assert_eq!(json["n"], 0);
 }
 
@@ -135,13 +132,10 @@ fn npy_dtype_spellings_numpy_loads_are_read() {
             dict
         };
         let path = write(d, "x.npy", &npy_with_header(&dict, data));
-        let out = redlab_in(d, &["run", "--op", "sum", "--input", s(&path), "--json"]);
-        assert!(
-            out.status.success(),
-            "{descr}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let json = json_of(&redlab_in(
+            d,
+            &["run", "--op", "sum", "--input", s(&path), "--json"],
+        ));
         assert_eq!(
             json["value"].to_string().trim_matches('"'),
             expected,
