@@ -98,11 +98,12 @@ pub fn query(ordinal: usize) -> Result<Query, String> {
 }
 
 /// Features every CUDA device has (the prelude supplies the collectives).
-pub const FEATURES: [Feature; 4] = [
+pub const FEATURES: [Feature; 5] = [
     Feature::Fp64,
     Feature::Int64Atomics,
     Feature::WorkGroupCollectives,
     Feature::Subgroups,
+    Feature::WarpShuffle,
 ];
 
 /// What the kernel library may assume on a CUDA device: doubles and 64-bit atomics

@@ -61,8 +61,15 @@ impl CudaDevice {
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         self.timeline.bind()?;
         let function = self.functions(variant, problem, params, true, &["reduce"])?[0];
-        let (global, local, _) =
-            kernel_driver::layout(variant.geometry, n, wg, &self.caps, variant, params);
+        let (global, local, _) = kernel_driver::layout(
+            variant.geometry,
+            problem,
+            n,
+            wg,
+            &self.caps,
+            variant,
+            params,
+        );
         let codec = Codec::new(problem);
         let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
         let out = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;

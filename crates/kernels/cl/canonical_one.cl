@@ -34,7 +34,7 @@
 #define TILE (LANES * ROWS)
 #define TILE_WG 256
 #ifndef MAX_PARTIALS
-#define MAX_PARTIALS 1024
+#define MAX_PARTIALS 2048
 #endif
 // Enough for any 64-bit tile count.
 #define STACK_DEPTH 64
@@ -46,6 +46,18 @@
 #endif
 #ifndef PREFETCH
 #define PREFETCH 1
+#endif
+// Where sub-groups are 32-wide warps with shuffles, float sums and products can run one
+// tile per warp (warp_tiles.h) instead of one per work-group. WARP_TILES: 0 never, 1
+// where shuffles exist.
+#ifndef WARP_TILES
+#define WARP_TILES 1
+#endif
+#if defined(HAVE_SUBGROUP_SHUFFLE) && WARP_TILES && !defined(ORDER_FREE)
+#define USE_WARP_TILES 1
+#include "warp_tiles.h"
+#else
+#define USE_WARP_TILES 0
 #endif
 // Whole tiles of float sums can load 4 consecutive elements per work-item and row as one
 // word (8 bytes for halves, 16 for f32, two of 16 for f64), then transpose through local
@@ -155,9 +167,12 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             acc_t u = lid < TILE_WG / 32 ? lanes[0][lid] : IDENTITY;
             for (uint d = 4; d > 0; d >>= 1)
                 u = combine(u, sub_group_shuffle_down(u, d));
+            // A single group has the result already: no roots, no ticket.
             if (lid == 0)
-                out[1 + get_group_id(0)] = u;
+                out[groups == 1 ? 0 : 1 + get_group_id(0)] = u;
         }
+        if (groups == 1)
+            return;
 #else
         lanes[0][lid] = acc;
         for (uint w = TILE_WG / 2; w > 0; w >>= 1) {
@@ -169,6 +184,13 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             out[1 + get_group_id(0)] = lanes[0][0];
 #endif
     }
+#elif USE_WARP_TILES
+    (void)span;
+    ulong roots = subtrees;
+    warp_subtrees(in, out, n, tiles, k, subtrees);
+    // One tile: its warp wrote the result.
+    if (subtrees == 1)
+        return;
 #else
     ulong roots = subtrees;
     // Which of the two lane arrays the next tile uses, alternating across subtrees too.
@@ -281,8 +303,10 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
 #endif
 
     if (groups > 1) {
-        // Work-item 0 wrote this group's roots; it publishes them before its ticket.
+        // Every work-item that wrote roots publishes them, and the group has finished
+        // writing, before work-item 0 takes the group's ticket.
         mem_fence(CLK_GLOBAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0)
             is_last = atomic_inc(counter) == (uint)(groups - 1);
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -294,15 +318,19 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
     }
 
 #ifdef HAVE_SUBGROUP_SHUFFLE
-    // Four consecutive roots per work-item (levels 1 and 2 of the tree), then shuffles
-    // for the levels inside a warp and once more across the eight warps' nodes.
+    // MAX_PARTIALS / TILE_WG consecutive roots per work-item (the tree's lowest levels),
+    // then shuffles for the levels inside a warp and once more across the eight warps'
+    // nodes.
     {
-        ulong b = 4 * (ulong)lid;
-        acc_t r0 = b < roots ? out[1 + b] : IDENTITY;
-        acc_t r1 = b + 1 < roots ? out[2 + b] : IDENTITY;
-        acc_t r2 = b + 2 < roots ? out[3 + b] : IDENTITY;
-        acc_t r3 = b + 3 < roots ? out[4 + b] : IDENTITY;
-        acc_t v = combine(combine(r0, r1), combine(r2, r3));
+#define ROOTS_PER_ITEM (MAX_PARTIALS / TILE_WG)
+        ulong b = ROOTS_PER_ITEM * (ulong)lid;
+        acc_t r[ROOTS_PER_ITEM];
+        for (uint j = 0; j < ROOTS_PER_ITEM; j++)
+            r[j] = b + j < roots ? out[1 + b + j] : IDENTITY;
+        for (uint w = 1; w < ROOTS_PER_ITEM; w <<= 1)
+            for (uint j = 0; j + w < ROOTS_PER_ITEM; j += 2 * w)
+                r[j] = combine(r[j], r[j + w]);
+        acc_t v = r[0];
         for (uint d = 1; d < 32; d <<= 1)
             v = combine(v, sub_group_shuffle_down(v, d));
         if ((lid & 31) == 0)

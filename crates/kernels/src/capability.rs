@@ -17,6 +17,9 @@ pub enum Feature {
     Subgroups,
     /// Intel sub-group block reads (`cl_intel_subgroups`).
     IntelSubgroups,
+    /// Sub-groups that are 32-wide warps with `sub_group_shuffle_down` (CUDA), which the
+    /// kernels see as `HAVE_SUBGROUP_SHUFFLE`.
+    WarpShuffle,
 }
 
 impl Feature {
@@ -28,6 +31,7 @@ impl Feature {
             Feature::WorkGroupCollectives => "work-group collective functions (OpenCL C 2.0)",
             Feature::Subgroups => "sub-groups (cl_khr_subgroups)",
             Feature::IntelSubgroups => "Intel sub-group block reads (cl_intel_subgroups)",
+            Feature::WarpShuffle => "32-wide warps with shuffles (CUDA)",
         }
     }
 }

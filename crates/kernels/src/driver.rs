@@ -6,13 +6,13 @@
 use redlab_core::canonical::TILE;
 use redlab_core::{reference, ArrayRef, Problem, Value};
 
-use crate::capability::Capabilities;
+use crate::capability::{Capabilities, Feature};
 use crate::codec::Codec;
 use crate::registry::{Geometry, PassStructure, Variant};
 
 /// Subtree roots the one-launch kernel keeps at most (`MAX_PARTIALS` in
 /// `canonical_one.cl`).
-pub const ONE_LAUNCH_MAX_PARTIALS: usize = 1024;
+pub const ONE_LAUNCH_MAX_PARTIALS: usize = 2048;
 
 /// The aligned subtrees of the tile tree the one-launch kernel cuts `n` elements into:
 /// the smallest power-of-two span of tiles that leaves at most
@@ -190,9 +190,26 @@ pub fn param(variant: &Variant, params: &[(&str, u32)], name: &str) -> Option<u3
         .or_else(|| variant.default_param(name))
 }
 
+/// Whether the one-launch kernel folds one tile per warp for `problem` (float sums and
+/// products on devices whose sub-groups are 32-wide warps with shuffles, unless
+/// `WARP_TILES=0`); the kernel decides the same from its defines.
+pub fn warp_tiles(
+    variant: &Variant,
+    problem: &Problem,
+    caps: &Capabilities,
+    params: &[(&str, u32)],
+) -> bool {
+    caps.has(Feature::WarpShuffle)
+        && problem.dtype.is_float()
+        && problem.op.is_arithmetic()
+        && param(variant, params, "WARP_TILES").unwrap_or(0) == 1
+}
+
 /// Work-items, work-group size and partials of one pass over `count` items.
+#[allow(clippy::too_many_arguments)]
 pub fn layout(
     geometry: Geometry,
+    problem: &Problem,
     count: usize,
     wg: usize,
     caps: &Capabilities,
@@ -225,7 +242,14 @@ pub fn layout(
         }
         Geometry::Subtrees => {
             let per_cu = param(variant, params, "GROUPS_PER_CU").unwrap_or(8).max(1) as usize;
+            // Where each warp takes a subtree (warp_tiles.h), a group serves eight.
+            let per_group = if warp_tiles(variant, problem, caps, params) {
+                256 / 32
+            } else {
+                1
+            };
             let g = one_launch_subtrees(count)
+                .div_ceil(per_group)
                 .min(caps.compute_units.max(1) * per_cu)
                 .max(1);
             (g * 256, 256, g)
@@ -248,7 +272,7 @@ pub fn run_passes<L: Launcher>(
     params: &[(&str, u32)],
 ) -> Result<Run, RunError> {
     let codec = Codec::new(problem);
-    let (g0, l0, outs0) = layout(variant.geometry, n, wg, caps, variant, params);
+    let (g0, l0, outs0) = layout(variant.geometry, problem, n, wg, caps, variant, params);
     let mut ping = launcher.alloc(outs0 * codec.acc_bytes)?;
     let mut pong = launcher.alloc(outs0 * codec.acc_bytes)?;
     let mut passes = Vec::new();
@@ -288,7 +312,8 @@ pub fn run_passes<L: Launcher>(
             passes.push(launcher.launch(first, source, &ping, n, g0, l0)?);
             let mut count = outs0;
             while count > host_threshold {
-                let (g, l, outs) = layout(variant.geometry, count, wg, caps, variant, params);
+                let (g, l, outs) =
+                    layout(variant.geometry, problem, count, wg, caps, variant, params);
                 passes.push(launcher.launch(later()?, &ping, &pong, count, g, l)?);
                 std::mem::swap(&mut ping, &mut pong);
                 count = outs;

@@ -176,6 +176,25 @@ const UNROLL: Param = Param {
     power_of_two: true,
 };
 
+const WARP_TILES: Param = Param {
+    name: "WARP_TILES",
+    // 1: one tile per warp where warps shuffle (warp_tiles.h); 0: one per work-group.
+    default: 1,
+    values: &[0, 1],
+    applies: Applies::OrderedFloat,
+    range: (0, 1),
+    power_of_two: false,
+};
+const WARP_ROWS: Param = Param {
+    name: "WARP_ROWS",
+    // Tile rows loaded before any is added, per work-item; 0 picks by type.
+    default: 0,
+    values: &[0, 1, 2, 4],
+    applies: Applies::OrderedFloat,
+    range: (0, 8),
+    power_of_two: false,
+};
+
 /// One reduction strategy.
 #[derive(Debug, Clone, Serialize)]
 pub struct Variant {
@@ -328,7 +347,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES, WARP_ROWS], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),

@@ -108,6 +108,7 @@ pub fn describe(found: &Found, caps: &Capabilities) -> DeviceInfo {
             Feature::WorkGroupCollectives => "work-group-collectives",
             Feature::Subgroups => "sub-groups",
             Feature::IntelSubgroups => "intel-sub-groups",
+            Feature::WarpShuffle => "warp-shuffle",
         })
         .collect();
     let sub_groups = match d.max_num_sub_groups() {

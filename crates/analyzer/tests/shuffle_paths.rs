@@ -1,0 +1,115 @@
+//! The production kernel as CUDA builds it (`HAVE_SUBGROUP_SHUFFLE`: 32-wide warps with
+//! shuffles), run in the simulator where no GPU is needed: float sums and products take
+//! one tile per warp (`warp_tiles.h`), everything else the streaming path with its
+//! single-group shortcut. Each result must equal the reference bit for bit, and no
+//! launch may report a race, out-of-bounds or uninitialized read, or barrier divergence.
+
+use redlab_analyzer::sim::LaunchConfig;
+use redlab_analyzer::variant::{self, VariantOptions};
+use redlab_core::{DType, Op, Problem};
+use redlab_kernels::registry;
+
+fn options(defines: &[&str]) -> VariantOptions {
+    let mut defines: Vec<String> = defines.iter().map(|d| d.to_string()).collect();
+    defines.push("HAVE_SUBGROUP_SHUFFLE=1".into());
+    VariantOptions {
+        config: LaunchConfig::linear(1, 1),
+        params: Vec::new(),
+        defines,
+        compute_units: 2,
+        seed: 11,
+    }
+}
+
+fn check(problem: &Problem, n: usize, defines: &[&str], failures: &mut Vec<String>) {
+    let production = registry::find("production").expect("the production variant");
+    match variant::run(&production, problem, n, &options(defines)) {
+        Ok(run) => {
+            if let Err(why) = &run.verdict {
+                failures.push(format!("{problem} n={n} {defines:?}: {why}"));
+            }
+            for p in &run.passes {
+                for f in p.report.metrics.findings.values() {
+                    failures.push(format!(
+                        "{problem} n={n} {defines:?}: {:?} at line {}: {}",
+                        f.kind, f.line, f.message
+                    ));
+                }
+            }
+        }
+        Err(e) => failures.push(format!("{problem} n={n} {defines:?}: {e}")),
+    }
+}
+
+fn problem(op: Op, dtype: DType, acc: Option<DType>) -> Problem {
+    Problem::new(op, dtype, acc).expect("valid problem")
+}
+
+/// 0, 1, primes, partial words and rows, 2^k ± 1 around the tile (8192) and its rows.
+const SIZES: &[usize] = &[0, 1, 3, 1021, 1024, 1025, 8191, 8192, 8193, 16385, 65537];
+
+#[test]
+fn warp_tiles_match_the_canonical_order_bit_for_bit() {
+    let mut failures = Vec::new();
+    let sums = [
+        problem(Op::Sum, DType::F32, None),
+        problem(Op::Sum, DType::F32, Some(DType::F64)),
+        problem(Op::Sum, DType::F64, None),
+        problem(Op::Sum, DType::F16, None),
+        problem(Op::Sum, DType::BF16, Some(DType::F64)),
+    ];
+    for p in &sums {
+        for &n in SIZES {
+            check(p, n, &[], &mut failures);
+        }
+    }
+    // Products of many random values end at 0 or infinity; keep them short.
+    for dtype in [DType::F32, DType::F64, DType::F16] {
+        for n in [1, 5, 255, 257] {
+            check(&problem(Op::Prod, dtype, None), n, &[], &mut failures);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn warp_tiles_merge_subtrees_and_partial_subtrees() {
+    // With 256 roots at most, 257 tiles (the last one partial) make subtrees of two tiles
+    // and a last subtree of one: the binary counter, the closing from the top and the
+    // last group's finish over more roots than one group holds all run.
+    let mut failures = Vec::new();
+    let n = 256 * 8192 + 5;
+    for p in [
+        problem(Op::Sum, DType::F32, None),
+        problem(Op::Sum, DType::F64, None),
+        problem(Op::Sum, DType::F16, None),
+    ] {
+        check(&p, n, &["MAX_PARTIALS=256"], &mut failures);
+    }
+    // Three tiles per subtree slot across fewer warps than subtrees.
+    check(
+        &problem(Op::Sum, DType::F32, None),
+        40 * 8192 + 3,
+        &["MAX_PARTIALS=256", "WARP_ROWS=1"],
+        &mut failures,
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn streaming_path_with_shuffles_is_exact() {
+    let mut failures = Vec::new();
+    for (op, dtype) in [
+        (Op::Sum, DType::I32),
+        (Op::Min, DType::I32),
+        (Op::Max, DType::F32),
+        (Op::Min, DType::F64),
+        (Op::ArgMax, DType::F32),
+        (Op::Xor, DType::U64),
+    ] {
+        for &n in &[0, 1, 7, 8193, 65537] {
+            check(&problem(op, dtype, None), n, &[], &mut failures);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,160 @@
+// One tile of the canonical order per warp, for devices with 32-wide sub-group shuffles
+// (CUDA). Included by canonical_one.cl when WARP_TILES is set.
+//
+// Why a warp and not a work-group: the canonical fold halves 1024 lanes down to one, and
+// with 16-byte loads every halving step maps onto one place inside a warp. Lane j of the
+// tile is owned by sub-group lane t = (j / WV) mod 32, in slot q = j / (32·WV), element
+// i = j mod WV of its word, where WV elements fill 16 bytes (4 f32, 2 f64, 8 halves).
+// Every work-item therefore owns exactly 32 lanes, and
+//   - fold steps w ≥ 32·WV pair slots q and q + w/(32·WV) of the same work-item,
+//   - steps WV ≤ w < 32·WV pair work-items t and t + w/WV: a shuffle down,
+//   - steps w < WV pair elements of the same word.
+// No local memory, no barrier: a warp loads a whole tile as 16-byte words (a warp reads
+// 512 contiguous bytes per load instruction), folds it in registers and keeps going,
+// while the other warps of the work-group stream their own tiles. Float addition and
+// multiplication are commutative, so only the grouping matters, and it is the canonical
+// one (docs/canonical-order.md).
+//
+// WARP_ROWS rows of the tile are in flight per work-item before any is added (0 picks
+// by type: register pressure grows with WV·WQ words per row).
+
+#if IN_BYTES == 2
+#define WV 8
+#elif IN_BYTES == 4
+#define WV 4
+#else
+#define WV 2
+#endif
+// 16-byte words per row per work-item.
+#define WQ (LANES / (32 * WV))
+
+#ifndef WARP_ROWS
+#define WARP_ROWS 0
+#endif
+#if WARP_ROWS == 0
+#undef WARP_ROWS
+#if IN_BYTES == 8
+#define WARP_ROWS 1
+#elif IN_BYTES == 4
+#define WARP_ROWS 2
+#else
+#define WARP_ROWS 4
+#endif
+#endif
+#if ROWS % WARP_ROWS != 0
+#error "WARP_ROWS must divide the tile's 8 rows"
+#endif
+
+// Element i of a 16-byte word, as a partial.
+#if IN_BYTES == 2
+#define WORD_PART(word, c) ((c) == 0 ? (word).x : (c) == 1 ? (word).y : (c) == 2 ? (word).z : (word).w)
+#define WORD_ELEM(word, i) ((acc_t)value_from_bits16((ushort)(WORD_PART(word, (i) >> 1) >> (((i) & 1) * 16))))
+#elif IN_BYTES == 4
+#define WORD_ELEM(word, i) ((acc_t)as_float((i) == 0 ? (word).x : (i) == 1 ? (word).y : (i) == 2 ? (word).z : (word).w))
+#else
+#define WORD_BITS64(a, b) (((ulong)(b) << 32) | (ulong)(a))
+#define WORD_ELEM(word, i) ((acc_t)as_double((i) == 0 ? WORD_BITS64((word).x, (word).y) : WORD_BITS64((word).z, (word).w)))
+#endif
+
+// The tile that starts at element `start`, folded; the result is valid in sub-group lane
+// 0 (the other lanes hold partial folds).
+inline acc_t warp_tile(const __global in_t* in, ulong start, ulong n, uint t) {
+    acc_t acc[WQ * WV];
+#pragma unroll
+    for (uint j = 0; j < WQ * WV; j++)
+        acc[j] = IDENTITY;
+    if (start + TILE <= n) {
+        const __global uint4* words = (const __global uint4*)(in + start) + t;
+        for (uint r0 = 0; r0 < ROWS; r0 += WARP_ROWS) {
+            uint4 w[WARP_ROWS * WQ];
+#pragma unroll
+            for (uint r = 0; r < WARP_ROWS; r++)
+#pragma unroll
+                for (uint q = 0; q < WQ; q++)
+                    w[r * WQ + q] = words[(r0 + r) * (LANES / WV) + 32 * q];
+#pragma unroll
+            for (uint r = 0; r < WARP_ROWS; r++)
+#pragma unroll
+                for (uint q = 0; q < WQ; q++)
+#pragma unroll
+                    for (uint i = 0; i < WV; i++)
+                        acc[q * WV + i] = combine(acc[q * WV + i], WORD_ELEM(w[r * WQ + q], i));
+        }
+    } else {
+        // A partial last tile: rows past the end hold only the identity, which changes
+        // no lane, so they are skipped; words that straddle the end load element-wise.
+        for (uint r = 0; r < ROWS; r++) {
+            ulong row = start + (ulong)r * LANES;
+            if (row >= n)
+                break;
+#pragma unroll
+            for (uint q = 0; q < WQ; q++) {
+                ulong e = row + 32 * WV * q + WV * t;
+                if (e + WV <= n) {
+                    uint4 w = *(const __global uint4*)(in + e);
+#pragma unroll
+                    for (uint i = 0; i < WV; i++)
+                        acc[q * WV + i] = combine(acc[q * WV + i], WORD_ELEM(w, i));
+                } else {
+#pragma unroll
+                    for (uint i = 0; i < WV; i++)
+                        if (e + i < n)
+                            acc[q * WV + i] = combine(acc[q * WV + i], lift(in, e + i));
+                }
+            }
+        }
+    }
+    // Fold steps 512 … 32·WV: slots of the same work-item.
+#pragma unroll
+    for (uint s = WQ / 2; s > 0; s >>= 1)
+#pragma unroll
+        for (uint q = 0; q < s; q++)
+#pragma unroll
+            for (uint i = 0; i < WV; i++)
+                acc[q * WV + i] = combine(acc[q * WV + i], acc[(q + s) * WV + i]);
+    // 16·WV … WV: work-items t and t + d.
+#pragma unroll
+    for (uint d = 16; d > 0; d >>= 1)
+#pragma unroll
+        for (uint i = 0; i < WV; i++)
+            acc[i] = combine(acc[i], sub_group_shuffle_down(acc[i], d));
+    // WV/2 … 1: elements of one word.
+#pragma unroll
+    for (uint s = WV / 2; s > 0; s >>= 1)
+#pragma unroll
+        for (uint i = 0; i < s; i++)
+            acc[i] = combine(acc[i], acc[i + s]);
+    return acc[0];
+}
+
+// Warps take the aligned subtrees of 2^k tiles in turn across the grid; sub-group lane 0
+// merges tile results with the binary counter of canonical_one.cl and writes each root
+// to out[1 + s], or straight to out[0] when the whole input is one tile.
+inline void warp_subtrees(const __global in_t* in, __global acc_t* out, ulong n, ulong tiles,
+                          uint k, ulong subtrees) {
+    uint t = get_local_id(0) & 31;
+    ulong warps_per_group = TILE_WG / 32;
+    ulong warp = get_group_id(0) * warps_per_group + (get_local_id(0) >> 5);
+    ulong warps = get_num_groups(0) * warps_per_group;
+    ulong span = 1UL << k;
+    for (ulong s = warp; s < subtrees; s += warps) {
+        ulong first = s << k;
+        ulong count = min(span, tiles - first);
+        acc_t stack[STACK_DEPTH]; // used by sub-group lane 0 only
+        uint depth = 0;
+        for (ulong tt = 0; tt < count; tt++) {
+            acc_t v = warp_tile(in, (first + tt) * (ulong)TILE, n, t);
+            if (t == 0) {
+                for (ulong c = tt; c & 1; c >>= 1)
+                    v = combine(stack[--depth], v);
+                stack[depth++] = v;
+            }
+        }
+        if (t == 0) {
+            acc_t x = stack[--depth];
+            while (depth > 0)
+                x = combine(stack[--depth], x);
+            out[subtrees == 1 ? 0 : 1 + s] = x;
+        }
+    }
+}
