@@ -1,7 +1,8 @@
 //! The production kernel as CUDA builds it (`HAVE_SUBGROUP_SHUFFLE`: 32-wide warps with
 //! shuffles), run in the simulator where no GPU is needed: float sums and products take
-//! one tile per warp (`warp_tiles.h`), everything else the streaming path with its
-//! single-group shortcut. Each result must equal the reference bit for bit, and no
+//! one tile per warp (`warp_tiles.h`, forced here at every size with `WARP_TILES_FROM=1`)
+//! or one per work-group (below `WARP_TILES_FROM`, with the one-tile shortcut), everything
+//! else the streaming path with its single-group shortcut. Each result must equal the reference bit for bit, and no
 //! launch may report a race, out-of-bounds or uninitialized read, or barrier divergence.
 
 use redlab_analyzer::sim::LaunchConfig;
@@ -60,13 +61,18 @@ fn warp_tiles_match_the_canonical_order_bit_for_bit() {
     ];
     for p in &sums {
         for &n in SIZES {
-            check(p, n, &[], &mut failures);
+            check(p, n, &["WARP_TILES_FROM=1"], &mut failures);
         }
     }
     // Products of many random values end at 0 or infinity; keep them short.
     for dtype in [DType::F32, DType::F64, DType::F16] {
         for n in [1, 5, 255, 257] {
-            check(&problem(Op::Prod, dtype, None), n, &[], &mut failures);
+            check(
+                &problem(Op::Prod, dtype, None),
+                n,
+                &["WARP_TILES_FROM=1"],
+                &mut failures,
+            );
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -84,15 +90,37 @@ fn warp_tiles_merge_subtrees_and_partial_subtrees() {
         problem(Op::Sum, DType::F64, None),
         problem(Op::Sum, DType::F16, None),
     ] {
-        check(&p, n, &["MAX_PARTIALS=256"], &mut failures);
+        check(
+            &p,
+            n,
+            &["MAX_PARTIALS=256", "WARP_TILES_FROM=1"],
+            &mut failures,
+        );
     }
     // Three tiles per subtree slot across fewer warps than subtrees.
     check(
         &problem(Op::Sum, DType::F32, None),
         40 * 8192 + 3,
-        &["MAX_PARTIALS=256", "WARP_ROWS=1"],
+        &["MAX_PARTIALS=256", "WARP_ROWS=1", "WARP_TILES_FROM=2"],
         &mut failures,
     );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn group_tiles_with_shuffles_match_the_canonical_order() {
+    // Below WARP_TILES_FROM: a work-group per tile, the one-tile shortcut at n ≤ 8192.
+    let mut failures = Vec::new();
+    for p in [
+        problem(Op::Sum, DType::F32, None),
+        problem(Op::Sum, DType::F64, None),
+        problem(Op::Sum, DType::BF16, None),
+    ] {
+        for &n in &[0, 1, 1021, 8192, 8193, 65537] {
+            check(&p, n, &[], &mut failures);
+        }
+        check(&p, 20_000, &["WARP_TILES_FROM=0"], &mut failures);
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

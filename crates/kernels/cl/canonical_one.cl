@@ -47,13 +47,14 @@
 #ifndef PREFETCH
 #define PREFETCH 1
 #endif
-// Where sub-groups are 32-wide warps with shuffles, float sums and products can run one
-// tile per warp (warp_tiles.h) instead of one per work-group. WARP_TILES: 0 never, 1
-// where shuffles exist.
-#ifndef WARP_TILES
-#define WARP_TILES 1
+// Where sub-groups are 32-wide warps with shuffles, float sums and products of at least
+// WARP_TILES_FROM tiles run one tile per warp (warp_tiles.h) instead of one per
+// work-group (0: never). Below that, a work-group per tile has more loads in flight per
+// byte of input, which is what small inputs need.
+#ifndef WARP_TILES_FROM
+#define WARP_TILES_FROM 1024
 #endif
-#if defined(HAVE_SUBGROUP_SHUFFLE) && WARP_TILES && !defined(ORDER_FREE)
+#if defined(HAVE_SUBGROUP_SHUFFLE) && WARP_TILES_FROM > 0 && !defined(ORDER_FREE)
 #define USE_WARP_TILES 1
 #include "warp_tiles.h"
 #else
@@ -184,17 +185,15 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             out[1 + get_group_id(0)] = lanes[0][0];
 #endif
     }
-#elif USE_WARP_TILES
-    (void)span;
-    ulong roots = subtrees;
-    warp_subtrees(in, out, n, tiles, k, subtrees);
-    // One tile: its warp wrote the result.
-    if (subtrees == 1)
-        return;
 #else
     ulong roots = subtrees;
     // Which of the two lane arrays the next tile uses, alternating across subtrees too.
     uint p = 0;
+#if USE_WARP_TILES
+    if (tiles >= WARP_TILES_FROM)
+        warp_subtrees(in, out, n, tiles, k, subtrees);
+    else
+#endif
     for (ulong s = get_group_id(0); s < subtrees; s += groups) {
         ulong first = s << k;
         ulong count = min(span, tiles - first);
@@ -297,9 +296,12 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             acc_t x = stack[--depth];
             while (depth > 0)
                 x = combine(stack[--depth], x);
-            out[1 + s] = x;
+            out[subtrees == 1 ? 0 : 1 + s] = x;
         }
     }
+    // One tile: whoever folded it wrote the result; no roots, no ticket.
+    if (subtrees == 1)
+        return;
 #endif
 
     if (groups > 1) {
@@ -327,9 +329,22 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
         acc_t r[ROOTS_PER_ITEM];
         for (uint j = 0; j < ROOTS_PER_ITEM; j++)
             r[j] = b + j < roots ? out[1 + b + j] : IDENTITY;
-        for (uint w = 1; w < ROOTS_PER_ITEM; w <<= 1)
-            for (uint j = 0; j + w < ROOTS_PER_ITEM; j += 2 * w)
-                r[j] = combine(r[j], r[j + w]);
+        // Written out level by level so that r stays in registers (see warp_tiles.h).
+#if ROOTS_PER_ITEM >= 2
+        for (uint j = 0; j < ROOTS_PER_ITEM; j += 2)
+            r[j] = combine(r[j], r[j + 1]);
+#endif
+#if ROOTS_PER_ITEM >= 4
+        for (uint j = 0; j < ROOTS_PER_ITEM; j += 4)
+            r[j] = combine(r[j], r[j + 2]);
+#endif
+#if ROOTS_PER_ITEM >= 8
+        for (uint j = 0; j < ROOTS_PER_ITEM; j += 8)
+            r[j] = combine(r[j], r[j + 4]);
+#endif
+#if ROOTS_PER_ITEM >= 16
+#error "MAX_PARTIALS / TILE_WG above 8 needs another level here"
+#endif
         acc_t v = r[0];
         for (uint d = 1; d < 32; d <<= 1)
             v = combine(v, sub_group_shuffle_down(v, d));

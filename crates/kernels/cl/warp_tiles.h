@@ -1,5 +1,5 @@
 // One tile of the canonical order per warp, for devices with 32-wide sub-group shuffles
-// (CUDA). Included by canonical_one.cl when WARP_TILES is set.
+// (CUDA). Included by canonical_one.cl, which uses it from WARP_TILES_FROM tiles on.
 //
 // Why a warp and not a work-group: the canonical fold halves 1024 lanes down to one, and
 // with 16-byte loads every halving step maps onto one place inside a warp. Lane j of the
@@ -56,6 +56,15 @@
 #define WORD_ELEM(word, i) ((acc_t)as_double((i) == 0 ? WORD_BITS64((word).x, (word).y) : WORD_BITS64((word).z, (word).w)))
 #endif
 
+// Lanes j < w of a work-item's accumulators take lanes j + w.
+#define FOLD_IN_ITEM(w)                              \
+    for (uint j = 0; j < (w); j++)                   \
+        acc[j] = combine(acc[j], acc[j + (w)])
+// Each of the word's lanes takes the one d work-items up.
+#define FOLD_ACROSS(d)                               \
+    for (uint i = 0; i < WV; i++)                    \
+        acc[i] = combine(acc[i], sub_group_shuffle_down(acc[i], (d)))
+
 // The tile that starts at element `start`, folded; the result is valid in sub-group lane
 // 0 (the other lanes hold partial folds).
 inline acc_t warp_tile(const __global in_t* in, ulong start, ulong n, uint t) {
@@ -104,26 +113,33 @@ inline acc_t warp_tile(const __global in_t* in, ulong start, ulong n, uint t) {
             }
         }
     }
-    // Fold steps 512 … 32·WV: slots of the same work-item.
-#pragma unroll
-    for (uint s = WQ / 2; s > 0; s >>= 1)
-#pragma unroll
-        for (uint q = 0; q < s; q++)
-#pragma unroll
-            for (uint i = 0; i < WV; i++)
-                acc[q * WV + i] = combine(acc[q * WV + i], acc[(q + s) * WV + i]);
+    // Fold steps 512 … 32·WV: slots of the same work-item. Each step is written out:
+    // NVRTC keeps the array in registers only when every index is a constant, and it
+    // does not unroll a loop whose step halves.
+#if WQ >= 16
+    FOLD_IN_ITEM(8 * WV);
+#endif
+#if WQ >= 8
+    FOLD_IN_ITEM(4 * WV);
+#endif
+#if WQ >= 4
+    FOLD_IN_ITEM(2 * WV);
+#endif
+    FOLD_IN_ITEM(WV);
     // 16·WV … WV: work-items t and t + d.
-#pragma unroll
-    for (uint d = 16; d > 0; d >>= 1)
-#pragma unroll
-        for (uint i = 0; i < WV; i++)
-            acc[i] = combine(acc[i], sub_group_shuffle_down(acc[i], d));
+    FOLD_ACROSS(16);
+    FOLD_ACROSS(8);
+    FOLD_ACROSS(4);
+    FOLD_ACROSS(2);
+    FOLD_ACROSS(1);
     // WV/2 … 1: elements of one word.
-#pragma unroll
-    for (uint s = WV / 2; s > 0; s >>= 1)
-#pragma unroll
-        for (uint i = 0; i < s; i++)
-            acc[i] = combine(acc[i], acc[i + s]);
+#if WV >= 8
+    FOLD_IN_ITEM(4);
+#endif
+#if WV >= 4
+    FOLD_IN_ITEM(2);
+#endif
+    FOLD_IN_ITEM(1);
     return acc[0];
 }
 

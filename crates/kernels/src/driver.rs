@@ -190,19 +190,23 @@ pub fn param(variant: &Variant, params: &[(&str, u32)], name: &str) -> Option<u3
         .or_else(|| variant.default_param(name))
 }
 
-/// Whether the one-launch kernel folds one tile per warp for `problem` (float sums and
-/// products on devices whose sub-groups are 32-wide warps with shuffles, unless
-/// `WARP_TILES=0`); the kernel decides the same from its defines.
+/// Whether the one-launch kernel folds one tile per warp for `problem` over `n`
+/// elements: float sums and products of at least `WARP_TILES_FROM` tiles on devices
+/// whose sub-groups are 32-wide warps with shuffles. The kernel decides the same from
+/// its defines and `n`.
 pub fn warp_tiles(
     variant: &Variant,
     problem: &Problem,
     caps: &Capabilities,
     params: &[(&str, u32)],
+    n: usize,
 ) -> bool {
+    let from = param(variant, params, "WARP_TILES_FROM").unwrap_or(0) as usize;
     caps.has(Feature::WarpShuffle)
         && problem.dtype.is_float()
         && problem.op.is_arithmetic()
-        && param(variant, params, "WARP_TILES").unwrap_or(0) == 1
+        && from > 0
+        && n.div_ceil(TILE) >= from
 }
 
 /// Work-items, work-group size and partials of one pass over `count` items.
@@ -243,7 +247,7 @@ pub fn layout(
         Geometry::Subtrees => {
             let per_cu = param(variant, params, "GROUPS_PER_CU").unwrap_or(8).max(1) as usize;
             // Where each warp takes a subtree (warp_tiles.h), a group serves eight.
-            let per_group = if warp_tiles(variant, problem, caps, params) {
+            let per_group = if warp_tiles(variant, problem, caps, params, count) {
                 256 / 32
             } else {
                 1

@@ -176,13 +176,14 @@ const UNROLL: Param = Param {
     power_of_two: true,
 };
 
-const WARP_TILES: Param = Param {
-    name: "WARP_TILES",
-    // 1: one tile per warp where warps shuffle (warp_tiles.h); 0: one per work-group.
-    default: 1,
-    values: &[0, 1],
+const WARP_TILES_FROM: Param = Param {
+    name: "WARP_TILES_FROM",
+    // Where warps shuffle, inputs of at least this many tiles run one tile per warp
+    // (warp_tiles.h); 0: always one per work-group.
+    default: 1024,
+    values: &[0, 256, 1024, 4096],
     applies: Applies::OrderedFloat,
-    range: (0, 1),
+    range: (0, 1 << 30),
     power_of_two: false,
 };
 const WARP_ROWS: Param = Param {
@@ -347,7 +348,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES, WARP_ROWS], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_ROWS], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),
