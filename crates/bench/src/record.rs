@@ -61,6 +61,9 @@ pub struct Record {
     /// `roof_gbps / datasheet_gbps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roof_peak_fraction: Option<f64>,
+    /// What `auto` ran, for rows of `--variants auto`: the variant and its parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_choice: Option<String>,
     /// Why this row's timing is doubtful (a rate above the read roof measured beside it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,

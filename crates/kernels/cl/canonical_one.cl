@@ -47,14 +47,22 @@
 #ifndef PREFETCH
 #define PREFETCH 1
 #endif
-// Where sub-groups are 32-wide warps with shuffles, float sums and products of at least
-// WARP_TILES_FROM tiles run one tile per warp (warp_tiles.h) instead of one per
-// work-group (0: never). Below that, a work-group per tile has more loads in flight per
-// byte of input, which is what small inputs need.
+// Where sub-groups are 32-wide warps with shuffles, f32 and f64 sums and products of at
+// most WARP_TILES_UPTO tiles or at least WARP_TILES_FROM tiles run one tile per warp
+// (warp_tiles.h) instead of one per work-group (0: never). Up to 8 tiles, one group
+// holds them all and needs no ticket; from a few hundred tiles on, warps without
+// barriers stream faster. In between, a work-group per tile spreads the input over
+// more SMs with more loads in flight per byte, which is what mid-sized inputs need.
+// Halves always run a work-group per tile (their 16-byte words hold 8 lanes, and the
+// vector path of the work-group kernel measured faster).
 #ifndef WARP_TILES_FROM
-#define WARP_TILES_FROM 1024
+#define WARP_TILES_FROM 512
 #endif
-#if defined(HAVE_SUBGROUP_SHUFFLE) && WARP_TILES_FROM > 0 && !defined(ORDER_FREE)
+#ifndef WARP_TILES_UPTO
+#define WARP_TILES_UPTO 8
+#endif
+#if defined(HAVE_SUBGROUP_SHUFFLE) && (WARP_TILES_FROM > 0 || WARP_TILES_UPTO > 0) && \
+    !defined(ORDER_FREE) && IN_BYTES >= 4
 #define USE_WARP_TILES 1
 #include "warp_tiles.h"
 #else
@@ -190,7 +198,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
     // Which of the two lane arrays the next tile uses, alternating across subtrees too.
     uint p = 0;
 #if USE_WARP_TILES
-    if (tiles >= WARP_TILES_FROM)
+    if ((WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM) || tiles <= WARP_TILES_UPTO)
         warp_subtrees(in, out, n, tiles, k, subtrees);
     else
 #endif

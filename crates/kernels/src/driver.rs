@@ -4,7 +4,7 @@
 //! timed launches through [`Launcher`]; OpenCL and CUDA share everything else.
 
 use redlab_core::canonical::TILE;
-use redlab_core::{reference, ArrayRef, Problem, Value};
+use redlab_core::{reference, ArrayRef, DType, Problem, Value};
 
 use crate::capability::{Capabilities, Feature};
 use crate::codec::Codec;
@@ -191,9 +191,9 @@ pub fn param(variant: &Variant, params: &[(&str, u32)], name: &str) -> Option<u3
 }
 
 /// Whether the one-launch kernel folds one tile per warp for `problem` over `n`
-/// elements: float sums and products of at least `WARP_TILES_FROM` tiles on devices
-/// whose sub-groups are 32-wide warps with shuffles. The kernel decides the same from
-/// its defines and `n`.
+/// elements: f32/f64 sums and products of at most `WARP_TILES_UPTO` or at least
+/// `WARP_TILES_FROM` tiles, on devices whose sub-groups are 32-wide warps with
+/// shuffles. The kernel decides the same from its defines and `n` (`canonical_one.cl`).
 pub fn warp_tiles(
     variant: &Variant,
     problem: &Problem,
@@ -202,11 +202,12 @@ pub fn warp_tiles(
     n: usize,
 ) -> bool {
     let from = param(variant, params, "WARP_TILES_FROM").unwrap_or(0) as usize;
+    let upto = param(variant, params, "WARP_TILES_UPTO").unwrap_or(0) as usize;
+    let tiles = n.div_ceil(TILE);
     caps.has(Feature::WarpShuffle)
-        && problem.dtype.is_float()
+        && matches!(problem.dtype, DType::F32 | DType::F64)
         && problem.op.is_arithmetic()
-        && from > 0
-        && n.div_ceil(TILE) >= from
+        && ((from > 0 && tiles >= from) || tiles <= upto)
 }
 
 /// Work-items, work-group size and partials of one pass over `count` items.

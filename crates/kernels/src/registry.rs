@@ -178,17 +178,27 @@ const UNROLL: Param = Param {
 
 const WARP_TILES_FROM: Param = Param {
     name: "WARP_TILES_FROM",
-    // Where warps shuffle, inputs of at least this many tiles run one tile per warp
-    // (warp_tiles.h); 0: always one per work-group.
-    default: 1024,
-    values: &[0, 256, 1024, 4096],
+    // Where warps shuffle, f32/f64 inputs of at least this many tiles run one tile per
+    // warp (warp_tiles.h); 0: never. Measured on the H200: 512 (2^22 elements).
+    default: 512,
+    values: &[0, 128, 256, 512, 1024],
+    applies: Applies::OrderedFloat,
+    range: (0, 1 << 30),
+    power_of_two: false,
+};
+const WARP_TILES_UPTO: Param = Param {
+    name: "WARP_TILES_UPTO",
+    // Where warps shuffle, f32/f64 inputs of at most this many tiles run one tile per
+    // warp, in one work-group (8 warps) without a ticket; 0: never.
+    default: 8,
+    values: &[0, 1, 2, 8],
     applies: Applies::OrderedFloat,
     range: (0, 1 << 30),
     power_of_two: false,
 };
 const WARP_ROWS: Param = Param {
     name: "WARP_ROWS",
-    // Tile rows loaded before any is added, per work-item; 0 picks by type.
+    // Tile rows loaded before any is added, per work-item; 0: the kernel's choice (4).
     default: 0,
     values: &[0, 1, 2, 4],
     applies: Applies::OrderedFloat,
@@ -348,7 +358,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_ROWS], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),

@@ -117,6 +117,52 @@ fn tune_writes_a_database_that_auto_then_uses() {
         "{explain:?}"
     );
     assert_eq!(j["verified"], true);
+    // `bench --variants auto` times that same choice and says which it was.
+    let records = dir.path().join("auto.jsonl");
+    let out = redlab(
+        &[
+            "bench",
+            "--device",
+            "opencl:0",
+            "--variants",
+            "auto",
+            "--ops",
+            "max",
+            "--dtypes",
+            "i32",
+            "--sizes",
+            "5000",
+            "--min-reps",
+            "2",
+            "--min-time",
+            "0",
+            "--quiet",
+            "--json",
+            records.to_str().expect("utf-8"),
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row: Json = serde_json::from_str(
+        std::fs::read_to_string(&records)
+            .expect("records")
+            .lines()
+            .next()
+            .expect("one row"),
+    )
+    .expect("JSON");
+    assert_eq!(row["variant"], "auto");
+    assert_eq!(row["status"], "ok");
+    let choice = row["auto_choice"].as_str().expect("auto_choice");
+    let tuned = entries[0]["variant"].as_str().expect("tuned variant");
+    assert!(
+        choice.starts_with(tuned),
+        "{choice} is not the tuned {tuned}"
+    );
 }
 
 #[test]

@@ -352,6 +352,7 @@ impl RecordBase {
             roof_gbps: None,
             roof_fraction: None,
             warning: None,
+            auto_choice: None,
             roof_config: None,
             datasheet_gbps: None,
             roof_peak_fraction: None,

@@ -48,6 +48,8 @@ pub trait Lab {
     ) -> Option<Result<(f64, Value, usize), RunError>> {
         None
     }
+    /// What the library runs for `problem` over `n` elements (`auto`).
+    fn auto(&self, problem: &Problem, n: usize) -> redlab_tune::Choice;
     /// The comparator to run beside the production kernel, if one was asked for.
     fn comparator(&self) -> Option<&'static str> {
         None
@@ -86,6 +88,9 @@ impl Lab for redlab_opencl::OpenClDevice {
     fn stream_read(&self, input: &Self::Input) -> Result<f64, RunError> {
         redlab_opencl::OpenClDevice::stream_read(self, input)
     }
+    fn auto(&self, problem: &Problem, n: usize) -> redlab_tune::Choice {
+        redlab_opencl::OpenClDevice::auto(self, problem, n)
+    }
 }
 
 #[cfg(feature = "cuda")]
@@ -111,6 +116,9 @@ impl Lab for redlab_cuda::CudaDevice {
     }
     fn stream_read(&self, input: &Self::Input) -> Result<f64, RunError> {
         redlab_cuda::CudaDevice::stream_read(self, input)
+    }
+    fn auto(&self, problem: &Problem, n: usize) -> redlab_tune::Choice {
+        redlab_cuda::CudaDevice::auto(self, problem, n)
     }
     fn graph(
         &self,
@@ -139,6 +147,45 @@ impl Lab for redlab_cuda::CudaDevice {
     }
 }
 
+/// One row per problem of the lab bench: a fixed variant, or what the library runs.
+#[derive(Debug, Clone)]
+pub enum Pick {
+    /// A variant by name, at its defaults and the `--param` overrides.
+    Fixed(Variant),
+    /// `auto`: the tuning database's choice for each problem and size, exactly as
+    /// `Backend::reduce` and `redlab run` make it (`--param` does not apply).
+    Auto,
+}
+
+impl Pick {
+    /// The name rows carry.
+    fn name(&self) -> &'static str {
+        match self {
+            Pick::Fixed(v) => v.name,
+            Pick::Auto => "auto",
+        }
+    }
+}
+
+/// Picks variants by name or alias, and `auto`; `all` for every variant.
+pub fn choose_picks(names: &str) -> anyhow::Result<Vec<Pick>> {
+    let mut picks = Vec::new();
+    let mut fixed = Vec::new();
+    for name in names.split(',') {
+        if name.trim() == "auto" {
+            if !picks.iter().any(|p| matches!(p, Pick::Auto)) {
+                picks.push(Pick::Auto);
+            }
+        } else {
+            fixed.push(name);
+        }
+    }
+    if !fixed.is_empty() {
+        picks.extend(choose(&fixed.join(","))?.into_iter().map(Pick::Fixed));
+    }
+    Ok(picks)
+}
+
 /// Picks variants by name or alias; `all` for every one.
 pub fn choose(names: &str) -> anyhow::Result<Vec<Variant>> {
     if names.trim() == "all" {
@@ -149,7 +196,7 @@ pub fn choose(names: &str) -> anyhow::Result<Vec<Variant>> {
         let v = registry::find(name).with_context(|| {
             let known: Vec<&str> = registry::all().iter().map(|v| v.name).collect();
             format!(
-                "unknown variant '{name}' (known: all, {})",
+                "unknown variant '{name}' (known: all, auto, {})",
                 known.join(", ")
             )
         })?;
@@ -170,7 +217,21 @@ pub fn run<L: Lab>(
     out: &mut dyn Write,
     sink: &mut super::bench::Sink,
 ) -> anyhow::Result<Verdict> {
-    let variants = choose(&args.variants)?;
+    let picks = choose_picks(&args.variants)?;
+    let variants: Vec<Variant> = picks
+        .iter()
+        .filter_map(|p| match p {
+            Pick::Fixed(v) => Some(v.clone()),
+            Pick::Auto => None,
+        })
+        .collect();
+    // The comparator is set against what the library runs when auto is benched, else
+    // against the production kernel.
+    let compared = if picks.iter().any(|p| matches!(p, Pick::Auto)) {
+        "auto"
+    } else {
+        "production"
+    };
     if let Some(wanted) = &args.compare {
         if lab.comparator() != Some(wanted.as_str()) {
             anyhow::bail!(
@@ -181,6 +242,9 @@ pub fn run<L: Lab>(
     }
     let caps = lab.caps();
     let params = super::params::parse_params(&args.params)?;
+    if !params.is_empty() && variants.is_empty() {
+        anyhow::bail!("--param does not apply to auto, which runs the tuned parameters");
+    }
     check_params(&variants, &params)?;
     let params: Vec<(&str, u32)> = params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
     let mut plan = TimingPlan::new(args.cache, caps.cache_bytes.max(1 << 20));
@@ -190,7 +254,7 @@ pub fn run<L: Lab>(
     let mut failures = Vec::new();
     print_header(out, device, args)?;
     let bar = super::bench::progress(
-        args.dtypes.len() * sizes.len() * args.ops.len() * variants.len(),
+        args.dtypes.len() * sizes.len() * args.ops.len() * picks.len(),
         args.quiet,
     );
     for &dtype in &args.dtypes {
@@ -208,12 +272,30 @@ pub fn run<L: Lab>(
                 // of large windows take seconds to compute, more than many rows' budget.
                 let mut judge = Judge::new(windows);
                 let mut production_row: Option<Record> = None;
-                for variant in &variants {
-                    let mut record = base.record(variant.name, op, dtype, n, windows);
+                for pick in &picks {
+                    let mut record = base.record(pick.name(), op, dtype, n, windows);
                     match &problem {
                         Err(e) => skip(&mut record, e.to_string()),
                         Ok(problem) => {
                             record.acc = problem.acc.to_string();
+                            let (variant, params) = match pick {
+                                Pick::Fixed(v) => (v.clone(), params.clone()),
+                                Pick::Auto => {
+                                    let choice = lab.auto(problem, n);
+                                    record.auto_choice = Some(format!(
+                                        "{} ({})",
+                                        choice.variant.name,
+                                        redlab_tune::space::describe(&choice.params)
+                                    ));
+                                    let pairs = choice
+                                        .params
+                                        .iter()
+                                        .map(|(k, v)| (registry_name(&choice.variant, k), *v))
+                                        .collect();
+                                    (choice.variant, pairs)
+                                }
+                            };
+                            let variant = &variant;
                             time_variant(
                                 lab,
                                 variant,
@@ -255,13 +337,18 @@ pub fn run<L: Lab>(
                         }
                     }
                     bar.inc(1);
-                    bar.set_message(format!("{} {op} {dtype} n={n}", variant.name));
+                    bar.set_message(format!("{} {op} {dtype} n={n}", pick.name()));
                     bar.suspend(|| {
                         print_row(
                             out,
                             &format!(
                                 "{} {}",
-                                record.variant,
+                                record
+                                    .auto_choice
+                                    .as_ref()
+                                    .map_or(record.variant.clone(), |c| {
+                                        format!("auto→{}", c.split(' ').next().unwrap_or(c))
+                                    }),
                                 problem
                                     .as_ref()
                                     .map_or(format!("{op} {dtype}"), |p| p.to_string())
@@ -272,11 +359,15 @@ pub fn run<L: Lab>(
                     if record.status == Status::Wrong {
                         failures.push(format!(
                             "{} {op} {dtype} n={n}: {}",
-                            variant.name,
+                            pick.name(),
                             record.reason.clone().unwrap_or_default()
                         ));
                     }
-                    if variant.is_called("production") && args.compare.is_some() {
+                    let is_compared = match pick {
+                        Pick::Auto => compared == "auto",
+                        Pick::Fixed(v) => compared == "production" && v.is_called("production"),
+                    };
+                    if is_compared && args.compare.is_some() {
                         production_row = Some(record);
                     } else {
                         sink.push(&record)?;
@@ -312,6 +403,17 @@ pub fn run<L: Lab>(
     } else {
         Verdict::Mismatch(failures.join("; "))
     })
+}
+
+/// A tuning database's parameter name as the variant declares it (a `&'static str`,
+/// which the pass driver takes); names the variant does not declare are dropped by the
+/// driver, so any name serves.
+fn registry_name(variant: &Variant, name: &str) -> &'static str {
+    variant
+        .params
+        .iter()
+        .find(|p| p.name == name)
+        .map_or("", |p| p.name)
 }
 
 fn skip(record: &mut Record, reason: String) {

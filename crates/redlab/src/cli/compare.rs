@@ -100,7 +100,8 @@ pub fn cub_rows(
         let ratio = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.3}×"));
         writeln!(
             out,
-            "  production vs cub, {problem} n={n}: per call {} (ours {}, cub {}); in a graph {} (ours {}, cub {})",
+            "  {} vs cub, {problem} n={n}: per call {} (ours {}, cub {}); in a graph {} (ours {}, cub {})",
+            if ours.variant == "auto" { "auto" } else { "production" },
             ratio(ours.speedup_per_call),
             secs(ours.median_s),
             secs(record.median_s),
