@@ -59,6 +59,9 @@ pub enum Applies {
     OrderedFloat,
     /// Everything else: the order-free streaming path.
     OrderFree,
+    /// f32 and f64 sums and products on devices with 32-wide warp shuffles (the warp
+    /// tiles of the one-launch kernel).
+    WarpTiles,
 }
 
 impl Applies {
@@ -69,7 +72,13 @@ impl Applies {
             Applies::Always => true,
             Applies::OrderedFloat => ordered,
             Applies::OrderFree => !ordered,
+            Applies::WarpTiles => ordered && matches!(problem.dtype, DType::F32 | DType::F64),
         }
+    }
+
+    /// Whether the parameter can matter on a device with `caps`.
+    pub fn available(self, caps: &Capabilities) -> bool {
+        self != Applies::WarpTiles || caps.has(Feature::WarpShuffle)
     }
 }
 
@@ -181,8 +190,8 @@ const WARP_TILES_FROM: Param = Param {
     // Where warps shuffle, f32/f64 inputs of at least this many tiles run one tile per
     // warp (warp_tiles.h); 0: never. Measured on the H200: 512 (2^22 elements).
     default: 512,
-    values: &[0, 128, 256, 512, 1024],
-    applies: Applies::OrderedFloat,
+    values: &[0, 128, 512, 1024],
+    applies: Applies::WarpTiles,
     range: (0, 1 << 30),
     power_of_two: false,
 };
@@ -191,8 +200,8 @@ const WARP_TILES_UPTO: Param = Param {
     // Where warps shuffle, f32/f64 inputs of at most this many tiles run one tile per
     // warp, in one work-group (8 warps) without a ticket; 0: never.
     default: 8,
-    values: &[0, 1, 2, 8],
-    applies: Applies::OrderedFloat,
+    values: &[0, 2, 8],
+    applies: Applies::WarpTiles,
     range: (0, 1 << 30),
     power_of_two: false,
 };
@@ -200,8 +209,8 @@ const WARP_ROWS: Param = Param {
     name: "WARP_ROWS",
     // Tile rows loaded before any is added, per work-item; 0: the kernel's choice (4).
     default: 0,
-    values: &[0, 1, 2, 4],
-    applies: Applies::OrderedFloat,
+    values: &[0, 1, 2],
+    applies: Applies::WarpTiles,
     range: (0, 8),
     power_of_two: false,
 };

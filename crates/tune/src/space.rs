@@ -26,7 +26,11 @@ pub fn eligible(variant: &Variant, problem: &Problem) -> bool {
 pub fn configs(variant: &Variant, problem: &Problem, caps: &Capabilities) -> Vec<Config> {
     let acc_bytes = Codec::new(problem).acc_bytes;
     let mut all: Vec<Config> = vec![Config::new()];
-    for p in variant.params.iter().filter(|p| p.applies.to(problem)) {
+    for p in variant
+        .params
+        .iter()
+        .filter(|p| p.applies.to(problem) && p.applies.available(caps))
+    {
         let mut next = Vec::new();
         for c in &all {
             for &v in p.values {
@@ -101,6 +105,15 @@ mod tests {
             "groups per CU × prefetch × vector loads"
         );
         assert_eq!(i.len(), 5 * 4, "groups per CU × unroll");
+        // Where warps shuffle, f32/f64 sums also try the warp tiles' thresholds and rows.
+        let mut warps = caps();
+        warps.features.push(redlab_kernels::Feature::WarpShuffle);
+        assert_eq!(
+            configs(&production, &float_sum, &warps).len(),
+            5 * 2 * 3 * 4 * 3 * 3
+        );
+        let half_sum = Problem::new(Op::Sum, DType::F16, None).expect("valid");
+        assert_eq!(configs(&production, &half_sum, &warps).len(), 5 * 2 * 3);
         let reduce2 = registry::find("reduce2").expect("registered");
         let wgs: Vec<u32> = configs(&reduce2, &int_max, &caps())
             .iter()
