@@ -41,6 +41,10 @@
 #error "WARP_ROWS must divide the tile's 8 rows"
 #endif
 
+// Words of a partial row loaded together: at most 8, so that the partial tile does
+// not need more registers than the whole-tile loop (which would cost occupancy).
+#define PARTIAL_WORDS (WQ < 8 ? WQ : 8)
+
 // Element i of a 16-byte word, as a partial.
 #if IN_BYTES == 2
 #define WORD_PART(word, c) ((c) == 0 ? (word).x : (c) == 1 ? (word).y : (c) == 2 ? (word).z : (word).w)
@@ -87,32 +91,37 @@ inline acc_t warp_tile(const __global in_t* in, ulong start, ulong n, uint t) {
         }
     } else {
         // A partial last tile: rows past the end hold only the identity, which changes
-        // no lane, so they are skipped. A row's whole words are all loaded before any is
-        // used (loads behind a branch each would wait for the one before); a word that
-        // straddles the end is read element-wise.
+        // no lane, so they are skipped. A row's whole words are loaded, up to
+        // PARTIAL_WORDS at a time, before any is used (loads behind a branch each would
+        // wait for the one before); a word that straddles the end is read element-wise.
         for (uint r = 0; r < ROWS; r++) {
             ulong row = start + (ulong)r * LANES;
             if (row >= n)
                 break;
             // This work-item's first element in the row.
             ulong mine = row + WV * t;
-            uint4 w[WQ];
 #pragma unroll
-            for (uint q = 0; q < WQ; q++)
-                if (mine + 32 * WV * q + WV <= n)
-                    w[q] = *(const __global uint4*)(in + mine + 32 * WV * q);
+            for (uint q0 = 0; q0 < WQ; q0 += PARTIAL_WORDS) {
+                uint4 w[PARTIAL_WORDS];
 #pragma unroll
-            for (uint q = 0; q < WQ; q++) {
-                ulong e = mine + 32 * WV * q;
-                if (e + WV <= n) {
+                for (uint q = 0; q < PARTIAL_WORDS; q++)
+                    if (mine + 32 * WV * (q0 + q) + WV <= n)
+                        w[q] = *(const __global uint4*)(in + mine + 32 * WV * (q0 + q));
 #pragma unroll
-                    for (uint i = 0; i < WV; i++)
-                        acc[q * WV + i] = combine(acc[q * WV + i], WORD_ELEM(w[q], i));
-                } else {
+                for (uint q = 0; q < PARTIAL_WORDS; q++) {
+                    ulong e = mine + 32 * WV * (q0 + q);
+                    if (e + WV <= n) {
 #pragma unroll
-                    for (uint i = 0; i < WV; i++)
-                        if (e + i < n)
-                            acc[q * WV + i] = combine(acc[q * WV + i], lift(in, e + i));
+                        for (uint i = 0; i < WV; i++)
+                            acc[(q0 + q) * WV + i] =
+                                combine(acc[(q0 + q) * WV + i], WORD_ELEM(w[q], i));
+                    } else {
+#pragma unroll
+                        for (uint i = 0; i < WV; i++)
+                            if (e + i < n)
+                                acc[(q0 + q) * WV + i] =
+                                    combine(acc[(q0 + q) * WV + i], lift(in, e + i));
+                    }
                 }
             }
         }
