@@ -13,7 +13,11 @@
 // Each group then writes its roots to out[1 + s], fences, and takes a ticket; the group
 // that takes the last ticket builds the tree above level k, writes the result to out[0]
 // and resets the ticket counter, so the next launch (or a replayed graph) starts clean.
-// Layout of `out`: result, MAX_PARTIALS roots, then the counter.
+// Layout of `out`: result, MAX_PARTIALS roots, then the counter. One tile, or one group
+// on the streaming path, writes out[0] directly and takes no ticket.
+//
+// On CUDA, f32/f64 sums and products of few or many tiles run one tile per warp instead
+// of one per group (warp_tiles.h; WARP_TILES_UPTO, WARP_TILES_FROM below).
 //
 // Problems whose result does not depend on the order (integers, selections, bitwise
 // operators: everything but float sums and products) take a plain streaming path instead:
