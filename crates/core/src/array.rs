@@ -129,6 +129,19 @@ impl<'a> ArrayRef<'a> {
         }
     }
 
+    /// Views raw bytes (native endianness) as elements of `dtype`; they must be a whole
+    /// number of elements, aligned for the type.
+    pub fn from_bytes(dtype: DType, bytes: &'a [u8]) -> Result<ArrayRef<'a>, Error> {
+        let size = dtype.size_bytes();
+        if bytes.len() % size != 0 || (bytes.as_ptr() as usize) % size != 0 {
+            return Err(Error::BadBuffer(format!(
+                "{} bytes at an address that is not a whole, aligned number of {dtype} elements",
+                bytes.len()
+            )));
+        }
+        Ok(ArrayRef { dtype, bytes })
+    }
+
     /// The element type.
     pub fn dtype(&self) -> DType {
         self.dtype

@@ -54,6 +54,9 @@ pub enum Error {
         /// Bytes available.
         available: u128,
     },
+    /// A shape, axis list, strided view or segment list that does not fit the data.
+    #[error("{0}")]
+    Shape(String),
     /// A backend-specific failure, with the backend's own message.
     #[error("{backend}: {message}")]
     Backend {

@@ -1,7 +1,8 @@
 //! The reduction model of redlab, with no device dependency.
 //!
 //! - what to reduce: [`Op`], [`DType`], accumulator rules ([`acc`]), [`Problem`];
-//! - the data: [`HostArray`] and its typed view [`ArrayRef`], seeded inputs ([`generate`]);
+//! - the data: [`HostArray`] and its typed view [`ArrayRef`], seeded inputs ([`generate`]),
+//!   shapes, axes and segments ([`shape`], [`segmented`]);
 //! - the answer: [`Value`], [`Outcome`];
 //! - who reduces: the [`Backend`] trait;
 //! - what is right: [`canonical`] (the one float order, version [`canonical::VERSION`])
@@ -30,6 +31,8 @@ pub mod num;
 mod op;
 mod problem;
 pub mod reference;
+pub mod segmented;
+pub mod shape;
 pub mod size;
 mod value;
 

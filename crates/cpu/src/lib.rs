@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use redlab_core::num::{AccFloat, IntElement};
 use redlab_core::reference::wrap_int;
+use redlab_core::segmented::Selection;
 use redlab_core::IntoScalar;
 use redlab_core::{
     with_float_dtype, with_float_pair, with_int_dtype, ArrayRef, Backend, DeviceInfo, Error, Op,
@@ -82,6 +83,30 @@ impl CpuBackend {
             return compute(problem, data);
         }
         self.pool.install(|| compute(problem, data))
+    }
+}
+
+impl CpuBackend {
+    /// One result per output of `selection` (axis outputs or segments), each the
+    /// canonical reduction of its own elements. Outputs run in parallel; a long output
+    /// also splits its own work, as a 1-D reduction does.
+    pub fn compute_outputs(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<Vec<Value>, Error> {
+        use rayon::prelude::*;
+        problem.check_input(&data)?;
+        self.pool.install(|| {
+            (0..selection.outputs())
+                .into_par_iter()
+                .map_init(Vec::new, |scratch, k| {
+                    let view = selection.view(data, k, scratch)?;
+                    compute(problem, view)
+                })
+                .collect()
+        })
     }
 }
 

@@ -32,6 +32,7 @@ mod device;
 mod error;
 pub mod fuzzing;
 pub mod input;
+pub mod npy_out;
 #[cfg(feature = "cuda")]
 pub mod placement;
 
@@ -40,8 +41,8 @@ use std::sync::OnceLock;
 pub use device::{list_devices, Device, DeviceReport, Unavailable};
 pub use error::Error;
 pub use redlab_core::{
-    acc, canonical, generate, reference, ArrayRef, Backend, DType, DeviceInfo, Element, HostArray,
-    Op, Outcome, Problem, Scalar, Value,
+    acc, canonical, generate, reference, segmented, shape, ArrayRef, Backend, DType, DeviceInfo,
+    Element, HostArray, Op, Outcome, Problem, Scalar, Value,
 };
 use redlab_cpu::CpuBackend;
 
@@ -60,6 +61,53 @@ fn default_cpu() -> Result<&'static CpuBackend, Error> {
 pub fn reduce<T: Element>(op: Op, data: &[T]) -> Result<Value, Error> {
     let problem = Problem::new(op, T::DTYPE, None)?;
     Ok(default_cpu()?.compute(&problem, ArrayRef::from_slice(data))?)
+}
+
+/// Reduces `data`, viewed through `layout`, along `axes` (`None`: all) on the CPU: one
+/// value per output element, in C order of the kept axes, each the canonical reduction
+/// of its own elements (docs/canonical-order.md, "Axes and segments"). The result's shape
+/// is [`shape::AxisPlan::out_dims`].
+///
+/// ```
+/// use redlab::shape::Layout;
+///
+/// // Row sums of a 2×3 matrix stored in C order.
+/// let m = [1i32, 2, 3, 10, 20, 30];
+/// let rows = redlab::reduce_axis(redlab::Op::Sum, &m, &Layout::c_order(&[2, 3]), Some(&[1]))?;
+/// assert_eq!(rows, vec![redlab::Value::Scalar(redlab::Scalar::I64(6)),
+///                       redlab::Value::Scalar(redlab::Scalar::I64(60))]);
+/// # Ok::<(), redlab::Error>(())
+/// ```
+pub fn reduce_axis<T: Element>(
+    op: Op,
+    data: &[T],
+    layout: &shape::Layout,
+    axes: Option<&[isize]>,
+) -> Result<Vec<Value>, Error> {
+    let problem = Problem::new(op, T::DTYPE, None)?;
+    layout.check(data.len())?;
+    let plan = shape::AxisPlan::new(layout.clone(), axes, false)?;
+    Ok(default_cpu()?.compute_outputs(
+        &problem,
+        ArrayRef::from_slice(data),
+        segmented::Selection::Axes(&plan),
+    )?)
+}
+
+/// Reduces each segment of `data` on the CPU (CSR offsets or a fixed length), each in
+/// the canonical order of its own elements.
+pub fn reduce_segments<T: Element>(
+    op: Op,
+    data: &[T],
+    segments: &shape::Segments,
+) -> Result<Vec<Value>, Error> {
+    let problem = Problem::new(op, T::DTYPE, None)?;
+    let ranges = segments.ranges(data.len())?;
+    Ok(default_cpu()?.compute_outputs(
+        &problem,
+        ArrayRef::from_slice(data),
+        segmented::Selection::Ranges(&ranges),
+    )?)
 }
 
 /// The sum of `data` on the CPU: integers exactly (in 64 bits), floats in the canonical

@@ -15,6 +15,7 @@ mod output;
 mod params;
 mod report;
 mod run;
+mod shaped;
 mod size;
 #[cfg(any(feature = "opencl", feature = "cuda"))]
 mod tune;

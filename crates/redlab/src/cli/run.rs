@@ -29,7 +29,7 @@ pub struct RunArgs {
     #[arg(long)]
     acc: Option<DType>,
     /// Generate this many seeded random elements (1000003, 1e6, 2^20, 64Mi).
-    #[arg(long, required_unless_present = "input", conflicts_with = "input")]
+    #[arg(long, required_unless_present_any = ["input", "shape"], conflicts_with = "input")]
     n: Option<Size>,
     /// Distribution of generated elements: uniform, normal, ints.
     #[arg(long, default_value = "normal")]
@@ -66,6 +66,41 @@ pub struct RunArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// The input's shape, C order (`4096x8192`): for generated data (with --n, or
+    /// instead of it) and raw files; a .npy file has its own.
+    #[arg(long)]
+    shape: Option<String>,
+    /// Reduce along these axes (`1`, `0,2`, `-1`); the default is all axes.
+    #[arg(long, allow_hyphen_values = true)]
+    axis: Option<String>,
+    /// Keep the reduced axes in the result, with length 1.
+    #[arg(long)]
+    keepdims: bool,
+    /// Reduce each segment of the flat input given by CSR offsets (a 1-D int64 .npy:
+    /// segment i is elements offsets[i]..offsets[i+1]).
+    #[arg(long, conflicts_with = "segment_size")]
+    segments: Option<PathBuf>,
+    /// Reduce consecutive segments of this many elements (the last may be shorter).
+    #[arg(long)]
+    segment_size: Option<usize>,
+    /// Write the result as .npy (axis and segment reductions).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+impl RunArgs {
+    /// Whether the request has a shape: axes, segments or an output file.
+    fn shaped(&self) -> bool {
+        self.axis.is_some()
+            || self.keepdims
+            || self.segments.is_some()
+            || self.segment_size.is_some()
+            || self.out.is_some()
+            || self.shape.is_some()
+    }
 }
 
 /// Runs `redlab run`.
@@ -92,9 +127,36 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     } else {
         Some(Device::open(&args.device, args.threads)?)
     };
-    let (array, source) = match (&args.input, args.n) {
+    let shape_arg = args
+        .shape
+        .as_deref()
+        .map(super::shaped::parse_shape)
+        .transpose()?;
+    let n_arg = match (args.n, &shape_arg) {
+        (Some(n), _) => Some(n),
+        (None, Some(dims)) if args.input.is_none() => Some(Size(
+            dims.iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(d))
+                .context("--shape has too many elements")?,
+        )),
+        _ => None,
+    };
+    let mut dims: Option<Vec<usize>> = shape_arg.clone();
+    let (array, source) = match (&args.input, n_arg) {
         (Some(path), _) => {
             let loaded = redlab::input::load(path, args.dtype)?;
+            if loaded.format == "npy" {
+                if shape_arg.is_some() {
+                    bail!("--shape is for generated data and raw files; a .npy file has its own shape");
+                }
+                dims = Some(
+                    loaded
+                        .shape
+                        .iter()
+                        .map(|&d| usize::try_from(d).context("shape does not fit in memory"))
+                        .collect::<anyhow::Result<_>>()?,
+                );
+            }
             let source = format!(
                 "{} ({}, shape {:?}{})",
                 path.display(),
@@ -122,6 +184,38 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         (None, None) => bail!("give --n SIZE or --input FILE"),
     };
     let problem = Problem::new(args.op, array.dtype(), args.acc)?;
+    if args.shaped() {
+        if args.device != "cpu" || args.variant != "auto" || args.staged {
+            bail!(
+                "axis and segment reductions run on the CPU in this version: leave out --device {}, --variant and --staged",
+                args.device
+            );
+        }
+        let request = super::shaped::ShapedRequest {
+            axes: args
+                .axis
+                .as_deref()
+                .map(super::shaped::parse_axes)
+                .transpose()?,
+            keepdims: args.keepdims,
+            segments: args.segments.clone(),
+            segment_size: args.segment_size,
+            out: args.out.clone(),
+            force: args.force,
+        };
+        let dims = dims.unwrap_or_else(|| vec![array.len()]);
+        return super::shaped::run(
+            &request,
+            &problem,
+            &array,
+            &dims,
+            args.input.as_deref(),
+            args.threads,
+            args.repeat,
+            args.json,
+            out,
+        );
+    }
     let data = array.view();
     let (device, staged) = match opened {
         Some(d) => {

@@ -1,0 +1,160 @@
+//! Reductions with many results: one per output element of an axis reduction, or one per
+//! segment of a flat array. Each result is the 1-D reduction of its own elements, listed
+//! in canonical order (see [`crate::shape`]), so its bits are those of reducing that
+//! sequence alone: they do not depend on the other outputs, the layout or the backend.
+//!
+//! This module says which elements each output reads ([`Selection`]), gathers them when
+//! they are not consecutive, and packs the results into the array numpy would return
+//! ([`pack`]); backends decide how to run the 1-D reductions.
+
+use std::ops::Range;
+
+use crate::shape::AxisPlan;
+use crate::{reference, ArrayRef, DType, Error, Op, Problem, Value};
+
+/// Which elements each output reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Selection<'p> {
+    /// The outputs of an axis reduction, in C order of the kept axes.
+    Axes(&'p AxisPlan),
+    /// Ranges of a flat array (segments).
+    Ranges(&'p [Range<usize>]),
+}
+
+impl Selection<'_> {
+    /// Number of outputs.
+    pub fn outputs(&self) -> usize {
+        match self {
+            Selection::Axes(plan) => plan.outputs(),
+            Selection::Ranges(ranges) => ranges.len(),
+        }
+    }
+
+    /// Output `k`'s elements as one view: a slice of `data` when they are consecutive,
+    /// otherwise gathered into `scratch` (8-byte words, so any element type is aligned).
+    pub fn view<'a>(
+        &self,
+        data: ArrayRef<'a>,
+        k: usize,
+        scratch: &'a mut Vec<u64>,
+    ) -> Result<ArrayRef<'a>, Error> {
+        match self {
+            Selection::Ranges(ranges) => {
+                let r = &ranges[k];
+                Ok(data.slice(r.start, r.end))
+            }
+            Selection::Axes(plan) => {
+                let len = plan.segment_len();
+                // An empty output reads nothing (and its base may lie past the data).
+                if len == 0 {
+                    return Ok(data.slice(0, 0));
+                }
+                if let Some(start) = plan.contiguous(k) {
+                    return Ok(data.slice(start, start + len));
+                }
+                let size = data.dtype().size_bytes();
+                scratch.clear();
+                scratch.resize((len * size).div_ceil(8), 0);
+                let out: &mut [u8] = bytemuck::cast_slice_mut(scratch.as_mut_slice());
+                let src = data.bytes();
+                for (j, offset) in plan.segment(k).enumerate() {
+                    out[j * size..(j + 1) * size]
+                        .copy_from_slice(&src[offset * size..(offset + 1) * size]);
+                }
+                ArrayRef::from_bytes(data.dtype(), &out[..len * size])
+            }
+        }
+    }
+}
+
+/// Reduces every output of `selection` with the host reference, one after another: the
+/// oracle the backends are tested against.
+pub fn reference(
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Result<Vec<Value>, Error> {
+    let mut scratch = Vec::new();
+    (0..selection.outputs())
+        .map(|k| {
+            let view = selection.view(data, k, &mut scratch)?;
+            reference::reduce(problem, view)
+        })
+        .collect()
+}
+
+/// The results as numpy would return them: the accumulator type for sums and products,
+/// the input type for min, max and bitwise operators, int64 indices (within each
+/// output's own elements) for argmin and argmax. Returns the type and the
+/// little-endian bytes. Min, max, argmin and argmax of an empty output have no value
+/// (numpy raises), and are an error here.
+pub fn pack(problem: &Problem, values: &[Value]) -> Result<(DType, Vec<u8>), Error> {
+    let dtype = match problem.op {
+        Op::ArgMin | Op::ArgMax => DType::I64,
+        _ => problem.acc,
+    };
+    let size = dtype.size_bytes();
+    let mut bytes = Vec::with_capacity(values.len() * size);
+    for (k, value) in values.iter().enumerate() {
+        let bits = match (problem.op, value) {
+            (Op::ArgMin | Op::ArgMax, Value::Indexed { index, .. }) => *index,
+            (_, Value::Scalar(s)) => s.bits(),
+            _ => {
+                return Err(Error::Shape(format!(
+                    "{} of output {k} is undefined: it has no elements",
+                    problem.op
+                )))
+            }
+        };
+        bytes.extend_from_slice(&bits.to_le_bytes()[..size]);
+    }
+    Ok((dtype, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shape::Layout;
+
+    #[test]
+    fn gathered_and_sliced_outputs_reduce_like_their_own_sequences() {
+        let data: Vec<f32> = (0..12).map(|i| (i as f32 * 0.37).sin()).collect();
+        let problem = Problem::new(Op::Sum, DType::F32, None).expect("problem");
+        let view = ArrayRef::from_slice(&data);
+        let cols = AxisPlan::new(Layout::c_order(&[3, 4]), Some(&[0]), false).expect("plan");
+        let values = reference(&problem, view, Selection::Axes(&cols)).expect("values");
+        assert_eq!(values.len(), 4);
+        for (j, v) in values.iter().enumerate() {
+            let column = [data[j], data[4 + j], data[8 + j]];
+            let expected =
+                reference::reduce(&problem, ArrayRef::from_slice(&column)).expect("value");
+            assert!(v.same_as(&expected), "column {j}: {v} vs {expected}");
+        }
+        let (dtype, bytes) = pack(&problem, &values).expect("pack");
+        assert_eq!((dtype, bytes.len()), (DType::F32, 16));
+    }
+
+    #[test]
+    fn argmax_packs_indices_and_empty_selections_are_errors() {
+        let data = [3i32, 9, 1, 9, 2];
+        let ranges = [0..2, 2..5, 5..5];
+        let argmax = Problem::new(Op::ArgMax, DType::I32, None).expect("problem");
+        let values = reference(
+            &argmax,
+            ArrayRef::from_slice(&data),
+            Selection::Ranges(&ranges),
+        )
+        .expect("values");
+        assert!(
+            pack(&argmax, &values).is_err(),
+            "the empty segment has no argmax"
+        );
+        let (dtype, bytes) = pack(&argmax, &values[..2]).expect("pack");
+        assert_eq!(dtype, DType::I64);
+        let indices: Vec<i64> = bytes
+            .chunks(8)
+            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        assert_eq!(indices, vec![1, 1]);
+    }
+}

@@ -1,0 +1,238 @@
+//! `redlab run` with a shape: reductions along axes (`--axis`, `--keepdims`) and over
+//! segments (`--segments offsets.npy`, `--segment-size K`), one result per output
+//! element, each verified against the host reference bit for bit, written to `--out`
+//! as .npy and printed when small.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use redlab::segmented::{self, Selection};
+use redlab::shape::{AxisPlan, Layout, Segments};
+use redlab::{DType, HostArray, Problem, Value};
+use redlab_bench::{gbps, Stats};
+use redlab_cpu::CpuBackend;
+use serde_json::json;
+
+use super::output::OutputPlan;
+use super::Verdict;
+
+/// What `redlab run` asked for beyond a whole-array reduction.
+#[derive(Debug, Clone)]
+pub struct ShapedRequest {
+    /// Axes to reduce (`None`: all).
+    pub axes: Option<Vec<isize>>,
+    /// Keep reduced axes as length 1.
+    pub keepdims: bool,
+    /// A .npy of int64 CSR offsets.
+    pub segments: Option<PathBuf>,
+    /// Fixed segment length.
+    pub segment_size: Option<usize>,
+    /// Where to write the result.
+    pub out: Option<PathBuf>,
+    /// Replace `out` if it exists.
+    pub force: bool,
+}
+
+/// Parses `--axis 1` or `--axis 0,-1`.
+pub fn parse_axes(text: &str) -> anyhow::Result<Vec<isize>> {
+    text.split(',')
+        .map(|a| {
+            a.trim()
+                .parse::<isize>()
+                .with_context(|| format!("--axis: '{a}' is not an axis number"))
+        })
+        .collect()
+}
+
+/// Parses `--shape 4096x8192`.
+pub fn parse_shape(text: &str) -> anyhow::Result<Vec<usize>> {
+    let dims: Vec<usize> = text
+        .split(['x', 'X', ','])
+        .map(|d| super::size::parse_size(d.trim()).map_err(|why| anyhow::anyhow!("--shape: {why}")))
+        .collect::<anyhow::Result<_>>()?;
+    if dims.len() > redlab::shape::MAX_DIMS {
+        bail!(
+            "--shape has {} dimensions; at most {} are supported",
+            dims.len(),
+            redlab::shape::MAX_DIMS
+        );
+    }
+    Ok(dims)
+}
+
+/// Loads CSR offsets: a 1-D .npy of int64 (or uint64) values, none negative.
+fn load_offsets(path: &Path) -> anyhow::Result<Vec<u64>> {
+    let loaded = redlab::input::load(path, None)?;
+    let view = loaded.array.view();
+    let offsets: Vec<u64> = match view.dtype() {
+        DType::I64 => view
+            .typed::<i64>()?
+            .iter()
+            .enumerate()
+            .map(|(i, &o)| {
+                u64::try_from(o).map_err(|_| {
+                    anyhow::anyhow!("{}: offset {i} is negative ({o})", path.display())
+                })
+            })
+            .collect::<anyhow::Result<_>>()?,
+        DType::U64 => view.typed::<u64>()?.to_vec(),
+        other => bail!(
+            "{}: segment offsets must be int64 (found {other})",
+            path.display()
+        ),
+    };
+    if loaded.shape.len() != 1 {
+        bail!(
+            "{}: segment offsets must be 1-D (shape {:?})",
+            path.display(),
+            loaded.shape
+        );
+    }
+    Ok(offsets)
+}
+
+/// Runs a shaped reduction of `array` (`dims` in C order) on the CPU.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    request: &ShapedRequest,
+    problem: &Problem,
+    array: &HostArray,
+    dims: &[usize],
+    input: Option<&Path>,
+    threads: Option<usize>,
+    repeat: usize,
+    json_out: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<Verdict> {
+    // Check every output file before any work.
+    if let Some(path) = &request.out {
+        let mut plan = OutputPlan::new(request.force);
+        if let Some(i) = input {
+            plan.input("--input", i);
+        }
+        if let Some(s) = &request.segments {
+            plan.input("--segments", s);
+        }
+        plan.replace("--out", path)?;
+    }
+    let data = array.view();
+    let n = data.len();
+    let segmented_by = request.segments.is_some() || request.segment_size.is_some();
+    if segmented_by && (request.axes.is_some() || request.keepdims) {
+        bail!(
+            "--segments and --segment-size reduce a flat array; they take no --axis or --keepdims"
+        );
+    }
+    let (ranges, plan, out_dims) = if segmented_by {
+        let segments = match (&request.segments, request.segment_size) {
+            (Some(path), None) => Segments::Offsets(load_offsets(path)?),
+            (None, Some(k)) => Segments::Fixed(k),
+            _ => bail!("give --segments or --segment-size, not both"),
+        };
+        let ranges = segments.ranges(n)?;
+        let m = ranges.len();
+        (ranges, None, vec![m])
+    } else {
+        let layout = Layout::c_order(dims);
+        if layout.count()? != n {
+            bail!(
+                "--shape {:?} holds {} elements but the input has {n}",
+                dims,
+                layout.count()?
+            );
+        }
+        let plan = AxisPlan::new(layout, request.axes.as_deref(), request.keepdims)?;
+        let out_dims = plan.out_dims();
+        (Vec::new(), Some(plan), out_dims)
+    };
+    let selection = match &plan {
+        Some(p) => Selection::Axes(p),
+        None => Selection::Ranges(&ranges),
+    };
+
+    let cpu = CpuBackend::new(threads)?;
+    let mut times = Vec::with_capacity(repeat);
+    let mut values: Option<Vec<Value>> = None;
+    for _ in 0..repeat.max(1) {
+        let start = Instant::now();
+        let got = cpu.compute_outputs(problem, data, selection)?;
+        times.push(start.elapsed().as_secs_f64());
+        if let Some(first) = &values {
+            if first.iter().zip(&got).any(|(a, b)| !a.same_as(b)) {
+                return Ok(Verdict::Mismatch("repeated runs disagree".into()));
+            }
+        }
+        values.get_or_insert(got);
+    }
+    let values = values.context("no run happened")?;
+    let expected = segmented::reference(problem, data, selection)?;
+    let wrong: Vec<usize> = (0..values.len())
+        .filter(|&k| !values[k].same_as(&expected[k]))
+        .collect();
+    let stats = Stats::of(&times).context("no timings")?;
+    let rate = gbps(problem.bytes_read(n), stats.median);
+    let packed = segmented::pack(problem, &values);
+    if let (Some(path), Ok((dtype, bytes))) = (&request.out, &packed) {
+        let file = redlab::npy_out::encode(*dtype, &out_dims, bytes)?;
+        std::fs::write(path, file).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let (Some(_), Err(e)) = (&request.out, &packed) {
+        bail!("{e}");
+    }
+    const SHOWN: usize = 16;
+    let shown: Vec<String> = values.iter().take(SHOWN).map(|v| v.to_string()).collect();
+    if json_out {
+        let mut j = json!({
+            "op": problem.op, "dtype": problem.dtype, "acc": problem.acc,
+            "shape": dims, "out_shape": out_dims, "outputs": values.len(),
+            "seconds": stats.median, "gbps": rate, "repeat": repeat,
+            "verified": wrong.is_empty(), "values": shown,
+        });
+        if let Some(path) = &request.out {
+            j["out"] = json!(path.display().to_string());
+        }
+        writeln!(out, "{j}")?;
+    } else {
+        writeln!(
+            out,
+            "{problem}, shape {dims:?} → {out_dims:?} ({} outputs), on cpu ({} threads)",
+            values.len(),
+            cpu.threads()
+        )?;
+        for (k, v) in shown.iter().enumerate() {
+            writeln!(out, "  [{k}] {v}")?;
+        }
+        if values.len() > SHOWN {
+            writeln!(out, "  … {} more", values.len() - SHOWN)?;
+        }
+        match wrong.first() {
+            None => writeln!(
+                out,
+                "  verified  yes: every output bitwise equal to the host reference of its own elements"
+            )?,
+            Some(&k) => writeln!(
+                out,
+                "  verified  NO: {} outputs differ, first [{k}]: {} against {}",
+                wrong.len(),
+                values[k],
+                expected[k]
+            )?,
+        }
+        if let Some(path) = &request.out {
+            writeln!(out, "  written   {}", path.display())?;
+        }
+        writeln!(
+            out,
+            "  time      {:.3} ms median of {}, {rate:.2} GB/s",
+            stats.median * 1e3,
+            stats.count
+        )?;
+    }
+    Ok(if wrong.is_empty() {
+        Verdict::Success
+    } else {
+        Verdict::Mismatch(format!("{} outputs differ from the reference", wrong.len()))
+    })
+}

@@ -1,0 +1,156 @@
+//! `redlab run` with shapes, axes and segments, end to end: the result file reads back
+//! with the right shape and each value equals the reduction of its own elements; bad
+//! shapes, axes and offsets each get one clear error line and exit code 2, and no input
+//! is touched.
+
+mod common;
+
+use common::{assert_clean_error, redlab};
+use redlab::generate::{generate, Distribution};
+use redlab::{DType, Op, Problem};
+
+fn path_str(p: &std::path::Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn row_sums_of_a_generated_matrix_are_written_as_npy() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rows.npy");
+    let o = redlab(&[
+        "run",
+        "--op",
+        "sum",
+        "--dtype",
+        "f32",
+        "--shape",
+        "4x8193",
+        "--axis",
+        "-1",
+        "--out",
+        path_str(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let loaded = redlab::input::load(&out, None).expect("result reads back");
+    assert_eq!(loaded.shape, vec![4]);
+    let got = loaded.array.view().typed::<f32>().expect("f32").to_vec();
+    // `run` generates normal data with seed 1 unless told otherwise.
+    let data = generate(DType::F32, 4 * 8193, Distribution::Normal, 1).expect("data");
+    let problem = Problem::new(Op::Sum, DType::F32, None).expect("problem");
+    for (k, g) in got.iter().enumerate() {
+        let row = data.view().slice(k * 8193, (k + 1) * 8193);
+        let want = redlab::reference::reduce(&problem, row).expect("reference");
+        assert_eq!(
+            want.scalar().map(|s| s.bits()),
+            Some(g.to_bits() as u64),
+            "row {k}"
+        );
+    }
+}
+
+#[test]
+fn argmax_along_an_axis_of_a_fortran_npy_gives_indices_within_the_axis() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A 2×3 i32 matrix [[5, 1, 9], [7, 8, 2]] stored in Fortran order.
+    let stored: Vec<u8> = [5i32, 7, 1, 8, 9, 2]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let input = dir.path().join("m.npy");
+    std::fs::write(
+        &input,
+        common::npy_with_header(
+            "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }",
+            &stored,
+        ),
+    )
+    .expect("write");
+    let out = dir.path().join("arg.npy");
+    let o = redlab(&[
+        "run",
+        "--op",
+        "argmax",
+        "--input",
+        path_str(&input),
+        "--axis",
+        "0",
+        "--keepdims",
+        "--out",
+        path_str(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let loaded = redlab::input::load(&out, None).expect("reads back");
+    assert_eq!(loaded.shape, vec![1, 3]);
+    assert_eq!(loaded.array.view().typed::<i64>().expect("i64"), &[1, 1, 0]);
+}
+
+#[test]
+fn bad_shapes_axes_and_offsets_are_one_line_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let offsets = |name: &str, values: &[i64]| {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let path = dir.path().join(name);
+        let dict = format!(
+            "{{'descr': '<i8', 'fortran_order': False, 'shape': ({},), }}",
+            values.len()
+        );
+        std::fs::write(&path, common::npy_with_header(&dict, &bytes)).expect("write");
+        path
+    };
+    let decreasing = offsets("dec.npy", &[0, 5, 2]);
+    let past_end = offsets("past.npy", &[0, 11]);
+    let negative = offsets("neg.npy", &[-1, 3]);
+    let base = ["run", "--op", "sum", "--dtype", "f32", "--shape", "2x5"];
+    fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        [base, extra].concat()
+    }
+    assert_clean_error(&with(&base, &["--axis", "2"]), "axis 2 is out of range");
+    assert_clean_error(&with(&base, &["--axis", "0,-2"]), "given twice");
+    assert_clean_error(&with(&base, &["--axis", "x"]), "not an axis number");
+    assert_clean_error(
+        &with(&base, &["--n", "11"]),
+        "holds 10 elements but the input has 11",
+    );
+    assert_clean_error(
+        &with(&base, &["--segments", path_str(&decreasing)]),
+        "must not decrease",
+    );
+    assert_clean_error(
+        &with(&base, &["--segments", path_str(&past_end)]),
+        "past the end",
+    );
+    assert_clean_error(
+        &with(&base, &["--segments", path_str(&negative)]),
+        "negative",
+    );
+    assert_clean_error(&with(&base, &["--segment-size", "0"]), "at least 1");
+    assert_clean_error(
+        &with(&base, &["--segment-size", "2", "--axis", "1"]),
+        "take no --axis",
+    );
+    assert_clean_error(
+        &with(&base, &["--axis", "1", "--device", "opencl:0"]),
+        "run on the CPU",
+    );
+    let existing = dir.path().join("exists.npy");
+    std::fs::write(&existing, b"keep me").expect("write");
+    assert_clean_error(
+        &with(&base, &["--axis", "1", "--out", path_str(&existing)]),
+        "--force",
+    );
+    assert_eq!(std::fs::read(&existing).expect("read"), b"keep me");
+    assert_clean_error(
+        &[
+            "run",
+            "--op",
+            "sum",
+            "--input",
+            path_str(&decreasing),
+            "--axis",
+            "0",
+            "--out",
+            path_str(&decreasing),
+        ],
+        "same file",
+    );
+}
