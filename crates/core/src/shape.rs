@@ -213,6 +213,17 @@ impl AxisPlan {
     }
 }
 
+impl AxisPlan {
+    /// When neighbouring outputs read neighbouring elements (the last kept axis has
+    /// stride 1), the length of such runs: outputs `r·L … r·L + L − 1` read the elements
+    /// of output `r·L` shifted by 0 … L − 1. Column reductions of a C-order matrix are
+    /// the common case.
+    pub fn output_runs(&self) -> Option<usize> {
+        let &last = self.kept.last()?;
+        (self.layout.strides[last] == 1).then_some(self.layout.dims[last])
+    }
+}
+
 /// The offsets of one output's elements (see [`AxisPlan::segment`]).
 pub struct SegmentWalk<'a> {
     plan: &'a AxisPlan,

@@ -19,6 +19,7 @@
 
 pub mod canonical;
 pub mod integer;
+pub mod outputs;
 pub mod roof;
 pub mod select;
 
@@ -96,17 +97,9 @@ impl CpuBackend {
         data: ArrayRef<'_>,
         selection: Selection<'_>,
     ) -> Result<Vec<Value>, Error> {
-        use rayon::prelude::*;
         problem.check_input(&data)?;
-        self.pool.install(|| {
-            (0..selection.outputs())
-                .into_par_iter()
-                .map_init(Vec::new, |scratch, k| {
-                    let view = selection.view(data, k, scratch)?;
-                    compute(problem, view)
-                })
-                .collect()
-        })
+        self.pool
+            .install(|| outputs::compute_outputs(data, selection, |view| compute(problem, view)))
     }
 }
 
