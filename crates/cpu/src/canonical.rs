@@ -53,9 +53,42 @@ impl<A: AccFloat> Combine<A> for Mul {
     }
 }
 
+/// A tile of at most `N` elements (`N` a power of two ≤ [`LANES`]): one partial row.
+/// Lanes at or past its length hold the identity, and `x ⊕ identity = x` exactly, so the
+/// fold steps wider than the next power of two of the length change nothing and are
+/// skipped, as are the identity lanes' initial values: the same bits as the full tile,
+/// at a cost that follows the length (short rows of axis reductions).
+fn reduce_short<A: AccFloat, T: FloatInput<A>, C: Combine<A>, const N: usize>(
+    op: C,
+    tile: &[T],
+) -> A {
+    let mut lanes = [op.identity(); N];
+    for (lane, &x) in lanes.iter_mut().zip(tile) {
+        *lane = op.combine(op.identity(), x.to_acc());
+    }
+    let mut width = tile.len().next_power_of_two() / 2;
+    while width >= 1 {
+        let (low, high) = lanes[..2 * width].split_at_mut(width);
+        for (a, &b) in low.iter_mut().zip(high.iter()) {
+            *a = op.combine(*a, b);
+        }
+        width /= 2;
+    }
+    lanes[0]
+}
+
 /// Reduces one tile (at most `TILE` elements).
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
 fn reduce_tile<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, tile: &[T]) -> A {
+    match tile.len() {
+        0..=64 => reduce_short::<A, T, C, 64>(op, tile),
+        65..=512 => reduce_short::<A, T, C, 512>(op, tile),
+        _ => reduce_full_tile(op, tile),
+    }
+}
+
+/// Reduces one tile of any length up to `TILE`.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn reduce_full_tile<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, tile: &[T]) -> A {
     let mut lanes = [op.identity(); LANES];
     let rows = tile.chunks_exact(LANES);
     let rest = rows.remainder();
