@@ -18,6 +18,7 @@
 //! ```
 
 pub mod canonical;
+pub mod columns;
 pub mod integer;
 pub mod outputs;
 pub mod roof;
@@ -98,6 +99,12 @@ impl CpuBackend {
         selection: Selection<'_>,
     ) -> Result<Vec<Value>, Error> {
         problem.check_input(&data)?;
+        if let Some(values) = self
+            .pool
+            .install(|| float_columns(problem, data, selection))
+        {
+            return values;
+        }
         self.pool
             .install(|| outputs::compute_outputs(data, selection, |view| compute(problem, view)))
     }
@@ -160,6 +167,38 @@ fn compute(problem: &Problem, data: ArrayRef<'_>) -> Result<Value, Error> {
     }
     with_float_dtype!(problem.dtype, T => selection_value::<T>(problem.op, data.typed::<T>()?),
         else unreachable!("float dtype"))
+}
+
+/// Float sums and products of columns ([`columns`]), where `selection` is one: outputs
+/// with scattered elements whose neighbours read neighbouring elements.
+fn float_columns(
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Option<Result<Vec<Value>, Error>> {
+    let Selection::Axes(plan) = selection else {
+        return None;
+    };
+    if !(problem.dtype.is_float() && problem.op.is_arithmetic())
+        || plan.outputs() == 0
+        || plan.segment_len() == 0
+        || plan.contiguous(0).is_some()
+    {
+        return None;
+    }
+    let run = plan.output_runs().filter(|&r| r > 1)?;
+    Some(with_float_pair!(problem.dtype, problem.acc, T, A => {
+        data.typed::<T>().map(|src| {
+            let values: Vec<A> = if problem.op == Op::Sum {
+                columns::reduce_columns(Add, src, plan, run)
+            } else {
+                columns::reduce_columns(Mul, src, plan, run)
+            };
+            values.into_iter().map(|v| Value::Scalar(v.into_scalar())).collect()
+        })
+    }, else Err(Error::AccNotAllowed {
+        op: problem.op, dtype: problem.dtype, acc: problem.acc, allowed: "f32, f64".into(),
+    })))
 }
 
 fn integer_value<T: IntElement + Selectable>(

@@ -133,6 +133,7 @@ fn axis_reductions_match_the_oracle_for_every_layout_and_axis_set() {
         &[2, 3, 2, 3],
         &[17, 33],
         &[2, 8193],
+        &[16389, 3],
     ];
     let backends = [
         CpuBackend::new(Some(1)).expect("cpu"),
