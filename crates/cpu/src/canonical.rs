@@ -9,7 +9,7 @@
 //!   subtree whichever thread computes it, so the result does not depend on the thread
 //!   count or on work stealing.
 
-use redlab_core::canonical::{tile_count, LANES, TILE};
+use redlab_core::canonical::{tile_count, Arith, LANES, TILE};
 use redlab_core::num::{AccFloat, FloatInput};
 
 /// Tiles reduced by one task without further splitting (a power of two, so leaves stay
@@ -22,6 +22,8 @@ pub trait Combine<A>: Copy + Send + Sync {
     fn identity(self) -> A;
     /// `left ⊕ right`.
     fn combine(self, left: A, right: A) -> A;
+    /// The same operation as the reference names it.
+    fn arith(self) -> Arith;
 }
 
 /// Addition with identity -0.0.
@@ -40,6 +42,9 @@ impl<A: AccFloat> Combine<A> for Add {
     fn combine(self, left: A, right: A) -> A {
         left + right
     }
+    fn arith(self) -> Arith {
+        Arith::Sum
+    }
 }
 
 impl<A: AccFloat> Combine<A> for Mul {
@@ -50,6 +55,9 @@ impl<A: AccFloat> Combine<A> for Mul {
     #[inline(always)]
     fn combine(self, left: A, right: A) -> A {
         left * right
+    }
+    fn arith(self) -> Arith {
+        Arith::Prod
     }
 }
 

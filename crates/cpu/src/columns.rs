@@ -7,7 +7,7 @@
 //! column's bits equal the 1-D reduction of that column alone.
 
 use rayon::prelude::*;
-use redlab_core::canonical::{tile_count, LANES, TILE};
+use redlab_core::canonical::{reduce_tree, tile_count, LANES, TILE};
 use redlab_core::num::{AccFloat, FloatInput};
 use redlab_core::shape::AxisPlan;
 
@@ -72,7 +72,11 @@ fn block<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
             column.push(lanes[c]);
         }
     }
-    results.into_iter().map(|r| tree(op, r)).collect()
+    // Every column has at least one tile, so the tree has a root.
+    results
+        .into_iter()
+        .map(|r| reduce_tree(op.arith(), r).unwrap_or_else(|| op.identity()))
+        .collect()
 }
 
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
@@ -87,23 +91,4 @@ fn add_row_acc<A: AccFloat, C: Combine<A>>(op: C, low: &mut [A], high: &[A]) {
     for (a, &b) in low.iter_mut().zip(high) {
         *a = op.combine(*a, b);
     }
-}
-
-/// The canonical tree over tile results: pairs level by level, a last unpaired entry
-/// moving up unchanged.
-fn tree<A: AccFloat, C: Combine<A>>(op: C, mut level: Vec<A>) -> A {
-    while level.len() > 1 {
-        let next: Vec<A> = level
-            .chunks(2)
-            .map(|p| {
-                if p.len() == 2 {
-                    op.combine(p[0], p[1])
-                } else {
-                    p[0]
-                }
-            })
-            .collect();
-        level = next;
-    }
-    level.first().copied().unwrap_or_else(|| op.identity())
 }

@@ -4,11 +4,11 @@
 //! timed launches through [`Launcher`]; OpenCL and CUDA share everything else.
 
 use redlab_core::canonical::TILE;
-use redlab_core::{reference, ArrayRef, DType, Problem, Value};
+use redlab_core::{reference, ArrayRef, Problem, Value};
 
-use crate::capability::{Capabilities, Feature};
+use crate::capability::Capabilities;
 use crate::codec::Codec;
-use crate::registry::{Geometry, PassStructure, Variant};
+use crate::registry::{Applies, Geometry, PassStructure, Variant};
 
 /// Subtree roots the one-launch kernel keeps at most (`MAX_PARTIALS` in
 /// `canonical_one.cl`).
@@ -204,9 +204,8 @@ pub fn warp_tiles(
     let from = param(variant, params, "WARP_TILES_FROM").unwrap_or(0) as usize;
     let upto = param(variant, params, "WARP_TILES_UPTO").unwrap_or(0) as usize;
     let tiles = n.div_ceil(TILE);
-    caps.has(Feature::WarpShuffle)
-        && matches!(problem.dtype, DType::F32 | DType::F64)
-        && problem.op.is_arithmetic()
+    Applies::WarpTiles.to(problem)
+        && Applies::WarpTiles.available(caps)
         && ((from > 0 && tiles >= from) || tiles <= upto)
 }
 

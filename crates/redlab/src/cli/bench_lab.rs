@@ -278,22 +278,22 @@ pub fn run<L: Lab>(
                         Err(e) => skip(&mut record, e.to_string()),
                         Ok(problem) => {
                             record.acc = problem.acc.to_string();
-                            let (variant, params) = match pick {
-                                Pick::Fixed(v) => (v.clone(), params.clone()),
-                                Pick::Auto => {
-                                    let choice = lab.auto(problem, n);
+                            // Auto's choice is made here, per problem and size; its
+                            // parameters borrow from it for the rest of the row.
+                            let choice = match pick {
+                                Pick::Fixed(v) => Err(v),
+                                Pick::Auto => Ok(lab.auto(problem, n)),
+                            };
+                            let (variant, params) = match &choice {
+                                Ok(choice) => {
                                     record.auto_choice = Some(format!(
                                         "{} ({})",
                                         choice.variant.name,
                                         redlab_tune::space::describe(&choice.params)
                                     ));
-                                    let pairs = choice
-                                        .params
-                                        .iter()
-                                        .map(|(k, v)| (registry_name(&choice.variant, k), *v))
-                                        .collect();
-                                    (choice.variant, pairs)
+                                    (choice.variant.clone(), choice.param_pairs())
                                 }
+                                Err(v) => ((*v).clone(), params.clone()),
                             };
                             let variant = &variant;
                             time_variant(
@@ -403,17 +403,6 @@ pub fn run<L: Lab>(
     } else {
         Verdict::Mismatch(failures.join("; "))
     })
-}
-
-/// A tuning database's parameter name as the variant declares it (a `&'static str`,
-/// which the pass driver takes); names the variant does not declare are dropped by the
-/// driver, so any name serves.
-fn registry_name(variant: &Variant, name: &str) -> &'static str {
-    variant
-        .params
-        .iter()
-        .find(|p| p.name == name)
-        .map_or("", |p| p.name)
 }
 
 fn skip(record: &mut Record, reason: String) {
