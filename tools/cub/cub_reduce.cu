@@ -5,11 +5,15 @@
 //
 // Build: nvcc -O3 -std=c++17 -arch=native -o redlab-cub tools/cub/cub_reduce.cu
 // Usage: redlab-cub OP DTYPE N REPS GRAPH_CALLS
-//   OP: sum | min | max; DTYPE: i32 (sum into i64) | f32 | f64
+//   OP: sum | min | max; DTYPE: i32 (sum into i64) | f32 | f64 | f16 | bf16 (halves: sum
+//   only, through cub::DeviceReduce::TransformReduce into an f32 accumulator, which is
+//   what redlab's f16/bf16 sums compute)
 // Prints one JSON object: per-call median/min/max seconds, seconds per call in a graph,
 // buffers rotated, and the value of the first buffer (for a sanity check).
 
 #include <cub/device/device_reduce.cuh>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cub/version.cuh>
 #include <cuda/functional>
 #include <cuda/std/functional>
@@ -20,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #define CHECK(call)                                                                     \
@@ -39,10 +44,15 @@ template <typename T> __global__ void fill(T* out, size_t n, unsigned long long 
          i += (size_t)gridDim.x * blockDim.x) {
         unsigned long long x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
         x ^= x >> 31; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 29;
-        if constexpr (sizeof(T) == 4 && T(0.5) == T(0)) {
+        if constexpr (std::is_integral_v<T>) {
             out[i] = (T)(int)(x >> 40) - (1 << 23);      // i32: ±2^23
         } else {
-            out[i] = (T)((double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0);  // [-1, 1)
+            double u = (double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0;  // [-1, 1)
+            if constexpr (std::is_floating_point_v<T>) {
+                out[i] = (T)u;
+            } else {
+                out[i] = T((float)u);  // halves convert from float
+            }
         }
     }
 }
@@ -53,8 +63,31 @@ struct Timing {
     std::string value;
 };
 
-template <typename In, typename Out, typename Op>
-Timing measure(size_t n, int reps, int graph_calls, Op op, Out init, size_t windows) {
+// One CUB call: a plain reduction, or (halves) a transform-reduce that widens each element
+// to the accumulator first.
+template <typename In, typename Out, typename Op> struct PlainReduce {
+    Op op;
+    Out init;
+    cudaError_t operator()(void* temp, size_t& bytes, const In* in, Out* out, size_t n,
+                           cudaStream_t stream) const {
+        return cub::DeviceReduce::Reduce(temp, bytes, in, out, (int64_t)n, op, init, stream);
+    }
+};
+
+struct Widen {
+    template <typename H> __host__ __device__ float operator()(H h) const { return (float)h; }
+};
+
+template <typename In> struct WidenedSum {
+    cudaError_t operator()(void* temp, size_t& bytes, const In* in, float* out, size_t n,
+                           cudaStream_t stream) const {
+        return cub::DeviceReduce::TransformReduce(temp, bytes, in, out, (int64_t)n,
+                                                  ::cuda::std::plus<>{}, Widen{}, 0.0f, stream);
+    }
+};
+
+template <typename In, typename Out, typename Reducer>
+Timing measure(size_t n, int reps, int graph_calls, Reducer reduce, size_t windows) {
     std::vector<In*> inputs(windows);
     for (auto& p : inputs) {
         CHECK(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(In)));
@@ -66,7 +99,7 @@ Timing measure(size_t n, int reps, int graph_calls, Op op, Out init, size_t wind
     Out* out;
     CHECK(cudaMalloc(&out, sizeof(Out)));
     size_t temp_bytes = 0;
-    CHECK(cub::DeviceReduce::Reduce(nullptr, temp_bytes, inputs[0], out, (int64_t)n, op, init));
+    CHECK(reduce(nullptr, temp_bytes, inputs[0], out, n, 0));
     void* temp;
     CHECK(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)));
     cudaStream_t stream;
@@ -75,8 +108,7 @@ Timing measure(size_t n, int reps, int graph_calls, Op op, Out init, size_t wind
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&stop));
     auto call = [&](size_t w) {
-        CHECK(cub::DeviceReduce::Reduce(temp, temp_bytes, inputs[w % windows], out, (int64_t)n,
-                                        op, init, stream));
+        CHECK(reduce(temp, temp_bytes, inputs[w % windows], out, n, stream));
     };
     Timing t;
     for (int k = 0; k < 3; k++) call(k);  // warm-up
@@ -112,7 +144,7 @@ Timing measure(size_t n, int reps, int graph_calls, Op op, Out init, size_t wind
     CHECK(cudaMemcpyAsync(&host, out, sizeof(Out), cudaMemcpyDeviceToHost, stream));
     CHECK(cudaStreamSynchronize(stream));
     char text[64];
-    if constexpr (sizeof(Out) == 8 && Out(0.5) == Out(0)) {
+    if constexpr (std::is_integral_v<Out>) {
         std::snprintf(text, sizeof text, "%lld", (long long)host);
     } else {
         std::snprintf(text, sizeof text, "%.17g", (double)host);
@@ -129,13 +161,20 @@ Timing measure(size_t n, int reps, int graph_calls, Op op, Out init, size_t wind
 
 template <typename In, typename Out>
 Timing by_op(const std::string& op, size_t n, int reps, int graph_calls, size_t windows) {
-    if (op == "sum") return measure<In, Out>(n, reps, graph_calls, ::cuda::std::plus<>{}, Out(0), windows);
+    using Plus = ::cuda::std::plus<>;
+    using Min = ::cuda::minimum<>;
+    using Max = ::cuda::maximum<>;
+    if (op == "sum")
+        return measure<In, Out>(n, reps, graph_calls, PlainReduce<In, Out, Plus>{Plus{}, Out(0)},
+                                windows);
     if (op == "min")
-        return measure<In, Out>(n, reps, graph_calls, ::cuda::minimum<>{},
-                                ::cuda::std::numeric_limits<Out>::max(), windows);
+        return measure<In, Out>(
+            n, reps, graph_calls,
+            PlainReduce<In, Out, Min>{Min{}, ::cuda::std::numeric_limits<Out>::max()}, windows);
     if (op == "max")
-        return measure<In, Out>(n, reps, graph_calls, ::cuda::maximum<>{},
-                                ::cuda::std::numeric_limits<Out>::lowest(), windows);
+        return measure<In, Out>(
+            n, reps, graph_calls,
+            PlainReduce<In, Out, Max>{Max{}, ::cuda::std::numeric_limits<Out>::lowest()}, windows);
     std::fprintf(stderr, "redlab-cub: unknown op %s (sum, min, max)\n", op.c_str());
     std::exit(2);
 }
@@ -156,7 +195,7 @@ int main(int argc, char** argv) {
     CHECK(cudaGetDevice(&device));
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, device));
-    size_t elem = dtype == "f64" ? 8 : 4;
+    size_t elem = dtype == "f64" ? 8 : (dtype == "f16" || dtype == "bf16") ? 2 : 4;
     // Rotate over enough buffers that they exceed 8x the L2, as redlab's cold rows do.
     size_t footprint = 8ull * prop.l2CacheSize;
     size_t windows = std::max<size_t>(1, (footprint + n * elem - 1) / std::max<size_t>(n * elem, 1));
@@ -169,8 +208,17 @@ int main(int argc, char** argv) {
         t = by_op<float, float>(op, n, reps, graph_calls, windows);
     } else if (dtype == "f64") {
         t = by_op<double, double>(op, n, reps, graph_calls, windows);
+    } else if (dtype == "f16" || dtype == "bf16") {
+        if (op != "sum") {
+            std::fprintf(stderr, "redlab-cub: %s covers only sum\n", dtype.c_str());
+            return 2;
+        }
+        t = dtype == "f16"
+                ? measure<__half, float>(n, reps, graph_calls, WidenedSum<__half>{}, windows)
+                : measure<__nv_bfloat16, float>(n, reps, graph_calls, WidenedSum<__nv_bfloat16>{},
+                                                windows);
     } else {
-        std::fprintf(stderr, "redlab-cub: unknown dtype %s (i32, f32, f64)\n", dtype.c_str());
+        std::fprintf(stderr, "redlab-cub: unknown dtype %s (i32, f32, f64, f16, bf16)\n", dtype.c_str());
         return 2;
     }
     std::vector<double> s = t.per_call;

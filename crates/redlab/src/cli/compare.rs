@@ -11,12 +11,18 @@ use redlab_bench::{gbps, Record, Status};
 
 use super::bench::{print_row, BenchArgs, RecordBase};
 
-/// What the comparator covers: sum, min and max over i32 (sum into i64), f32 and f64.
+/// What the comparator covers: sum, min and max over i32 (sum into i64), f32 and f64, and
+/// f16/bf16 sums into f32 (CUB's transform-reduce, which widens each element first).
 fn covered(problem: &Problem) -> bool {
-    matches!(problem.op, Op::Sum | Op::Min | Op::Max)
-        && matches!(problem.dtype, DType::I32 | DType::F32 | DType::F64)
-        && (problem.op != Op::Sum
-            || problem.acc == redlab::acc::default_acc(Op::Sum, problem.dtype))
+    let default_acc = problem.acc == redlab::acc::default_acc(problem.op, problem.dtype);
+    match problem.dtype {
+        DType::I32 | DType::F32 | DType::F64 => {
+            matches!(problem.op, Op::Sum | Op::Min | Op::Max)
+                && (problem.op != Op::Sum || default_acc)
+        }
+        DType::F16 | DType::BF16 => problem.op == Op::Sum && default_acc,
+        _ => false,
+    }
 }
 
 /// Times CUB for `problem` at `n`, records and prints its row, and fills the speed-ups
@@ -33,7 +39,7 @@ pub fn cub_rows(
     if !covered(problem) || n == 0 {
         writeln!(
             out,
-            "  (cub comparator: covers sum, min and max over i32, f32, f64 with n > 0; not {problem})"
+            "  (cub comparator: covers sum, min and max over i32, f32, f64 and f16/bf16 sums with n > 0; not {problem})"
         )?;
         return Ok(());
     }
@@ -67,7 +73,12 @@ pub fn cub_rows(
     record.acc = problem.acc.to_string();
     record.status = Status::Ok;
     record.reason = Some(format!(
-        "comparator: cub::DeviceReduce (CUB {}), own seeded data, {} rotated buffers",
+        "comparator: cub::DeviceReduce{} (CUB {}), own seeded data, {} rotated buffers",
+        if matches!(problem.dtype, DType::F16 | DType::BF16) {
+            "::TransformReduce into f32"
+        } else {
+            ""
+        },
         json.get("cub_version")
             .map_or("?".into(), |v| v.to_string()),
         json.get("windows").map_or("?".into(), |v| v.to_string())
