@@ -12,13 +12,11 @@ wanted="gpu__time_duration.sum
 dram__throughput.avg.pct_of_peak_sustained_elapsed
 dram__bytes_read.sum
 sm__warps_active.avg.pct_of_peak_sustained_active
-sm__maximum_warps_per_active_cycle_pct
 smsp__warps_eligible.avg.per_cycle_active
-smsp__issue_active.avg.per_cycle_active
-launch__registers_per_thread
-launch__grid_size
-launch__block_size
-launch__waves_per_multiprocessor"
+smsp__issue_active.avg.per_cycle_active"
+# Launch shape and theoretical occupancy come from ncu's own sections (their launch__
+# metrics are not in the queryable list).
+sections="--section LaunchStats --section Occupancy"
 ncu --query-metrics --chip gh100 > "$out/query.txt" 2>&1
 metrics=""
 for m in $wanted; do
@@ -35,14 +33,14 @@ for size in 24 28; do
   for case in "sum f32" "sum f64" "sum i32" "min f32" "max f64" "min i32"; do
     set -- $case
     op=$1 dtype=$2
-    name="$op-$dtype-2^$size"
+    name="$op-$dtype-pow$size"
     # ours: one reduction after two warm-up calls of the same choice
-    ncu --csv --metrics "$metrics" -k regex:'^reduce$' --launch-skip 2 --launch-count 1 \
+    ncu --csv $sections --metrics "$metrics" -k regex:'^reduce$' --launch-skip 2 --launch-count 1 \
       "$bin" run --device cuda:0 --op "$op" --dtype "$dtype" --n "$n" --repeat 3 \
       > "$out/ours-$name.csv" 2> "$out/ours-$name.err"
     echo "ours $name: exit $?"
     # CUB: its two launches of the call after three warm-up calls
-    ncu --csv --metrics "$metrics" -k regex:'DeviceReduce' --launch-skip 6 --launch-count 2 \
+    ncu --csv $sections --metrics "$metrics" -k regex:'DeviceReduce' --launch-skip 6 --launch-count 2 \
       "$cub" "$op" "$dtype" "$n" 1 1 > "$out/cub-$name.csv" 2> "$out/cub-$name.err"
     echo "cub $name: exit $?"
   done

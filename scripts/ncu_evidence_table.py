@@ -29,7 +29,7 @@ def launches(path):
         except ValueError:
             continue
         # times come in whatever unit ncu picked; keep microseconds
-        value *= {"nsecond": 1e-3, "msecond": 1e3, "second": 1e6}.get(r.get("Metric Unit", ""), 1.0)
+        value *= {"ns": 1e-3, "nsecond": 1e-3, "ms": 1e3, "msecond": 1e3, "s": 1e6, "second": 1e6}.get(r.get("Metric Unit", ""), 1.0)
         entry[r["Metric Name"]] = value
     return list(found.values())
 
@@ -48,11 +48,11 @@ def stalls(launch):
 
 def main():
     folder = Path(sys.argv[1])
-    print("| case | who | kernel | µs | DRAM % of peak | occupancy achieved / theoretical % "
+    print("| case | who | kernel | regs, grid × block | µs | DRAM % of peak | occupancy achieved / theoretical % "
           "| eligible warps / cycle | issue / cycle | top stalls (warps per issue) |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---|")
     cases = sorted({p.stem.split("-", 1)[1] for p in folder.glob("*-*.csv")},
-                   key=lambda c: (int(c.rsplit("^", 1)[1]), c))
+                   key=lambda c: (int(c.rsplit("pow", 1)[1]), c))
     for case in cases:
         for who in ("ours", "cub"):
             path = folder / f"{who}-{case}.csv"
@@ -61,10 +61,12 @@ def main():
             for launch in launches(path):
                 kernel = launch["kernel"].split("<")[0].split("(")[0]
                 print(f"| {case} | {who} | {kernel} "
+                      f"| {cell(launch, 'Registers Per Thread', '{:.0f}')}, "
+                      f"{cell(launch, 'Grid Size', '{:.0f}')} × {cell(launch, 'Block Size', '{:.0f}')} "
                       f"| {cell(launch, 'gpu__time_duration.sum')} "
                       f"| {cell(launch, 'dram__throughput.avg.pct_of_peak_sustained_elapsed')} "
                       f"| {cell(launch, 'sm__warps_active.avg.pct_of_peak_sustained_active')} / "
-                      f"{cell(launch, 'sm__maximum_warps_per_active_cycle_pct')} "
+                      f"{cell(launch, 'Theoretical Occupancy')} "
                       f"| {cell(launch, 'smsp__warps_eligible.avg.per_cycle_active', '{:.2f}')} "
                       f"| {cell(launch, 'smsp__issue_active.avg.per_cycle_active', '{:.2f}')} "
                       f"| {stalls(launch)} |")
