@@ -224,16 +224,6 @@ const ORDER_FREE_WORDS: Param = Param {
     range: (0, 1),
     power_of_two: false,
 };
-const WARP_MIN_GROUPS: Param = Param {
-    name: "WARP_MIN_GROUPS",
-    // Where warps take tiles, the groups the CUDA compiler must fit on one SM (a launch
-    // bound): fewer registers per work-item, more warps; 0: the compiler's choice.
-    default: 0,
-    values: &[0, 2],
-    applies: Applies::WarpTiles,
-    range: (0, 8),
-    power_of_two: false,
-};
 
 /// One reduction strategy.
 #[derive(Debug, Clone, Serialize)]
@@ -387,7 +377,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_MIN_GROUPS, ORDER_FREE_WORDS], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, ORDER_FREE_WORDS], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),
