@@ -67,6 +67,26 @@ impl Selection<'_> {
     }
 }
 
+/// Every output's elements copied one after another, in canonical order, with the range
+/// each output occupies: for devices that read consecutive rows, where an output's
+/// elements do not step evenly through `data`.
+pub fn gather_rows(
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Result<(Vec<u8>, Vec<Range<usize>>), Error> {
+    let size = data.dtype().size_bytes();
+    let mut bytes = Vec::new();
+    let mut ranges = Vec::with_capacity(selection.outputs());
+    let mut scratch = Vec::new();
+    for k in 0..selection.outputs() {
+        let view = selection.view(data, k, &mut scratch)?;
+        let start = bytes.len() / size;
+        bytes.extend_from_slice(view.bytes());
+        ranges.push(start..start + view.len());
+    }
+    Ok((bytes, ranges))
+}
+
 /// Reduces every output of `selection` with the host reference, one after another: the
 /// oracle the backends are tested against.
 pub fn reference(

@@ -213,6 +213,50 @@ impl AxisPlan {
     }
 }
 
+/// Axes (outermost first, as `(length, stride)`) merged into runs that step evenly:
+/// axes of length 1 drop out, and an axis whose stride is its inner neighbour's stride
+/// times that neighbour's length joins it. One run means the elements form a single
+/// arithmetic progression.
+pub fn even_runs(axes: impl Iterator<Item = (usize, isize)>) -> Vec<(usize, isize)> {
+    let mut runs: Vec<(usize, isize)> = Vec::new();
+    for (d, s) in axes.filter(|&(d, _)| d != 1) {
+        match runs.last_mut() {
+            Some(last) if last.1 == s * d as isize => {
+                last.0 *= d;
+                last.1 = s;
+            }
+            _ => runs.push((d, s)),
+        }
+    }
+    runs
+}
+
+impl AxisPlan {
+    /// The buffer offset of output `k`'s first element.
+    pub fn start(&self, k: usize) -> usize {
+        self.base(k) as usize
+    }
+
+    /// The kept axes as even runs (see [`even_runs`]), outermost first.
+    pub fn kept_runs(&self) -> Vec<(usize, isize)> {
+        let axes = self
+            .kept
+            .iter()
+            .map(|&a| (self.layout.dims[a], self.layout.strides[a]));
+        even_runs(axes)
+    }
+
+    /// The reduced axes as even runs, outermost first: one run when every output's
+    /// elements step evenly through the buffer.
+    pub fn reduced_runs(&self) -> Vec<(usize, isize)> {
+        let axes = self
+            .reduced
+            .iter()
+            .map(|&a| (self.layout.dims[a], self.layout.strides[a]));
+        even_runs(axes)
+    }
+}
+
 impl AxisPlan {
     /// When neighbouring outputs read neighbouring elements (the last kept axis has
     /// stride 1), the length of such runs: outputs `r·L … r·L + L − 1` read the elements

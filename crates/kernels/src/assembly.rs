@@ -49,6 +49,7 @@ const FILES: &[(&str, &str)] = &[
     ("reduce5.cl", include_str!("../cl/reduce5.cl")),
     ("reduce6.cl", include_str!("../cl/reduce6.cl")),
     ("roof.cl", include_str!("../cl/roof.cl")),
+    ("segments.cl", include_str!("../cl/segments.cl")),
     ("strided.cl", include_str!("../cl/strided.cl")),
     ("subgroup_block.cl", include_str!("../cl/subgroup_block.cl")),
     ("two_stage.cl", include_str!("../cl/two_stage.cl")),
@@ -106,30 +107,74 @@ pub fn assemble(
     target: Target,
     first_pass: bool,
 ) -> Result<Assembled, String> {
-    let kernel = file(variant.file).ok_or_else(|| format!("no kernel file {}", variant.file))?;
-    let mut s = String::new();
-    s.push_str(&format!(
-        "// ---- redlab: {} ({}) ----\n",
-        variant.name, problem
-    ));
-    if target == Target::Cuda {
-        s.push_str("// ---- section 0: CUDA translation of OpenCL C ----\n");
-        s.push_str(file("cuda_prelude.h").unwrap_or_default());
-    }
-    s.push_str("// ---- section 1: parameters ----\n");
+    let mut defines = String::new();
     for p in variant.params {
         let value = params
             .iter()
             .find(|(n, _)| *n == p.name)
             .map_or(p.default, |(_, v)| *v);
-        s.push_str(&format!("#define {} {}\n", p.name, value));
+        defines.push_str(&format!("#define {} {}\n", p.name, value));
     }
     for (name, value) in variant.defines {
-        s.push_str(&format!("#define {name} {value}\n"));
+        defines.push_str(&format!("#define {name} {value}\n"));
     }
     if first_pass {
-        s.push_str("#define FIRST_PASS 1\n");
+        defines.push_str("#define FIRST_PASS 1\n");
     }
+    let needs_cl2 = variant
+        .needs
+        .iter()
+        .any(|f| matches!(f, Feature::WorkGroupCollectives | Feature::Subgroups));
+    let source = sections(
+        variant.name,
+        variant.file,
+        &defines,
+        problem,
+        quirks,
+        target,
+    )?;
+    Ok(Assembled {
+        source,
+        options: if needs_cl2 && target == Target::OpenCl {
+            "-cl-std=CL2.0".into()
+        } else {
+            String::new()
+        },
+    })
+}
+
+/// Assembles the many-output kernels (`segments.cl`: axis and segmented reductions) for
+/// `problem`, in the same sections as every variant.
+pub fn assemble_segments(
+    problem: &Problem,
+    quirks: &[Quirk],
+    target: Target,
+) -> Result<Assembled, String> {
+    let source = sections("segments", "segments.cl", "", problem, quirks, target)?;
+    Ok(Assembled {
+        source,
+        options: String::new(),
+    })
+}
+
+/// The sections in their documented order, for the kernel file `file_name`.
+fn sections(
+    label: &str,
+    file_name: &str,
+    defines: &str,
+    problem: &Problem,
+    quirks: &[Quirk],
+    target: Target,
+) -> Result<String, String> {
+    let kernel = file(file_name).ok_or_else(|| format!("no kernel file {file_name}"))?;
+    let mut s = String::new();
+    s.push_str(&format!("// ---- redlab: {label} ({problem}) ----\n"));
+    if target == Target::Cuda {
+        s.push_str("// ---- section 0: CUDA translation of OpenCL C ----\n");
+        s.push_str(file("cuda_prelude.h").unwrap_or_default());
+    }
+    s.push_str("// ---- section 1: parameters ----\n");
+    s.push_str(defines);
     s.push_str("// ---- section 2: operator and types ----\n");
     s.push_str(&optype::op_type(problem).source);
     s.push_str("// ---- section 3: device quirks ----\n");
@@ -143,23 +188,9 @@ pub fn assemble(
     }
     s.push_str("// ---- section 5: common helpers ----\n");
     s.push_str(&inline_includes(file("common.h").unwrap_or_default(), 0)?);
-    s.push_str(&format!(
-        "// ---- section 6: kernel {} ----\n",
-        variant.file
-    ));
+    s.push_str(&format!("// ---- section 6: kernel {file_name} ----\n"));
     s.push_str(&inline_includes(kernel, 0)?);
-    let needs_cl2 = variant
-        .needs
-        .iter()
-        .any(|f| matches!(f, Feature::WorkGroupCollectives | Feature::Subgroups));
-    Ok(Assembled {
-        source: s,
-        options: if needs_cl2 && target == Target::OpenCl {
-            "-cl-std=CL2.0".into()
-        } else {
-            String::new()
-        },
-    })
+    Ok(s)
 }
 
 /// Replaces `#include "name"` lines with the embedded file (recursively, with a depth

@@ -23,6 +23,7 @@ pub mod codec;
 pub mod driver;
 pub mod optype;
 pub mod registry;
+pub mod segments;
 
 pub use capability::{Capabilities, Feature};
 pub use driver::{Launcher, Run, RunError};

@@ -22,9 +22,11 @@ use std::sync::Mutex;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device;
-use redlab_core::{ArrayRef, Backend, DeviceInfo, Error, Outcome, Problem};
+use redlab_core::segmented::{gather_rows, Selection};
+use redlab_core::{ArrayRef, Backend, DeviceInfo, Error, Outcome, Problem, Value};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
+use redlab_kernels::segments::{run_segments, SegmentJob, SegmentKernels, ENTRY_POINTS};
 use redlab_kernels::{Capabilities, Variant};
 
 pub use driver::DeviceInput;
@@ -216,6 +218,82 @@ impl OpenClDevice {
         let groups = (self.caps.compute_units * 8).max(1);
         let out = driver::buffer(&self.context, groups * 256 * 4)?;
         driver::launch(&self.queue, kernel, source, &out, words, groups * 256, 256)
+    }
+
+    /// One result per output of `selection` (axis outputs or segments), each the
+    /// canonical reduction of its own elements, with the seconds of each launch. The
+    /// kernels are those of `segments.cl`; [`SegmentJob::explain`] says which one a shape
+    /// gets. Outputs whose elements do not step evenly are gathered into rows first.
+    pub fn compute_outputs(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<(Vec<Value>, Vec<f64>), Error> {
+        problem.check_input(&data)?;
+        let gathered;
+        let (job, input) = match SegmentJob::new(selection) {
+            Some(job) => (job, self.upload(data).map_err(backend_error)?),
+            None => {
+                let (bytes, ranges) = gather_rows(data, selection)?;
+                gathered = bytes;
+                let rows = ArrayRef::from_bytes(problem.dtype, &gathered)?;
+                let job = SegmentJob::new(Selection::Ranges(&ranges))
+                    .ok_or_else(|| backend_error("gathered rows do not touch"))?;
+                (job, self.upload(rows).map_err(backend_error)?)
+            }
+        };
+        self.run_segments(problem, &input, &job)
+            .map_err(backend_error)
+    }
+
+    /// Runs `job` over an uploaded input.
+    pub fn run_segments(
+        &self,
+        problem: &Problem,
+        input: &DeviceInput,
+        job: &SegmentJob,
+    ) -> Result<(Vec<Value>, Vec<f64>), RunError> {
+        let assembled =
+            assembly::assemble_segments(problem, &[], Target::OpenCl).map_err(RunError::Device)?;
+        let _guard = self
+            .running
+            .lock()
+            .map_err(|_| RunError::Device("device lock poisoned".into()))?;
+        let program = self
+            .programs
+            .get(
+                &self.context,
+                &assembled.source,
+                &assembled.options,
+                &ENTRY_POINTS,
+            )
+            .map_err(|e| RunError::Build(e.log))?;
+        let kernel = |name: &str| {
+            program.kernel(name).ok_or_else(|| {
+                RunError::Device(format!("segments: kernel {name} missing after build"))
+            })
+        };
+        let kernels = SegmentKernels {
+            short_rows: kernel(ENTRY_POINTS[0])?,
+            row_tiles: kernel(ENTRY_POINTS[1])?,
+            column_tiles: kernel(ENTRY_POINTS[2])?,
+            tree: kernel(ENTRY_POINTS[3])?,
+        };
+        let launcher = driver::ClLauncher {
+            context: &self.context,
+            queue: &self.queue,
+        };
+        // An empty input still needs a buffer to name (no kernel reads it).
+        let placeholder;
+        let source = match input.buffer.as_ref() {
+            Some(buffer) => buffer,
+            None => {
+                placeholder = driver::buffer(&self.context, 16)?;
+                &placeholder
+            }
+        };
+        run_segments(&launcher, &kernels, problem, source, job)
     }
 
     /// The device handle (for queries beyond [`Capabilities`]).

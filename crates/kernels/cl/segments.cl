@@ -1,0 +1,280 @@
+// Reductions with many results (axis and segmented reductions): every output reduces its
+// own sequence of elements in the canonical order of docs/canonical-order.md, starting
+// from tile 0 of that sequence, so its bits equal a 1-D reduction of that sequence alone.
+//
+// All kernels share the signature kernel(in, out, outputs). `out` holds, in order:
+//   results   outputs × acc_t, padded to 8 bytes (read back by the host);
+//   header    HEADER_WORDS ulongs (below), written by the host;
+//   tables    starts[outputs + 1] and tile prefix[outputs + 1] (table modes only);
+//   scratch   one acc_t per tile, for outputs of more than one tile.
+// Output k's sequence is elements start(k) + j × STRIDE for j < len(k).
+//
+// Strategies (the host picks one by shape, `redlab run --explain` says which):
+//   short_rows    outputs of at most 256 elements: WIDTH work-items per output (the
+//                 next power of two of the longest), one element each, folded by
+//                 halving in local memory. Lanes past an output's end hold IDENTITY,
+//                 which changes no bit, so this is the canonical fold of a short tile.
+//   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
+//                 t, t+256, t+512, t+768 (as canonical.cl): consecutive work-items read
+//                 consecutive elements when the stride is 1.
+//   column_tiles  for strided outputs that start next to each other (columns): a
+//                 work-group serves 32 outputs × 8 lane classes of one tile; work-item
+//                 (x, y) folds the 128 lanes y + 8m of output x by the halving rule, so
+//                 a warp reads 32 neighbouring outputs at once (coalesced).
+//   tree          a work-group per output of more than one tile: the aligned pairwise
+//                 tree over its tile results, 256 at a time, then a binary counter over
+//                 the blocks' roots, which builds the same tree.
+
+#define LANES 1024
+#define ROWS 8
+#define TILE (LANES * ROWS)
+#define SEG_WG 256
+#define NONE 0xffffffffffffffffUL
+
+// Header words.
+#define H_LEN 0          // every output's length, or NONE: lengths from the starts table
+#define H_STRIDE 1       // elements between consecutive elements of one output
+#define H_WIDTH 2        // short_rows: work-items per output (a power of two ≤ 256)
+#define H_TILES_PER 3    // fixed length: tiles per output
+#define H_TABLE 4        // 1: starts from the table; 0: from the formula below
+#define H_INNER 5        // formula: start(k) = OFFSET + (k / INNER) × OUTER_STRIDE
+#define H_OUTER_STRIDE 6 //                   + (k % INNER) × INNER_STRIDE
+#define H_INNER_STRIDE 7
+#define H_SCRATCH 8      // byte offset of the scratch area from the header
+#define H_OFFSET 9       // formula: the first output's first element
+#define HEADER_WORDS 16
+
+inline __global ulong* seg_header(__global acc_t* out, ulong outputs) {
+    ulong bytes = (outputs * ACC_BYTES + 7) & ~(ulong)7;
+    return (__global ulong*)((__global uchar*)out + bytes);
+}
+
+inline ulong seg_start(__global const ulong* h, ulong k) {
+    if (h[H_TABLE])
+        return h[HEADER_WORDS + k];
+    return h[H_OFFSET] + (k / h[H_INNER]) * h[H_OUTER_STRIDE] +
+           (k % h[H_INNER]) * h[H_INNER_STRIDE];
+}
+
+inline ulong seg_len(__global const ulong* h, ulong k) {
+    if (h[H_LEN] != NONE)
+        return h[H_LEN];
+    return h[HEADER_WORDS + k + 1] - h[HEADER_WORDS + k];
+}
+
+// First tile of output k in the scratch area.
+inline ulong seg_first_tile(__global const ulong* h, ulong outputs, ulong k) {
+    if (h[H_LEN] != NONE)
+        return k * h[H_TILES_PER];
+    return h[HEADER_WORDS + outputs + 1 + k];
+}
+
+inline __global acc_t* seg_scratch(__global ulong* h) {
+    return (__global acc_t*)((__global uchar*)h + h[H_SCRATCH]);
+}
+
+// Element j of an output, at address `at`; argmin/argmax index it within the output.
+inline acc_t seg_load(__global const in_t* in, ulong at, ulong j) {
+    acc_t r = lift(in, at);
+#if defined(OP_ARGMIN) || defined(OP_ARGMAX)
+    r.i = j;
+#else
+    (void)j;
+#endif
+    return r;
+}
+
+__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
+void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
+    __local acc_t lanes[SEG_WG];
+    __global ulong* h = seg_header(out, outputs);
+    uint lid = get_local_id(0);
+    uint width = (uint)h[H_WIDTH];
+    uint j = lid % width;
+    ulong k = get_group_id(0) * (ulong)(SEG_WG / width) + lid / width;
+    acc_t v = IDENTITY;
+    if (k < outputs && j < seg_len(h, k))
+        v = seg_load(in, seg_start(h, k) + j * h[H_STRIDE], j);
+    lanes[lid] = v;
+    for (uint w = width / 2; w > 0; w >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (j < w)
+            lanes[lid] = combine(lanes[lid], lanes[lid + w]);
+    }
+    if (j == 0 && k < outputs)
+        out[k] = lanes[lid];
+}
+
+// Which output tile `g` belongs to, and its index within that output.
+inline ulong seg_tile_owner(__global const ulong* h, ulong outputs, ulong g, ulong* t) {
+    if (h[H_LEN] != NONE) {
+        *t = g % h[H_TILES_PER];
+        return g / h[H_TILES_PER];
+    }
+    // Binary search of the tile prefix: the last k with prefix[k] <= g.
+    __global const ulong* prefix = h + HEADER_WORDS + outputs + 1;
+    ulong lo = 0, hi = outputs;
+    while (hi - lo > 1) {
+        ulong mid = (lo + hi) / 2;
+        if (prefix[mid] <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *t = g - prefix[lo];
+    return lo;
+}
+
+// A finished tile: the output's result if it is its only tile, else a scratch entry.
+inline void seg_store_tile(__global acc_t* out, __global ulong* h, ulong outputs, ulong k,
+                           ulong g, ulong len, acc_t v) {
+    if (len <= TILE)
+        out[k] = v;
+    else
+        seg_scratch(h)[g] = v;
+}
+
+__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
+void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
+    __local acc_t lanes[SEG_WG];
+    __global ulong* h = seg_header(out, outputs);
+    uint lid = get_local_id(0);
+    ulong g = get_group_id(0);
+    ulong t;
+    ulong k = seg_tile_owner(h, outputs, g, &t);
+    ulong len = seg_len(h, k);
+    ulong start = seg_start(h, k);
+    ulong stride = h[H_STRIDE];
+    acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
+    for (uint r = 0; r < ROWS; r++) {
+        ulong j = t * TILE + (ulong)r * LANES + lid;
+        l0 = combine(l0, j < len ? seg_load(in, start + j * stride, j) : IDENTITY);
+        l1 = combine(l1, j + 256 < len ? seg_load(in, start + (j + 256) * stride, j + 256) : IDENTITY);
+        l2 = combine(l2, j + 512 < len ? seg_load(in, start + (j + 512) * stride, j + 512) : IDENTITY);
+        l3 = combine(l3, j + 768 < len ? seg_load(in, start + (j + 768) * stride, j + 768) : IDENTITY);
+    }
+    // Fold w = 512 and w = 256 in registers, then halving in local memory.
+    l0 = combine(l0, l2);
+    l1 = combine(l1, l3);
+    lanes[lid] = combine(l0, l1);
+    for (uint w = SEG_WG / 2; w > 0; w >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < w)
+            lanes[lid] = combine(lanes[lid], lanes[lid + w]);
+    }
+    if (lid == 0 && k < outputs)
+        seg_store_tile(out, h, outputs, k, g, len, lanes[0]);
+}
+
+// Lane `lane` of tile `t` of an output: its (up to) 8 rows, combined in row order.
+inline acc_t seg_lane(__global const in_t* in, ulong start, ulong stride, ulong len, ulong t,
+                      uint lane) {
+    acc_t v = IDENTITY;
+    for (uint r = 0; r < ROWS; r++) {
+        ulong j = t * TILE + (ulong)r * LANES + lane;
+        if (j >= len)
+            break;
+        v = combine(v, seg_load(in, start + j * stride, j));
+    }
+    return v;
+}
+
+// The fold of lane class y (lanes y + 8m) of tile t by the halving rule. A tile whose
+// elements fill fewer than 1024 lanes folds only its first P lanes (P the next power of
+// two; the rest hold IDENTITY, which changes no bit), so class y has Q = max(P / 8, 1)
+// lanes. Halving over m pairs m with m + Q/2 first: an adjacent-pairs tree over m in
+// bit-reversed order, built here with a binary counter.
+inline acc_t seg_lane_class(__global const in_t* in, ulong start, ulong stride, ulong len,
+                            ulong t, uint y) {
+    ulong left = len - t * TILE;
+    uint used = left < LANES ? (uint)left : LANES;
+    uint p = 1, bits = 0;
+    while (p < used)
+        p <<= 1;
+    uint q = p >= 8 ? p / 8 : 1;
+    while ((1u << bits) < q)
+        bits++;
+    if (p < 8 && y >= p)
+        return IDENTITY;
+    acc_t stack[8];
+    uint top = 0;
+    for (uint i = 0; i < q; i++) {
+        uint m = 0;
+        for (uint b = 0; b < bits; b++)
+            m |= ((i >> b) & 1) << (bits - 1 - b);
+        acc_t r = seg_lane(in, start, stride, len, t, y + 8 * m);
+        for (uint c = i + 1; (c & 1) == 0; c >>= 1)
+            r = combine(stack[--top], r);
+        stack[top++] = r;
+    }
+    return stack[0];
+}
+
+__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
+void column_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
+    __local acc_t classes[8][32];
+    __global ulong* h = seg_header(out, outputs);
+    uint lid = get_local_id(0);
+    uint x = lid % 32, y = lid / 32;
+    ulong tiles_per = h[H_TILES_PER];
+    ulong block = get_group_id(0) / tiles_per;
+    ulong t = get_group_id(0) % tiles_per;
+    ulong k = block * 32 + x;
+    ulong len = h[H_LEN];
+    acc_t v = IDENTITY;
+    if (k < outputs)
+        v = seg_lane_class(in, seg_start(h, k), h[H_STRIDE], len, t, y);
+    classes[y][x] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // The last three halving steps, w = 4, 2, 1, over the 8 lane classes.
+    if (y == 0 && k < outputs) {
+        acc_t c0 = combine(classes[0][x], classes[4][x]);
+        acc_t c1 = combine(classes[1][x], classes[5][x]);
+        acc_t c2 = combine(classes[2][x], classes[6][x]);
+        acc_t c3 = combine(classes[3][x], classes[7][x]);
+        c0 = combine(c0, c2);
+        c1 = combine(c1, c3);
+        seg_store_tile(out, h, outputs, k, k * tiles_per + t, len, combine(c0, c1));
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
+void tree(__global const in_t* in, __global acc_t* out, ulong outputs) {
+    (void)in;
+    __local acc_t level[SEG_WG];
+    __global ulong* h = seg_header(out, outputs);
+    uint lid = get_local_id(0);
+    ulong k = get_group_id(0);
+    ulong tiles = (seg_len(h, k) + TILE - 1) / TILE;
+    if (tiles <= 1)
+        return;
+    __global const acc_t* scratch = seg_scratch(h) + seg_first_tile(h, outputs, k);
+    // Roots of complete 256-tile blocks merge on a binary counter (work-item 0).
+    acc_t stack[64];
+    uint top = 0;
+    ulong blocks = (tiles + SEG_WG - 1) / SEG_WG;
+    for (ulong b = 0; b < blocks; b++) {
+        ulong i = b * SEG_WG + lid;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        level[lid] = i < tiles ? scratch[i] : IDENTITY;
+        for (uint step = 1; step < SEG_WG; step <<= 1) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid % (2 * step) == 0)
+                level[lid] = combine(level[lid], level[lid + step]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid == 0) {
+            acc_t r = level[0];
+            for (ulong c = b + 1; (c & 1) == 0; c >>= 1)
+                r = combine(stack[--top], r);
+            stack[top++] = r;
+        }
+    }
+    if (lid == 0) {
+        // A partial last block leaves several roots: close them from the top.
+        acc_t r = stack[--top];
+        while (top > 0)
+            r = combine(stack[--top], r);
+        out[k] = r;
+    }
+}

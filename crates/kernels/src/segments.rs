@@ -1,0 +1,361 @@
+//! Axis and segmented reductions on OpenCL and CUDA devices: which kernel of
+//! `segments.cl` runs a shape ([`Strategy`], with the reason `--explain` prints), the
+//! header and tables that tell the kernels where each output's elements are
+//! ([`SegmentJob`]), and the launches ([`run_segments`]) through the same [`Launcher`]
+//! every 1-D strategy uses.
+//!
+//! Every output is reduced in the canonical order of its own sequence, so float results
+//! equal the CPU backend's bit for bit (docs/canonical-order.md, "Axes and segments").
+
+use std::ops::Range;
+
+use redlab_core::segmented::Selection;
+use redlab_core::{reference, ArrayRef, Problem, Value};
+
+use crate::codec::Codec;
+use crate::driver::{Launcher, RunError};
+
+/// Elements per canonical tile (1024 lanes × 8 rows).
+const TILE: usize = 8192;
+/// Work-items per group in every kernel of `segments.cl`.
+const WG: usize = 256;
+/// Words of the header (`HEADER_WORDS` in `segments.cl`).
+const HEADER_WORDS: usize = 16;
+/// "No fixed length" in the header.
+const NONE: u64 = u64::MAX;
+
+/// How a shape is reduced on the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Outputs of at most 256 elements, `width` work-items each (`short_rows`).
+    ShortRows {
+        /// Work-items per output: the next power of two of the longest output.
+        width: usize,
+    },
+    /// A work-group per tile of each output (`row_tiles`), then `tree` where an output
+    /// has more than one tile.
+    RowTiles,
+    /// Strided outputs that start side by side (columns): 32 outputs × 8 lane classes per
+    /// work-group and tile (`column_tiles`), then `tree` for outputs of several tiles.
+    ColumnTiles,
+}
+
+/// The kernels of `segments.cl`, built for one problem.
+pub struct SegmentKernels<'k, K: ?Sized> {
+    /// `short_rows`.
+    pub short_rows: &'k K,
+    /// `row_tiles`.
+    pub row_tiles: &'k K,
+    /// `column_tiles`.
+    pub column_tiles: &'k K,
+    /// `tree`.
+    pub tree: &'k K,
+}
+
+/// The entry points of `segments.cl`, in the order of [`SegmentKernels`]' fields.
+pub const ENTRY_POINTS: [&str; 4] = ["short_rows", "row_tiles", "column_tiles", "tree"];
+
+/// Where every output's elements are, and how the device will reduce them.
+#[derive(Debug, Clone)]
+pub struct SegmentJob {
+    outputs: usize,
+    header: [u64; HEADER_WORDS],
+    /// starts[outputs + 1] then tile prefix[outputs + 1] (table modes), else empty.
+    tables: Vec<u64>,
+    /// Length of each output when they differ; `None`: all `fixed_len`.
+    lens: Option<Vec<usize>>,
+    fixed_len: usize,
+    tiles: usize,
+    max_len: usize,
+    strategy: Strategy,
+    reason: String,
+}
+
+impl SegmentJob {
+    /// Describes `selection` for the kernels, or `None` when an output's elements do not
+    /// step evenly through the buffer (several reduced axes that do not merge): the
+    /// caller then gathers them into rows first.
+    pub fn new(selection: Selection<'_>) -> Option<SegmentJob> {
+        let mut h = [0u64; HEADER_WORDS];
+        match selection {
+            Selection::Ranges(ranges) => Self::from_ranges(ranges, h),
+            Selection::Axes(plan) => {
+                let outputs = plan.outputs();
+                let len = plan.segment_len();
+                let reduced = plan.reduced_runs();
+                let stride = match reduced.as_slice() {
+                    [] => 1,
+                    [(_, s)] => *s,
+                    _ => return None,
+                };
+                let kept = plan.kept_runs();
+                h[0] = len as u64;
+                h[1] = stride as u64;
+                h[9] = if outputs == 0 {
+                    0
+                } else {
+                    plan.start(0) as u64
+                };
+                let mut tables = Vec::new();
+                match kept.as_slice() {
+                    [] => {
+                        h[5] = 1;
+                    }
+                    [(d, s)] => {
+                        h[5] = *d as u64;
+                        h[7] = *s as u64;
+                    }
+                    [(_, outer), (d, s)] => {
+                        h[5] = *d as u64;
+                        h[6] = *outer as u64;
+                        h[7] = *s as u64;
+                    }
+                    _ => {
+                        h[4] = 1;
+                        // Fixed length: only the starts (tiles are k × tiles per output).
+                        tables = (0..outputs).map(|k| plan.start(k) as u64).collect();
+                    }
+                }
+                // Columns: strided outputs whose neighbours start one element apart.
+                let columns =
+                    stride != 1 && len > 1 && matches!(kept.last(), Some((d, 1)) if *d >= 32);
+                Some(Self::finish(outputs, h, tables, None, len, columns))
+            }
+        }
+    }
+
+    fn from_ranges(ranges: &[Range<usize>], mut h: [u64; HEADER_WORDS]) -> Option<SegmentJob> {
+        // Lengths come from consecutive starts, so the ranges must touch (segments from
+        // offsets or a fixed length always do).
+        if ranges.windows(2).any(|w| w[0].end != w[1].start) {
+            return None;
+        }
+        let outputs = ranges.len();
+        let lens: Vec<usize> = ranges.iter().map(|r| r.end - r.start).collect();
+        h[0] = NONE;
+        h[1] = 1;
+        h[4] = 1;
+        let mut tables = Vec::with_capacity(2 * (outputs + 1));
+        tables.extend(ranges.iter().map(|r| r.start as u64));
+        tables.push(ranges.last().map_or(0, |r| r.end as u64));
+        let mut tiles = 0u64;
+        for len in &lens {
+            tables.push(tiles);
+            tiles += len.div_ceil(TILE) as u64;
+        }
+        tables.push(tiles);
+        Some(SegmentJob::finish(outputs, h, tables, Some(lens), 0, false))
+    }
+
+    fn finish(
+        outputs: usize,
+        mut h: [u64; HEADER_WORDS],
+        tables: Vec<u64>,
+        lens: Option<Vec<usize>>,
+        fixed_len: usize,
+        columns: bool,
+    ) -> SegmentJob {
+        let max_len = lens
+            .as_ref()
+            .map_or(fixed_len, |l| l.iter().copied().max().unwrap_or(0));
+        let tiles = match &lens {
+            Some(l) => l.iter().map(|len| len.div_ceil(TILE)).sum(),
+            None => outputs * fixed_len.div_ceil(TILE),
+        };
+        h[3] = fixed_len.div_ceil(TILE) as u64;
+        let (strategy, reason) = if columns {
+            (
+                Strategy::ColumnTiles,
+                format!(
+                    "column_tiles: {outputs} strided outputs side by side; a work-group reads 32 \
+                     neighbouring outputs per load (coalesced), 8 lane classes each, one tile of \
+                     {TILE} elements at a time{}",
+                    if fixed_len > TILE {
+                        ", then a canonical tree over each output's tiles"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+        } else if max_len <= WG {
+            let width = max_len.max(1).next_power_of_two();
+            h[2] = width as u64;
+            (
+                Strategy::ShortRows { width },
+                format!(
+                    "short_rows: outputs of at most {max_len} elements; {width} work-items per output, \
+                     {} outputs per work-group, one element each, folded by halving",
+                    WG / width
+                ),
+            )
+        } else {
+            (
+                Strategy::RowTiles,
+                format!(
+                    "row_tiles: a work-group per tile of {TILE} elements ({tiles} tiles for {outputs} \
+                     outputs of up to {max_len}){}",
+                    if max_len > TILE {
+                        "; several work-groups per long output, then a canonical tree over its tiles"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+        };
+        SegmentJob {
+            outputs,
+            header: h,
+            tables,
+            lens,
+            fixed_len,
+            tiles,
+            max_len,
+            strategy,
+            reason,
+        }
+    }
+
+    /// The strategy the device will run.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// Why: the strategy and what it does with this shape.
+    pub fn explain(&self) -> &str {
+        &self.reason
+    }
+
+    /// Number of outputs.
+    pub fn outputs(&self) -> usize {
+        self.outputs
+    }
+
+    fn len_of(&self, k: usize) -> usize {
+        self.lens.as_ref().map_or(self.fixed_len, |l| l[k])
+    }
+
+    /// The bytes of the `out` buffer before the kernels run: results (left for the
+    /// kernels), header, tables; the scratch area follows.
+    fn layout(&self, acc_bytes: usize) -> (Vec<u8>, usize) {
+        let results = (self.outputs * acc_bytes).next_multiple_of(8);
+        let header_and_tables = (HEADER_WORDS + self.tables.len()) * 8;
+        let mut header = self.header;
+        header[8] = header_and_tables as u64;
+        let mut bytes = vec![0u8; results];
+        for word in header.iter().chain(self.tables.iter()) {
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+        let scratch = if self.max_len > TILE {
+            self.tiles * acc_bytes
+        } else {
+            0
+        };
+        (bytes, scratch)
+    }
+}
+
+/// Runs `job` over `source` (the whole input buffer) and returns one value per output.
+pub fn run_segments<L: Launcher>(
+    launcher: &L,
+    kernels: &SegmentKernels<'_, L::Kernel>,
+    problem: &Problem,
+    source: &L::Buffer,
+    job: &SegmentJob,
+) -> Result<(Vec<Value>, Vec<f64>), RunError> {
+    let codec = Codec::new(problem);
+    let empty = redlab_core::with_dtype!(problem.dtype, T => ArrayRef::from_slice::<T>(&[]));
+    let empty_value =
+        reference::reduce(problem, empty).map_err(|e| RunError::Device(e.to_string()))?;
+    let mut passes = Vec::new();
+    if job.outputs == 0 {
+        return Ok((Vec::new(), passes));
+    }
+    let results_bytes = job.outputs * codec.acc_bytes;
+    let mut values = vec![empty_value.clone(); job.outputs];
+    if job.max_len > 0 {
+        let (bytes, scratch) = job.layout(codec.acc_bytes);
+        let mut out = launcher.alloc(bytes.len() + scratch.max(8))?;
+        launcher.write(&mut out, &bytes)?;
+        let n = job.outputs;
+        match job.strategy {
+            Strategy::ShortRows { width } => {
+                let groups = n.div_ceil(WG / width);
+                passes.push(launcher.launch(
+                    kernels.short_rows,
+                    source,
+                    &out,
+                    n,
+                    groups * WG,
+                    WG,
+                )?);
+            }
+            Strategy::RowTiles => {
+                passes.push(launcher.launch(
+                    kernels.row_tiles,
+                    source,
+                    &out,
+                    n,
+                    job.tiles * WG,
+                    WG,
+                )?);
+            }
+            Strategy::ColumnTiles => {
+                let groups = n.div_ceil(32) * job.fixed_len.div_ceil(TILE);
+                passes.push(launcher.launch(
+                    kernels.column_tiles,
+                    source,
+                    &out,
+                    n,
+                    groups * WG,
+                    WG,
+                )?);
+            }
+        }
+        if job.max_len > TILE {
+            passes.push(launcher.launch(kernels.tree, source, &out, n, n * WG, WG)?);
+        }
+        let (bytes, _) = launcher.read(&out, results_bytes)?;
+        for (k, value) in values.iter_mut().enumerate() {
+            if job.len_of(k) > 0 {
+                *value = codec.value(codec.decode(&bytes, k));
+            }
+        }
+    }
+    Ok((values, passes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redlab_core::shape::{AxisPlan, Layout};
+
+    #[test]
+    fn shapes_pick_the_strategy_their_layout_suits() {
+        let rows = AxisPlan::new(Layout::c_order(&[1000, 32]), Some(&[1]), false).expect("plan");
+        let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
+        assert_eq!(job.strategy(), Strategy::ShortRows { width: 32 });
+        let cols = AxisPlan::new(Layout::c_order(&[1000, 64]), Some(&[0]), false).expect("plan");
+        let job = SegmentJob::new(Selection::Axes(&cols)).expect("job");
+        assert_eq!(job.strategy(), Strategy::ColumnTiles);
+        let long = AxisPlan::new(Layout::c_order(&[4, 100_000]), Some(&[1]), false).expect("plan");
+        let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
+        assert_eq!(job.strategy(), Strategy::RowTiles);
+        assert!(
+            job.explain().contains("canonical tree"),
+            "{}",
+            job.explain()
+        );
+        // Axes 0 and 2 of a C-order (2, 3, 4) array do not step evenly: gathered instead.
+        let split = AxisPlan::new(Layout::c_order(&[2, 3, 4]), Some(&[0, 2]), false).expect("plan");
+        assert!(SegmentJob::new(Selection::Axes(&split)).is_none());
+    }
+
+    #[test]
+    fn csr_tables_hold_starts_and_tile_prefixes() {
+        let ranges = [0..10, 10..10, 10..20_000];
+        let job = SegmentJob::new(Selection::Ranges(&ranges)).expect("job");
+        assert_eq!(job.tables, vec![0, 10, 10, 20_000, 0, 1, 1, 4]);
+        assert_eq!(job.tiles, 4);
+        assert_eq!(job.strategy(), Strategy::RowTiles);
+    }
+}
