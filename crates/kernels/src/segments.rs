@@ -271,7 +271,7 @@ pub fn run_segments<L: Launcher>(
         return Ok((Vec::new(), passes));
     }
     let results_bytes = job.outputs * codec.acc_bytes;
-    let mut values = vec![empty_value.clone(); job.outputs];
+    let mut values = vec![empty_value; job.outputs];
     if job.max_len > 0 {
         let (bytes, scratch) = job.layout(codec.acc_bytes);
         let mut out = launcher.alloc(bytes.len() + scratch.max(8))?;
