@@ -110,6 +110,38 @@ impl CpuBackend {
     }
 }
 
+impl CpuBackend {
+    /// How [`CpuBackend::compute_outputs`] runs `selection`, in words (`--explain`).
+    pub fn explain_outputs(&self, problem: &Problem, selection: Selection<'_>) -> String {
+        let columns = match selection {
+            Selection::Axes(plan) => {
+                problem.dtype.is_float()
+                    && problem.op.is_arithmetic()
+                    && plan.outputs() > 0
+                    && plan.segment_len() > 0
+                    && plan.contiguous(0).is_none()
+                    && plan.output_runs().is_some_and(|r| r > 1)
+            }
+            Selection::Ranges(_) => false,
+        };
+        if columns {
+            format!(
+                "cpu columns: {} outputs side by side, 1024 canonical lanes per block of columns, \
+                 rows added vectorized across columns, blocks on {} threads",
+                selection.outputs(),
+                self.threads()
+            )
+        } else {
+            format!(
+                "cpu outputs: {} outputs on {} threads, each a 1-D canonical reduction of its own \
+                 elements (long outputs split their tiles across threads too)",
+                selection.outputs(),
+                self.threads()
+            )
+        }
+    }
+}
+
 impl Backend for CpuBackend {
     fn info(&self) -> &DeviceInfo {
         &self.info

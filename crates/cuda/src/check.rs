@@ -1,5 +1,6 @@
 //! `redlab check-kernels --backend cuda`: every variant × operator × type compiled
-//! through NVRTC for one architecture, without a GPU (only libnvrtc is needed). A kernel
+//! through NVRTC for one architecture, and the many-output kernels (`segments.cl`) for
+//! every operator × type, without a GPU (only libnvrtc is needed). A kernel
 //! that does not compile for CUDA is reported with its log.
 
 use rayon::prelude::*;
@@ -68,7 +69,8 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
             }
         }
     }
-    jobs.into_par_iter()
+    let mut checked: Vec<Checked> = jobs
+        .into_par_iter()
         .map(|(variant, problem, first_pass)| {
             let mut checked = Checked {
                 variant: variant.name,
@@ -90,5 +92,17 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
             }
             checked
         })
-        .collect()
+        .collect();
+    checked.par_extend(all_problems().into_par_iter().map(|problem| Checked {
+        variant: "segments",
+        problem: problem.to_string(),
+        first_pass: true,
+        outcome: assembly::assemble_segments(&problem, &[], Target::Cuda).and_then(|a| {
+            compile::compile(&a.source, "segments.cl", arch)
+                .map(|_| ())
+                .map_err(|f| f.log)
+        }),
+        skipped: None,
+    }));
+    checked
 }

@@ -25,9 +25,11 @@ pub mod staging;
 use std::sync::Mutex;
 
 use cudarc::driver::{result, sys};
-use redlab_core::{ArrayRef, Backend, DType, DeviceInfo, Error, Outcome, Problem};
+use redlab_core::segmented::{gather_rows, Selection};
+use redlab_core::{ArrayRef, Backend, DType, DeviceInfo, Error, Outcome, Problem, Value};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
+use redlab_kernels::segments::{run_segments, SegmentJob, SegmentKernels, ENTRY_POINTS};
 use redlab_kernels::{Capabilities, Variant};
 
 pub use discovery::Query;
@@ -279,6 +281,75 @@ impl CudaDevice {
             wg,
             params,
         )
+    }
+
+    /// One result per output of `selection` (axis outputs or segments), each the
+    /// canonical reduction of its own elements, with the seconds of each launch (see
+    /// `segments.cl`; [`SegmentJob::explain`] says which kernel a shape gets). Outputs
+    /// whose elements do not step evenly are gathered into rows on the host first.
+    pub fn compute_outputs(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<(Vec<Value>, Vec<f64>), Error> {
+        problem.check_input(&data)?;
+        let gathered;
+        let (job, input) = match SegmentJob::new(selection) {
+            Some(job) => (job, self.upload(data).map_err(backend_error)?),
+            None => {
+                let (bytes, ranges) = gather_rows(data, selection)?;
+                gathered = bytes;
+                let rows = ArrayRef::from_bytes(problem.dtype, &gathered)?;
+                let job = SegmentJob::new(Selection::Ranges(&ranges))
+                    .ok_or_else(|| backend_error("gathered rows do not touch"))?;
+                (job, self.upload(rows).map_err(backend_error)?)
+            }
+        };
+        self.run_segments(problem, &input, &job)
+            .map_err(backend_error)
+    }
+
+    /// Runs `job` over a device input (uploaded, or the caller's device memory).
+    pub fn run_segments(
+        &self,
+        problem: &Problem,
+        input: &DeviceInput,
+        job: &SegmentJob,
+    ) -> Result<(Vec<Value>, Vec<f64>), RunError> {
+        if input.dtype != problem.dtype {
+            return Err(RunError::Device(format!(
+                "the input holds {}, the problem reduces {}",
+                input.dtype, problem.dtype
+            )));
+        }
+        self.timeline.bind()?;
+        let assembled =
+            assembly::assemble_segments(problem, &[], Target::Cuda).map_err(RunError::Device)?;
+        let f = self
+            .modules
+            .functions(&assembled.source, &self.query.arch(), &ENTRY_POINTS)?;
+        let kernels = SegmentKernels {
+            short_rows: &f[0],
+            row_tiles: &f[1],
+            column_tiles: &f[2],
+            tree: &f[3],
+        };
+        let _guard = self
+            .running
+            .lock()
+            .map_err(|_| RunError::Device("device lock poisoned".into()))?;
+        self.timeline.bind()?;
+        // An empty input still needs a buffer to name (no kernel reads it).
+        let placeholder;
+        let source = match input.buffer.as_ref() {
+            Some(buffer) => buffer,
+            None => {
+                placeholder = DeviceBuffer::alloc(self.timeline.ctx, 16)?;
+                &placeholder
+            }
+        };
+        run_segments(&*self.timeline, &kernels, problem, source, job)
     }
 
     /// The read roof over a device input: seconds of one streaming read of all its whole

@@ -1,7 +1,10 @@
 //! Devices by name: opening one (`cpu`, `opencl:N`, `cuda:N`) and listing what is
 //! present, with the reason for each backend that is not.
 
-use redlab_core::{ArrayRef, Backend, DeviceInfo, Outcome, Problem};
+use std::time::Instant;
+
+use redlab_core::segmented::Selection;
+use redlab_core::{ArrayRef, Backend, DeviceInfo, Outcome, Problem, Value};
 use redlab_cpu::CpuBackend;
 use serde::Serialize;
 
@@ -159,5 +162,42 @@ impl Device {
     /// Reduces `data` as `problem` says.
     pub fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, Error> {
         Ok(self.backend().reduce(problem, data)?)
+    }
+
+    /// One result per output of `selection` (axis outputs or segments), each the
+    /// canonical reduction of its own elements, and the seconds of each launch (device
+    /// events on GPUs; the call's wall time on the CPU). Transfers are not included.
+    pub fn reduce_outputs(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<(Vec<Value>, Vec<f64>), Error> {
+        match &self.kind {
+            Kind::Cpu(cpu) => {
+                let start = Instant::now();
+                let values = cpu.compute_outputs(problem, data, selection)?;
+                Ok((values, vec![start.elapsed().as_secs_f64()]))
+            }
+            #[cfg(feature = "opencl")]
+            Kind::OpenCl(device) => Ok(device.compute_outputs(problem, data, selection)?),
+            #[cfg(feature = "cuda")]
+            Kind::Cuda(device) => Ok(device.compute_outputs(problem, data, selection)?),
+        }
+    }
+
+    /// How [`Device::reduce_outputs`] will run `selection` here, in words.
+    pub fn explain_outputs(&self, problem: &Problem, selection: Selection<'_>) -> String {
+        match &self.kind {
+            Kind::Cpu(cpu) => cpu.explain_outputs(problem, selection),
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            _ => match redlab_kernels::segments::SegmentJob::new(selection) {
+                Some(job) => job.explain().to_string(),
+                None => "the outputs' elements do not step evenly through the buffer (reduced \
+                         axes that do not merge): gathered into rows on the host, then reduced \
+                         as segments"
+                    .into(),
+            },
+        }
     }
 }

@@ -129,8 +129,8 @@ fn bad_shapes_axes_and_offsets_are_one_line_errors() {
         "take no --axis",
     );
     assert_clean_error(
-        &with(&base, &["--axis", "1", "--device", "opencl:0"]),
-        "run on the CPU",
+        &with(&base, &["--axis", "1", "--variant", "reduce2"]),
+        "pick their kernel by shape",
     );
     let existing = dir.path().join("exists.npy");
     std::fs::write(&existing, b"keep me").expect("write");
@@ -153,4 +153,82 @@ fn bad_shapes_axes_and_offsets_are_one_line_errors() {
         ],
         "same file",
     );
+}
+
+/// Whether `redlab devices` lists opencl:0 (a failure when `REDLAB_REQUIRE_OPENCL=1`).
+fn opencl_present() -> bool {
+    let out = redlab(&["devices", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("devices prints JSON");
+    let present = j["devices"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|d| d["id"] == "opencl:0"));
+    let required = std::env::var("REDLAB_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
+    assert!(
+        present || !required,
+        "REDLAB_REQUIRE_OPENCL=1 but there is no opencl:0"
+    );
+    if !present {
+        eprintln!("SKIPPED: no OpenCL device");
+    }
+    present
+}
+
+#[test]
+fn opencl_axis_and_segment_results_are_the_cpus_bit_for_bit() {
+    if !opencl_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases: [(&str, &[&str], &str); 3] = [
+        ("rows", &["--shape", "37x300", "--axis", "1"], "row_tiles"),
+        (
+            "columns",
+            &["--shape", "1000x64", "--axis", "0"],
+            "column_tiles",
+        ),
+        (
+            "segments",
+            &["--n", "50000", "--segment-size", "33"],
+            "short_rows",
+        ),
+    ];
+    for (name, shape, strategy) in cases {
+        let mut files = Vec::new();
+        for device in ["cpu", "opencl:0"] {
+            let out = dir
+                .path()
+                .join(format!("{name}-{}.npy", device.replace(':', "")));
+            let mut args = vec![
+                "run",
+                "--op",
+                "sum",
+                "--dtype",
+                "f32",
+                "--device",
+                device,
+                "--explain",
+            ];
+            args.extend_from_slice(shape);
+            args.extend_from_slice(&["--out", path_str(&out)]);
+            let o = redlab(&args);
+            let stdout = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                o.status.success(),
+                "{name} on {device}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(
+                stdout.contains("verified  yes"),
+                "{name} on {device}: {stdout}"
+            );
+            if device != "cpu" {
+                assert!(
+                    stdout.contains(&format!("strategy: {strategy}")),
+                    "{name}: {stdout}"
+                );
+            }
+            files.push(std::fs::read(&out).expect("result file"));
+        }
+        assert_eq!(files[0], files[1], "{name}: the .npy files differ");
+    }
 }

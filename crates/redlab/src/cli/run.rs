@@ -185,10 +185,9 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     };
     let problem = Problem::new(args.op, array.dtype(), args.acc)?;
     if args.shaped() {
-        if args.device != "cpu" || args.variant != "auto" || args.staged {
+        if args.variant != "auto" || args.staged {
             bail!(
-                "axis and segment reductions run on the CPU in this version: leave out --device {}, --variant and --staged",
-                args.device
+                "axis and segment reductions pick their kernel by shape (see --explain): leave out --variant and --staged"
             );
         }
         let request = super::shaped::ShapedRequest {
@@ -204,15 +203,21 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             force: args.force,
         };
         let dims = dims.unwrap_or_else(|| vec![array.len()]);
+        // `auto` places 1-D reductions by measured bandwidth; shaped ones stay on the CPU.
+        let device = match opened {
+            Some(device) => device,
+            None => Device::open("cpu", args.threads)?,
+        };
         return super::shaped::run(
             &request,
             &problem,
             &array,
             &dims,
             args.input.as_deref(),
-            args.threads,
+            &device,
             args.repeat,
             args.json,
+            args.explain,
             out,
         );
     }

@@ -5,14 +5,13 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{bail, Context};
 use redlab::segmented::{self, Selection};
 use redlab::shape::{AxisPlan, Layout, Segments};
+use redlab::Device;
 use redlab::{DType, HostArray, Problem, Value};
 use redlab_bench::{gbps, Stats};
-use redlab_cpu::CpuBackend;
 use serde_json::json;
 
 use super::output::OutputPlan;
@@ -93,7 +92,7 @@ fn load_offsets(path: &Path) -> anyhow::Result<Vec<u64>> {
     Ok(offsets)
 }
 
-/// Runs a shaped reduction of `array` (`dims` in C order) on the CPU.
+/// Runs a shaped reduction of `array` (`dims` in C order) on `device`.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     request: &ShapedRequest,
@@ -101,9 +100,10 @@ pub fn run(
     array: &HostArray,
     dims: &[usize],
     input: Option<&Path>,
-    threads: Option<usize>,
+    device: &Device,
     repeat: usize,
     json_out: bool,
+    explain: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<Verdict> {
     // Check every output file before any work.
@@ -152,13 +152,15 @@ pub fn run(
         None => Selection::Ranges(&ranges),
     };
 
-    let cpu = CpuBackend::new(threads)?;
+    let strategy = device.explain_outputs(problem, selection);
+    if explain && !json_out {
+        writeln!(out, "strategy: {strategy}")?;
+    }
     let mut times = Vec::with_capacity(repeat);
     let mut values: Option<Vec<Value>> = None;
     for _ in 0..repeat.max(1) {
-        let start = Instant::now();
-        let got = cpu.compute_outputs(problem, data, selection)?;
-        times.push(start.elapsed().as_secs_f64());
+        let (got, passes) = device.reduce_outputs(problem, data, selection)?;
+        times.push(passes.iter().sum::<f64>());
         if let Some(first) = &values {
             if first.iter().zip(&got).any(|(a, b)| !a.same_as(b)) {
                 return Ok(Verdict::Mismatch("repeated runs disagree".into()));
@@ -186,6 +188,7 @@ pub fn run(
             "shape": dims, "out_shape": out_dims, "outputs": values.len(),
             "seconds": stats.median, "gbps": rate, "repeat": repeat,
             "verified": wrong.is_empty(), "values": shown,
+            "device": device.info().id, "strategy": strategy,
         });
         if let Some(path) = &request.out {
             j["out"] = json!(path.display().to_string());
@@ -194,9 +197,10 @@ pub fn run(
     } else {
         writeln!(
             out,
-            "{problem}, shape {dims:?} → {out_dims:?} ({} outputs), on cpu ({} threads)",
+            "{problem}, shape {dims:?} → {out_dims:?} ({} outputs), on {} ({})",
             values.len(),
-            cpu.threads()
+            device.info().id,
+            device.info().name
         )?;
         for (k, v) in shown.iter().enumerate() {
             writeln!(out, "  [{k}] {v}")?;
@@ -222,9 +226,14 @@ pub fn run(
         }
         writeln!(
             out,
-            "  time      {:.3} ms median of {}, {rate:.2} GB/s",
+            "  time      {:.3} ms median of {}, {rate:.2} GB/s{}",
             stats.median * 1e3,
-            stats.count
+            stats.count,
+            if device.info().backend == "cpu" {
+                ""
+            } else {
+                " (kernels only, from device events; transfers not included)"
+            }
         )?;
     }
     Ok(if wrong.is_empty() {
