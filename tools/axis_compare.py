@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Axis reductions on one CUDA GPU: redlab beside torch and CuPy (with CUB), same shapes.
+
+Usage: tools/axis_compare.py REDLAB_BINARY [--reps 30] [--json OUT.jsonl]
+
+For every shape, axis and operator it prints the median time per call and the GB/s of
+input read for each library, then a Markdown table. torch and CuPy are timed with CUDA
+events around each call on random normal f32 data already on the device; redlab's time
+is `redlab run --json`'s median of the kernels' device-event time (the input is uploaded
+before and not counted, as the others' inputs are already on the device). Libraries that
+are not installed are left out with a note.
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+SHAPES = [
+    ((8192, 8192), 1),
+    ((8192, 8192), 0),
+    ((1 << 20, 32), 1),
+    ((1 << 16, 1024), 1),
+    ((32, 1 << 22), 1),
+    ((1 << 22, 32), 0),
+]
+OPS = ["sum", "max", "argmax"]
+
+
+def timed(call, reps, sync, event):
+    for _ in range(3):
+        call()
+    sync()
+    times = []
+    for _ in range(reps):
+        start, stop = event(), event()
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e-3)
+    return statistics.median(times)
+
+
+def torch_rows(reps):
+    try:
+        import torch
+    except ImportError as e:
+        print(f"torch not available: {e}", file=sys.stderr)
+        return {}
+    out = {}
+    fns = {"sum": torch.sum, "max": lambda x, dim: torch.amax(x, dim=dim), "argmax": torch.argmax}
+    for shape, axis in SHAPES:
+        x = torch.randn(shape, device="cuda", dtype=torch.float32)
+        for op in OPS:
+            f = fns[op]
+            out[(shape, axis, op)] = timed(lambda: f(x, dim=axis), reps, torch.cuda.synchronize,
+                                           lambda: torch.cuda.Event(enable_timing=True))
+        del x
+        torch.cuda.empty_cache()
+    return out
+
+
+def cupy_rows(reps):
+    try:
+        import cupy as cp
+        from cupy._core import set_reduction_accelerators, set_routine_accelerators
+    except ImportError as e:
+        print(f"cupy not available: {e}", file=sys.stderr)
+        return {}
+    set_reduction_accelerators(["cub"])
+    set_routine_accelerators(["cub"])
+    out = {}
+    fns = {"sum": cp.sum, "max": cp.max, "argmax": cp.argmax}
+    for shape, axis in SHAPES:
+        x = cp.random.standard_normal(shape, dtype=cp.float32)
+        for op in OPS:
+            f = fns[op]
+            out[(shape, axis, op)] = timed(lambda: f(x, axis=axis), reps,
+                                           cp.cuda.Device().synchronize, cp.cuda.Event)
+        del x
+        cp.get_default_memory_pool().free_all_blocks()
+    return out
+
+
+def redlab_rows(binary, reps):
+    out = {}
+    for shape, axis in SHAPES:
+        for op in OPS:
+            cmd = [binary, "run", "--device", "cuda:0", "--op", op, "--dtype", "f32", "--shape",
+                   f"{shape[0]}x{shape[1]}", "--axis", str(axis), "--repeat", str(reps), "--json",
+                   "--explain"]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode != 0:
+                print(f"redlab failed: {' '.join(cmd)}\n{p.stderr}", file=sys.stderr)
+                continue
+            j = json.loads(p.stdout.strip().splitlines()[-1])
+            if not j.get("verified"):
+                print(f"redlab result not verified: {' '.join(cmd)}", file=sys.stderr)
+            out[(shape, axis, op)] = (j["seconds"], j.get("strategy", ""))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("redlab")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    ours = redlab_rows(args.redlab, args.reps)
+    torch_t = torch_rows(args.reps)
+    cupy_t = cupy_rows(args.reps)
+    sink = open(args.json, "w") if args.json else None
+    print("| shape, axis | op | redlab GB/s | torch GB/s | CuPy+CUB GB/s | torch time / redlab | CuPy time / redlab | redlab strategy |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for shape, axis in SHAPES:
+        nbytes = shape[0] * shape[1] * 4
+        for op in OPS:
+            key = (shape, axis, op)
+            r = ours.get(key)
+            t = torch_t.get(key)
+            c = cupy_t.get(key)
+            rate = lambda s: nbytes / s / 1e9 if s else None
+            cells = [rate(r[0]) if r else None, rate(t), rate(c)]
+            # speed-up of redlab: the other library's time over redlab's
+            ratio = lambda ours_s, other_s: f"{other_s / ours_s:.2f}" if ours_s and other_s else "—"
+            fmt = lambda g: f"{g:.0f}" if g else "—"
+            print(f"| {shape[0]}×{shape[1]}, {axis} | {op} | {fmt(cells[0])} | {fmt(cells[1])} | {fmt(cells[2])} "
+                  f"| {ratio(r[0] if r else None, t)} | {ratio(r[0] if r else None, c)} "
+                  f"| {(r[1].split(':')[0] if r else '—')} |")
+            if sink:
+                sink.write(json.dumps({"shape": shape, "axis": axis, "op": op, "dtype": "f32",
+                                       "redlab_s": r[0] if r else None, "redlab_strategy": r[1] if r else None,
+                                       "torch_s": t, "cupy_cub_s": c, "bytes": nbytes}) + "\n")
+
+
+if __name__ == "__main__":
+    main()
