@@ -34,6 +34,7 @@ pub mod parse_expr;
 pub mod parser;
 pub mod preprocess;
 pub mod report;
+pub mod segments;
 pub mod sim;
 pub mod source;
 pub mod types;

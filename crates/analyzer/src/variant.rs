@@ -78,15 +78,17 @@ pub struct VariantRun {
 
 /// A built kernel of the simulated device.
 pub struct SimKernel {
-    compiled: Rc<Compiled>,
-    name: &'static str,
+    pub(crate) compiled: Rc<Compiled>,
+    pub(crate) name: &'static str,
 }
 
-struct SimLauncher {
-    mem: RefCell<Memory>,
-    config: LaunchConfig,
-    passes: RefCell<Vec<Pass>>,
-    failure: RefCell<Option<AnalyzeError>>,
+/// The simulated device behind the pass driver: global buffers in one [`Memory`], each
+/// launch analyzed and kept as a [`Pass`].
+pub(crate) struct SimLauncher {
+    pub(crate) mem: RefCell<Memory>,
+    pub(crate) config: LaunchConfig,
+    pub(crate) passes: RefCell<Vec<Pass>>,
+    pub(crate) failure: RefCell<Option<AnalyzeError>>,
 }
 
 impl Launcher for SimLauncher {

@@ -12,15 +12,16 @@
 // Strategies (the host picks one by shape, `redlab run --explain` says which):
 //   short_rows    outputs of at most 256 elements: WIDTH work-items per output (the
 //                 next power of two of the longest), one element each, folded by
-//                 halving in local memory. Lanes past an output's end hold IDENTITY,
-//                 which changes no bit, so this is the canonical fold of a short tile.
+//                 halving (shuffles within a warp where WIDTH ≤ 32, else local memory).
+//                 Lanes past an output's end hold IDENTITY, which changes no bit, so this
+//                 is the canonical fold of a short tile.
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
 //                 t, t+256, t+512, t+768 (as canonical.cl): consecutive work-items read
 //                 consecutive elements when the stride is 1.
 //   column_tiles  for strided outputs that start next to each other (columns): a
-//                 work-group serves 32 outputs × 8 lane classes of one tile; work-item
-//                 (x, y) folds the 128 lanes y + 8m of output x by the halving rule, so
-//                 a warp reads 32 neighbouring outputs at once (coalesced).
+//                 work-group serves 8 outputs × 32 lane classes of one tile; work-item
+//                 (x, y) folds the 32 lanes y + 32m of output x by the halving rule, so
+//                 each load of a warp reads 8 neighbouring outputs in 4 rows.
 //   tree          a work-group per output of more than one tile: the aligned pairwise
 //                 tree over its tile results, 256 at a time, then a binary counter over
 //                 the blocks' roots, which builds the same tree.
@@ -84,6 +85,11 @@ inline acc_t seg_load(__global const in_t* in, ulong at, ulong j) {
     return r;
 }
 
+// short_rows: each work-group takes SHORT_BLOCKS blocks of SEG_WG / WIDTH outputs, so a
+// group has several loads in flight. Where warps shuffle and an output fits in one
+// (WIDTH ≤ 32), the fold runs in registers without barriers.
+#define SHORT_BLOCKS 4
+
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t lanes[SEG_WG];
@@ -91,18 +97,41 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
     uint lid = get_local_id(0);
     uint width = (uint)h[H_WIDTH];
     uint j = lid % width;
-    ulong k = get_group_id(0) * (ulong)(SEG_WG / width) + lid / width;
-    acc_t v = IDENTITY;
-    if (k < outputs && j < seg_len(h, k))
-        v = seg_load(in, seg_start(h, k) + j * h[H_STRIDE], j);
-    lanes[lid] = v;
-    for (uint w = width / 2; w > 0; w >>= 1) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (j < w)
-            lanes[lid] = combine(lanes[lid], lanes[lid + w]);
+    ulong per_block = SEG_WG / width;
+    ulong first = get_group_id(0) * (ulong)SHORT_BLOCKS * per_block + lid / width;
+    acc_t v[SHORT_BLOCKS];
+    for (uint u = 0; u < SHORT_BLOCKS; u++) {
+        ulong k = first + u * per_block;
+        v[u] = IDENTITY;
+        if (k < outputs && j < seg_len(h, k))
+            v[u] = seg_load(in, seg_start(h, k) + j * h[H_STRIDE], j);
     }
-    if (j == 0 && k < outputs)
-        out[k] = lanes[lid];
+#ifdef HAVE_SUBGROUP_SHUFFLE
+    if (width <= 32) {
+        for (uint u = 0; u < SHORT_BLOCKS; u++) {
+            ulong k = first + u * per_block;
+            acc_t x = v[u];
+            // Lane j takes j + w of the same output (same warp): the halving fold.
+            for (uint w = width / 2; w > 0; w >>= 1)
+                x = combine(x, sub_group_shuffle_down(x, w));
+            if (j == 0 && k < outputs)
+                out[k] = x;
+        }
+        return;
+    }
+#endif
+    for (uint u = 0; u < SHORT_BLOCKS; u++) {
+        ulong k = first + u * per_block;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        lanes[lid] = v[u];
+        for (uint w = width / 2; w > 0; w >>= 1) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (j < w)
+                lanes[lid] = combine(lanes[lid], lanes[lid + w]);
+        }
+        if (j == 0 && k < outputs)
+            out[k] = lanes[lid];
+    }
 }
 
 // Which output tile `g` belongs to, and its index within that output.
@@ -179,10 +208,15 @@ inline acc_t seg_lane(__global const in_t* in, ulong start, ulong stride, ulong 
     return v;
 }
 
-// The fold of lane class y (lanes y + 8m) of tile t by the halving rule. A tile whose
-// elements fill fewer than 1024 lanes folds only its first P lanes (P the next power of
-// two; the rest hold IDENTITY, which changes no bit), so class y has Q = max(P / 8, 1)
-// lanes. Halving over m pairs m with m + Q/2 first: an adjacent-pairs tree over m in
+// column_tiles: a work-group holds COL_OUTPUTS neighbouring outputs × COL_CLASSES lane
+// classes; a warp reads 8 outputs (32 bytes of f32) in each of 4 rows per load.
+#define COL_CLASSES 32
+#define COL_OUTPUTS (SEG_WG / COL_CLASSES)
+
+// The fold of lane class y (lanes y + COL_CLASSES·m) of tile t by the halving rule. A
+// tile whose elements fill fewer than 1024 lanes folds only its first P lanes (P the next
+// power of two; the rest hold IDENTITY, which changes no bit), so class y has
+// Q = max(P / COL_CLASSES, 1) lanes. Halving over m pairs m with m + Q/2 first: an adjacent-pairs tree over m in
 // bit-reversed order, built here with a binary counter.
 inline acc_t seg_lane_class(__global const in_t* in, ulong start, ulong stride, ulong len,
                             ulong t, uint y) {
@@ -191,10 +225,10 @@ inline acc_t seg_lane_class(__global const in_t* in, ulong start, ulong stride, 
     uint p = 1, bits = 0;
     while (p < used)
         p <<= 1;
-    uint q = p >= 8 ? p / 8 : 1;
+    uint q = p >= COL_CLASSES ? p / COL_CLASSES : 1;
     while ((1u << bits) < q)
         bits++;
-    if (p < 8 && y >= p)
+    if (p < COL_CLASSES && y >= p)
         return IDENTITY;
     acc_t stack[8];
     uint top = 0;
@@ -202,7 +236,7 @@ inline acc_t seg_lane_class(__global const in_t* in, ulong start, ulong stride, 
         uint m = 0;
         for (uint b = 0; b < bits; b++)
             m |= ((i >> b) & 1) << (bits - 1 - b);
-        acc_t r = seg_lane(in, start, stride, len, t, y + 8 * m);
+        acc_t r = seg_lane(in, start, stride, len, t, y + COL_CLASSES * m);
         for (uint c = i + 1; (c & 1) == 0; c >>= 1)
             r = combine(stack[--top], r);
         stack[top++] = r;
@@ -212,30 +246,27 @@ inline acc_t seg_lane_class(__global const in_t* in, ulong start, ulong stride, 
 
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void column_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
-    __local acc_t classes[8][32];
+    __local acc_t classes[COL_CLASSES][COL_OUTPUTS];
     __global ulong* h = seg_header(out, outputs);
     uint lid = get_local_id(0);
-    uint x = lid % 32, y = lid / 32;
+    uint x = lid % COL_OUTPUTS, y = lid / COL_OUTPUTS;
     ulong tiles_per = h[H_TILES_PER];
     ulong block = get_group_id(0) / tiles_per;
     ulong t = get_group_id(0) % tiles_per;
-    ulong k = block * 32 + x;
+    ulong k = block * COL_OUTPUTS + x;
     ulong len = h[H_LEN];
     acc_t v = IDENTITY;
     if (k < outputs)
         v = seg_lane_class(in, seg_start(h, k), h[H_STRIDE], len, t, y);
     classes[y][x] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    // The last three halving steps, w = 4, 2, 1, over the 8 lane classes.
-    if (y == 0 && k < outputs) {
-        acc_t c0 = combine(classes[0][x], classes[4][x]);
-        acc_t c1 = combine(classes[1][x], classes[5][x]);
-        acc_t c2 = combine(classes[2][x], classes[6][x]);
-        acc_t c3 = combine(classes[3][x], classes[7][x]);
-        c0 = combine(c0, c2);
-        c1 = combine(c1, c3);
-        seg_store_tile(out, h, outputs, k, k * tiles_per + t, len, combine(c0, c1));
+    // The last halving steps, w = COL_CLASSES / 2 … 1, across the lane classes.
+    for (uint w = COL_CLASSES / 2; w > 0; w >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (y < w)
+            classes[y][x] = combine(classes[y][x], classes[y + w][x]);
     }
+    if (y == 0 && k < outputs)
+        seg_store_tile(out, h, outputs, k, k * tiles_per + t, len, classes[0][x]);
 }
 
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))

@@ -21,6 +21,10 @@ const TILE: usize = 8192;
 const WG: usize = 256;
 /// Words of the header (`HEADER_WORDS` in `segments.cl`).
 const HEADER_WORDS: usize = 16;
+/// Blocks of outputs per work-group of `short_rows` (`SHORT_BLOCKS`).
+const SHORT_BLOCKS: usize = 4;
+/// Neighbouring outputs per work-group of `column_tiles` (`COL_OUTPUTS`).
+const COL_OUTPUTS: usize = 8;
 /// "No fixed length" in the header.
 const NONE: u64 = u64::MAX;
 
@@ -35,7 +39,7 @@ pub enum Strategy {
     /// A work-group per tile of each output (`row_tiles`), then `tree` where an output
     /// has more than one tile.
     RowTiles,
-    /// Strided outputs that start side by side (columns): 32 outputs × 8 lane classes per
+    /// Strided outputs that start side by side (columns): 8 outputs × 32 lane classes per
     /// work-group and tile (`column_tiles`), then `tree` for outputs of several tiles.
     ColumnTiles,
 }
@@ -117,8 +121,9 @@ impl SegmentJob {
                     }
                 }
                 // Columns: strided outputs whose neighbours start one element apart.
-                let columns =
-                    stride != 1 && len > 1 && matches!(kept.last(), Some((d, 1)) if *d >= 32);
+                let columns = stride != 1
+                    && len > 1
+                    && matches!(kept.last(), Some((d, 1)) if *d >= COL_OUTPUTS);
                 Some(Self::finish(outputs, h, tables, None, len, columns))
             }
         }
@@ -167,9 +172,9 @@ impl SegmentJob {
             (
                 Strategy::ColumnTiles,
                 format!(
-                    "column_tiles: {outputs} strided outputs side by side; a work-group reads 32 \
-                     neighbouring outputs per load (coalesced), 8 lane classes each, one tile of \
-                     {TILE} elements at a time{}",
+                    "column_tiles: {outputs} strided outputs side by side; a work-group takes 8 \
+                     neighbouring outputs × 32 lane classes of one tile of {TILE} elements, each \
+                     warp load reading 8 neighbours in 4 rows{}",
                     if fixed_len > TILE {
                         ", then a canonical tree over each output's tiles"
                     } else {
@@ -185,7 +190,7 @@ impl SegmentJob {
                 format!(
                     "short_rows: outputs of at most {max_len} elements; {width} work-items per output, \
                      {} outputs per work-group, one element each, folded by halving",
-                    WG / width
+                    SHORT_BLOCKS * WG / width
                 ),
             )
         } else {
@@ -279,7 +284,7 @@ pub fn run_segments<L: Launcher>(
         let n = job.outputs;
         match job.strategy {
             Strategy::ShortRows { width } => {
-                let groups = n.div_ceil(WG / width);
+                let groups = n.div_ceil(SHORT_BLOCKS * (WG / width));
                 passes.push(launcher.launch(
                     kernels.short_rows,
                     source,
@@ -300,7 +305,7 @@ pub fn run_segments<L: Launcher>(
                 )?);
             }
             Strategy::ColumnTiles => {
-                let groups = n.div_ceil(32) * job.fixed_len.div_ceil(TILE);
+                let groups = n.div_ceil(COL_OUTPUTS) * job.fixed_len.div_ceil(TILE);
                 passes.push(launcher.launch(
                     kernels.column_tiles,
                     source,

@@ -1,0 +1,90 @@
+//! The many-output kernels (`segments.cl`: axis and segmented reductions) in the
+//! simulator, through the same job description and launches as the GPU backends
+//! ([`redlab_kernels::segments`]): each launch is analyzed like any pass, and the values
+//! come back for checking against the reference.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use redlab_core::segmented::Selection;
+use redlab_core::{ArrayRef, Problem, Value};
+use redlab_kernels::assembly::{self, Target};
+use redlab_kernels::segments::{run_segments, SegmentJob, SegmentKernels, ENTRY_POINTS};
+use redlab_kernels::Launcher;
+
+use crate::memory::Memory;
+use crate::variant::{Pass, SimKernel, SimLauncher, VariantOptions};
+use crate::{compile, project_headers, AnalyzeError};
+
+/// What one analyzed run of the segment kernels gives.
+#[derive(Debug, Clone)]
+pub struct SegmentsRun {
+    /// Which kernel the job chose, and why.
+    pub strategy: String,
+    /// One value per output.
+    pub values: Vec<Value>,
+    /// Every launch, analyzed.
+    pub passes: Vec<Pass>,
+}
+
+/// Runs the outputs of `selection` over `data` in the simulator. `None` when the outputs
+/// do not step evenly (the backends gather those into rows on the host first).
+pub fn run(
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+    opts: &VariantOptions,
+) -> Result<Option<SegmentsRun>, AnalyzeError> {
+    let usage = AnalyzeError::Usage;
+    let Some(job) = SegmentJob::new(selection) else {
+        return Ok(None);
+    };
+    let text = assembly::assemble_segments(problem, &[], Target::OpenCl)
+        .map_err(usage)?
+        .source;
+    let compiled = Rc::new(compile(
+        &format!("segments ({problem})"),
+        &text,
+        &opts.defines,
+        &project_headers,
+    )?);
+    let launcher = SimLauncher {
+        mem: RefCell::new(Memory::default()),
+        config: opts.config.clone(),
+        passes: RefCell::new(Vec::new()),
+        failure: RefCell::new(None),
+    };
+    let bytes = data.bytes();
+    let mut input = launcher
+        .alloc(bytes.len().max(16))
+        .map_err(|e| usage(e.to_string()))?;
+    launcher
+        .write(&mut input, bytes)
+        .map_err(|e| usage(e.to_string()))?;
+    let kernel = |name: &'static str| SimKernel {
+        compiled: compiled.clone(),
+        name,
+    };
+    let (short_rows, row_tiles, column_tiles, tree) = (
+        kernel(ENTRY_POINTS[0]),
+        kernel(ENTRY_POINTS[1]),
+        kernel(ENTRY_POINTS[2]),
+        kernel(ENTRY_POINTS[3]),
+    );
+    let kernels = SegmentKernels {
+        short_rows: &short_rows,
+        row_tiles: &row_tiles,
+        column_tiles: &column_tiles,
+        tree: &tree,
+    };
+    let result = run_segments(&launcher, &kernels, problem, &input, &job);
+    if let Some(e) = launcher.failure.borrow_mut().take() {
+        return Err(e);
+    }
+    let (values, _) = result.map_err(|e| usage(format!("segments: {e}")))?;
+    Ok(Some(SegmentsRun {
+        strategy: job.explain().to_string(),
+        values,
+        passes: launcher.passes.into_inner(),
+    }))
+}
