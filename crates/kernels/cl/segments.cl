@@ -10,9 +10,10 @@
 // Output k's sequence is elements start(k) + j × STRIDE for j < len(k).
 //
 // Strategies (the host picks one by shape, `redlab run --explain` says which):
-//   short_rows    outputs of at most 256 elements: WIDTH work-items per output (the
-//                 next power of two of the longest), one element each, folded by
-//                 halving (shuffles within a warp where WIDTH ≤ 32, else local memory).
+//   short_rows    outputs of at most 1024 elements (one row of a tile): the next power
+//                 of two of the longest as lanes, on up to 256 work-items per output,
+//                 folded by halving (shuffles within a warp where an output fits one,
+//                 else local memory); 4 blocks of outputs per group.
 //                 Lanes past an output's end hold IDENTITY, which changes no bit, so this
 //                 is the canonical fold of a short tile.
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
@@ -35,7 +36,7 @@
 // Header words.
 #define H_LEN 0          // every output's length, or NONE: lengths from the starts table
 #define H_STRIDE 1       // elements between consecutive elements of one output
-#define H_WIDTH 2        // short_rows: work-items per output (a power of two ≤ 256)
+#define H_WIDTH 2        // short_rows: lanes per output (a power of two ≤ 1024)
 #define H_TILES_PER 3    // fixed length: tiles per output
 #define H_TABLE 4        // 1: starts from the table; 0: from the formula below
 #define H_INNER 5        // formula: start(k) = OFFSET + (k / INNER) × OUTER_STRIDE
@@ -95,16 +96,32 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t lanes[SEG_WG];
     __global ulong* h = seg_header(out, outputs);
     uint lid = get_local_id(0);
-    uint width = (uint)h[H_WIDTH];
+    // SPAN lanes per output (a power of two ≤ 1024), on WIDTH = min(SPAN, 256) work-items:
+    // work-item j holds lanes j, j + 256, j + 512, j + 768 (as many as SPAN has), so the
+    // first halving steps (w = 512, 256) happen in its registers, as in a tile.
+    uint span = (uint)h[H_WIDTH];
+    uint width = span < SEG_WG ? span : SEG_WG;
+    uint per = span / width;
     uint j = lid % width;
     ulong per_block = SEG_WG / width;
     ulong first = get_group_id(0) * (ulong)SHORT_BLOCKS * per_block + lid / width;
     acc_t v[SHORT_BLOCKS];
     for (uint u = 0; u < SHORT_BLOCKS; u++) {
         ulong k = first + u * per_block;
-        v[u] = IDENTITY;
-        if (k < outputs && j < seg_len(h, k))
-            v[u] = seg_load(in, seg_start(h, k) + j * h[H_STRIDE], j);
+        acc_t l[4];
+        for (uint q = 0; q < 4; q++)
+            l[q] = IDENTITY;
+        if (k < outputs) {
+            ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
+            for (uint q = 0; q < per; q++) {
+                ulong at = j + (ulong)q * SEG_WG;
+                if (at < len)
+                    l[q] = seg_load(in, start + at * stride, at);
+            }
+        }
+        v[u] = per == 4 ? combine(combine(l[0], l[2]), combine(l[1], l[3]))
+             : per == 2 ? combine(l[0], l[1])
+                        : l[0];
     }
 #ifdef HAVE_SUBGROUP_SHUFFLE
     if (width <= 32) {
@@ -175,12 +192,23 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     ulong start = seg_start(h, k);
     ulong stride = h[H_STRIDE];
     acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
-    for (uint r = 0; r < ROWS; r++) {
-        ulong j = t * TILE + (ulong)r * LANES + lid;
-        l0 = combine(l0, j < len ? seg_load(in, start + j * stride, j) : IDENTITY);
-        l1 = combine(l1, j + 256 < len ? seg_load(in, start + (j + 256) * stride, j + 256) : IDENTITY);
-        l2 = combine(l2, j + 512 < len ? seg_load(in, start + (j + 512) * stride, j + 512) : IDENTITY);
-        l3 = combine(l3, j + 768 < len ? seg_load(in, start + (j + 768) * stride, j + 768) : IDENTITY);
+    if (stride == 1 && (t + 1) * TILE <= len) {
+        // A whole tile of consecutive elements: no bounds checks, no stride products.
+        for (uint r = 0; r < ROWS; r++) {
+            ulong j = t * TILE + (ulong)r * LANES + lid;
+            l0 = combine(l0, seg_load(in, start + j, j));
+            l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
+            l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
+            l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
+        }
+    } else {
+        for (uint r = 0; r < ROWS; r++) {
+            ulong j = t * TILE + (ulong)r * LANES + lid;
+            l0 = combine(l0, j < len ? seg_load(in, start + j * stride, j) : IDENTITY);
+            l1 = combine(l1, j + 256 < len ? seg_load(in, start + (j + 256) * stride, j + 256) : IDENTITY);
+            l2 = combine(l2, j + 512 < len ? seg_load(in, start + (j + 512) * stride, j + 512) : IDENTITY);
+            l3 = combine(l3, j + 768 < len ? seg_load(in, start + (j + 768) * stride, j + 768) : IDENTITY);
+        }
     }
     // Fold w = 512 and w = 256 in registers, then halving in local memory.
     l0 = combine(l0, l2);

@@ -31,9 +31,10 @@ const NONE: u64 = u64::MAX;
 /// How a shape is reduced on the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
-    /// Outputs of at most 256 elements, `width` work-items each (`short_rows`).
+    /// Outputs of at most 1024 elements, `width` work-items each (`short_rows`).
     ShortRows {
-        /// Work-items per output: the next power of two of the longest output.
+        /// Work-items per output: the next power of two of the longest output, at most
+        /// 256 (each holding up to 4 lanes).
         width: usize,
     },
     /// A work-group per tile of each output (`row_tiles`), then `tree` where an output
@@ -182,14 +183,16 @@ impl SegmentJob {
                     }
                 ),
             )
-        } else if max_len <= WG {
-            let width = max_len.max(1).next_power_of_two();
-            h[2] = width as u64;
+        } else if max_len <= 1024 {
+            let span = max_len.max(1).next_power_of_two();
+            let width = span.min(WG);
+            h[2] = span as u64;
             (
                 Strategy::ShortRows { width },
                 format!(
-                    "short_rows: outputs of at most {max_len} elements; {width} work-items per output, \
-                     {} outputs per work-group, one element each, folded by halving",
+                    "short_rows: outputs of at most {max_len} elements; {width} work-items per output \
+                     ({} lanes each), {} outputs per work-group, folded by halving",
+                    span / width,
                     SHORT_BLOCKS * WG / width
                 ),
             )

@@ -38,6 +38,8 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
         ("rows 1x1", c(&[1, 1]), Some(vec![1])),
         ("rows 3x7", c(&[3, 7]), Some(vec![1])),
         ("rows 5x257", c(&[5, 257]), Some(vec![1])),
+        ("rows 7x1000", c(&[7, 1000]), Some(vec![1])),
+        ("rows 3x1025", c(&[3, 1025]), Some(vec![1])),
         ("rows 3x8193", c(&[3, 8193]), Some(vec![-1])),
         ("rows 2x20011 (tree)", c(&[2, 20011]), Some(vec![1])),
         ("rows 4x0", c(&[4, 0]), Some(vec![1])),
