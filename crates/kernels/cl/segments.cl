@@ -108,20 +108,26 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
     acc_t v[SHORT_BLOCKS];
     for (uint u = 0; u < SHORT_BLOCKS; u++) {
         ulong k = first + u * per_block;
-        acc_t l[4];
-        for (uint q = 0; q < 4; q++)
-            l[q] = IDENTITY;
+        acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
         if (k < outputs) {
             ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
-            for (uint q = 0; q < per; q++) {
-                ulong at = j + (ulong)q * SEG_WG;
+            if (j < len)
+                l0 = seg_load(in, start + j * stride, j);
+            if (per > 1) {
+                ulong at = j + SEG_WG;
                 if (at < len)
-                    l[q] = seg_load(in, start + at * stride, at);
+                    l1 = seg_load(in, start + at * stride, at);
+                if (per > 2) {
+                    if (at + SEG_WG < len)
+                        l2 = seg_load(in, start + (at + SEG_WG) * stride, at + SEG_WG);
+                    if (at + 2 * SEG_WG < len)
+                        l3 = seg_load(in, start + (at + 2 * SEG_WG) * stride, at + 2 * SEG_WG);
+                }
             }
         }
-        v[u] = per == 4 ? combine(combine(l[0], l[2]), combine(l[1], l[3]))
-             : per == 2 ? combine(l[0], l[1])
-                        : l[0];
+        v[u] = per == 4 ? combine(combine(l0, l2), combine(l1, l3))
+             : per == 2 ? combine(l0, l1)
+                        : l0;
     }
 #ifdef HAVE_SUBGROUP_SHUFFLE
     if (width <= 32) {
