@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use redlab_core::segmented::Selection;
-use redlab_core::{ArrayRef, Backend, DeviceInfo, Outcome, Problem, Value};
+use redlab_core::shape::{AxisPlan, Layout, Segments};
+use redlab_core::{ArrayRef, Backend, DeviceInfo, Element, Op, Outcome, Problem, Value};
 use redlab_cpu::CpuBackend;
 use serde::Serialize;
 
@@ -199,5 +200,51 @@ impl Device {
                     .into(),
             },
         }
+    }
+
+    /// Reduces `data`, viewed through `layout`, along `axes` (`None`: all) on this device:
+    /// one value per output element, in C order of the kept axes, each the canonical
+    /// reduction of its own elements, so the same bits on every device.
+    ///
+    /// ```
+    /// use redlab::{shape::Layout, Device, Op};
+    ///
+    /// let cpu = Device::open("cpu", None)?;
+    /// let m = [1.5f32, 2.0, 3.0, 10.0, 20.0, 30.0];
+    /// let columns = cpu.reduce_axis(Op::Max, &m, &Layout::c_order(&[2, 3]), Some(&[0]))?;
+    /// assert_eq!(columns.len(), 3);
+    /// # Ok::<(), redlab::Error>(())
+    /// ```
+    pub fn reduce_axis<T: Element>(
+        &self,
+        op: Op,
+        data: &[T],
+        layout: &Layout,
+        axes: Option<&[isize]>,
+    ) -> Result<Vec<Value>, Error> {
+        let problem = Problem::new(op, T::DTYPE, None)?;
+        layout.check(data.len())?;
+        let plan = AxisPlan::new(layout.clone(), axes, false)?;
+        let (values, _) =
+            self.reduce_outputs(&problem, ArrayRef::from_slice(data), Selection::Axes(&plan))?;
+        Ok(values)
+    }
+
+    /// Reduces each segment of `data` (CSR offsets or a fixed length) on this device, each
+    /// in the canonical order of its own elements.
+    pub fn reduce_segments<T: Element>(
+        &self,
+        op: Op,
+        data: &[T],
+        segments: &Segments,
+    ) -> Result<Vec<Value>, Error> {
+        let problem = Problem::new(op, T::DTYPE, None)?;
+        let ranges = segments.ranges(data.len())?;
+        let (values, _) = self.reduce_outputs(
+            &problem,
+            ArrayRef::from_slice(data),
+            Selection::Ranges(&ranges),
+        )?;
+        Ok(values)
     }
 }
