@@ -20,9 +20,9 @@
 //                 t, t+256, t+512, t+768 (as canonical.cl): consecutive work-items read
 //                 consecutive elements when the stride is 1.
 //   column_tiles  for strided outputs that start next to each other (columns): a
-//                 work-group serves 8 outputs × 32 lane classes of one tile; work-item
-//                 (x, y) folds the 32 lanes y + 32m of output x by the halving rule, so
-//                 each load of a warp reads 8 neighbouring outputs in 4 rows.
+//                 work-group of 1024 serves 32 outputs × 32 lane classes of one tile;
+//                 work-item (x, y) folds the 32 lanes y + 32m of output x by the halving
+//                 rule, so each load of a warp reads 32 neighbouring outputs in one row.
 //   tree          a work-group per output of more than one tile: the aligned pairwise
 //                 tree over its tile results, 256 at a time, then a binary counter over
 //                 the blocks' roots, which builds the same tree.
@@ -242,10 +242,12 @@ inline acc_t seg_lane(__global const in_t* in, ulong start, ulong stride, ulong 
     return v;
 }
 
-// column_tiles: a work-group holds COL_OUTPUTS neighbouring outputs × COL_CLASSES lane
-// classes; a warp reads 8 outputs (32 bytes of f32) in each of 4 rows per load.
+// column_tiles: a work-group of COL_WG holds COL_OUTPUTS neighbouring outputs × COL_CLASSES
+// lane classes; a warp is 32 neighbouring outputs of one class, so each of its loads
+// reads 32 neighbours in one row (a whole 128-byte line of f32).
 #define COL_CLASSES 32
-#define COL_OUTPUTS (SEG_WG / COL_CLASSES)
+#define COL_OUTPUTS 32
+#define COL_WG (COL_CLASSES * COL_OUTPUTS)
 
 // The fold of lane class y (lanes y + COL_CLASSES·m) of tile t by the halving rule. A
 // tile whose elements fill fewer than 1024 lanes folds only its first P lanes (P the next
@@ -278,7 +280,7 @@ inline acc_t seg_lane_class(__global const in_t* in, ulong start, ulong stride, 
     return stack[0];
 }
 
-__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(COL_WG, 1, 1)))
 void column_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t classes[COL_CLASSES][COL_OUTPUTS];
     __global ulong* h = seg_header(out, outputs);

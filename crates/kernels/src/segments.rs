@@ -24,7 +24,12 @@ const HEADER_WORDS: usize = 16;
 /// Blocks of outputs per work-group of `short_rows` (`SHORT_BLOCKS`).
 const SHORT_BLOCKS: usize = 4;
 /// Neighbouring outputs per work-group of `column_tiles` (`COL_OUTPUTS`).
-const COL_OUTPUTS: usize = 8;
+const COL_OUTPUTS: usize = 32;
+/// Neighbouring strided outputs from which `column_tiles` beats reading each output
+/// along its stride (fewer leave threads of a column group idle, but still coalesce).
+const MIN_COLUMNS: usize = 8;
+/// Work-items per group of `column_tiles` (`COL_WG`: 32 outputs × 32 lane classes).
+const COL_WG: usize = 1024;
 /// "No fixed length" in the header.
 const NONE: u64 = u64::MAX;
 
@@ -40,7 +45,7 @@ pub enum Strategy {
     /// A work-group per tile of each output (`row_tiles`), then `tree` where an output
     /// has more than one tile.
     RowTiles,
-    /// Strided outputs that start side by side (columns): 8 outputs × 32 lane classes per
+    /// Strided outputs that start side by side (columns): 32 outputs × 32 lane classes per
     /// work-group and tile (`column_tiles`), then `tree` for outputs of several tiles.
     ColumnTiles,
 }
@@ -124,7 +129,7 @@ impl SegmentJob {
                 // Columns: strided outputs whose neighbours start one element apart.
                 let columns = stride != 1
                     && len > 1
-                    && matches!(kept.last(), Some((d, 1)) if *d >= COL_OUTPUTS);
+                    && matches!(kept.last(), Some((d, 1)) if *d >= MIN_COLUMNS);
                 Some(Self::finish(outputs, h, tables, None, len, columns))
             }
         }
@@ -169,13 +174,32 @@ impl SegmentJob {
             None => outputs * fixed_len.div_ceil(TILE),
         };
         h[3] = fixed_len.div_ceil(TILE) as u64;
+        let mut job = SegmentJob {
+            outputs,
+            header: h,
+            tables,
+            lens,
+            fixed_len,
+            tiles,
+            max_len,
+            strategy: Strategy::RowTiles,
+            reason: String::new(),
+        };
+        job.choose(columns);
+        job
+    }
+
+    /// Picks the kernel (columns where the caller found them) and says why.
+    fn choose(&mut self, columns: bool) {
+        let (outputs, fixed_len, max_len, tiles) =
+            (self.outputs, self.fixed_len, self.max_len, self.tiles);
         let (strategy, reason) = if columns {
             (
                 Strategy::ColumnTiles,
                 format!(
-                    "column_tiles: {outputs} strided outputs side by side; a work-group takes 8 \
+                    "column_tiles: {outputs} strided outputs side by side; a work-group takes 32 \
                      neighbouring outputs × 32 lane classes of one tile of {TILE} elements, each \
-                     warp load reading 8 neighbours in 4 rows{}",
+                     warp load reading 32 neighbours in one row{}",
                     if fixed_len > TILE {
                         ", then a canonical tree over each output's tiles"
                     } else {
@@ -186,7 +210,7 @@ impl SegmentJob {
         } else if max_len <= 1024 {
             let span = max_len.max(1).next_power_of_two();
             let width = span.min(WG);
-            h[2] = span as u64;
+            self.header[2] = span as u64;
             (
                 Strategy::ShortRows { width },
                 format!(
@@ -210,17 +234,20 @@ impl SegmentJob {
                 ),
             )
         };
-        SegmentJob {
-            outputs,
-            header: h,
-            tables,
-            lens,
-            fixed_len,
-            tiles,
-            max_len,
-            strategy,
-            reason,
+        self.strategy = strategy;
+        self.reason = reason;
+    }
+
+    /// The job for a device whose work-groups hold at most `max_work_group` work-items:
+    /// column tiles need groups of 1024, so a smaller device reads columns as rows.
+    pub fn for_device(mut self, max_work_group: usize) -> SegmentJob {
+        if self.strategy == Strategy::ColumnTiles && max_work_group < COL_WG {
+            self.choose(false);
+            self.reason.push_str(&format!(
+                " (column tiles need work-groups of {COL_WG}; this device allows {max_work_group})"
+            ));
         }
+        self
     }
 
     /// The strategy the device will run.
@@ -314,8 +341,8 @@ pub fn run_segments<L: Launcher>(
                     source,
                     &out,
                     n,
-                    groups * WG,
-                    WG,
+                    groups * COL_WG,
+                    COL_WG,
                 )?);
             }
         }
@@ -345,6 +372,10 @@ mod tests {
         let cols = AxisPlan::new(Layout::c_order(&[1000, 64]), Some(&[0]), false).expect("plan");
         let job = SegmentJob::new(Selection::Axes(&cols)).expect("job");
         assert_eq!(job.strategy(), Strategy::ColumnTiles);
+        // A device with smaller work-groups reads the same columns as rows.
+        let small = job.for_device(256);
+        assert_eq!(small.strategy(), Strategy::RowTiles);
+        assert!(small.explain().contains("allows 256"), "{}", small.explain());
         let long = AxisPlan::new(Layout::c_order(&[4, 100_000]), Some(&[1]), false).expect("plan");
         let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
         assert_eq!(job.strategy(), Strategy::RowTiles);

@@ -232,14 +232,16 @@ impl OpenClDevice {
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
         problem.check_input(&data)?;
         let gathered;
-        let (job, input) = match SegmentJob::new(selection) {
+        let max_wg = self.caps.max_work_group;
+        let (job, input) = match SegmentJob::new(selection).map(|j| j.for_device(max_wg)) {
             Some(job) => (job, self.upload(data).map_err(backend_error)?),
             None => {
                 let (bytes, ranges) = gather_rows(data, selection)?;
                 gathered = bytes;
                 let rows = ArrayRef::from_bytes(problem.dtype, &gathered)?;
                 let job = SegmentJob::new(Selection::Ranges(&ranges))
-                    .ok_or_else(|| backend_error("gathered rows do not touch"))?;
+                    .ok_or_else(|| backend_error("gathered rows do not touch"))?
+                    .for_device(max_wg);
                 (job, self.upload(rows).map_err(backend_error)?)
             }
         };

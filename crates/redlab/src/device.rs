@@ -193,7 +193,7 @@ impl Device {
             Kind::Cpu(cpu) => cpu.explain_outputs(problem, selection),
             #[cfg(any(feature = "opencl", feature = "cuda"))]
             _ => match redlab_kernels::segments::SegmentJob::new(selection) {
-                Some(job) => job.explain().to_string(),
+                Some(job) => job.for_device(self.max_work_group()).explain().to_string(),
                 None => "the outputs' elements do not step evenly through the buffer (reduced \
                          axes that do not merge): gathered into rows on the host, then reduced \
                          as segments"
@@ -246,5 +246,17 @@ impl Device {
             Selection::Ranges(&ranges),
         )?;
         Ok(values)
+    }
+
+    /// The most work-items a work-group may hold here (the CPU has no groups).
+    #[cfg(any(feature = "opencl", feature = "cuda"))]
+    fn max_work_group(&self) -> usize {
+        match &self.kind {
+            Kind::Cpu(_) => usize::MAX,
+            #[cfg(feature = "opencl")]
+            Kind::OpenCl(device) => device.capabilities().max_work_group,
+            #[cfg(feature = "cuda")]
+            Kind::Cuda(device) => device.capabilities().max_work_group,
+        }
     }
 }
