@@ -374,7 +374,7 @@ mod tests {
         assert_eq!(job.strategy(), Strategy::ColumnTiles);
         // A device with smaller work-groups reads the same columns as rows.
         let small = job.for_device(256);
-        assert_eq!(small.strategy(), Strategy::RowTiles);
+        assert_eq!(small.strategy(), Strategy::ShortRows { width: 256 });
         assert!(small.explain().contains("allows 256"), "{}", small.explain());
         let long = AxisPlan::new(Layout::c_order(&[4, 100_000]), Some(&[1]), false).expect("plan");
         let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
