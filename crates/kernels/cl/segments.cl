@@ -86,6 +86,32 @@ inline acc_t seg_load(__global const in_t* in, ulong at, ulong j) {
     return r;
 }
 
+// The last halving steps of a fold in local memory, from w = SEG_TAIL / 2 down to 1, for
+// the work-item holding lane j of an output of `width` lanes (lanes[lid - j] is its lane
+// 0). Where warps shuffle, the first 32 lanes sit in one warp (outputs start at multiples
+// of their width, and widths here are ≥ 32), so the tail needs no barrier; elsewhere it
+// continues in local memory. Returns lane 0's value in work-item j = 0.
+#ifdef HAVE_SUBGROUP_SHUFFLE
+#define SEG_TAIL 32
+#else
+#define SEG_TAIL 1
+#endif
+inline acc_t seg_fold_tail(__local acc_t* lanes, uint lid, uint j, uint width) {
+#ifdef HAVE_SUBGROUP_SHUFFLE
+    acc_t x = lanes[lid];
+    if (width >= 32) {
+        for (uint w = 16; w > 0; w >>= 1)
+            x = combine(x, sub_group_shuffle_down(x, w));
+    }
+    (void)j;
+    return x;
+#else
+    (void)j;
+    (void)width;
+    return lanes[lid];
+#endif
+}
+
 // short_rows: each work-group takes SHORT_BLOCKS blocks of SEG_WG / WIDTH outputs, so a
 // group has several loads in flight. Where warps shuffle and an output fits in one
 // (WIDTH ≤ 32), the fold runs in registers without barriers.
@@ -147,13 +173,15 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
         ulong k = first + u * per_block;
         barrier(CLK_LOCAL_MEM_FENCE);
         lanes[lid] = v[u];
-        for (uint w = width / 2; w > 0; w >>= 1) {
+        for (uint w = width / 2; w >= SEG_TAIL; w >>= 1) {
             barrier(CLK_LOCAL_MEM_FENCE);
             if (j < w)
                 lanes[lid] = combine(lanes[lid], lanes[lid + w]);
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc_t x = seg_fold_tail(lanes, lid, j, width);
         if (j == 0 && k < outputs)
-            out[k] = lanes[lid];
+            out[k] = x;
     }
 }
 
@@ -220,13 +248,15 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     l0 = combine(l0, l2);
     l1 = combine(l1, l3);
     lanes[lid] = combine(l0, l1);
-    for (uint w = SEG_WG / 2; w > 0; w >>= 1) {
+    for (uint w = SEG_WG / 2; w >= SEG_TAIL; w >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < w)
             lanes[lid] = combine(lanes[lid], lanes[lid + w]);
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    acc_t x = seg_fold_tail(lanes, lid, lid, SEG_WG);
     if (lid == 0 && k < outputs)
-        seg_store_tile(out, h, outputs, k, g, len, lanes[0]);
+        seg_store_tile(out, h, outputs, k, g, len, x);
 }
 
 // Lane `lane` of tile `t` of an output: its (up to) 8 rows, combined in row order.

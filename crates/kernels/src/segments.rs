@@ -375,7 +375,11 @@ mod tests {
         // A device with smaller work-groups reads the same columns as rows.
         let small = job.for_device(256);
         assert_eq!(small.strategy(), Strategy::ShortRows { width: 256 });
-        assert!(small.explain().contains("allows 256"), "{}", small.explain());
+        assert!(
+            small.explain().contains("allows 256"),
+            "{}",
+            small.explain()
+        );
         let long = AxisPlan::new(Layout::c_order(&[4, 100_000]), Some(&[1]), false).expect("plan");
         let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
         assert_eq!(job.strategy(), Strategy::RowTiles);
