@@ -86,30 +86,26 @@ inline acc_t seg_load(__global const in_t* in, ulong at, ulong j) {
     return r;
 }
 
-// The last halving steps of a fold in local memory, from w = SEG_TAIL / 2 down to 1, for
-// the work-item holding lane j of an output of `width` lanes (lanes[lid - j] is its lane
-// 0). Where warps shuffle, the first 32 lanes sit in one warp (outputs start at multiples
-// of their width, and widths here are ≥ 32), so the tail needs no barrier; elsewhere it
-// continues in local memory. Returns lane 0's value in work-item j = 0.
+// The last halving steps of a fold that ran in local memory down to w = SEG_TAIL, given
+// the work-item's own lane `x` of an output of `width` lanes. Where warps shuffle, the
+// first 32 lanes sit in one warp (outputs start at multiples of their width, and widths
+// here are ≥ 32), so w = 16 … 1 need no barrier; elsewhere the local fold went down to
+// w = 1 already. Lane 0's result is in the output's first work-item.
 #ifdef HAVE_SUBGROUP_SHUFFLE
 #define SEG_TAIL 32
 #else
 #define SEG_TAIL 1
 #endif
-inline acc_t seg_fold_tail(__local acc_t* lanes, uint lid, uint j, uint width) {
+inline acc_t seg_fold_tail(acc_t x, uint width) {
 #ifdef HAVE_SUBGROUP_SHUFFLE
-    acc_t x = lanes[lid];
     if (width >= 32) {
         for (uint w = 16; w > 0; w >>= 1)
             x = combine(x, sub_group_shuffle_down(x, w));
     }
-    (void)j;
-    return x;
 #else
-    (void)j;
     (void)width;
-    return lanes[lid];
 #endif
+    return x;
 }
 
 // short_rows: each work-group takes SHORT_BLOCKS blocks of SEG_WG / WIDTH outputs, so a
@@ -179,7 +175,7 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
                 lanes[lid] = combine(lanes[lid], lanes[lid + w]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        acc_t x = seg_fold_tail(lanes, lid, j, width);
+        acc_t x = seg_fold_tail(lanes[lid], width);
         if (j == 0 && k < outputs)
             out[k] = x;
     }
@@ -254,7 +250,7 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
             lanes[lid] = combine(lanes[lid], lanes[lid + w]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    acc_t x = seg_fold_tail(lanes, lid, lid, SEG_WG);
+    acc_t x = seg_fold_tail(lanes[lid], SEG_WG);
     if (lid == 0 && k < outputs)
         seg_store_tile(out, h, outputs, k, g, len, x);
 }
