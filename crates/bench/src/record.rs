@@ -64,6 +64,15 @@ pub struct Record {
     /// What `auto` ran, for rows of `--variants auto`: the variant and its parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_choice: Option<String>,
+    /// The input's shape, for rows of axis reductions (`bench --shapes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Vec<usize>>,
+    /// The reduced axes of such rows (`None` there: all axes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axes: Option<Vec<isize>>,
+    /// Which kernel or CPU path ran such rows, and why (`--explain`'s text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
     /// Why this row's timing is doubtful (a rate above the read roof measured beside it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,

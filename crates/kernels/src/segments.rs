@@ -289,6 +289,23 @@ impl SegmentJob {
     }
 }
 
+/// The job for `selection` on a device whose work-groups hold at most `max_work_group`
+/// work-items, and, where the outputs' elements do not step evenly through `data`, the
+/// rows gathered on the host to upload in its place (the job then reads those rows).
+pub fn prepare(
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+    max_work_group: usize,
+) -> Result<(SegmentJob, Option<Vec<u8>>), redlab_core::Error> {
+    if let Some(job) = SegmentJob::new(selection) {
+        return Ok((job.for_device(max_work_group), None));
+    }
+    let (bytes, ranges) = redlab_core::segmented::gather_rows(data, selection)?;
+    let job = SegmentJob::new(Selection::Ranges(&ranges))
+        .ok_or_else(|| redlab_core::Error::Shape("gathered rows do not touch".into()))?;
+    Ok((job.for_device(max_work_group), Some(bytes)))
+}
+
 /// Runs `job` over `source` (the whole input buffer) and returns one value per output.
 pub fn run_segments<L: Launcher>(
     launcher: &L,

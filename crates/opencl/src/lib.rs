@@ -22,11 +22,11 @@ use std::sync::Mutex;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device;
-use redlab_core::segmented::{gather_rows, Selection};
+use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, Backend, DeviceInfo, Error, Outcome, Problem, Value};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
-use redlab_kernels::segments::{run_segments, SegmentJob, SegmentKernels, ENTRY_POINTS};
+use redlab_kernels::segments::{prepare, run_segments, SegmentJob, SegmentKernels, ENTRY_POINTS};
 use redlab_kernels::{Capabilities, Variant};
 
 pub use driver::DeviceInput;
@@ -231,20 +231,12 @@ impl OpenClDevice {
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
         problem.check_input(&data)?;
-        let gathered;
-        let max_wg = self.caps.max_work_group;
-        let (job, input) = match SegmentJob::new(selection).map(|j| j.for_device(max_wg)) {
-            Some(job) => (job, self.upload(data).map_err(backend_error)?),
-            None => {
-                let (bytes, ranges) = gather_rows(data, selection)?;
-                gathered = bytes;
-                let rows = ArrayRef::from_bytes(problem.dtype, &gathered)?;
-                let job = SegmentJob::new(Selection::Ranges(&ranges))
-                    .ok_or_else(|| backend_error("gathered rows do not touch"))?
-                    .for_device(max_wg);
-                (job, self.upload(rows).map_err(backend_error)?)
-            }
+        let (job, gathered) = prepare(data, selection, self.caps.max_work_group)?;
+        let rows = match &gathered {
+            Some(bytes) => ArrayRef::from_bytes(problem.dtype, bytes)?,
+            None => data,
         };
+        let input = self.upload(rows).map_err(backend_error)?;
         self.run_segments(problem, &input, &job)
             .map_err(backend_error)
     }

@@ -180,7 +180,7 @@ fn opencl_axis_and_segment_results_are_the_cpus_bit_for_bit() {
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let cases: [(&str, &[&str], &str); 3] = [
-        ("rows", &["--shape", "37x300", "--axis", "1"], "row_tiles"),
+        ("rows", &["--shape", "37x3000", "--axis", "1"], "row_tiles"),
         (
             "columns",
             &["--shape", "1000x64", "--axis", "0"],
@@ -231,4 +231,50 @@ fn opencl_axis_and_segment_results_are_the_cpus_bit_for_bit() {
         }
         assert_eq!(files[0], files[1], "{name}: the .npy files differ");
     }
+}
+
+#[test]
+fn bench_shapes_writes_verified_rows_with_shape_axes_and_strategy() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("rows.jsonl");
+    let o = redlab(&[
+        "bench",
+        "--shapes",
+        "300x70:0,20x9000:1,4x4x4:0+2",
+        "--ops",
+        "sum,argmax",
+        "--dtypes",
+        "f32,i32",
+        "--min-reps",
+        "2",
+        "--min-time",
+        "0",
+        "--json",
+        path_str(&json),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&json).expect("records");
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(rows.len(), 3 * 2 * 2);
+    for row in &rows {
+        assert_eq!(row["status"], "ok", "{row}");
+        assert_eq!(row["variant"], "axis");
+        assert!(
+            row["strategy"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("cpu ")),
+            "{row}"
+        );
+        assert!(row["gbps"].as_f64().is_some_and(|g| g > 0.0), "{row}");
+    }
+    assert_eq!(rows[0]["shape"], serde_json::json!([300, 70]));
+    assert_eq!(rows[0]["axes"], serde_json::json!([0]));
+    assert_eq!(rows[8]["axes"], serde_json::json!([0, 2]));
+    assert_clean_error(
+        &["bench", "--shapes", "8x8:5", "--min-reps", "1"],
+        "out of range",
+    );
 }

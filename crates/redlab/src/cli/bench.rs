@@ -38,6 +38,11 @@ pub struct BenchArgs {
     /// Element counts, comma-separated (1e6, 2^20, 64Mi …).
     #[arg(long, default_value = "2^12,2^16,2^20,2^24,2^27")]
     pub sizes: String,
+    /// Axis reductions instead of whole arrays: shapes in C order with the axes to reduce
+    /// (`8192x8192:1,4096x32:0`, several axes joined by `+`, none: all axes); one row per
+    /// shape × operator × type, each output checked against the reference
+    #[arg(long)]
+    pub shapes: Option<String>,
     /// Accumulator for sum/prod where allowed (default: each type's default).
     #[arg(long)]
     pub acc: Option<DType>,
@@ -163,6 +168,17 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         Some(text) => Some(super::size::parse_size(text).map_err(anyhow::Error::msg)?),
         None => None,
     };
+    if let Some(text) = &args.shapes {
+        if args.variants != "all" || args.compare.is_some() || !args.params.is_empty() {
+            anyhow::bail!(
+                "--shapes picks each shape's kernel itself (see redlab run --explain): leave out --variants, --compare and --param"
+            );
+        }
+        let shapes = super::bench_shapes::parse_shapes(text)?;
+        let verdict = super::bench_shapes::run(args, &shapes, &device, out, &mut sink)?;
+        write_report(args, &device, report_n, &sink)?;
+        return Ok(verdict);
+    }
     let mut gpu_verdict = None;
     #[cfg(feature = "opencl")]
     if let Some(opencl) = device.opencl() {
@@ -353,6 +369,9 @@ impl RecordBase {
             roof_fraction: None,
             warning: None,
             auto_choice: None,
+            shape: None,
+            axes: None,
+            strategy: None,
             roof_config: None,
             datasheet_gbps: None,
             roof_peak_fraction: None,

@@ -1,0 +1,167 @@
+//! `redlab bench --shapes 8192x8192:1,4096x32:0`: axis reductions timed on any device,
+//! one row per shape × operator × type, each result checked output by output against
+//! the host reference, with the kernel or CPU path that ran (`strategy` in the record).
+
+use std::io::Write;
+use std::time::Instant;
+
+use anyhow::Context;
+use redlab::generate::generate;
+use redlab::segmented::{self, Selection};
+use redlab::shape::{AxisPlan, Layout};
+use redlab::{Device, Problem};
+use redlab_bench::{gbps, Stats, Status};
+
+use super::bench::{print_row, BenchArgs, RecordBase, Sink};
+use super::Verdict;
+
+/// One `--shapes` entry: C-order dimensions and the reduced axes (`None`: all).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeSpec {
+    /// Dimensions, C order.
+    pub dims: Vec<usize>,
+    /// Reduced axes.
+    pub axes: Option<Vec<isize>>,
+}
+
+/// Parses `8192x8192:1`, `64x64x64:0+2` (axes joined by `+`) or `1000x3` (all axes).
+pub fn parse_shapes(text: &str) -> anyhow::Result<Vec<ShapeSpec>> {
+    text.split(',')
+        .map(|item| {
+            let (dims, axes) = match item.split_once(':') {
+                Some((d, a)) => (d, Some(a)),
+                None => (item, None),
+            };
+            let dims = super::shaped::parse_shape(dims.trim())?;
+            let axes = axes
+                .map(|a| super::shaped::parse_axes(&a.replace('+', ",")))
+                .transpose()?;
+            Ok(ShapeSpec { dims, axes })
+        })
+        .collect()
+}
+
+/// Times every shape × operator × type of `args` on `device`.
+pub fn run(
+    args: &BenchArgs,
+    shapes: &[ShapeSpec],
+    device: &Device,
+    out: &mut dyn Write,
+    sink: &mut Sink,
+) -> anyhow::Result<Verdict> {
+    let base = RecordBase::new(device, args);
+    writeln!(
+        out,
+        "device {} ({}): axis reductions, warm inputs, {}",
+        device.info().id,
+        device.info().name,
+        if device.info().backend == "cpu" {
+            "wall time per call"
+        } else {
+            "kernel time per call from device events (uploads not counted)"
+        }
+    )?;
+    let mut failures = Vec::new();
+    for spec in shapes {
+        let layout = Layout::c_order(&spec.dims);
+        let n = layout.count()?;
+        let plan = AxisPlan::new(layout, spec.axes.as_deref(), false)?;
+        let selection = Selection::Axes(&plan);
+        let label = format!(
+            "{}:{}",
+            spec.dims
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join("x"),
+            spec.axes.as_ref().map_or("all".to_string(), |a| a
+                .iter()
+                .map(isize::to_string)
+                .collect::<Vec<_>>()
+                .join("+"))
+        );
+        for &dtype in &args.dtypes {
+            let data = generate(dtype, n, args.dist, args.seed)?;
+            for &op in &args.ops {
+                let problem = match Problem::new(op, dtype, args.acc.filter(|_| op.is_arithmetic()))
+                {
+                    Ok(p) => p,
+                    Err(e) => {
+                        writeln!(out, "  {op} {dtype} {label}: skipped: {e}")?;
+                        continue;
+                    }
+                };
+                let mut record = base.record("axis", op, dtype, n, 1);
+                record.acc = problem.acc.to_string();
+                // The same input every call (an axis reduction reads it all each time).
+                record.cache = "warm".into();
+                record.shape = Some(spec.dims.clone());
+                record.axes = spec.axes.clone();
+                record.strategy = Some(device.explain_outputs(&problem, selection));
+                let expected = segmented::reference(&problem, data.view(), selection)?;
+                let mut times = Vec::new();
+                let started = Instant::now();
+                let mut wrong = None;
+                while times.len() < args.min_reps.max(1)
+                    || (started.elapsed().as_secs_f64() < args.min_time
+                        && started.elapsed().as_secs_f64() < args.max_row_time)
+                {
+                    let (values, passes) =
+                        device.reduce_outputs(&problem, data.view(), selection)?;
+                    times.push(passes.iter().sum::<f64>());
+                    if wrong.is_none() {
+                        wrong = values
+                            .iter()
+                            .zip(&expected)
+                            .position(|(got, want)| !got.same_as(want))
+                            .map(|k| format!("output {k}: {} against {}", values[k], expected[k]));
+                        record.value = values.first().map(|v| v.to_string()).unwrap_or_default();
+                    }
+                    if started.elapsed().as_secs_f64() > args.max_row_time {
+                        break;
+                    }
+                }
+                let stats = Stats::of(&times).context("no timings")?;
+                record.reps = stats.count;
+                record.median_s = Some(stats.median);
+                record.min_s = Some(stats.min);
+                record.max_s = Some(stats.max);
+                record.set_rates(Some(gbps(problem.bytes_read(n), stats.median)), None);
+                record.status = if wrong.is_some() {
+                    Status::Wrong
+                } else {
+                    Status::Ok
+                };
+                record.reason = wrong.clone();
+                if let Some(why) = wrong {
+                    failures.push(format!("{problem} {label}: {why}"));
+                }
+                print_row(out, &format!("{problem} {label}"), &record)?;
+                if let Some(strategy) = &record.strategy {
+                    writeln!(out, "    {strategy}")?;
+                }
+                sink.push(&record)?;
+            }
+        }
+    }
+    Ok(if failures.is_empty() {
+        Verdict::Success
+    } else {
+        Verdict::Mismatch(failures.join("; "))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_lists_name_dimensions_and_axes() {
+        let specs = parse_shapes("8192x8192:1,64x64x64:0+2,10x3").expect("specs");
+        assert_eq!(specs[0].dims, vec![8192, 8192]);
+        assert_eq!(specs[0].axes, Some(vec![1]));
+        assert_eq!(specs[1].axes, Some(vec![0, 2]));
+        assert_eq!(specs[2].axes, None);
+        assert!(parse_shapes("8x8:z").is_err());
+    }
+}
