@@ -62,6 +62,9 @@ pub enum Applies {
     /// f32 and f64 sums and products on devices with 32-wide warp shuffles (the warp
     /// tiles of the one-launch kernel).
     WarpTiles,
+    /// Order-free problems over 4-byte elements on devices with 32-wide warp shuffles
+    /// (the one-launch kernel's 16-byte word loads on CUDA).
+    OrderFreeWords,
 }
 
 impl Applies {
@@ -73,12 +76,14 @@ impl Applies {
             Applies::OrderedFloat => ordered,
             Applies::OrderFree => !ordered,
             Applies::WarpTiles => ordered && matches!(problem.dtype, DType::F32 | DType::F64),
+            Applies::OrderFreeWords => !ordered && problem.dtype.size_bytes() == 4,
         }
     }
 
     /// Whether the parameter can matter on a device with `caps`.
     pub fn available(self, caps: &Capabilities) -> bool {
-        self != Applies::WarpTiles || caps.has(Feature::WarpShuffle)
+        !matches!(self, Applies::WarpTiles | Applies::OrderFreeWords)
+            || caps.has(Feature::WarpShuffle)
     }
 }
 
@@ -220,7 +225,7 @@ const ORDER_FREE_WORDS: Param = Param {
     // single elements (0); see canonical_one.cl.
     default: 1,
     values: &[0, 1],
-    applies: Applies::OrderFree,
+    applies: Applies::OrderFreeWords,
     range: (0, 1),
     power_of_two: false,
 };

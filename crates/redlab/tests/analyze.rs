@@ -179,3 +179,23 @@ fn bad_input_is_one_clear_line() {
         "not a multiple",
     );
 }
+
+#[test]
+fn the_segment_kernels_run_in_the_simulator_with_their_check() {
+    let j = json(&[
+        "analyze", "segments", "--shape", "40x33", "--axis", "0", "--op", "sum", "--dtype", "f32",
+        "--json",
+    ]);
+    assert_eq!(j["kernel"], "column_tiles");
+    assert_eq!(j["local_size"].as_u64(), Some(1024));
+    assert_eq!(j["check"]["ok"], true, "{j}");
+    assert_eq!(j["errors"].as_array().map(Vec::len), Some(0));
+    // Rows of two tiles: row tiles, then the tree, as two analyzed passes.
+    let j = json(&[
+        "analyze", "segments", "--shape", "2x9000", "--axis", "1", "--op", "max", "--dtype", "i32",
+        "--json",
+    ]);
+    assert_eq!(j["check"]["ok"], true, "{j}");
+    assert_eq!(j["passes"].as_array().map(Vec::len), Some(2), "{j}");
+    assert_clean_error(&["analyze", "segments", "--axis", "0"], "needs --shape");
+}

@@ -1,4 +1,4 @@
-//! `redlab analyze (VARIANT | FILE.cl)`: runs a kernel in the SIMT simulator and reports
+//! `redlab analyze (VARIANT | FILE.cl | segments)`: runs a kernel in the SIMT simulator and reports
 //! branch divergence, bank conflicts, coalescing, barriers and errors, as text, JSON
 //! (`--json`) or an HTML page with pictures (`--html`). A built-in variant runs all its
 //! passes through the pass driver and its result is checked against the reference.
@@ -80,6 +80,13 @@ pub struct AnalyzeArgs {
     /// The most memory the simulation may hold, bookkeeping included (e.g. 2Gi).
     #[arg(long, default_value = "2Gi", value_parser = parse_bytes)]
     max_memory: u64,
+    /// For the target `segments` (the axis and segment kernels): the input's shape, C
+    /// order (`300x70`).
+    #[arg(long)]
+    shape: Option<String>,
+    /// For `segments`: the axes to reduce (`1`, `0,2`; default all).
+    #[arg(long)]
+    axis: Option<String>,
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
@@ -154,10 +161,11 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         outputs.replace("--html", path)?;
     }
     let (report, drawn_traces) = match (is_file, registry::find(&a.target)) {
+        (false, _) if a.target == "segments" => analyze_segments(a, config)?,
         (false, Some(v)) => analyze_variant(a, &v, config)?,
         (true, _) => analyze_file(a, config)?,
         (false, None) => bail!(
-            "'{}' is neither a file nor a variant ('redlab bench --help' lists variants)",
+            "'{}' is neither a file nor a variant ('redlab bench --help' lists variants; 'segments' runs the axis kernels)",
             a.target
         ),
     };
@@ -284,6 +292,101 @@ fn analyze_variant(
             expected: run.expected.to_string(),
             ok: run.verdict.is_ok(),
             message: run.verdict.err(),
+        }),
+    };
+    Ok((report, traces))
+}
+
+/// The axis and segment kernels (`segments.cl`) over a seeded input of `--shape`, reduced
+/// along `--axis`: every launch analyzed, every output checked against the reference.
+fn analyze_segments(a: &AnalyzeArgs, config: LaunchConfig) -> anyhow::Result<(Report, Traces)> {
+    if a.kernel.is_some() || !a.args.is_empty() || a.global.is_some() || a.local.is_some() {
+        bail!("segments chooses its kernels, arguments and sizes from --shape and --axis");
+    }
+    let shape = a
+        .shape
+        .as_deref()
+        .context("segments needs --shape (e.g. --shape 300x70 --axis 0)")?;
+    let dims = super::shaped::parse_shape(shape)?;
+    let axes = a
+        .axis
+        .as_deref()
+        .map(super::shaped::parse_axes)
+        .transpose()?;
+    let layout = redlab_core::shape::Layout::c_order(&dims);
+    let n = layout.count()?;
+    let plan = redlab_core::shape::AxisPlan::new(layout, axes.as_deref(), false)?;
+    let selection = redlab_core::segmented::Selection::Axes(&plan);
+    let problem = Problem::new(a.op, a.dtype, None)?;
+    let data = redlab_core::generate::generate(
+        a.dtype,
+        n,
+        redlab_core::generate::Distribution::Uniform,
+        a.seed,
+    )?;
+    let opts = VariantOptions {
+        config,
+        params: Vec::new(),
+        defines: a.define.clone(),
+        compute_units: a.compute_units,
+        seed: a.seed,
+    };
+    let run = redlab_analyzer::segments::run(&problem, data.view(), selection, &opts)?.context(
+        "the reduced axes do not step evenly through the buffer; the devices gather such outputs into rows first (reduce rows of that shape instead)",
+    )?;
+    let expected = redlab_core::segmented::reference(&problem, data.view(), selection)?;
+    let wrong = run
+        .values
+        .iter()
+        .zip(&expected)
+        .position(|(got, want)| !got.same_as(want));
+    let launched: Vec<Launched<'_>> = run
+        .passes
+        .iter()
+        .map(|p| Launched {
+            files: &p.compiled.files,
+            report: &p.report,
+        })
+        .collect();
+    let total = report::summarize(&launched).context("nothing was launched (no elements)")?;
+    let passes = if launched.len() > 1 {
+        launched
+            .iter()
+            .filter_map(|l| report::summarize(std::slice::from_ref(l)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let traces = run
+        .passes
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            (
+                format!("pass {}: {}", k + 1, p.report.kernel),
+                p.report.trace.clone(),
+            )
+        })
+        .collect();
+    let shown = |values: &[redlab_core::Value], k: usize| {
+        values.get(k).map_or("-".to_string(), |v| v.to_string())
+    };
+    let k = wrong.unwrap_or(0);
+    let report = Report {
+        source: format!("segments ({}), {problem}, shape {dims:?}", run.strategy),
+        total,
+        passes,
+        check: Some(CheckJson {
+            problem: problem.to_string(),
+            n,
+            value: format!(
+                "output {k} of {}: {}",
+                run.values.len(),
+                shown(&run.values, k)
+            ),
+            expected: shown(&expected, k),
+            ok: wrong.is_none(),
+            message: wrong.map(|k| format!("output {k} differs from the reference")),
         }),
     };
     Ok((report, traces))
