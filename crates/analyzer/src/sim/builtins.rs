@@ -456,6 +456,16 @@ fn vector_memory(
     } else {
         Type::Vector(e, n as u8)
     };
+    // A 3-vector occupies 16 bytes in memory as a type, but vload3/vstore3 move exactly
+    // three elements (12 bytes): they go element by element.
+    let element_ptrs = |k: usize| -> Vec<Ptr> {
+        ptrs.iter()
+            .map(|p| Ptr {
+                offset: p.offset + (k * e.size()) as i64,
+                ..*p
+            })
+            .collect()
+    };
     if let Some(data) = data {
         let conv_ty = if n == 1 {
             Type::Scalar(e)
@@ -471,10 +481,38 @@ fn vector_memory(
                 }
             })
             .collect();
-        sim.store(pos, mask, &ptrs, &ty, &converted)?;
+        if n == 3 {
+            for k in 0..3 {
+                let part: Lanes = converted
+                    .iter()
+                    .map(|v| match v {
+                        Value::Vector(_, items) => items.get(k).cloned().unwrap_or(Value::Void),
+                        _ => Value::Void,
+                    })
+                    .collect();
+                sim.store(pos, mask, &element_ptrs(k), &Type::Scalar(e), &part)?;
+            }
+        } else {
+            sim.store(pos, mask, &ptrs, &ty, &converted)?;
+        }
         return Ok(Some(sim.broadcast(Value::Void, mask)));
     }
-    let loaded = sim.load(pos, mask, &ptrs, &ty)?;
+    let loaded = if n == 3 {
+        let parts = (0..3)
+            .map(|k| sim.load(pos, mask, &element_ptrs(k), &Type::Scalar(e)))
+            .collect::<Result<Vec<Lanes>, Diag>>()?;
+        (0..sim.lanes)
+            .map(|l| {
+                if mask.get(l) {
+                    Value::Vector(e, Rc::new(parts.iter().map(|p| p[l].clone()).collect()))
+                } else {
+                    Value::Void
+                }
+            })
+            .collect()
+    } else {
+        sim.load(pos, mask, &ptrs, &ty)?
+    };
     if !half {
         return Ok(Some(loaded));
     }
