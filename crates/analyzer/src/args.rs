@@ -49,11 +49,31 @@ pub enum ArgSpec {
     Scalar(String),
 }
 
+/// The OpenCL C spelling of redlab's own type names (`f32` is `float`, `u8` is `uchar` …);
+/// other names are returned as they are.
+fn opencl_name(name: &str) -> &str {
+    match name {
+        "i8" => "char",
+        "u8" => "uchar",
+        "i16" => "short",
+        "u16" => "ushort",
+        "i32" => "int",
+        "u32" => "uint",
+        "i64" => "long",
+        "u64" => "ulong",
+        "f16" => "half",
+        "f32" => "float",
+        "f64" => "double",
+        other => other,
+    }
+}
+
 /// Parses one argument spec.
 pub fn parse_spec(s: &str) -> Result<ArgSpec, String> {
     let parts: Vec<&str> = s.split(':').collect();
-    let ty =
-        |name: &str| Type::from_name(name).ok_or_else(|| format!("unknown type '{name}' in '{s}'"));
+    let ty = |name: &str| {
+        Type::from_name(opencl_name(name)).ok_or_else(|| format!("unknown type '{name}' in '{s}'"))
+    };
     let count = |c: &str| parse_size(c).map_err(|e| format!("{e} in '{s}'"));
     match parts.as_slice() {
         ["buffer", t, c, fill] => Ok(ArgSpec::Buffer {
@@ -245,6 +265,11 @@ mod tests {
             })
         );
         assert_eq!(parse_spec("42"), Ok(ArgSpec::Scalar("42".into())));
+        assert_eq!(
+            parse_spec("buffer:f32:8:ones"),
+            parse_spec("buffer:float:8:ones")
+        );
+        assert_eq!(parse_spec("local:u8:16"), parse_spec("local:uchar:16"));
         assert!(parse_spec("buffer:quux:4:zeros")
             .expect_err("bad type")
             .contains("unknown type"));

@@ -79,7 +79,7 @@ fn a_users_file_with_a_race_reports_it_and_draws_pictures() {
     let html = dir.path().join("racy.html");
     let path = kernel.to_str().expect("utf-8");
     let out_html = html.to_str().expect("utf-8");
-    let j = json(&[
+    let o = redlab(&[
         "analyze",
         path,
         "--global",
@@ -96,6 +96,15 @@ fn a_users_file_with_a_race_reports_it_and_draws_pictures() {
         "--html",
         out_html,
     ]);
+    // Errors found fail the run (exit code 1), after the full report.
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the kernel has"));
+    let j: Json = serde_json::from_slice(&o.stdout).expect("stdout is one JSON object");
     let errors = j["errors"].as_array().expect("errors");
     assert!(
         errors

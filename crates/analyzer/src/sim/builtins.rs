@@ -14,6 +14,9 @@ use crate::types::{Scalar, Type};
 use crate::value::{binary, convert, from_bytes, to_bytes, Ptr, Value};
 
 use super::eval::NOWHERE;
+
+/// `CLK_LOCAL_MEM_FENCE` (the preprocessor's predefined value).
+const CLK_LOCAL_MEM_FENCE: i64 = 1;
 use super::{Lanes, Sim};
 
 /// Calls built-in `name`; `None` when there is no such built-in.
@@ -73,7 +76,14 @@ pub(super) fn call(
             sim.broadcast(Value::Int(Scalar::UInt, dims), mask)
         }
         "barrier" | "work_group_barrier" => {
-            eval_args(sim, args, mask)?;
+            let flags = eval_args(sim, args, mask)?;
+            // Only a barrier with CLK_LOCAL_MEM_FENCE orders local memory; one with just
+            // CLK_GLOBAL_MEM_FENCE leaves local accesses on both sides racing.
+            let orders_local = flags.first().is_none_or(|lanes| {
+                mask.iter()
+                    .next()
+                    .is_none_or(|l| lanes[l].as_i64() & CLK_LOCAL_MEM_FENCE != 0)
+            });
             sim.group_wide(pos, mask, name);
             sim.metrics.count(pos, None, |c| c.barriers += 1);
             for w in 0..sim.warps() {
@@ -84,7 +94,9 @@ pub(super) fn call(
                     sim.metrics.warps[w].barriers += 1;
                 }
             }
-            sim.mem.barrier();
+            if orders_local {
+                sim.mem.barrier();
+            }
             sim.broadcast(Value::Void, mask)
         }
         "mem_fence"

@@ -169,10 +169,22 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             a.target
         ),
     };
+    // A wrong result, or any error the simulator found (race, out-of-bounds, barrier
+    // divergence …), fails the run (exit code 1) after the report is written.
+    let errors = &report.total.errors;
     let verdict = match &report.check {
         Some(c) if !c.ok => Verdict::Mismatch(format!(
             "{}: got {}, the reference gives {}",
             c.problem, c.value, c.expected
+        )),
+        _ if !errors.is_empty() => Verdict::Mismatch(format!(
+            "the kernel has {} error{}; first: {:?} at {}:{}: {}",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" },
+            errors[0].kind,
+            errors[0].file,
+            errors[0].line,
+            errors[0].message
         )),
         _ => Verdict::Success,
     };
