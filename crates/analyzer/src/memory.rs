@@ -62,6 +62,11 @@ pub struct Memory {
     pub local: Vec<Buffer>,
     /// Private memory, one arena per work-item of the group.
     pub private: Vec<Vec<u8>>,
+    /// Private variables, by id − 1 (a private pointer's `buffer`; 0: no variable known):
+    /// their byte range in every arena and their name, so an index past an array's end
+    /// is caught even where the arena goes on (a neighbouring variable).
+    private_vars: Vec<(usize, usize, String)>,
+    private_ids: std::collections::HashMap<(usize, usize, String), u32>,
     local_top: u64,
     /// The most bytes the simulation may hold, bookkeeping included (`None`:
     /// [`DEFAULT_LIMIT`]).
@@ -118,6 +123,19 @@ impl Memory {
     fn range(&self, ptr: &Ptr, lane: usize, len: usize) -> Result<std::ops::Range<usize>, String> {
         let size = self.buffer(ptr, lane).map_or(0, <[u8]>::len);
         let start = ptr.offset;
+        if ptr.space == Space::Private && ptr.buffer > 0 {
+            if let Some((lo, hi, name)) = self.private_vars.get(ptr.buffer as usize - 1) {
+                let end = start + len as i64;
+                if start < *lo as i64 || end > *hi as i64 {
+                    return Err(format!(
+                        "bytes {}..{} of private variable '{name}' ({} bytes)",
+                        start - *lo as i64,
+                        end - *lo as i64,
+                        hi - lo
+                    ));
+                }
+            }
+        }
         if start < 0 || start as u64 + len as u64 > size as u64 {
             return Err(format!(
                 "bytes {start}..{} of {} ({} bytes)",
@@ -202,6 +220,19 @@ impl Memory {
     /// Local memory the group uses, in bytes.
     pub fn local_bytes(&self) -> u64 {
         self.local_top
+    }
+
+    /// The id of the private variable `name` at bytes `start..end` of every arena (the
+    /// same declaration met again gets the same id).
+    pub fn private_var(&mut self, start: usize, end: usize, name: &str) -> u32 {
+        let key = (start, end, name.to_string());
+        if let Some(&id) = self.private_ids.get(&key) {
+            return id;
+        }
+        self.private_vars.push(key.clone());
+        let id = self.private_vars.len() as u32;
+        self.private_ids.insert(key, id);
+        id
     }
 
     /// Grows every private arena to at least `bytes`, or says why that would not fit in

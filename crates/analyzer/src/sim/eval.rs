@@ -269,10 +269,11 @@ impl Sim<'_> {
         let pos = e.pos;
         match &e.kind {
             ExprKind::Ident(name) => match self.lookup(name) {
-                Some(Slot::Private { offset, ty }) => Ok((
+                Some(Slot::Private { offset, ty, var }) => Ok((
                     vec![
                         Ptr {
                             offset: offset as i64,
+                            buffer: var,
                             ..NOWHERE
                         };
                         self.lanes

@@ -108,8 +108,9 @@ pub struct LaunchReport {
 
 #[derive(Debug, Clone)]
 enum Slot {
-    /// A private variable at this offset of every lane's arena.
-    Private { offset: usize, ty: Type },
+    /// A private variable at this offset of every lane's arena, and its id in
+    /// [`Memory`]'s table of private variables (for bounds).
+    Private { offset: usize, ty: Type, var: u32 },
     /// A local or constant variable: one address for every lane.
     Shared { ptr: Ptr, ty: Type },
 }
@@ -406,10 +407,17 @@ impl Sim<'_> {
                     ty: decl.ty.clone(),
                 }
             }
-            _ => Slot::Private {
-                offset: self.alloc_private(&decl.ty, decl.pos)?,
-                ty: decl.ty.clone(),
-            },
+            _ => {
+                let offset = self.alloc_private(&decl.ty, decl.pos)?;
+                let var = self
+                    .mem
+                    .private_var(offset, offset + decl.ty.size(), &decl.name);
+                Slot::Private {
+                    offset,
+                    ty: decl.ty.clone(),
+                    var,
+                }
+            }
         };
         self.scope().insert(decl.name.clone(), slot.clone());
         Ok(slot)
@@ -417,11 +425,13 @@ impl Sim<'_> {
 
     fn declare_private(&mut self, name: &Rc<str>, ty: &Type, pos: Pos) -> Result<usize, Diag> {
         let offset = self.alloc_private(ty, pos)?;
+        let var = self.mem.private_var(offset, offset + ty.size(), name);
         self.scope().insert(
             name.clone(),
             Slot::Private {
                 offset,
                 ty: ty.clone(),
+                var,
             },
         );
         Ok(offset)
