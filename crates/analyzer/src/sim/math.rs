@@ -254,6 +254,22 @@ pub(crate) fn call(name: &str, args: &[Value]) -> Option<Result<Value, String>> 
                 binary(BinOp::Sub, &hi, &lo)
             })
         }),
+        // (x + y) >> 1 and (x + y + 1) >> 1 without overflow, as OpenCL defines them.
+        "hadd" | "rhadd" => arity(2).and_then(|_| {
+            zip(args, &|a| {
+                let (x, y) = common(&a[0], &a[1])?;
+                let wide = |v: &Value| -> Result<(Scalar, i128), String> {
+                    match v {
+                        Value::Int(s, bits) if s.is_signed() => Ok((*s, *bits as i64 as i128)),
+                        Value::Int(s, bits) => Ok((*s, *bits as i128)),
+                        other => Err(format!("{name} takes integers, not {}", other.describe())),
+                    }
+                };
+                let ((s, x), (_, y)) = (wide(&x)?, wide(&y)?);
+                let round = i128::from(name == "rhadd");
+                Ok(Value::int(s, ((x + y + round) >> 1) as u64))
+            })
+        }),
         "fma" | "mad" => arity(3).and_then(|_| {
             zip(args, &|a| {
                 let s = float_kind(&a[0]);
@@ -394,6 +410,24 @@ mod tests {
 
     fn f(x: f64) -> Value {
         Value::float(Scalar::Float, x)
+    }
+
+    #[test]
+    fn halving_adds_do_not_overflow_and_round_as_opencl_says() {
+        let u = |x: u64| Value::int(Scalar::UInt, x);
+        let i = |x: i64| Value::int(Scalar::Int, x as u64);
+        let r = call("rhadd", &[u(u32::MAX as u64), u(u32::MAX as u64)]);
+        assert_eq!(r.expect("known").expect("ok"), u(u32::MAX as u64));
+        let r = call("hadd", &[u(u32::MAX as u64), u(u32::MAX as u64 - 1)]);
+        assert_eq!(r.expect("known").expect("ok"), u(u32::MAX as u64 - 1));
+        assert_eq!(
+            call("hadd", &[i(-3), i(2)]).expect("known").expect("ok"),
+            i(-1)
+        );
+        assert_eq!(
+            call("rhadd", &[i(-3), i(2)]).expect("known").expect("ok"),
+            i(0)
+        );
     }
 
     #[test]
