@@ -248,4 +248,7 @@ pub struct Report {
     /// The result check of a built-in variant.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<CheckJson>,
+    /// Final contents of the buffers asked for (`--show NAME`), element by element.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub buffers: std::collections::BTreeMap<String, Vec<String>>,
 }

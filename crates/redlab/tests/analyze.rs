@@ -208,3 +208,53 @@ fn the_segment_kernels_run_in_the_simulator_with_their_check() {
     assert_eq!(j["passes"].as_array().map(Vec::len), Some(2), "{j}");
     assert_clean_error(&["analyze", "segments", "--axis", "0"], "needs --shape");
 }
+
+#[test]
+fn show_prints_a_buffers_final_contents() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kernel = dir.path().join("halves.cl");
+    std::fs::write(
+        &kernel,
+        "__kernel void halves(__global const int* in, __global int* out) {\n\
+         \x20   uint i = get_global_id(0);\n\
+         \x20   out[i] = rhadd(in[i], 2147483647);\n}\n",
+    )
+    .expect("write");
+    let j = json(&[
+        "analyze",
+        kernel.to_str().expect("utf-8"),
+        "--global",
+        "4",
+        "--local",
+        "4",
+        "--arg",
+        "in=buffer:i32:4:iota",
+        "--arg",
+        "out=buffer:i32:4:zeros",
+        "--show",
+        "out",
+        "--json",
+    ]);
+    // rhadd never overflows: (i + 2^31 - 1 + 1) >> 1 = 2^30 + i/2 rounded down.
+    assert_eq!(
+        j["buffers"]["out"],
+        serde_json::json!(["1073741824", "1073741824", "1073741825", "1073741825"])
+    );
+    assert_clean_error(
+        &[
+            "analyze",
+            kernel.to_str().expect("utf-8"),
+            "--global",
+            "4",
+            "--local",
+            "4",
+            "--arg",
+            "in=buffer:i32:4:iota",
+            "--arg",
+            "out=buffer:i32:4:zeros",
+            "--show",
+            "nope",
+        ],
+        "no parameter nope",
+    );
+}

@@ -87,6 +87,10 @@ pub struct AnalyzeArgs {
     /// For `segments`: the axes to reduce (`1`, `0,2`; default all).
     #[arg(long)]
     axis: Option<String>,
+    /// For a kernel file: print this buffer argument's final contents, element by
+    /// element (repeatable; `buffers` in the JSON).
+    #[arg(long, value_name = "NAME")]
+    show: Vec<String>,
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
@@ -219,8 +223,10 @@ fn analyze_variant(
     v: &redlab_kernels::Variant,
     config: LaunchConfig,
 ) -> anyhow::Result<(Report, Traces)> {
-    if a.kernel.is_some() || !a.args.is_empty() {
-        bail!("--kernel and --arg are for files; a variant chooses its kernels and arguments");
+    if a.kernel.is_some() || !a.args.is_empty() || !a.show.is_empty() {
+        bail!(
+            "--kernel, --arg and --show are for files; a variant chooses its kernels and arguments"
+        );
     }
     let problem = Problem::new(a.op, a.dtype, None)?;
     let mut params = Vec::new();
@@ -305,6 +311,7 @@ fn analyze_variant(
             ok: run.verdict.is_ok(),
             message: run.verdict.err(),
         }),
+        buffers: Default::default(),
     };
     Ok((report, traces))
 }
@@ -312,7 +319,12 @@ fn analyze_variant(
 /// The axis and segment kernels (`segments.cl`) over a seeded input of `--shape`, reduced
 /// along `--axis`: every launch analyzed, every output checked against the reference.
 fn analyze_segments(a: &AnalyzeArgs, config: LaunchConfig) -> anyhow::Result<(Report, Traces)> {
-    if a.kernel.is_some() || !a.args.is_empty() || a.global.is_some() || a.local.is_some() {
+    if a.kernel.is_some()
+        || !a.args.is_empty()
+        || !a.show.is_empty()
+        || a.global.is_some()
+        || a.local.is_some()
+    {
         bail!("segments chooses its kernels, arguments and sizes from --shape and --axis");
     }
     let shape = a
@@ -400,8 +412,59 @@ fn analyze_segments(a: &AnalyzeArgs, config: LaunchConfig) -> anyhow::Result<(Re
             ok: wrong.is_none(),
             message: wrong.map(|k| format!("output {k} differs from the reference")),
         }),
+        buffers: Default::default(),
     };
     Ok((report, traces))
+}
+
+/// The final contents of the buffer arguments named in `names`, typed by the kernel's
+/// parameters.
+fn shown_buffers(
+    names: &[String],
+    kernel: &redlab_analyzer::ast::Function,
+    mem: &Memory,
+) -> anyhow::Result<std::collections::BTreeMap<String, Vec<String>>> {
+    use redlab_analyzer::types::Type;
+    use redlab_analyzer::value::{from_bytes, Value};
+    let text = |v: &Value| match v {
+        Value::Int(s, b) if s.is_signed() => (*b as i64).to_string(),
+        Value::Int(_, b) => b.to_string(),
+        Value::Float(_, x) => x.to_string(),
+        other => other.describe(),
+    };
+    let mut shown = std::collections::BTreeMap::new();
+    for name in names {
+        let param = kernel
+            .params
+            .iter()
+            .find(|p| *p.name == **name)
+            .with_context(|| format!("--show {name}: the kernel has no parameter {name}"))?;
+        let Type::Pointer(elem, _) = &param.ty else {
+            bail!("--show {name}: {name} is not a buffer");
+        };
+        let buffer = mem
+            .global
+            .iter()
+            .find(|b| b.name == **name)
+            .with_context(|| format!("--show {name}: {name} is not a global buffer"))?;
+        let size = elem.size().max(1);
+        let values = buffer
+            .bytes
+            .chunks_exact(size)
+            .map(|c| {
+                from_bytes(elem, c).map(|v| match &v {
+                    Value::Vector(_, items) => format!(
+                        "({})",
+                        items.iter().map(text).collect::<Vec<_>>().join(", ")
+                    ),
+                    other => text(other),
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(anyhow::Error::msg)?;
+        shown.insert(name.clone(), values);
+    }
+    Ok(shown)
 }
 
 /// The longest kernel source or included file read (real kernels are a few hundred KB at
@@ -512,6 +575,7 @@ fn analyze_file(a: &AnalyzeArgs, mut config: LaunchConfig) -> anyhow::Result<(Re
         total,
         passes: Vec::new(),
         check: None,
+        buffers: shown_buffers(&a.show, &f, &mem)?,
     };
     Ok((report, vec![(kernel, launch.trace)]))
 }
@@ -603,6 +667,16 @@ fn print_text(r: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
             l.counts.bank_conflicts.local_load,
             l.counts.bank_conflicts.local_store
         )?;
+    }
+    for (name, values) in &r.buffers {
+        const SHOWN: usize = 64;
+        let head: Vec<&str> = values.iter().take(SHOWN).map(String::as_str).collect();
+        let more = if values.len() > SHOWN {
+            format!(", … {} more", values.len() - SHOWN)
+        } else {
+            String::new()
+        };
+        writeln!(out, "  {name} after the run: [{}{more}]", head.join(", "))?;
     }
     Ok(())
 }
