@@ -166,6 +166,9 @@ pub enum StmtKind {
     DoWhile(Box<Stmt>, Expr),
     /// `for (init; cond; step) body`.
     For(Option<Box<Stmt>>, Option<Expr>, Option<Expr>, Box<Stmt>),
+    /// `switch (e) { case c: … default: … }`: each label (`None`: `default`) with the
+    /// statements that follow it up to the next label.
+    Switch(Expr, Vec<(Option<Expr>, Vec<Stmt>)>),
     /// `break;`
     Break,
     /// `continue;`

@@ -582,6 +582,44 @@ impl<'t> Parser<'t> {
                 self.expect(")")?;
                 StmtKind::For(init, cond, step, Box::new(self.statement()?))
             }
+            Some("switch") => {
+                self.i += 1;
+                self.expect("(")?;
+                let value = self.expression()?;
+                self.expect(")")?;
+                self.expect("{")?;
+                let mut groups: Vec<(Option<Expr>, Vec<Stmt>)> = Vec::new();
+                while !self.eat("}") {
+                    if self.peek().is_none() {
+                        return Err(self.error("expected '}' to close the switch".into()));
+                    }
+                    match self.word_at(0) {
+                        Some("case") => {
+                            self.i += 1;
+                            let label = self.expression()?;
+                            self.expect(":")?;
+                            groups.push((Some(label), Vec::new()));
+                        }
+                        Some("default") => {
+                            self.i += 1;
+                            self.expect(":")?;
+                            groups.push((None, Vec::new()));
+                        }
+                        _ => {
+                            let stmt = self.statement()?;
+                            match groups.last_mut() {
+                                Some((_, body)) => body.push(stmt),
+                                None => {
+                                    return Err(self.error(
+                                        "a statement in a switch before any case label".into(),
+                                    ))
+                                }
+                            }
+                        }
+                    }
+                }
+                StmtKind::Switch(value, groups)
+            }
             Some("break") => {
                 self.i += 1;
                 self.expect(";")?;
@@ -602,10 +640,14 @@ impl<'t> Parser<'t> {
                 self.expect(";")?;
                 StmtKind::Return(e)
             }
-            Some(w @ ("switch" | "goto" | "case" | "default")) => {
+            Some(w @ ("goto" | "case" | "default")) => {
                 return Err(Diag::new(
                     pos,
-                    format!("'{w}' is not supported by the analyzer"),
+                    if w == "goto" {
+                        "'goto' is not supported by the analyzer".to_string()
+                    } else {
+                        format!("'{w}' outside a switch")
+                    },
                 ))
             }
             _ => return self.simple_statement(),
@@ -738,7 +780,9 @@ mod tests {
     fn errors_name_line_and_column() {
         let err = parse_text("__kernel void k() {\n  int a = ;\n}").expect_err("fails");
         assert!(err.starts_with("t.cl:2:11:"), "{err}");
-        let err = parse_text("__kernel void k() { switch (1) {} }").expect_err("fails");
+        let err = parse_text("__kernel void k() { goto end; }").expect_err("fails");
         assert!(err.contains("not supported"), "{err}");
+        let err = parse_text("__kernel void k() { switch (1) { k(); } }").expect_err("fails");
+        assert!(err.contains("before any case label"), "{err}");
     }
 }

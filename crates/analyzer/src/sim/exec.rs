@@ -90,6 +90,7 @@ impl Sim<'_> {
                 }
                 sim.looped(mask, c.as_ref(), step.as_ref(), body, false)
             }),
+            StmtKind::Switch(value, groups) => self.scoped(|sim| sim.switched(value, groups, mask)),
             StmtKind::Break => Ok(Flow {
                 brk: Some(mask.clone()),
                 ..Flow::default()
@@ -145,6 +146,59 @@ impl Sim<'_> {
             let f = self.exec(s, &active)?;
             active = active.minus(&f.left(self.lanes));
             flow = flow.join(f);
+        }
+        Ok(flow)
+    }
+
+    /// `switch`: each lane enters at the label equal to its value (or `default`, or not
+    /// at all) and falls through the following groups until it breaks; the switch takes
+    /// its breaks, while `continue` and `return` go on to the enclosing construct.
+    fn switched(
+        &mut self,
+        value: &crate::ast::Expr,
+        groups: &[(Option<crate::ast::Expr>, Vec<Stmt>)],
+        mask: &Mask,
+    ) -> Result<Flow, Diag> {
+        let values = self.eval(value, mask)?;
+        let mut entries = Vec::with_capacity(groups.len());
+        let mut matched = Mask::empty(self.lanes);
+        for (label, _) in groups {
+            let Some(label) = label else {
+                entries.push(None);
+                continue;
+            };
+            let labels = self.eval(label, mask)?;
+            let mut equal = Mask::empty(self.lanes);
+            for l in mask.iter() {
+                let same = crate::value::binary(crate::ast::BinOp::Eq, &values[l], &labels[l])
+                    .map_err(|m| Diag::new(label.pos, m))?;
+                if same.truthy() {
+                    equal.set(l);
+                }
+            }
+            self.branch(label.pos, mask, &equal)?;
+            matched = matched.or(&equal);
+            entries.push(Some(equal));
+        }
+        let default = mask.minus(&matched);
+        let mut active = Mask::empty(self.lanes);
+        let mut left = Mask::empty(self.lanes);
+        let mut flow = Flow::default();
+        for ((_, body), entry) in groups.iter().zip(entries) {
+            let entering = entry.unwrap_or_else(|| default.clone());
+            active = active.or(&entering).minus(&left);
+            if active.is_empty() {
+                continue;
+            }
+            let f = self.block(body, &active)?;
+            let gone = f.left(self.lanes);
+            left = left.or(&gone);
+            active = active.minus(&gone);
+            flow = flow.join(Flow {
+                brk: None,
+                cont: f.cont,
+                ret: f.ret,
+            });
         }
         Ok(flow)
     }
