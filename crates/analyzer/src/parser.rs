@@ -133,7 +133,10 @@ impl<'t> Parser<'t> {
         };
         address_space(w).is_some()
             || QUALIFIERS.contains(&w)
-            || matches!(w, "unsigned" | "signed" | "struct" | "void" | "typedef")
+            || matches!(
+                w,
+                "unsigned" | "signed" | "struct" | "union" | "void" | "typedef"
+            )
             || matches!(w, "__kernel" | "kernel" | "__attribute__")
             || Type::from_name(w).is_some()
             || self.typedefs.contains_key(w)
@@ -308,9 +311,13 @@ impl<'t> Parser<'t> {
                 unsigned = Some(w == "unsigned");
             } else if w == "long" && base.is_none() {
                 longs += 1;
-            } else if w == "struct" && base.is_none() {
+            } else if (w == "struct" || w == "union") && base.is_none() {
                 self.i += 1;
-                base = Some(self.struct_type()?);
+                base = Some(if w == "union" {
+                    self.nested(|p| p.struct_type_inner(true))?
+                } else {
+                    self.struct_type()?
+                });
                 continue;
             } else if base.is_none() && unsigned.is_none() && longs == 0 && w == "void" {
                 base = Some(Type::Void);
@@ -349,10 +356,11 @@ impl<'t> Parser<'t> {
     }
 
     fn struct_type(&mut self) -> Result<Type, Diag> {
-        self.nested(Self::struct_type_inner)
+        self.nested(|p| p.struct_type_inner(false))
     }
 
-    fn struct_type_inner(&mut self) -> Result<Type, Diag> {
+    /// A struct (or, with `union`, a union) type: a tag, a body, or both.
+    fn struct_type_inner(&mut self, union: bool) -> Result<Type, Diag> {
         let tag = match self.peek().map(|t| &t.tok) {
             Some(Tok::Ident(name)) => {
                 self.i += 1;
@@ -381,7 +389,11 @@ impl<'t> Parser<'t> {
             }
             self.expect(";")?;
         }
-        let def = Rc::new(StructDef::new(tag.as_deref().unwrap_or("struct"), fields));
+        let def = Rc::new(if union {
+            StructDef::union(tag.as_deref().unwrap_or("union"), fields)
+        } else {
+            StructDef::new(tag.as_deref().unwrap_or("struct"), fields)
+        });
         if let Some(tag) = tag {
             self.structs.insert(tag, def.clone());
         }

@@ -187,9 +187,29 @@ pub struct StructDef {
     pub size: usize,
     /// Alignment.
     pub align: usize,
+    /// A union: every field at offset 0, the size of the largest.
+    pub is_union: bool,
 }
 
 impl StructDef {
+    /// Lays out a union: every field at offset 0, padded to the strictest alignment.
+    pub fn union(name: &str, fields: Vec<(String, Type)>) -> StructDef {
+        let align = fields
+            .iter()
+            .map(|(_, t)| t.align())
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let size = fields.iter().map(|(_, t)| t.size()).max().unwrap_or(0);
+        StructDef {
+            name: name.to_string(),
+            fields: fields.into_iter().map(|(n, t)| (n, t, 0)).collect(),
+            size: size.div_ceil(align) * align,
+            align,
+            is_union: true,
+        }
+    }
+
     /// Lays out `fields` with C's rules.
     pub fn new(name: &str, fields: Vec<(String, Type)>) -> StructDef {
         let mut offset: usize = 0;
@@ -208,6 +228,7 @@ impl StructDef {
             fields: placed,
             size: offset.div_ceil(align) * align,
             align,
+            is_union: false,
         }
     }
 

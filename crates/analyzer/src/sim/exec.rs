@@ -286,6 +286,12 @@ impl Sim<'_> {
                 }
             }
             (Type::Struct(d), Initializer::List(items)) => {
+                if d.is_union && items.len() > 1 {
+                    return Err(Diag::new(
+                        pos,
+                        format!("union {} takes one initializer (its first field)", d.name),
+                    ));
+                }
                 for ((_, t, o), item) in d.fields.iter().zip(items) {
                     self.init_into(t, item, mask, pos, base + o, out)?;
                 }
