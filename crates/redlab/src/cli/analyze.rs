@@ -270,35 +270,8 @@ fn analyze_variant(
         seed: a.seed,
     };
     let run = variant::run(v, &problem, n, &opts)?;
-    let launched: Vec<Launched<'_>> = run
-        .passes
-        .iter()
-        .map(|p| Launched {
-            files: &p.compiled.files,
-            report: &p.report,
-        })
-        .collect();
-    let total =
-        report::summarize(&launched).context("the variant launched nothing (empty input)")?;
-    let passes = if launched.len() > 1 {
-        launched
-            .iter()
-            .filter_map(|l| report::summarize(std::slice::from_ref(l)))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let traces = run
-        .passes
-        .iter()
-        .enumerate()
-        .map(|(k, p)| {
-            (
-                format!("pass {}: {}", k + 1, p.report.kernel),
-                p.report.trace.clone(),
-            )
-        })
-        .collect();
+    let (total, passes, traces) =
+        summarize_passes(&run.passes, "the variant launched nothing (empty input)")?;
     let report = Report {
         source: format!("{} ({}), {problem}", v.name, v.aliases.join(", ")),
         total,
@@ -314,6 +287,41 @@ fn analyze_variant(
         buffers: Default::default(),
     };
     Ok((report, traces))
+}
+
+/// Totals over every analyzed launch, each launch on its own when there are several,
+/// and each launch's trace for the pictures; `nothing` is the error when none ran.
+fn summarize_passes(
+    runs: &[variant::Pass],
+    nothing: &str,
+) -> anyhow::Result<(report::LaunchJson, Vec<report::LaunchJson>, Traces)> {
+    let launched: Vec<Launched<'_>> = runs
+        .iter()
+        .map(|p| Launched {
+            files: &p.compiled.files,
+            report: &p.report,
+        })
+        .collect();
+    let total = report::summarize(&launched).context(nothing.to_string())?;
+    let passes = if launched.len() > 1 {
+        launched
+            .iter()
+            .filter_map(|l| report::summarize(std::slice::from_ref(l)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let traces = runs
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            (
+                format!("pass {}: {}", k + 1, p.report.kernel),
+                p.report.trace.clone(),
+            )
+        })
+        .collect();
+    Ok((total, passes, traces))
 }
 
 /// The axis and segment kernels (`segments.cl`) over a seeded input of `--shape`, reduced
@@ -364,34 +372,8 @@ fn analyze_segments(a: &AnalyzeArgs, config: LaunchConfig) -> anyhow::Result<(Re
         .iter()
         .zip(&expected)
         .position(|(got, want)| !got.same_as(want));
-    let launched: Vec<Launched<'_>> = run
-        .passes
-        .iter()
-        .map(|p| Launched {
-            files: &p.compiled.files,
-            report: &p.report,
-        })
-        .collect();
-    let total = report::summarize(&launched).context("nothing was launched (no elements)")?;
-    let passes = if launched.len() > 1 {
-        launched
-            .iter()
-            .filter_map(|l| report::summarize(std::slice::from_ref(l)))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let traces = run
-        .passes
-        .iter()
-        .enumerate()
-        .map(|(k, p)| {
-            (
-                format!("pass {}: {}", k + 1, p.report.kernel),
-                p.report.trace.clone(),
-            )
-        })
-        .collect();
+    let (total, passes, traces) =
+        summarize_passes(&run.passes, "nothing was launched (no elements)")?;
     let shown = |values: &[redlab_core::Value], k: usize| {
         values.get(k).map_or("-".to_string(), |v| v.to_string())
     };
