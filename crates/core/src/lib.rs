@@ -26,6 +26,7 @@ mod dispatch;
 mod dtype;
 mod error;
 pub mod generate;
+pub mod merge;
 pub mod host_memory;
 pub mod num;
 mod op;

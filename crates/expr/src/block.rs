@@ -1,0 +1,387 @@
+//! The block evaluator: numexpr's idea. The typed tree is evaluated one operation at a
+//! time over a block of elements, so every operation is one tight loop over a few KiB
+//! that stays in L1 and that the compiler vectorizes; the tree is walked once per block,
+//! not once per element. The per-element rules are those of [`crate::eval`].
+
+use redlab_core::half::{bf16, f16};
+use redlab_core::{ArrayRef, DType};
+
+use crate::eval::{convert_val, narrow_val, FloatRules, IntRules};
+use crate::types::{Cmp, Func, Kind, Node, Ty, Val};
+
+/// Elements per block: 4096 × 8 bytes = 32 KiB per column at most.
+pub const BLOCK: usize = 4096;
+
+/// A block of values of one type.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)] // one variant per Ty
+pub enum Column {
+    Bool(Vec<bool>),
+    I64(Vec<i64>),
+    U64(Vec<u64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Column {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            Column::Bool(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::F32(v) => v.len(),
+            Column::F64(v) => v.len(),
+        }
+    }
+
+    /// Whether the block is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Value `k`.
+    pub fn get(&self, k: usize) -> Val {
+        match self {
+            Column::Bool(v) => Val::Bool(v[k]),
+            Column::I64(v) => Val::I64(v[k]),
+            Column::U64(v) => Val::U64(v[k]),
+            Column::F32(v) => Val::F32(v[k]),
+            Column::F64(v) => Val::F64(v[k]),
+        }
+    }
+
+    /// `len` copies of `v`.
+    pub fn splat(v: Val, len: usize) -> Column {
+        match v {
+            Val::Bool(x) => Column::Bool(vec![x; len]),
+            Val::I64(x) => Column::I64(vec![x; len]),
+            Val::U64(x) => Column::U64(vec![x; len]),
+            Val::F32(x) => Column::F32(vec![x; len]),
+            Val::F64(x) => Column::F64(vec![x; len]),
+        }
+    }
+
+    /// Values `range` as a new column.
+    pub fn slice(&self, start: usize, end: usize) -> Column {
+        match self {
+            Column::Bool(v) => Column::Bool(v[start..end].to_vec()),
+            Column::I64(v) => Column::I64(v[start..end].to_vec()),
+            Column::U64(v) => Column::U64(v[start..end].to_vec()),
+            Column::F32(v) => Column::F32(v[start..end].to_vec()),
+            Column::F64(v) => Column::F64(v[start..end].to_vec()),
+        }
+    }
+
+    /// Writes the values as elements of `dtype` (little-endian) into `out`, which holds
+    /// exactly `len × size` bytes.
+    pub fn write_as(&self, dtype: DType, out: &mut [u8]) {
+        macro_rules! put {
+            ($v:expr, $conv:expr) => {{
+                let size = dtype.size_bytes();
+                for (dst, &x) in out.chunks_exact_mut(size).zip($v.iter()) {
+                    dst.copy_from_slice(&$conv(x).to_le_bytes());
+                }
+            }};
+        }
+        match (self, dtype) {
+            (Column::F32(v), DType::F32) => out.copy_from_slice(as_bytes(v)),
+            (Column::F64(v), DType::F64) => out.copy_from_slice(as_bytes(v)),
+            (Column::I64(v), DType::I64) => out.copy_from_slice(as_bytes(v)),
+            (Column::U64(v), DType::U64) => out.copy_from_slice(as_bytes(v)),
+            (Column::I64(v), DType::I32) => put!(v, |x: i64| x as i32),
+            (Column::I64(v), DType::I16) => put!(v, |x: i64| x as i16),
+            (Column::I64(v), DType::I8) => put!(v, |x: i64| x as i8),
+            (Column::U64(v), DType::U32) => put!(v, |x: u64| x as u32),
+            (Column::U64(v), DType::U16) => put!(v, |x: u64| x as u16),
+            (Column::U64(v), DType::U8) => put!(v, |x: u64| x as u8),
+            (Column::Bool(v), DType::U8) => put!(v, |x: bool| x as u8),
+            (Column::F32(v), DType::F16) => put!(v, f16::from_f32),
+            (Column::F32(v), DType::BF16) => put!(v, bf16::from_f32),
+            (col, d) => {
+                let converted = convert_column(col.clone(), Ty::of_dtype(d));
+                debug_assert_ne!(converted.ty(), col.ty(), "no rule writes {:?} as {d}", col.ty());
+                if converted.ty() != col.ty() {
+                    converted.write_as(d, out);
+                }
+            }
+        }
+    }
+
+    /// The values' type.
+    pub fn ty(&self) -> Ty {
+        match self {
+            Column::Bool(_) => Ty::Bool,
+            Column::I64(_) => Ty::I64,
+            Column::U64(_) => Ty::U64,
+            Column::F32(_) => Ty::F32,
+            Column::F64(_) => Ty::F64,
+        }
+    }
+}
+
+fn as_bytes<T: bytemuck_free::Pod>(v: &[T]) -> &[u8] {
+    bytemuck_free::bytes(v)
+}
+
+/// Bytes in 8-byte-aligned storage, so that any element type can be viewed in place.
+#[derive(Debug, Clone, Default)]
+pub struct AlignedBytes {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedBytes {
+    /// `len` zero bytes.
+    pub fn zeroed(len: usize) -> AlignedBytes {
+        AlignedBytes {
+            words: vec![0; len.div_ceil(8)],
+            len,
+        }
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &bytemuck_free::bytes(&self.words)[..self.len]
+    }
+
+    /// The bytes, writable.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let len = self.len;
+        &mut bytemuck_free::bytes_mut(&mut self.words)[..len]
+    }
+}
+
+/// Plain-old-data views without an extra dependency: the element types here are
+/// primitive numbers, whose every bit pattern is valid and which have no padding.
+mod bytemuck_free {
+    /// Primitive numbers.
+    pub trait Pod: Copy {}
+    impl Pod for f32 {}
+    impl Pod for f64 {}
+    impl Pod for i64 {}
+    impl Pod for u64 {}
+    impl Pod for u8 {}
+
+    pub fn bytes<T: Pod>(v: &[T]) -> &[u8] {
+        // SAFETY: T is a primitive number (no padding, no invalid bytes); the length is
+        // the slice's size in bytes and u8 has alignment 1.
+        unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+    }
+
+    pub fn bytes_mut(v: &mut [u64]) -> &mut [u8] {
+        // SAFETY: as above; every byte pattern is a valid u64, so writes through the
+        // byte view cannot make the words invalid.
+        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+    }
+}
+
+/// Evaluates `node` over elements `start .. start + len` of `inputs`, with `vars` the
+/// part's variables as columns of `len` values.
+pub fn eval_block(
+    node: &Node,
+    inputs: &[ArrayRef<'_>],
+    start: usize,
+    len: usize,
+    vars: &[Column],
+) -> Column {
+    match &node.kind {
+        Kind::Const(v) => Column::splat(*v, len),
+        Kind::Input(k) => convert_column(load_block(&inputs[*k], start, len), node.ty),
+        Kind::Index => Column::U64((start as u64..(start + len) as u64).collect()),
+        Kind::Var(k) => vars[*k].clone(),
+        Kind::Neg(e) => match eval_block(e, inputs, start, len, vars) {
+            Column::I64(v) => Column::I64(v.into_iter().map(IntRules::neg).collect()),
+            Column::U64(v) => Column::U64(v.into_iter().map(IntRules::neg).collect()),
+            Column::F32(v) => Column::F32(v.into_iter().map(|x| -x).collect()),
+            Column::F64(v) => Column::F64(v.into_iter().map(|x| -x).collect()),
+            Column::Bool(v) => Column::I64(v.into_iter().map(|b| -(b as i64)).collect()),
+        },
+        Kind::Not(e) => match truth(eval_block(e, inputs, start, len, vars)) {
+            Column::Bool(v) => Column::Bool(v.into_iter().map(|b| !b).collect()),
+            other => other,
+        },
+        Kind::Arith(op, a, b) => {
+            let (a, b) = (
+                eval_block(a, inputs, start, len, vars),
+                eval_block(b, inputs, start, len, vars),
+            );
+            let op = *op;
+            match (a, b) {
+                (Column::I64(x), Column::I64(y)) => Column::I64(zip(&x, &y, |p, q| IntRules::arith(op, p, q))),
+                (Column::U64(x), Column::U64(y)) => Column::U64(zip(&x, &y, |p, q| IntRules::arith(op, p, q))),
+                (Column::F32(x), Column::F32(y)) => Column::F32(zip(&x, &y, |p, q| FloatRules::arith(op, p, q))),
+                (Column::F64(x), Column::F64(y)) => Column::F64(zip(&x, &y, |p, q| FloatRules::arith(op, p, q))),
+                (x, y) => per_element(&x, &y, |p, q| crate::eval::arith_val(op, p, q)),
+            }
+        }
+        Kind::Compare(op, a, b) => {
+            let (a, b) = (
+                eval_block(a, inputs, start, len, vars),
+                eval_block(b, inputs, start, len, vars),
+            );
+            Column::Bool(compare(*op, &a, &b))
+        }
+        Kind::Logic(and, a, b) => {
+            let (Column::Bool(x), Column::Bool(y)) = (
+                truth(eval_block(a, inputs, start, len, vars)),
+                truth(eval_block(b, inputs, start, len, vars)),
+            ) else {
+                unreachable!("truth() returns bools")
+            };
+            Column::Bool(if *and { zip(&x, &y, |p, q| p && q) } else { zip(&x, &y, |p, q| p || q) })
+        }
+        Kind::Select(c, a, b) => {
+            let Column::Bool(c) = truth(eval_block(c, inputs, start, len, vars)) else {
+                unreachable!("truth() returns bools")
+            };
+            let (a, b) = (
+                eval_block(a, inputs, start, len, vars),
+                eval_block(b, inputs, start, len, vars),
+            );
+            select(&c, a, b)
+        }
+        Kind::Call(f, args) => {
+            let a = eval_block(&args[0], inputs, start, len, vars);
+            let b = match args.get(1) {
+                Some(e) => eval_block(e, inputs, start, len, vars),
+                None => a.clone(),
+            };
+            call(*f, a, b)
+        }
+        Kind::Convert(e) => convert_column(eval_block(e, inputs, start, len, vars), node.ty),
+        Kind::Narrow(d, e) => {
+            let col = eval_block(e, inputs, start, len, vars);
+            map_values(&col, |v| narrow_val(*d, v), node.ty, len)
+        }
+    }
+}
+
+fn zip<T: Copy, U>(x: &[T], y: &[T], f: impl Fn(T, T) -> U) -> Vec<U> {
+    x.iter().zip(y).map(|(&p, &q)| f(p, q)).collect()
+}
+
+fn per_element(x: &Column, y: &Column, f: impl Fn(Val, Val) -> Val) -> Column {
+    let vals: Vec<Val> = (0..x.len()).map(|k| f(x.get(k), y.get(k))).collect();
+    from_vals(&vals, vals.first().map_or(x.ty(), |v| v.ty()))
+}
+
+fn map_values(col: &Column, f: impl Fn(Val) -> Val, ty: Ty, len: usize) -> Column {
+    let vals: Vec<Val> = (0..len).map(|k| f(col.get(k))).collect();
+    from_vals(&vals, ty)
+}
+
+fn from_vals(vals: &[Val], ty: Ty) -> Column {
+    let conv = |v: &Val| convert_val(*v, ty);
+    match ty {
+        Ty::Bool => Column::Bool(vals.iter().map(|v| matches!(conv(v), Val::Bool(true))).collect()),
+        Ty::I64 => Column::I64(vals.iter().map(|v| if let Val::I64(x) = conv(v) { x } else { 0 }).collect()),
+        Ty::U64 => Column::U64(vals.iter().map(|v| if let Val::U64(x) = conv(v) { x } else { 0 }).collect()),
+        Ty::F32 => Column::F32(vals.iter().map(|v| if let Val::F32(x) = conv(v) { x } else { 0.0 }).collect()),
+        Ty::F64 => Column::F64(vals.iter().map(|v| if let Val::F64(x) = conv(v) { x } else { 0.0 }).collect()),
+    }
+}
+
+fn truth(col: Column) -> Column {
+    convert_column(col, Ty::Bool)
+}
+
+/// `col` converted to `ty`, elementwise by [`convert_val`]'s rules.
+pub fn convert_column(col: Column, ty: Ty) -> Column {
+    if col.ty() == ty {
+        return col;
+    }
+    match (&col, ty) {
+        (Column::F32(v), Ty::F64) => Column::F64(v.iter().map(|&x| x as f64).collect()),
+        (Column::F64(v), Ty::F32) => Column::F32(v.iter().map(|&x| x as f32).collect()),
+        (Column::I64(v), Ty::F32) => Column::F32(v.iter().map(|&x| x as f32).collect()),
+        (Column::I64(v), Ty::F64) => Column::F64(v.iter().map(|&x| x as f64).collect()),
+        (Column::U64(v), Ty::F32) => Column::F32(v.iter().map(|&x| x as f32).collect()),
+        (Column::U64(v), Ty::F64) => Column::F64(v.iter().map(|&x| x as f64).collect()),
+        (Column::F32(v), Ty::Bool) => Column::Bool(v.iter().map(|&x| x != 0.0).collect()),
+        (Column::F64(v), Ty::Bool) => Column::Bool(v.iter().map(|&x| x != 0.0).collect()),
+        (Column::I64(v), Ty::Bool) => Column::Bool(v.iter().map(|&x| x != 0).collect()),
+        (Column::U64(v), Ty::Bool) => Column::Bool(v.iter().map(|&x| x != 0).collect()),
+        _ => map_values(&col, |v| convert_val(v, ty), ty, col.len()),
+    }
+}
+
+fn compare(op: Cmp, a: &Column, b: &Column) -> Vec<bool> {
+    fn go<T: PartialOrd + Copy>(op: Cmp, x: &[T], y: &[T]) -> Vec<bool> {
+        match op {
+            Cmp::Eq => zip(x, y, |p, q| p == q),
+            Cmp::Ne => zip(x, y, |p, q| p != q),
+            Cmp::Lt => zip(x, y, |p, q| p < q),
+            Cmp::Le => zip(x, y, |p, q| p <= q),
+            Cmp::Gt => zip(x, y, |p, q| p > q),
+            Cmp::Ge => zip(x, y, |p, q| p >= q),
+        }
+    }
+    match (a, b) {
+        (Column::Bool(x), Column::Bool(y)) => go(op, x, y),
+        (Column::I64(x), Column::I64(y)) => go(op, x, y),
+        (Column::U64(x), Column::U64(y)) => go(op, x, y),
+        (Column::F32(x), Column::F32(y)) => go(op, x, y),
+        (Column::F64(x), Column::F64(y)) => go(op, x, y),
+        _ => (0..a.len())
+            .map(|k| crate::eval::compare_val(op, a.get(k), b.get(k)))
+            .collect(),
+    }
+}
+
+fn select(c: &[bool], a: Column, b: Column) -> Column {
+    fn go<T: Copy>(c: &[bool], x: &[T], y: &[T]) -> Vec<T> {
+        c.iter().zip(x.iter().zip(y)).map(|(&c, (&p, &q))| if c { p } else { q }).collect()
+    }
+    match (&a, &b) {
+        (Column::Bool(x), Column::Bool(y)) => Column::Bool(go(c, x, y)),
+        (Column::I64(x), Column::I64(y)) => Column::I64(go(c, x, y)),
+        (Column::U64(x), Column::U64(y)) => Column::U64(go(c, x, y)),
+        (Column::F32(x), Column::F32(y)) => Column::F32(go(c, x, y)),
+        (Column::F64(x), Column::F64(y)) => Column::F64(go(c, x, y)),
+        _ => {
+            let vals: Vec<Val> = (0..c.len()).map(|k| if c[k] { a.get(k) } else { b.get(k) }).collect();
+            from_vals(&vals, a.ty())
+        }
+    }
+}
+
+fn call(f: Func, a: Column, b: Column) -> Column {
+    match (a, b) {
+        (Column::F32(x), _) if f == Func::IsNan => Column::Bool(x.iter().map(|v| v.is_nan()).collect()),
+        (Column::F64(x), _) if f == Func::IsNan => Column::Bool(x.iter().map(|v| v.is_nan()).collect()),
+        (Column::F32(x), Column::F32(y)) => Column::F32(zip(&x, &y, |p, q| FloatRules::call(f, p, q))),
+        (Column::F64(x), Column::F64(y)) => Column::F64(zip(&x, &y, |p, q| FloatRules::call(f, p, q))),
+        (Column::I64(x), Column::I64(y)) => Column::I64(zip(&x, &y, |p, q| crate::eval::int_call(f, p, q))),
+        (Column::U64(x), Column::U64(y)) => Column::U64(zip(&x, &y, |p, q| crate::eval::int_call(f, p, q))),
+        (x, y) => per_element(&x, &y, |p, q| crate::eval::call_val(f, p, q)),
+    }
+}
+
+/// Elements `start .. start + len` of `input` in their loaded type.
+fn load_block(input: &ArrayRef<'_>, start: usize, len: usize) -> Column {
+    let part = input.slice(start, start + len);
+    macro_rules! widen {
+        ($t:ty, $variant:ident, $conv:expr) => {
+            Column::$variant(
+                part.typed::<$t>()
+                    .map(|s| s.iter().map(|&x| $conv(x)).collect())
+                    .unwrap_or_default(),
+            )
+        };
+    }
+    match input.dtype() {
+        DType::I8 => widen!(i8, I64, i64::from),
+        DType::I16 => widen!(i16, I64, i64::from),
+        DType::I32 => widen!(i32, I64, i64::from),
+        DType::I64 => widen!(i64, I64, |x| x),
+        DType::U8 => widen!(u8, U64, u64::from),
+        DType::U16 => widen!(u16, U64, u64::from),
+        DType::U32 => widen!(u32, U64, u64::from),
+        DType::U64 => widen!(u64, U64, |x| x),
+        DType::F16 => widen!(f16, F32, f16::to_f32),
+        DType::BF16 => widen!(bf16, F32, bf16::to_f32),
+        DType::F32 => widen!(f32, F32, |x| x),
+        DType::F64 => widen!(f64, F64, |x| x),
+    }
+}

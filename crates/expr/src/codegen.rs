@@ -1,0 +1,269 @@
+//! OpenCL C for a reduction's map (and custom combine), written from the typed tree so
+//! that it computes what [`crate::eval`] computes, bit for bit where the operations are
+//! exact (`+ - * /`, `sqrt`, `%`, comparisons, conversions, `min`/`max`/`abs`/`floor`/
+//! `ceil`). `exp`, `log` and `pow` are the device's own and may differ in the last bits.
+//!
+//! - Float multiplications are written so no compiler fuses them with an addition into
+//!   an FMA (`RL_FMUL`: `__fmul_rn`/`__dmul_rn` on CUDA, `FP_CONTRACT OFF` on OpenCL):
+//!   a fused `acc + x*y` would round once instead of twice and change the bits.
+//! - Signed integer arithmetic goes through `ulong`, where C defines wrapping.
+//! - Inputs share one buffer: input k starts at byte `off_k`, each region padded to 256
+//!   bytes ([`region_offsets`]); the kernel knows `n`, so the offsets cost no argument.
+
+use std::fmt::Write;
+
+use redlab_core::DType;
+
+use crate::types::{Arith, Cmp, Func, Kind, Node, Ty, Val};
+
+/// Bytes each input's region is aligned to in the packed input buffer.
+pub const REGION_ALIGN: usize = 256;
+
+/// Byte offset of each input's region for `n` elements, and the total size.
+pub fn region_offsets(inputs: &[DType], n: usize) -> (Vec<usize>, usize) {
+    let mut offsets = Vec::with_capacity(inputs.len());
+    let mut at = 0;
+    for d in inputs {
+        offsets.push(at);
+        at += (n * d.size_bytes()).div_ceil(REGION_ALIGN) * REGION_ALIGN;
+    }
+    (offsets, at)
+}
+
+/// The C type a value of `ty` is held in.
+pub fn c_type(ty: Ty) -> &'static str {
+    match ty {
+        Ty::Bool => "int",
+        Ty::I64 => "long",
+        Ty::U64 => "ulong",
+        Ty::F32 => "float",
+        Ty::F64 => "double",
+    }
+}
+
+/// Whether the tree (or the inputs) needs `double`.
+pub fn uses_f64(node: &Node, inputs: &[DType]) -> bool {
+    inputs.contains(&DType::F64) || any_node(node, &|n| n.ty == Ty::F64)
+}
+
+fn any_node(node: &Node, pred: &dyn Fn(&Node) -> bool) -> bool {
+    if pred(node) {
+        return true;
+    }
+    match &node.kind {
+        Kind::Const(_) | Kind::Input(_) | Kind::Index | Kind::Var(_) => false,
+        Kind::Neg(e) | Kind::Not(e) | Kind::Convert(e) | Kind::Narrow(_, e) => any_node(e, pred),
+        Kind::Arith(_, a, b) | Kind::Compare(_, a, b) | Kind::Logic(_, a, b) => {
+            any_node(a, pred) || any_node(b, pred)
+        }
+        Kind::Select(c, a, b) => any_node(c, pred) || any_node(a, pred) || any_node(b, pred),
+        Kind::Call(_, args) => args.iter().any(|a| any_node(a, pred)),
+    }
+}
+
+/// The helper functions every generated expression may call.
+pub fn helpers(fp64: bool) -> String {
+    let mut s = String::from(
+        "#ifdef __OPENCL_VERSION__\n#pragma OPENCL FP_CONTRACT OFF\n#define RL_FMUL(a, b) ((a) * (b))\n#define RL_DMUL(a, b) ((a) * (b))\n#else\n#define RL_FMUL(a, b) __fmul_rn((a), (b))\n#define RL_DMUL(a, b) __dmul_rn((a), (b))\n#endif\n\
+inline long rl_add_l(long a, long b) { return (long)((ulong)a + (ulong)b); }\n\
+inline long rl_sub_l(long a, long b) { return (long)((ulong)a - (ulong)b); }\n\
+inline long rl_mul_l(long a, long b) { return (long)((ulong)a * (ulong)b); }\n\
+inline long rl_neg_l(long a) { return (long)(0UL - (ulong)a); }\n\
+inline long rl_abs_l(long a) { return a < 0 ? rl_neg_l(a) : a; }\n\
+inline long rl_div_l(long a, long b) { return b == 0 ? 0L : (b == -1L ? rl_neg_l(a) : a / b); }\n\
+inline long rl_rem_l(long a, long b) { return (b == 0 || b == -1L) ? 0L : a % b; }\n\
+inline ulong rl_div_ul(ulong a, ulong b) { return b == 0 ? 0UL : a / b; }\n\
+inline ulong rl_rem_ul(ulong a, ulong b) { return b == 0 ? 0UL : a % b; }\n\
+inline float rl_min_f(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : (b < a ? b : a)); }\n\
+inline float rl_max_f(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : (b > a ? b : a)); }\n\
+inline long rl_f2l(float x) { return isnan(x) ? 0L : (x >= 9223372036854775808.0f ? (long)0x7fffffffffffffffUL : (x <= -9223372036854775808.0f ? (long)0x8000000000000000UL : (long)x)); }\n\
+inline ulong rl_f2ul(float x) { return (isnan(x) || x <= 0.0f) ? 0UL : (x >= 18446744073709551616.0f ? 0xffffffffffffffffUL : (ulong)x); }\n",
+    );
+    if fp64 {
+        s.push_str(
+            "inline double rl_min_d(double a, double b) { return isnan(a) ? a : (isnan(b) ? b : (b < a ? b : a)); }\n\
+inline double rl_max_d(double a, double b) { return isnan(a) ? a : (isnan(b) ? b : (b > a ? b : a)); }\n\
+inline long rl_d2l(double x) { return isnan(x) ? 0L : (x >= 9223372036854775808.0 ? (long)0x7fffffffffffffffUL : (x <= -9223372036854775808.0 ? (long)0x8000000000000000UL : (long)x)); }\n\
+inline ulong rl_d2ul(double x) { return (isnan(x) || x <= 0.0) ? 0UL : (x >= 18446744073709551616.0 ? 0xffffffffffffffffUL : (ulong)x); }\n",
+        );
+    }
+    s
+}
+
+/// `rl_map(in, i, n)`: the mapped value of element `i` (type [`c_type`] of the map).
+pub fn map_function(map: &Node, inputs: &[DType]) -> String {
+    let mut s = format!(
+        "inline {} rl_map(const __global uchar* in, ulong i, ulong n) {{\n    ulong off = 0;\n",
+        c_type(map.ty)
+    );
+    for (k, d) in inputs.iter().enumerate() {
+        let load = match d {
+            DType::F16 => format!("vload_half(i, (const __global half*)(in + off))"),
+            DType::BF16 => format!("as_float(((uint)((const __global ushort*)(in + off))[i]) << 16)"),
+            other => {
+                let storage = storage(*other);
+                let widened = c_type(Ty::of_dtype(*other));
+                format!("({widened})((const __global {storage}*)(in + off))[i]")
+            }
+        };
+        let _ = writeln!(
+            s,
+            "    {} rl_in{k} = {load};\n    off += (n * {} + {a} - 1) / {a} * {a};",
+            c_type(Ty::of_dtype(*d)),
+            d.size_bytes(),
+            a = REGION_ALIGN
+        );
+    }
+    let _ = writeln!(s, "    (void)off;\n    return {};\n}}", expr(map, &[]));
+    s
+}
+
+/// A C expression for `node`; `vars` names the part's variables (`a`, `b`).
+pub fn expr(node: &Node, vars: &[&str]) -> String {
+    let e = |n: &Node| expr(n, vars);
+    match &node.kind {
+        Kind::Const(v) => constant(*v),
+        Kind::Input(k) => {
+            // Inputs are loaded in their own class; the checker made the node's type equal.
+            format!("rl_in{k}")
+        }
+        Kind::Index => "i".into(),
+        Kind::Var(k) => vars.get(*k).copied().unwrap_or("0").to_string(),
+        Kind::Neg(a) => match node.ty {
+            Ty::I64 => format!("rl_neg_l({})", e(a)),
+            Ty::U64 => format!("(0UL - {})", e(a)),
+            _ => format!("(-{})", e(a)),
+        },
+        Kind::Not(a) => format!("(!{})", e(a)),
+        Kind::Arith(op, a, b) => arith(*op, node.ty, &e(a), &e(b)),
+        Kind::Compare(op, a, b) => {
+            let sym = match op {
+                Cmp::Eq => "==",
+                Cmp::Ne => "!=",
+                Cmp::Lt => "<",
+                Cmp::Le => "<=",
+                Cmp::Gt => ">",
+                Cmp::Ge => ">=",
+            };
+            format!("(int)({} {sym} {})", e(a), e(b))
+        }
+        Kind::Logic(and, a, b) => {
+            format!("(int)({} {} {})", e(a), if *and { "&&" } else { "||" }, e(b))
+        }
+        Kind::Select(c, a, b) => format!("({} ? {} : {})", e(c), e(a), e(b)),
+        Kind::Call(func, args) => {
+            let x = e(&args[0]);
+            let y = args.get(1).map(e).unwrap_or_default();
+            match (func, node.ty) {
+                (Func::IsNan, _) => format!("(int)isnan({x})"),
+                (Func::Min, Ty::F32) => format!("rl_min_f({x}, {y})"),
+                (Func::Max, Ty::F32) => format!("rl_max_f({x}, {y})"),
+                (Func::Min, Ty::F64) => format!("rl_min_d({x}, {y})"),
+                (Func::Max, Ty::F64) => format!("rl_max_d({x}, {y})"),
+                (Func::Min, _) => format!("({y} < {x} ? {y} : {x})"),
+                (Func::Max, _) => format!("({y} > {x} ? {y} : {x})"),
+                (Func::Abs, Ty::I64) => format!("rl_abs_l({x})"),
+                (Func::Abs, Ty::F32 | Ty::F64) => format!("fabs({x})"),
+                (Func::Floor, Ty::F32 | Ty::F64) => format!("floor({x})"),
+                (Func::Ceil, Ty::F32 | Ty::F64) => format!("ceil({x})"),
+                (Func::Abs | Func::Floor | Func::Ceil, _) => x,
+                (Func::Sqrt, _) => format!("sqrt({x})"),
+                (Func::Exp, _) => format!("exp({x})"),
+                (Func::Log, _) => format!("log({x})"),
+                (Func::Pow, _) => format!("pow({x}, {y})"),
+            }
+        }
+        Kind::Convert(a) => convert(a.ty, node.ty, &e(a)),
+        Kind::Narrow(d, a) => {
+            let wide = c_type(node.ty);
+            let st = storage(*d);
+            if a.ty.is_float() {
+                saturate(*d, c_type(a.ty), wide, &e(a))
+            } else {
+                format!("({wide})({st})({})", e(a))
+            }
+        }
+    }
+}
+
+/// Float → narrow integer, saturating, NaN → 0, as one C expression (OpenCL C has no
+/// statement expressions). The operand appears more than once, which is harmless:
+/// expressions have no side effects. The bounds are powers of two, exact in any float.
+fn saturate(d: DType, ft: &str, wide: &str, x: &str) -> String {
+    let bits = (d.size_bytes() * 8) as i32;
+    let st = storage(d);
+    let (lo, hi, min, max) = if d.is_signed_integer() {
+        let half = 1i64 << (bits - 1);
+        (-(half as f64), half as f64, format!("(-{}L)", half), format!("{}L", half - 1))
+    } else {
+        (0.0, 2f64.powi(bits), "0L".to_string(), format!("{}L", (1i64 << bits) - 1))
+    };
+    format!(
+        "(isnan({x}) ? ({wide})0 : ({x} >= ({ft}){hi:.1} ? ({wide}){max} : ({x} <= ({ft}){lo:.1} ? ({wide}){min} : ({wide})({st})({x}))))"
+    )
+}
+
+fn storage(d: DType) -> &'static str {
+    match d {
+        DType::I8 => "char",
+        DType::U8 => "uchar",
+        DType::I16 => "short",
+        DType::U16 | DType::F16 | DType::BF16 => "ushort",
+        DType::I32 => "int",
+        DType::U32 => "uint",
+        DType::I64 => "long",
+        DType::U64 => "ulong",
+        DType::F32 => "float",
+        DType::F64 => "double",
+    }
+}
+
+fn arith(op: Arith, ty: Ty, a: &str, b: &str) -> String {
+    match (ty, op) {
+        (Ty::I64, Arith::Add) => format!("rl_add_l({a}, {b})"),
+        (Ty::I64, Arith::Sub) => format!("rl_sub_l({a}, {b})"),
+        (Ty::I64, Arith::Mul) => format!("rl_mul_l({a}, {b})"),
+        (Ty::I64, Arith::Div) => format!("rl_div_l({a}, {b})"),
+        (Ty::I64, Arith::Rem) => format!("rl_rem_l({a}, {b})"),
+        (Ty::U64, Arith::Div) => format!("rl_div_ul({a}, {b})"),
+        (Ty::U64, Arith::Rem) => format!("rl_rem_ul({a}, {b})"),
+        (Ty::F32, Arith::Mul) => format!("RL_FMUL({a}, {b})"),
+        (Ty::F64, Arith::Mul) => format!("RL_DMUL({a}, {b})"),
+        (Ty::F32 | Ty::F64, Arith::Rem) => format!("fmod({a}, {b})"),
+        (_, op) => {
+            let sym = match op {
+                Arith::Add => "+",
+                Arith::Sub => "-",
+                Arith::Mul => "*",
+                Arith::Div => "/",
+                Arith::Rem => "%",
+                Arith::BitAnd => "&",
+                Arith::BitOr => "|",
+                Arith::BitXor => "^",
+            };
+            format!("({a} {sym} {b})")
+        }
+    }
+}
+
+fn convert(from: Ty, to: Ty, x: &str) -> String {
+    match (from, to) {
+        (_, Ty::Bool) => format!("(int)({x} != 0)"),
+        (Ty::F32, Ty::I64) => format!("rl_f2l({x})"),
+        (Ty::F64, Ty::I64) => format!("rl_d2l({x})"),
+        (Ty::F32, Ty::U64) => format!("rl_f2ul({x})"),
+        (Ty::F64, Ty::U64) => format!("rl_d2ul({x})"),
+        (_, to) => format!("({})({x})", c_type(to)),
+    }
+}
+
+/// A constant, by its bits (exact, and NaN and infinities need no macros).
+pub fn constant(v: Val) -> String {
+    match v {
+        Val::Bool(b) => (b as i32).to_string(),
+        Val::I64(x) => format!("((long)0x{:x}UL)", x as u64),
+        Val::U64(x) => format!("0x{x:x}UL"),
+        Val::F32(x) => format!("as_float(0x{:08x}u)", x.to_bits()),
+        Val::F64(x) => format!("as_double(0x{:016x}UL)", x.to_bits()),
+    }
+}

@@ -1,0 +1,199 @@
+//! Running a reduction on the host: the inputs checked, the map evaluated in blocks
+//! ([`crate::block`]) over chunks that are aligned subtrees of the canonical order, each
+//! chunk reduced by the caller's kernel for the built-in problem (or by the canonical
+//! fold of a custom combine), and the chunks joined in tree order. Chunks run in
+//! parallel on the current rayon pool; the bits do not depend on how many threads.
+
+use rayon::prelude::*;
+use redlab_core::canonical::{LANES, TILE};
+use redlab_core::merge::merge_tree;
+use redlab_core::{ArrayRef, Error, Problem, Value};
+
+use crate::block::{eval_block, AlignedBytes, Column, BLOCK};
+use crate::error::ExprError;
+use crate::eval::{eval, to_scalar, Env};
+use crate::reduction::{Combine, Reduction};
+use crate::types::{Node, Val};
+
+/// Tiles per chunk: a power of two, so each chunk is an aligned subtree of the tile
+/// tree; 16 tiles = 128 Ki elements, whose mapped values stay in L2.
+pub const CHUNK_TILES: usize = 16;
+
+/// The names of the inputs in messages.
+pub fn input_name(k: usize) -> String {
+    ["x", "y", "z", "w"]
+        .get(k)
+        .map_or(format!("x{k}"), |s| s.to_string())
+}
+
+/// Checks the inputs' count, types and lengths against `reduction`; returns the length.
+pub fn check_inputs(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Result<usize, ExprError> {
+    if inputs.len() != reduction.inputs.len() {
+        return Err(ExprError::typing(format!(
+            "the reduction reads {} input{} but {} were given",
+            reduction.inputs.len(),
+            if reduction.inputs.len() == 1 { "" } else { "s" },
+            inputs.len()
+        )));
+    }
+    for (k, (input, &dtype)) in inputs.iter().zip(&reduction.inputs).enumerate() {
+        if input.dtype() != dtype {
+            return Err(ExprError::typing(format!(
+                "input {} ({}) holds {} elements but the reduction was built for {dtype}",
+                k + 1,
+                input_name(k),
+                input.dtype()
+            )));
+        }
+        if input.len() != inputs[0].len() {
+            return Err(ExprError::typing(format!(
+                "input {} ({}) has {} elements but input 1 (x) has {}; inputs must have equal lengths",
+                k + 1,
+                input_name(k),
+                input.len(),
+                inputs[0].len()
+            )));
+        }
+    }
+    Ok(inputs[0].len())
+}
+
+/// The mapped values of elements `start .. end`, as elements of `reduction.mapped`.
+pub fn map_range(
+    reduction: &Reduction,
+    inputs: &[ArrayRef<'_>],
+    start: usize,
+    end: usize,
+) -> AlignedBytes {
+    let size = reduction.mapped.size_bytes();
+    let mut out = AlignedBytes::zeroed((end - start) * size);
+    let bytes = out.bytes_mut();
+    let mut at = start;
+    while at < end {
+        let len = BLOCK.min(end - at);
+        let dst = &mut bytes[(at - start) * size..(at - start + len) * size];
+        eval_block(&reduction.map, inputs, at, len, &[]).write_as(reduction.mapped, dst);
+        at += len;
+    }
+    out
+}
+
+/// Reduces the inputs. `kernel` reduces one chunk of mapped values for the built-in
+/// problem (the backend's own fast path); custom combines fold here. `post` is applied.
+pub fn reduce<K>(reduction: &Reduction, inputs: &[ArrayRef<'_>], kernel: K) -> Result<Value, Error>
+where
+    K: Fn(&Problem, ArrayRef<'_>) -> Result<Value, Error> + Sync,
+{
+    let n = check_inputs(reduction, inputs).map_err(|e| Error::Shape(e.to_string()))?;
+    let chunk = CHUNK_TILES * TILE;
+    let chunks = n.div_ceil(chunk);
+    let value = match &reduction.combine {
+        Combine::Builtin(problem) => {
+            if n == 0 {
+                let none = AlignedBytes::zeroed(0);
+                kernel(problem, ArrayRef::from_bytes(reduction.mapped, none.bytes())?)?
+            } else {
+                let parts = (0..chunks)
+                    .into_par_iter()
+                    .map(|c| {
+                        let start = c * chunk;
+                        let bytes = map_range(reduction, inputs, start, (start + chunk).min(n));
+                        let view = ArrayRef::from_bytes(reduction.mapped, bytes.bytes())?;
+                        Ok(match kernel(problem, view)? {
+                            Value::Indexed { value, index } => Value::Indexed {
+                                value,
+                                index: index + start as u64,
+                            },
+                            v => v,
+                        })
+                    })
+                    .collect::<Result<Vec<Value>, Error>>()?;
+                merge_tree(problem, parts).unwrap_or(Value::Empty)
+            }
+        }
+        Combine::Custom {
+            node,
+            identity,
+            acc,
+            ..
+        } => {
+            let parts: Vec<Val> = (0..chunks)
+                .into_par_iter()
+                .map(|c| {
+                    let start = c * chunk;
+                    let end = (start + chunk).min(n);
+                    let tiles: Vec<Val> = (start..end)
+                        .step_by(TILE)
+                        .map(|t| custom_tile(reduction, node, *identity, inputs, t, (t + TILE).min(end)))
+                        .collect();
+                    tree(node, tiles).unwrap_or(*identity)
+                })
+                .collect();
+            let total = tree(node, parts).unwrap_or(*identity);
+            Value::Scalar(to_scalar(total, acc.dtype()))
+        }
+    };
+    Ok(reduction.finish(value, n))
+}
+
+/// One tile of a custom combine in the canonical order, evaluated in blocks: each row of
+/// 1024 mapped values is one `lanes = combine(lanes, row)`, then the halving fold.
+fn custom_tile(
+    reduction: &Reduction,
+    combine: &Node,
+    identity: Val,
+    inputs: &[ArrayRef<'_>],
+    start: usize,
+    end: usize,
+) -> Val {
+    let acc = combine.ty;
+    let mut lanes = Column::splat(identity, LANES);
+    let mut at = start;
+    while at < end {
+        let len = LANES.min(end - at);
+        let row = crate::block::convert_column(eval_block(&reduction.map, inputs, at, len, &[]), acc);
+        let head = lanes.slice(0, len);
+        let joined = eval_block(combine, &[], 0, len, &[head, row]);
+        lanes = if len == LANES {
+            joined
+        } else {
+            splice(joined, &lanes, len)
+        };
+        at += len;
+    }
+    let mut width = LANES / 2;
+    while width >= 1 {
+        let (low, high) = (lanes.slice(0, width), lanes.slice(width, 2 * width));
+        lanes = eval_block(combine, &[], 0, width, &[low, high]);
+        width /= 2;
+    }
+    lanes.get(0)
+}
+
+/// `head` followed by `rest`'s values from `from` on.
+fn splice(head: Column, rest: &Column, from: usize) -> Column {
+    let tail = rest.slice(from, rest.len());
+    match (head, tail) {
+        (Column::Bool(mut a), Column::Bool(b)) => { a.extend(b); Column::Bool(a) }
+        (Column::I64(mut a), Column::I64(b)) => { a.extend(b); Column::I64(a) }
+        (Column::U64(mut a), Column::U64(b)) => { a.extend(b); Column::U64(a) }
+        (Column::F32(mut a), Column::F32(b)) => { a.extend(b); Column::F32(a) }
+        (Column::F64(mut a), Column::F64(b)) => { a.extend(b); Column::F64(a) }
+        (a, _) => a,
+    }
+}
+
+/// The aligned pairwise tree of custom-combined values.
+pub fn tree(combine: &Node, mut level: Vec<Val>) -> Option<Val> {
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|pair| match pair {
+                [a, b] => eval(combine, &Env { inputs: &[], index: 0, vars: &[*a, *b] }),
+                [a] => *a,
+                _ => unreachable!("chunks of two"),
+            })
+            .collect();
+    }
+    level.pop()
+}
