@@ -118,7 +118,9 @@ mod tests {
 
     #[test]
     fn parts_merged_equal_the_whole_for_every_operator() {
-        let data: Vec<f32> = (0..5000).map(|k| ((k * 7919) % 1013) as f32 * 0.37 - 150.0).collect();
+        let data: Vec<f32> = (0..5000)
+            .map(|k| ((k * 7919) % 1013) as f32 * 0.37 - 150.0)
+            .collect();
         let ints: Vec<i32> = (0..5000).map(|k| (k * 7919) % 1013 - 500).collect();
         for op in Op::ALL {
             let (problem, whole, parts) = if op.is_bitwise() {
@@ -127,7 +129,11 @@ mod tests {
                     .chunks(1024)
                     .map(|c| reference::reduce(&p, ArrayRef::from_slice(c)).expect("reduces"))
                     .collect();
-                (p, reference::reduce(&p, ArrayRef::from_slice(&ints)).expect("reduces"), parts)
+                (
+                    p,
+                    reference::reduce(&p, ArrayRef::from_slice(&ints)).expect("reduces"),
+                    parts,
+                )
             } else {
                 let p = Problem::new(op, DType::F32, None).expect("valid");
                 let parts: Vec<Value> = data
@@ -143,7 +149,11 @@ mod tests {
                         }
                     })
                     .collect();
-                (p, reference::reduce(&p, ArrayRef::from_slice(&data)).expect("reduces"), parts)
+                (
+                    p,
+                    reference::reduce(&p, ArrayRef::from_slice(&data)).expect("reduces"),
+                    parts,
+                )
             };
             if op == Op::Prod {
                 continue; // the product of 5000 such values overflows to inf/0 either way
@@ -157,11 +167,22 @@ mod tests {
     fn selections_order_signed_zeros_and_keep_the_left_on_ties() {
         let p = Problem::new(Op::Min, DType::F32, None).expect("valid");
         let v = |x: f32| Value::Scalar(Scalar::F32(x));
-        assert_eq!(merge(&p, v(0.0), v(-0.0)).scalar().map(|s| s.bits()), Some((-0.0f32).to_bits() as u64));
-        assert!(merge(&p, v(1.0), v(f32::NAN)).scalar().is_some_and(|s| s.is_nan()));
+        assert_eq!(
+            merge(&p, v(0.0), v(-0.0)).scalar().map(|s| s.bits()),
+            Some((-0.0f32).to_bits() as u64)
+        );
+        assert!(merge(&p, v(1.0), v(f32::NAN))
+            .scalar()
+            .is_some_and(|s| s.is_nan()));
         let a = Problem::new(Op::ArgMax, DType::F32, None).expect("valid");
-        let l = Value::Indexed { value: Scalar::F32(2.0), index: 3 };
-        let r = Value::Indexed { value: Scalar::F32(2.0), index: 9 };
+        let l = Value::Indexed {
+            value: Scalar::F32(2.0),
+            index: 3,
+        };
+        let r = Value::Indexed {
+            value: Scalar::F32(2.0),
+            index: 9,
+        };
         assert_eq!(merge(&a, l, r), l);
     }
 }

@@ -100,7 +100,12 @@ impl Column {
             (Column::F32(v), DType::BF16) => put!(v, bf16::from_f32),
             (col, d) => {
                 let converted = convert_column(col.clone(), Ty::of_dtype(d));
-                debug_assert_ne!(converted.ty(), col.ty(), "no rule writes {:?} as {d}", col.ty());
+                debug_assert_ne!(
+                    converted.ty(),
+                    col.ty(),
+                    "no rule writes {:?} as {d}",
+                    col.ty()
+                );
                 if converted.ty() != col.ty() {
                     converted.write_as(d, out);
                 }
@@ -172,7 +177,9 @@ mod bytemuck_free {
     pub fn bytes_mut(v: &mut [u64]) -> &mut [u8] {
         // SAFETY: as above; every byte pattern is a valid u64, so writes through the
         // byte view cannot make the words invalid.
-        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+        unsafe {
+            std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v))
+        }
     }
 }
 
@@ -208,10 +215,18 @@ pub fn eval_block(
             );
             let op = *op;
             match (a, b) {
-                (Column::I64(x), Column::I64(y)) => Column::I64(zip(&x, &y, |p, q| IntRules::arith(op, p, q))),
-                (Column::U64(x), Column::U64(y)) => Column::U64(zip(&x, &y, |p, q| IntRules::arith(op, p, q))),
-                (Column::F32(x), Column::F32(y)) => Column::F32(zip(&x, &y, |p, q| FloatRules::arith(op, p, q))),
-                (Column::F64(x), Column::F64(y)) => Column::F64(zip(&x, &y, |p, q| FloatRules::arith(op, p, q))),
+                (Column::I64(x), Column::I64(y)) => {
+                    Column::I64(zip(&x, &y, |p, q| IntRules::arith(op, p, q)))
+                }
+                (Column::U64(x), Column::U64(y)) => {
+                    Column::U64(zip(&x, &y, |p, q| IntRules::arith(op, p, q)))
+                }
+                (Column::F32(x), Column::F32(y)) => {
+                    Column::F32(zip(&x, &y, |p, q| FloatRules::arith(op, p, q)))
+                }
+                (Column::F64(x), Column::F64(y)) => {
+                    Column::F64(zip(&x, &y, |p, q| FloatRules::arith(op, p, q)))
+                }
                 (x, y) => per_element(&x, &y, |p, q| crate::eval::arith_val(op, p, q)),
             }
         }
@@ -229,7 +244,11 @@ pub fn eval_block(
             ) else {
                 unreachable!("truth() returns bools")
             };
-            Column::Bool(if *and { zip(&x, &y, |p, q| p && q) } else { zip(&x, &y, |p, q| p || q) })
+            Column::Bool(if *and {
+                zip(&x, &y, |p, q| p && q)
+            } else {
+                zip(&x, &y, |p, q| p || q)
+            })
         }
         Kind::Select(c, a, b) => {
             let Column::Bool(c) = truth(eval_block(c, inputs, start, len, vars)) else {
@@ -274,11 +293,31 @@ fn map_values(col: &Column, f: impl Fn(Val) -> Val, ty: Ty, len: usize) -> Colum
 fn from_vals(vals: &[Val], ty: Ty) -> Column {
     let conv = |v: &Val| convert_val(*v, ty);
     match ty {
-        Ty::Bool => Column::Bool(vals.iter().map(|v| matches!(conv(v), Val::Bool(true))).collect()),
-        Ty::I64 => Column::I64(vals.iter().map(|v| if let Val::I64(x) = conv(v) { x } else { 0 }).collect()),
-        Ty::U64 => Column::U64(vals.iter().map(|v| if let Val::U64(x) = conv(v) { x } else { 0 }).collect()),
-        Ty::F32 => Column::F32(vals.iter().map(|v| if let Val::F32(x) = conv(v) { x } else { 0.0 }).collect()),
-        Ty::F64 => Column::F64(vals.iter().map(|v| if let Val::F64(x) = conv(v) { x } else { 0.0 }).collect()),
+        Ty::Bool => Column::Bool(
+            vals.iter()
+                .map(|v| matches!(conv(v), Val::Bool(true)))
+                .collect(),
+        ),
+        Ty::I64 => Column::I64(
+            vals.iter()
+                .map(|v| if let Val::I64(x) = conv(v) { x } else { 0 })
+                .collect(),
+        ),
+        Ty::U64 => Column::U64(
+            vals.iter()
+                .map(|v| if let Val::U64(x) = conv(v) { x } else { 0 })
+                .collect(),
+        ),
+        Ty::F32 => Column::F32(
+            vals.iter()
+                .map(|v| if let Val::F32(x) = conv(v) { x } else { 0.0 })
+                .collect(),
+        ),
+        Ty::F64 => Column::F64(
+            vals.iter()
+                .map(|v| if let Val::F64(x) = conv(v) { x } else { 0.0 })
+                .collect(),
+        ),
     }
 }
 
@@ -331,7 +370,10 @@ fn compare(op: Cmp, a: &Column, b: &Column) -> Vec<bool> {
 
 fn select(c: &[bool], a: Column, b: Column) -> Column {
     fn go<T: Copy>(c: &[bool], x: &[T], y: &[T]) -> Vec<T> {
-        c.iter().zip(x.iter().zip(y)).map(|(&c, (&p, &q))| if c { p } else { q }).collect()
+        c.iter()
+            .zip(x.iter().zip(y))
+            .map(|(&c, (&p, &q))| if c { p } else { q })
+            .collect()
     }
     match (&a, &b) {
         (Column::Bool(x), Column::Bool(y)) => Column::Bool(go(c, x, y)),
@@ -340,7 +382,9 @@ fn select(c: &[bool], a: Column, b: Column) -> Column {
         (Column::F32(x), Column::F32(y)) => Column::F32(go(c, x, y)),
         (Column::F64(x), Column::F64(y)) => Column::F64(go(c, x, y)),
         _ => {
-            let vals: Vec<Val> = (0..c.len()).map(|k| if c[k] { a.get(k) } else { b.get(k) }).collect();
+            let vals: Vec<Val> = (0..c.len())
+                .map(|k| if c[k] { a.get(k) } else { b.get(k) })
+                .collect();
             from_vals(&vals, a.ty())
         }
     }
@@ -348,12 +392,24 @@ fn select(c: &[bool], a: Column, b: Column) -> Column {
 
 fn call(f: Func, a: Column, b: Column) -> Column {
     match (a, b) {
-        (Column::F32(x), _) if f == Func::IsNan => Column::Bool(x.iter().map(|v| v.is_nan()).collect()),
-        (Column::F64(x), _) if f == Func::IsNan => Column::Bool(x.iter().map(|v| v.is_nan()).collect()),
-        (Column::F32(x), Column::F32(y)) => Column::F32(zip(&x, &y, |p, q| FloatRules::call(f, p, q))),
-        (Column::F64(x), Column::F64(y)) => Column::F64(zip(&x, &y, |p, q| FloatRules::call(f, p, q))),
-        (Column::I64(x), Column::I64(y)) => Column::I64(zip(&x, &y, |p, q| crate::eval::int_call(f, p, q))),
-        (Column::U64(x), Column::U64(y)) => Column::U64(zip(&x, &y, |p, q| crate::eval::int_call(f, p, q))),
+        (Column::F32(x), _) if f == Func::IsNan => {
+            Column::Bool(x.iter().map(|v| v.is_nan()).collect())
+        }
+        (Column::F64(x), _) if f == Func::IsNan => {
+            Column::Bool(x.iter().map(|v| v.is_nan()).collect())
+        }
+        (Column::F32(x), Column::F32(y)) => {
+            Column::F32(zip(&x, &y, |p, q| FloatRules::call(f, p, q)))
+        }
+        (Column::F64(x), Column::F64(y)) => {
+            Column::F64(zip(&x, &y, |p, q| FloatRules::call(f, p, q)))
+        }
+        (Column::I64(x), Column::I64(y)) => {
+            Column::I64(zip(&x, &y, |p, q| crate::eval::int_call(f, p, q)))
+        }
+        (Column::U64(x), Column::U64(y)) => {
+            Column::U64(zip(&x, &y, |p, q| crate::eval::int_call(f, p, q)))
+        }
         (x, y) => per_element(&x, &y, |p, q| crate::eval::call_val(f, p, q)),
     }
 }

@@ -99,7 +99,9 @@ pub fn map_function(map: &Node, inputs: &[DType]) -> String {
     for (k, d) in inputs.iter().enumerate() {
         let load = match d {
             DType::F16 => format!("vload_half(i, (const __global half*)(in + off))"),
-            DType::BF16 => format!("as_float(((uint)((const __global ushort*)(in + off))[i]) << 16)"),
+            DType::BF16 => {
+                format!("as_float(((uint)((const __global ushort*)(in + off))[i]) << 16)")
+            }
             other => {
                 let storage = storage(*other);
                 let widened = c_type(Ty::of_dtype(*other));
@@ -148,7 +150,12 @@ pub fn expr(node: &Node, vars: &[&str]) -> String {
             format!("(int)({} {sym} {})", e(a), e(b))
         }
         Kind::Logic(and, a, b) => {
-            format!("(int)({} {} {})", e(a), if *and { "&&" } else { "||" }, e(b))
+            format!(
+                "(int)({} {} {})",
+                e(a),
+                if *and { "&&" } else { "||" },
+                e(b)
+            )
         }
         Kind::Select(c, a, b) => format!("({} ? {} : {})", e(c), e(a), e(b)),
         Kind::Call(func, args) => {
@@ -194,9 +201,19 @@ fn saturate(d: DType, ft: &str, wide: &str, x: &str) -> String {
     let st = storage(d);
     let (lo, hi, min, max) = if d.is_signed_integer() {
         let half = 1i64 << (bits - 1);
-        (-(half as f64), half as f64, format!("(-{}L)", half), format!("{}L", half - 1))
+        (
+            -(half as f64),
+            half as f64,
+            format!("(-{}L)", half),
+            format!("{}L", half - 1),
+        )
     } else {
-        (0.0, 2f64.powi(bits), "0L".to_string(), format!("{}L", (1i64 << bits) - 1))
+        (
+            0.0,
+            2f64.powi(bits),
+            "0L".to_string(),
+            format!("{}L", (1i64 << bits) - 1),
+        )
     };
     format!(
         "(isnan({x}) ? ({wide})0 : ({x} >= ({ft}){hi:.1} ? ({wide}){max} : ({x} <= ({ft}){lo:.1} ? ({wide}){min} : ({wide})({st})({x}))))"

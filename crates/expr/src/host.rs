@@ -91,7 +91,10 @@ where
         Combine::Builtin(problem) => {
             if n == 0 {
                 let none = AlignedBytes::zeroed(0);
-                kernel(problem, ArrayRef::from_bytes(reduction.mapped, none.bytes())?)?
+                kernel(
+                    problem,
+                    ArrayRef::from_bytes(reduction.mapped, none.bytes())?,
+                )?
             } else {
                 let parts = (0..chunks)
                     .into_par_iter()
@@ -124,7 +127,9 @@ where
                     let end = (start + chunk).min(n);
                     let tiles: Vec<Val> = (start..end)
                         .step_by(TILE)
-                        .map(|t| custom_tile(reduction, node, *identity, inputs, t, (t + TILE).min(end)))
+                        .map(|t| {
+                            custom_tile(reduction, node, *identity, inputs, t, (t + TILE).min(end))
+                        })
                         .collect();
                     tree(node, tiles).unwrap_or(*identity)
                 })
@@ -151,7 +156,8 @@ fn custom_tile(
     let mut at = start;
     while at < end {
         let len = LANES.min(end - at);
-        let row = crate::block::convert_column(eval_block(&reduction.map, inputs, at, len, &[]), acc);
+        let row =
+            crate::block::convert_column(eval_block(&reduction.map, inputs, at, len, &[]), acc);
         let head = lanes.slice(0, len);
         let joined = eval_block(combine, &[], 0, len, &[head, row]);
         lanes = if len == LANES {
@@ -174,11 +180,26 @@ fn custom_tile(
 fn splice(head: Column, rest: &Column, from: usize) -> Column {
     let tail = rest.slice(from, rest.len());
     match (head, tail) {
-        (Column::Bool(mut a), Column::Bool(b)) => { a.extend(b); Column::Bool(a) }
-        (Column::I64(mut a), Column::I64(b)) => { a.extend(b); Column::I64(a) }
-        (Column::U64(mut a), Column::U64(b)) => { a.extend(b); Column::U64(a) }
-        (Column::F32(mut a), Column::F32(b)) => { a.extend(b); Column::F32(a) }
-        (Column::F64(mut a), Column::F64(b)) => { a.extend(b); Column::F64(a) }
+        (Column::Bool(mut a), Column::Bool(b)) => {
+            a.extend(b);
+            Column::Bool(a)
+        }
+        (Column::I64(mut a), Column::I64(b)) => {
+            a.extend(b);
+            Column::I64(a)
+        }
+        (Column::U64(mut a), Column::U64(b)) => {
+            a.extend(b);
+            Column::U64(a)
+        }
+        (Column::F32(mut a), Column::F32(b)) => {
+            a.extend(b);
+            Column::F32(a)
+        }
+        (Column::F64(mut a), Column::F64(b)) => {
+            a.extend(b);
+            Column::F64(a)
+        }
         (a, _) => a,
     }
 }
@@ -189,7 +210,14 @@ pub fn tree(combine: &Node, mut level: Vec<Val>) -> Option<Val> {
         level = level
             .chunks(2)
             .map(|pair| match pair {
-                [a, b] => eval(combine, &Env { inputs: &[], index: 0, vars: &[*a, *b] }),
+                [a, b] => eval(
+                    combine,
+                    &Env {
+                        inputs: &[],
+                        index: 0,
+                        vars: &[*a, *b],
+                    },
+                ),
                 [a] => *a,
                 _ => unreachable!("chunks of two"),
             })

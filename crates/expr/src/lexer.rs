@@ -29,8 +29,8 @@ pub struct Spanned {
 
 /// Two-character operators first, so that `<=` is not read as `<` then `=`.
 const PUNCTS: &[&str] = &[
-    "&&", "||", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "<", ">", "!", "?", ":", "(",
-    ")", ",", "&", "|", "^",
+    "&&", "||", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "<", ">", "!", "?", ":", "(", ")",
+    ",", "&", "|", "^",
 ];
 
 /// The typographic forms accepted for the arithmetic operators.
@@ -58,8 +58,7 @@ pub fn tokenize(text: &str) -> Result<Vec<Spanned>, ExprError> {
             at += 1;
             continue;
         }
-        if c.is_ascii_digit() || (c == '.' && chars.get(at + 1).is_some_and(char::is_ascii_digit))
-        {
+        if c.is_ascii_digit() || (c == '.' && chars.get(at + 1).is_some_and(char::is_ascii_digit)) {
             let (token, len) = number(&chars[at..], column)?;
             out.push(Spanned { token, column });
             at += len;
@@ -164,7 +163,10 @@ fn number(chars: &[char], column: usize) -> Result<(Token, usize), ExprError> {
         Ok((Token::Float(value), len))
     } else {
         let value: u64 = text.parse().map_err(|_| {
-            ExprError::parse(column, format!("integer literal {text} does not fit 64 bits"))
+            ExprError::parse(
+                column,
+                format!("integer literal {text} does not fit 64 bits"),
+            )
         })?;
         Ok((Token::Int(value), len))
     }

@@ -35,7 +35,10 @@ pub fn reduce(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Result<Value, E
                 let bits = to_scalar(*v, reduction.mapped).bits().to_le_bytes();
                 dst.copy_from_slice(&bits[..size]);
             }
-            reference::reduce(problem, ArrayRef::from_bytes(reduction.mapped, bytes.bytes())?)?
+            reference::reduce(
+                problem,
+                ArrayRef::from_bytes(reduction.mapped, bytes.bytes())?,
+            )?
         }
         Combine::Custom {
             node,
@@ -70,7 +73,10 @@ pub fn reduce(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Result<Value, E
                     lanes[0]
                 })
                 .collect();
-            Value::Scalar(to_scalar(tree(node, tiles).unwrap_or(*identity), acc.dtype()))
+            Value::Scalar(to_scalar(
+                tree(node, tiles).unwrap_or(*identity),
+                acc.dtype(),
+            ))
         }
     };
     Ok(reduction.finish(value, n))

@@ -32,7 +32,10 @@ pub fn parse(text: &str) -> Result<Ast, ExprError> {
     if next.token != Token::End {
         return Err(ExprError::parse(
             next.column,
-            format!("expected an operator or the end, found {}", describe(&next.token)),
+            format!(
+                "expected an operator or the end, found {}",
+                describe(&next.token)
+            ),
         ));
     }
     Ok(ast)

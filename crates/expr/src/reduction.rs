@@ -243,8 +243,8 @@ impl ReductionBuilder {
             )));
         };
         let ast = parse(identity_text).map_err(|e| e.in_part("identity", identity_text))?;
-        let constant = check(&ast, &Scope::default())
-            .map_err(|e| e.in_part("identity", identity_text))?;
+        let constant =
+            check(&ast, &Scope::default()).map_err(|e| e.in_part("identity", identity_text))?;
         let identity = crate::eval::convert_val(
             eval(
                 &constant,

@@ -255,7 +255,11 @@ fn check_weak(ast: &Ast, scope: &Scope) -> Result<Typed, ExprError> {
         AstKind::Name(name) => name_node(name, scope).map_err(at)?,
         AstKind::Unary(UnaryOp::Neg, e) => {
             let t = check_weak(e, scope)?;
-            let ty = if t.node.ty == Ty::Bool { Ty::I64 } else { t.node.ty };
+            let ty = if t.node.ty == Ty::Bool {
+                Ty::I64
+            } else {
+                t.node.ty
+            };
             let inner = convert(t.node, ty);
             let node = match inner.kind {
                 Kind::Const(v) => constant(negate(v)),
@@ -273,8 +277,9 @@ fn check_weak(ast: &Ast, scope: &Scope) -> Result<Typed, ExprError> {
                 kind: Kind::Not(Box::new(convert(t.node, Ty::Bool))),
             })
         }
-        AstKind::Binary(op, l, r) => binary(*op, check_weak(l, scope)?, check_weak(r, scope)?)
-            .map_err(at)?,
+        AstKind::Binary(op, l, r) => {
+            binary(*op, check_weak(l, scope)?, check_weak(r, scope)?).map_err(at)?
+        }
         AstKind::Select(c, a, b) => {
             let cond = convert(check_weak(c, scope)?.node, Ty::Bool);
             let (a, b) = (check_weak(a, scope)?, check_weak(b, scope)?);
@@ -361,7 +366,12 @@ fn name_node(name: &str, scope: &Scope) -> Result<Typed, String> {
         "false" => Ok(strong(constant(Val::Bool(false)))),
         _ => {
             let mut known: Vec<String> = scope.vars.iter().map(|(n, _)| n.clone()).collect();
-            known.extend(["x", "y", "z", "w"].iter().take(scope.inputs.len()).map(|s| s.to_string()));
+            known.extend(
+                ["x", "y", "z", "w"]
+                    .iter()
+                    .take(scope.inputs.len())
+                    .map(|s| s.to_string()),
+            );
             if scope.index {
                 known.push("i".into());
             }
@@ -474,7 +484,10 @@ fn binary(op: BinaryOp, l: Typed, r: Typed) -> Result<Typed, String> {
 fn call(name: &str, mut args: Vec<Typed>) -> Result<Typed, String> {
     if let Some(dtype) = cast_target(name) {
         if args.len() != 1 {
-            return Err(format!("the cast {name}(…) takes 1 argument, not {}", args.len()));
+            return Err(format!(
+                "the cast {name}(…) takes 1 argument, not {}",
+                args.len()
+            ));
         }
         let arg = args.remove(0).node;
         return cast(dtype, arg).map(strong);
@@ -531,7 +544,11 @@ fn cast_target(name: &str) -> Option<Option<DType>> {
     if name == "bool" {
         return Some(None);
     }
-    DType::ALL.iter().copied().find(|d| d.name() == name).map(Some)
+    DType::ALL
+        .iter()
+        .copied()
+        .find(|d| d.name() == name)
+        .map(Some)
 }
 
 fn cast(target: Option<DType>, arg: Node) -> Result<Node, String> {

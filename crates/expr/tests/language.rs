@@ -25,14 +25,20 @@ fn the_documented_examples_give_the_reference_results() {
     let both = [DType::F32, DType::F32];
     let cases = [
         Reduction::builder("x * y", "sum").build(&both),
-        Reduction::builder("x * x", "sum").post("sqrt(r)").build(&both),
+        Reduction::builder("x * x", "sum")
+            .post("sqrt(r)")
+            .build(&both),
         Reduction::builder("x > 1.5", "sum").build(&both),
         Reduction::builder("abs(x - y)", "sum").build(&both),
         Reduction::builder("abs(x)", "max").build(&both),
         Reduction::builder("x * x", "argmax").build(&both),
         Reduction::builder("x", "sum").post("r / n").build(&both),
-        Reduction::builder("x", "max(a, b)").identity("-inf").build(&both),
-        Reduction::builder("x + y", "a + b").identity("-0.0").build(&both),
+        Reduction::builder("x", "max(a, b)")
+            .identity("-inf")
+            .build(&both),
+        Reduction::builder("x + y", "a + b")
+            .identity("-0.0")
+            .build(&both),
     ];
     for case in cases {
         let r = case.expect("builds");
@@ -44,12 +50,18 @@ fn the_documented_examples_give_the_reference_results() {
     let products: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a * b).collect();
     let p = redlab_core::Problem::new(redlab_core::Op::Sum, DType::F32, None).expect("valid");
     let canonical = reference::reduce(&p, ArrayRef::from_slice(&products)).expect("sum");
-    let dot = Reduction::builder("x * y", "sum").build(&both).expect("builds");
+    let dot = Reduction::builder("x * y", "sum")
+        .build(&both)
+        .expect("builds");
     assert!(fast(&dot, &inputs).same_as(&canonical));
-    let count = Reduction::builder("x > 1.5", "sum").build(&both).expect("builds");
+    let count = Reduction::builder("x > 1.5", "sum")
+        .build(&both)
+        .expect("builds");
     let want = x.iter().filter(|v| **v > 1.5).count() as u64;
     assert_eq!(fast(&count, &inputs), Value::Scalar(Scalar::U64(want)));
-    let argmax = Reduction::builder("x * x", "argmax").build(&both).expect("builds");
+    let argmax = Reduction::builder("x * x", "argmax")
+        .build(&both)
+        .expect("builds");
     let best = (0..n).fold(0, |b, k| if x[k] * x[k] > x[b] * x[b] { k } else { b });
     assert_eq!(fast(&argmax, &inputs).index(), Some(best as u64));
 }
@@ -61,7 +73,10 @@ fn parse_errors_show_the_column_and_a_caret() {
         .expect_err("rejects");
     assert_eq!(e.column(), Some(5));
     let text = e.to_string();
-    assert!(text.starts_with("map: column 5: expected a value"), "{text}");
+    assert!(
+        text.starts_with("map: column 5: expected a value"),
+        "{text}"
+    );
     assert!(text.contains("\n  x * * y\n      ^"), "{text}");
     let e = Reduction::builder("x", "a +")
         .identity("0")
@@ -78,24 +93,62 @@ fn type_errors_are_one_clear_line() {
         s
     };
     let f = [DType::F32];
-    let s = one_line(Reduction::builder("x * 2", "xor").build(&f).expect_err("rejects"));
-    assert!(s.contains("xor is defined for integer types only, not f32"), "{s}");
-    let s = one_line(Reduction::builder("x ^ 1", "sum").build(&f).expect_err("rejects"));
+    let s = one_line(
+        Reduction::builder("x * 2", "xor")
+            .build(&f)
+            .expect_err("rejects"),
+    );
+    assert!(
+        s.contains("xor is defined for integer types only, not f32"),
+        "{s}"
+    );
+    let s = one_line(
+        Reduction::builder("x ^ 1", "sum")
+            .build(&f)
+            .expect_err("rejects"),
+    );
     assert!(s.contains("'^' is defined for integers only"), "{s}");
-    let s = one_line(Reduction::builder("x * y", "sum").build(&f).expect_err("rejects"));
-    assert!(s.contains("'y' is input 2 but the reduction has 1 input"), "{s}");
-    let s = one_line(Reduction::builder("foo(x)", "sum").build(&f).expect_err("rejects"));
+    let s = one_line(
+        Reduction::builder("x * y", "sum")
+            .build(&f)
+            .expect_err("rejects"),
+    );
+    assert!(
+        s.contains("'y' is input 2 but the reduction has 1 input"),
+        "{s}"
+    );
+    let s = one_line(
+        Reduction::builder("foo(x)", "sum")
+            .build(&f)
+            .expect_err("rejects"),
+    );
     assert!(s.contains("unknown function 'foo'"), "{s}");
-    let s = one_line(Reduction::builder("x", "a + b").build(&f).expect_err("rejects"));
+    let s = one_line(
+        Reduction::builder("x", "a + b")
+            .build(&f)
+            .expect_err("rejects"),
+    );
     assert!(s.contains("needs --identity"), "{s}");
-    let s = one_line(Reduction::builder("x", "median").build(&f).expect_err("rejects"));
-    assert!(s.contains("unknown name 'median'") && s.contains("built-in combines"), "{s}");
-    let dot = Reduction::builder("x * y", "sum").build(&[DType::F32, DType::F32]).expect("builds");
+    let s = one_line(
+        Reduction::builder("x", "median")
+            .build(&f)
+            .expect_err("rejects"),
+    );
+    assert!(
+        s.contains("unknown name 'median'") && s.contains("built-in combines"),
+        "{s}"
+    );
+    let dot = Reduction::builder("x * y", "sum")
+        .build(&[DType::F32, DType::F32])
+        .expect("builds");
     let (a, b) = (f32s(10, 1), f32s(11, 2));
     let err = host::check_inputs(&dot, &[ArrayRef::from_slice(&a), ArrayRef::from_slice(&b)])
         .expect_err("lengths differ");
     let s = one_line(err);
-    assert!(s.contains("input 2 (y) has 11 elements but input 1 (x) has 10"), "{s}");
+    assert!(
+        s.contains("input 2 (y) has 11 elements but input 1 (x) has 10"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -103,11 +156,17 @@ fn integer_edge_cases_follow_the_documented_rules() {
     let x = [i64::MIN, -7, 0, 7, i64::MAX];
     let input = [ArrayRef::from_slice(&x)];
     let check = |map: &str, want: &[i64]| {
-        let r = Reduction::builder(map, "argmax").build(&[DType::I64]).expect("builds");
+        let r = Reduction::builder(map, "argmax")
+            .build(&[DType::I64])
+            .expect("builds");
         for (i, w) in want.iter().enumerate() {
             let v = redlab_expr::eval::eval(
                 &r.map,
-                &redlab_expr::eval::Env { inputs: &input, index: i as u64, vars: &[] },
+                &redlab_expr::eval::Env {
+                    inputs: &input,
+                    index: i as u64,
+                    vars: &[],
+                },
             );
             assert_eq!(v, redlab_expr::types::Val::I64(*w), "{map} at {i}");
         }
@@ -118,7 +177,9 @@ fn integer_edge_cases_follow_the_documented_rules() {
     check("abs(x)", &[i64::MIN, 7, 0, 7, i64::MAX]);
     check("i32(x)", &[0, -7, 0, 7, -1]);
     check("i8(x * 40)", &[0, -24, 0, 24, -40]);
-    let r = Reduction::builder("i16(x * 1e9)", "sum").build(&[DType::I64]).expect("builds");
+    let r = Reduction::builder("i16(x * 1e9)", "sum")
+        .build(&[DType::I64])
+        .expect("builds");
     assert_eq!(r.mapped, DType::I16);
 }
 
@@ -133,13 +194,27 @@ fn expression() -> impl Strategy<Value = String> {
     ];
     leaf.prop_recursive(4, 24, 3, |inner| {
         prop_oneof![
-            (inner.clone(), prop::sample::select(vec!["+", "-", "*", "/", "%", "<", ">=", "==", "&&"]), inner.clone())
+            (
+                inner.clone(),
+                prop::sample::select(vec!["+", "-", "*", "/", "%", "<", ">=", "==", "&&"]),
+                inner.clone()
+            )
                 .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
-            (prop::sample::select(vec!["abs", "floor", "ceil", "sqrt", "f32", "i32", "u8", "isnan", "-"]), inner.clone())
+            (
+                prop::sample::select(vec![
+                    "abs", "floor", "ceil", "sqrt", "f32", "i32", "u8", "isnan", "-"
+                ]),
+                inner.clone()
+            )
                 .prop_map(|(f, a)| format!("{f}({a})")),
-            (prop::sample::select(vec!["min", "max"]), inner.clone(), inner.clone())
+            (
+                prop::sample::select(vec!["min", "max"]),
+                inner.clone(),
+                inner.clone()
+            )
                 .prop_map(|(f, a, b)| format!("{f}({a}, {b})")),
-            (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| format!("({c} ? {a} : {b})")),
+            (inner.clone(), inner.clone(), inner)
+                .prop_map(|(c, a, b)| format!("({c} ? {a} : {b})")),
         ]
     })
 }

@@ -90,7 +90,8 @@
 #ifndef VEC_LOADS
 #define VEC_LOADS 1
 #endif
-#if (VEC_LOADS == 2 || (VEC_LOADS == 1 && IN_BYTES == 2)) && !defined(ORDER_FREE)
+#if (VEC_LOADS == 2 || (VEC_LOADS == 1 && IN_BYTES == 2)) && !defined(ORDER_FREE) && \
+    !defined(IN_IS_MAPPED)
 #if IN_BYTES == 2
 typedef uint2 raw_t;
 #define RAW_LOAD(p) (*(const __global uint2*)(p))
@@ -118,8 +119,9 @@ inline raw_t raw_load8(const __global in_t* p) {
 #else
 #define USE_VEC 0
 #endif
-// Halves convert while they load, so they cannot be held raw.
-#if PREFETCH && !defined(IN_IS_HALF)
+// Halves convert while they load, so they cannot be held raw; mapped elements (a
+// user-defined map over several inputs) exist only through lift().
+#if PREFETCH && !defined(IN_IS_HALF) && !defined(IN_IS_MAPPED)
 #define PREFETCH_RAW 1
 #else
 #define PREFETCH_RAW 0
@@ -162,7 +164,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             ulong b = c * chunk + lid;
             // Every chunk but a partial last one loads without bounds checks.
             int whole = c * chunk + chunk <= n;
-#ifdef IN_IS_HALF
+#if defined(IN_IS_HALF) || defined(IN_IS_MAPPED)
             acc_t v[UNROLL];
             for (uint u = 0; u < UNROLL; u++)
                 v[u] = whole || b + u * TILE_WG < n ? lift(in, b + u * TILE_WG) : IDENTITY;

@@ -107,6 +107,21 @@ pub fn assemble(
     target: Target,
     first_pass: bool,
 ) -> Result<Assembled, String> {
+    let decls = optype::op_type(problem).source;
+    assemble_with(variant, problem, &decls, params, quirks, target, first_pass)
+}
+
+/// [`assemble`] with section 2 given: the declarations of a user-defined map
+/// ([`crate::mapped::decls`]), which read elements through the map.
+pub fn assemble_with(
+    variant: &Variant,
+    problem: &Problem,
+    decls: &str,
+    params: &[(&str, u32)],
+    quirks: &[Quirk],
+    target: Target,
+    first_pass: bool,
+) -> Result<Assembled, String> {
     let mut defines = String::new();
     for p in variant.params {
         let value = params
@@ -130,6 +145,7 @@ pub fn assemble(
         variant.file,
         &defines,
         problem,
+        decls,
         quirks,
         target,
     )?;
@@ -150,7 +166,16 @@ pub fn assemble_segments(
     quirks: &[Quirk],
     target: Target,
 ) -> Result<Assembled, String> {
-    let source = sections("segments", "segments.cl", "", problem, quirks, target)?;
+    let decls = optype::op_type(problem).source;
+    let source = sections(
+        "segments",
+        "segments.cl",
+        "",
+        problem,
+        &decls,
+        quirks,
+        target,
+    )?;
     Ok(Assembled {
         source,
         options: String::new(),
@@ -163,6 +188,7 @@ fn sections(
     file_name: &str,
     defines: &str,
     problem: &Problem,
+    decls: &str,
     quirks: &[Quirk],
     target: Target,
 ) -> Result<String, String> {
@@ -176,7 +202,7 @@ fn sections(
     s.push_str("// ---- section 1: parameters ----\n");
     s.push_str(defines);
     s.push_str("// ---- section 2: operator and types ----\n");
-    s.push_str(&optype::op_type(problem).source);
+    s.push_str(decls);
     s.push_str("// ---- section 3: device quirks ----\n");
     for quirk in quirks {
         s.push_str(&format!("// {}\n{}\n", quirk.why, quirk.text));

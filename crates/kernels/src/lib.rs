@@ -1,7 +1,8 @@
 //! The kernel library of redlab: single-source OpenCL C reduction kernels (`cl/`), the
 //! registry that describes each strategy ([`registry`]), the per-problem operator and
 //! type declarations injected before building ([`optype`]), and source assembly
-//! ([`assembly`]), with the host side every backend shares: partial encoding
+//! ([`assembly`]), user-defined maps compiled into the production kernel ([`mapped`]),
+//! with the host side every backend shares: partial encoding
 //! ([`codec`]) and the pass driver ([`driver`]). No device is needed to use or test this crate.
 //!
 //! ```
@@ -21,6 +22,7 @@ pub mod assembly;
 pub mod capability;
 pub mod codec;
 pub mod driver;
+pub mod mapped;
 pub mod optype;
 pub mod registry;
 pub mod segments;

@@ -98,13 +98,43 @@ pub fn value_kind(problem: &Problem) -> ValueKind {
 
 /// Generates the declarations for `problem`.
 pub fn op_type(problem: &Problem) -> OpType {
+    op_type_reading(problem, None)
+}
+
+/// How elements are read when they are not the input's own elements: the text of
+/// `rl_map(in, i, n)` (and its helpers) from a user-defined map, whose result is the
+/// problem's input type. The input buffer holds every input array ([`crate::mapped`]).
+pub struct MapSource<'a> {
+    /// Helpers and `rl_map`, in OpenCL C.
+    pub text: &'a str,
+    /// Whether the map computes in `double`.
+    pub needs_fp64: bool,
+}
+
+/// The declarations for `problem`, reading elements through `map` where given.
+///
+/// A mapped `lift` needs `n` to find the inputs after the first, so it is
+/// `lift_n(in, i, n)` behind a `lift(in, i)` macro that takes `n` from the calling
+/// kernel (the production kernel names its length `n`); `IN_IS_MAPPED` tells kernels to
+/// read through `lift` only (no raw-word loads).
+pub fn op_type_reading(problem: &Problem, map: Option<&MapSource<'_>>) -> OpType {
     let value = value_kind(problem);
     let v = value.c_type();
-    let in_t = storage_type(problem.dtype);
-    let read = match problem.dtype {
-        DType::F16 => format!("({v})vload_half(i, (const __global half*)in)"),
-        DType::BF16 => format!("({v})as_float(((uint)in[i]) << 16)"),
-        _ => format!("({v})in[i]"),
+    let (in_t, read, lift_sig) = match map {
+        Some(_) => (
+            "uchar",
+            format!("({v})rl_map(in, i, n)"),
+            "inline acc_t lift_n(const __global in_t* in, ulong i, ulong n)",
+        ),
+        None => (
+            storage_type(problem.dtype),
+            match problem.dtype {
+                DType::F16 => format!("({v})vload_half(i, (const __global half*)in)"),
+                DType::BF16 => format!("({v})as_float(((uint)in[i]) << 16)"),
+                _ => format!("({v})in[i]"),
+            },
+            "inline acc_t lift(const __global in_t* in, ulong i)",
+        ),
     };
     let is_float = matches!(value, ValueKind::F32 | ValueKind::F64);
     let key = match value {
@@ -135,6 +165,9 @@ pub fn op_type(problem: &Problem) -> OpType {
     };
     let mut s = String::new();
     s.push_str(&format!("typedef {in_t} in_t;\ntypedef {v} val_t;\n{key}"));
+    if let Some(map) = map {
+        s.push_str(map.text);
+    }
     // Float min/max run on integer keys: one lift per element (NaN becomes the key that
     // wins, so it propagates), then a single integer min/max per combine. Comparing floats
     // with NaN and signed-zero rules in every combine made these kernels compute-bound.
@@ -155,7 +188,7 @@ pub fn op_type(problem: &Problem) -> OpType {
             "typedef {k} acc_t;\n\
              #define IDENTITY (({k}){identity})\n\
              #define NAN_KEY (({k}){nan_key})\n\
-             inline acc_t lift(const __global in_t* in, ulong i) {{ val_t x = {read}; return isnan(x) ? NAN_KEY : vkey(x); }}\n\
+             {lift_sig} {{ val_t x = {read}; return isnan(x) ? NAN_KEY : vkey(x); }}\n\
              inline acc_t combine(acc_t a, acc_t b) {{ return {pick}(a, b); }}\n"
         ));
         if value == ValueKind::F32 {
@@ -188,7 +221,7 @@ pub fn op_type(problem: &Problem) -> OpType {
                  #define NO_INDEX 0xffffffffffffffffUL\n\
                  inline acc_t identity_acc(void) {{ acc_t r; r.v = ({v})0; r.i = NO_INDEX; return r; }}\n\
                  #define IDENTITY identity_acc()\n\
-                 inline acc_t lift(const __global in_t* in, ulong i) {{ acc_t r; r.v = {read}; r.i = i; return r; }}\n\
+                 {lift_sig} {{ acc_t r; r.v = {read}; r.i = i; return r; }}\n\
                  inline acc_t combine(acc_t a, acc_t b) {{\n\
                  \x20   if (a.i == NO_INDEX) return b;\n\
                  \x20   if (b.i == NO_INDEX) return a;\n\
@@ -229,7 +262,7 @@ pub fn op_type(problem: &Problem) -> OpType {
                 s.push_str(&format!(
                     "typedef val_t acc_t;\n\
                  #define IDENTITY {identity}\n\
-                 inline acc_t lift(const __global in_t* in, ulong i) {{ return {read}; }}\n\
+                 {lift_sig} {{ return {read}; }}\n\
                  inline acc_t combine(acc_t a, acc_t b) {{ return {body}; }}\n"
                 ));
                 if value == ValueKind::F32 {
@@ -240,15 +273,26 @@ pub fn op_type(problem: &Problem) -> OpType {
             }
         }
     };
-    s.push_str(&contract_extras(problem, value, acc_bytes, float_key));
+    if map.is_some() {
+        s.push_str("#define lift(p, i) lift_n((p), (i), n)\n");
+    }
+    s.push_str(&contract_extras(
+        problem,
+        value,
+        acc_bytes,
+        float_key,
+        map.is_some(),
+    ));
+    let needs_fp64 =
+        value == ValueKind::F64 || problem.dtype == DType::F64 || map.is_some_and(|m| m.needs_fp64);
     let mut head = String::new();
-    if value == ValueKind::F64 || problem.dtype == DType::F64 {
+    if needs_fp64 {
         head.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     }
     head.push_str(&s);
     OpType {
         source: head,
-        needs_fp64: value == ValueKind::F64 || problem.dtype == DType::F64,
+        needs_fp64,
         acc_bytes,
         value,
         float_key,
@@ -263,6 +307,7 @@ fn contract_extras(
     value: ValueKind,
     acc_bytes: usize,
     float_key: bool,
+    mapped: bool,
 ) -> String {
     let mut s = format!(
         "#define OP_{} 1\n#define ACC_BYTES {acc_bytes}\n#define VALUE_IS_{} 1\n",
@@ -297,6 +342,11 @@ fn contract_extras(
         s.push_str(&format!(
             "inline acc_t lift_value(in_t x, ulong i) {{ {body} }}\n"
         ));
+    }
+    if mapped {
+        // Elements exist only through lift(): no raw loads, no word sizes.
+        s.push_str("#define IN_IS_MAPPED 1\n#define IN_BYTES 0\n");
+        return s;
     }
     if matches!(problem.dtype, DType::F16 | DType::BF16) {
         s.push_str("#define IN_IS_HALF 1\n");

@@ -21,8 +21,14 @@ const LIBRARY_MISSING: i32 = -2000;
 /// `CL_PLATFORM_NOT_FOUND_KHR`: the ICD loader found no platform.
 const NO_PLATFORM: i32 = -1001;
 
+/// Serializes discovery: PoCL's first device query is not safe to race (two threads
+/// opening devices at once saw "no devices" in one of them).
+static DISCOVERY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Every OpenCL device, or why there are none.
 pub fn devices() -> Result<Vec<Found>, String> {
+    // A panic elsewhere while holding the lock leaves nothing half-done here.
+    let _one_at_a_time = DISCOVERY.lock().unwrap_or_else(|p| p.into_inner());
     let platforms = get_platforms().map_err(|e| match e.0 {
         LIBRARY_MISSING => "no OpenCL library (libOpenCL.so) could be loaded".to_string(),
         NO_PLATFORM => "no platform found (the OpenCL loader has no installed driver)".to_string(),

@@ -15,6 +15,7 @@
 
 pub mod discovery;
 pub mod driver;
+mod mapped;
 pub mod program_cache;
 
 use std::sync::Mutex;
@@ -138,6 +139,19 @@ impl OpenClDevice {
         input: &DeviceInput,
         params: &[(&str, u32)],
     ) -> Result<Run, RunError> {
+        self.run_with(variant, problem, None, input, params)
+    }
+
+    /// [`OpenClDevice::run`] with section 2 of the source given (`decls`: a user-defined
+    /// map's declarations, [`redlab_kernels::mapped`]).
+    pub fn run_with(
+        &self,
+        variant: &Variant,
+        problem: &Problem,
+        decls: Option<&str>,
+        input: &DeviceInput,
+        params: &[(&str, u32)],
+    ) -> Result<Run, RunError> {
         let wg = match kernel_driver::plan(variant, problem, &self.caps, params, input.len)? {
             Plan::Empty(run) => return Ok(run),
             Plan::Launch { wg } => wg,
@@ -151,9 +165,25 @@ impl OpenClDevice {
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         let entries = kernel_driver::entry_points(variant);
         let build = |first_pass: bool, names: &[&str]| {
-            let assembled =
-                assembly::assemble(variant, problem, params, &[], Target::OpenCl, first_pass)
-                    .map_err(RunError::Device)?;
+            let assembled = match decls {
+                None => {
+                    assembly::assemble(variant, problem, params, &[], Target::OpenCl, first_pass)
+                }
+                Some(d) => assembly::assemble_with(
+                    variant,
+                    problem,
+                    d,
+                    params,
+                    &[],
+                    Target::OpenCl,
+                    first_pass,
+                )
+                .map(|mut a| {
+                    a.options = format!("{} {}", a.options, redlab_kernels::mapped::OPENCL_OPTIONS);
+                    a
+                }),
+            }
+            .map_err(RunError::Device)?;
             self.programs
                 .get(&self.context, &assembled.source, &assembled.options, names)
                 .map_err(|e| RunError::Build(e.log))

@@ -1,0 +1,132 @@
+//! User-defined reductions on the GPU: the map compiled into the production kernel's
+//! template. The map becomes `lift()` (section 2 of the assembly, [`decls`]); every
+//! input array travels in one buffer, each in its own 256-byte-aligned region
+//! ([`pack`]); and the kernel reads elements through `lift()` only, so its raw-word and
+//! warp-tile paths are off ([`PARAMS`]). The combine is a built-in operator over the
+//! mapped values, so the result is that problem's, in the canonical order.
+
+use redlab_core::{ArrayRef, Problem};
+use redlab_expr::codegen::{helpers, map_function, region_offsets, uses_f64};
+use redlab_expr::{Combine, Reduction};
+
+use crate::optype::{op_type_reading, MapSource, OpType};
+
+/// Parameters every mapped run overrides: no warp tiles (they load raw 16-byte words of
+/// one input), so the host's launch layout and the kernel agree.
+pub const PARAMS: &[(&str, u32)] = &[("WARP_TILES_FROM", 0), ("WARP_TILES_UPTO", 0)];
+
+/// Extra OpenCL build options: divisions and square roots correctly rounded, as on the
+/// CPU and under CUDA's defaults.
+pub const OPENCL_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
+
+/// The problem a reduction's kernel computes and its section-2 declarations.
+pub fn decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
+    let problem = match &reduction.combine {
+        Combine::Builtin(p) => *p,
+        Combine::Custom { text, .. } => {
+            return Err(format!(
+                "the custom combine '{text}' runs on the CPU; GPU kernels take the built-in \
+                 combines (sum, prod, min, max, and, or, xor, argmin, argmax)"
+            ))
+        }
+    };
+    let mut text = helpers(uses_f64(&reduction.map, &reduction.inputs));
+    text.push_str(&map_function(&reduction.map, &reduction.inputs));
+    let map = MapSource {
+        text: &text,
+        needs_fp64: uses_f64(&reduction.map, &reduction.inputs),
+    };
+    Ok((problem, op_type_reading(&problem, Some(&map))))
+}
+
+/// The inputs in one buffer, each at its region's offset (the layout `rl_map` reads).
+pub fn pack(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Vec<u8> {
+    let n = inputs.first().map_or(0, |a| a.len());
+    let (offsets, total) = region_offsets(&reduction.inputs, n);
+    let mut packed = vec![0u8; total];
+    for (input, at) in inputs.iter().zip(offsets) {
+        let bytes = input.bytes();
+        packed[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+    packed
+}
+
+/// The variant mapped reductions run: the production kernel, whose `lift()` calls see the
+/// length `n` the mapped `lift()` needs.
+pub fn variant() -> Result<crate::Variant, String> {
+    crate::registry::find("production")
+        .ok_or_else(|| "the production kernel is not registered".into())
+}
+
+/// Launch parameters: the tuned ones where the tuner chose the production kernel for the
+/// mapped problem (`chosen`), then [`PARAMS`].
+pub fn params<'a>(chosen: &crate::Variant, tuned: &[(&'a str, u32)]) -> Vec<(&'a str, u32)> {
+    let production = variant().map(|v| v.name).unwrap_or_default();
+    let mut out: Vec<(&'a str, u32)> = if chosen.name == production {
+        tuned
+            .iter()
+            .copied()
+            .filter(|(name, _)| !PARAMS.iter().any(|(p, _)| p == name))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    out.extend_from_slice(PARAMS);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assembly::{assemble_with, Target};
+    use redlab_core::DType;
+
+    #[test]
+    fn a_mapped_production_kernel_reads_through_the_map_only() {
+        let dot = Reduction::builder("x * y", "sum")
+            .build(&[DType::F32, DType::F64])
+            .expect("builds");
+        let (problem, decls) = decls(&dot).expect("declares");
+        assert_eq!(problem.dtype, DType::F64);
+        assert!(decls.needs_fp64);
+        let v = variant().expect("registered");
+        let text = assemble_with(
+            &v,
+            &problem,
+            &decls.source,
+            &params(&v, &[]),
+            &[],
+            Target::OpenCl,
+            true,
+        )
+        .expect("assembles")
+        .source;
+        for needle in [
+            "#define IN_IS_MAPPED 1",
+            "rl_map(in, i, n)",
+            "#define lift(p, i) lift_n((p), (i), n)",
+            "#define WARP_TILES_FROM 0",
+            "RL_DMUL(",
+        ] {
+            assert!(text.contains(needle), "missing {needle}");
+        }
+        let packed = pack(
+            &dot,
+            &[
+                ArrayRef::from_slice(&[1.0f32; 3]),
+                ArrayRef::from_slice(&[2.0f64; 3]),
+            ],
+        );
+        assert_eq!(packed.len(), 512);
+        assert_eq!(&packed[256..264], &2.0f64.to_le_bytes());
+    }
+
+    #[test]
+    fn custom_combines_say_where_they_run() {
+        let r = Reduction::builder("x", "max(a, b)")
+            .identity("-inf")
+            .build(&[DType::F32])
+            .expect("builds");
+        assert!(decls(&r).expect_err("cpu only").contains("runs on the CPU"));
+    }
+}
