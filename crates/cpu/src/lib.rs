@@ -20,6 +20,7 @@
 pub mod canonical;
 pub mod columns;
 pub mod integer;
+mod mapped;
 pub mod outputs;
 pub mod roof;
 pub mod select;

@@ -104,5 +104,62 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
         }),
         skipped: None,
     }));
+    checked.par_extend(mapped_examples().into_par_iter().map(|reduction| Checked {
+        variant: "production (mapped)",
+        problem: reduction.describe(),
+        first_pass: true,
+        outcome: compile_mapped(&reduction, arch),
+        skipped: None,
+    }));
     checked
+}
+
+/// User-defined reductions that together reach every construct of the generated code:
+/// each input type, each operator and function, conversions and narrowing casts, and
+/// every built-in combine.
+pub fn mapped_examples() -> Vec<redlab_expr::Reduction> {
+    use redlab_core::DType::*;
+    let cases: &[(&str, &str, &[DType])] = &[
+        ("x * y", "sum", &[F32, F32]),
+        ("x * y", "sum", &[F64, F64]),
+        ("sqrt(x * x + y * y)", "max", &[F32, F64]),
+        ("abs(x - y) / (1 + i % 3)", "argmax", &[F16, BF16]),
+        ("x > 0.5 && !isnan(y) || x == y", "sum", &[F32, F32]),
+        ("min(x, y) - max(-x, y) * 2", "min", &[I8, I64]),
+        ("u16(x) ^ (y & 255) | 3", "xor", &[U8, U32]),
+        ("i8(x * 40.0) + i32(y) / 7 - i16(x)", "prod", &[F32, F64]),
+        (
+            "floor(x) + ceil(y) + pow(x, 2) + exp(y) - log(abs(x) + 1)",
+            "argmin",
+            &[F32, F32],
+        ),
+        ("x < y ? u64(x) : u64(y) % 5", "and", &[F64, I16]),
+        ("f64(x) * y + z", "sum", &[F32, F64, U64]),
+    ];
+    cases
+        .iter()
+        .filter_map(|(map, combine, inputs)| {
+            redlab_expr::Reduction::builder(map, combine)
+                .build(inputs)
+                .ok()
+        })
+        .collect()
+}
+
+fn compile_mapped(reduction: &redlab_expr::Reduction, arch: &str) -> Result<(), String> {
+    let (problem, decls) = redlab_kernels::mapped::decls(reduction)?;
+    let variant = redlab_kernels::mapped::variant()?;
+    let params = redlab_kernels::mapped::params(&variant, &[]);
+    let a = assembly::assemble_with(
+        &variant,
+        &problem,
+        &decls.source,
+        &params,
+        &[],
+        Target::Cuda,
+        true,
+    )?;
+    compile::compile(&a.source, variant.file, arch)
+        .map(|_| ())
+        .map_err(|f| f.log)
 }

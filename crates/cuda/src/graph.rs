@@ -37,6 +37,20 @@ impl CudaDevice {
         reductions: usize,
         params: &[(&str, u32)],
     ) -> Result<GraphRun, RunError> {
+        self.graph_run_with(variant, problem, None, inputs, reductions, params)
+    }
+
+    /// [`CudaDevice::graph_run`] with section 2 given (a user-defined map's
+    /// declarations; the inputs are packed buffers).
+    pub fn graph_run_with(
+        &self,
+        variant: &Variant,
+        problem: &Problem,
+        decls: Option<&str>,
+        inputs: &[DeviceInput],
+        reductions: usize,
+        params: &[(&str, u32)],
+    ) -> Result<GraphRun, RunError> {
         if variant.passes != PassStructure::LastBlockFinish {
             return Err(RunError::Skipped(
                 "graph replay needs a one-launch variant (last-block finish)".into(),
@@ -60,7 +74,7 @@ impl CudaDevice {
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         self.timeline.bind()?;
-        let function = self.functions(variant, problem, params, true, &["reduce"])?[0];
+        let function = self.functions(variant, problem, decls, params, true, &["reduce"])?[0];
         let (global, local, _) = kernel_driver::layout(
             variant.geometry,
             problem,

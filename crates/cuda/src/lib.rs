@@ -17,6 +17,7 @@ pub mod check;
 pub mod compile;
 pub mod discovery;
 pub mod graph;
+mod mapped;
 pub mod memory;
 mod modules;
 pub mod roof;
@@ -213,16 +214,23 @@ impl CudaDevice {
     }
 
     /// The functions `names` of `variant` built for `problem` (FIRST_PASS or not).
+    /// `decls` replaces section 2 (a user-defined map's declarations).
     fn functions(
         &self,
         variant: &Variant,
         problem: &Problem,
+        decls: Option<&str>,
         params: &[(&str, u32)],
         first_pass: bool,
         names: &[&str],
     ) -> Result<Vec<sys::CUfunction>, RunError> {
-        let assembled = assembly::assemble(variant, problem, params, &[], Target::Cuda, first_pass)
-            .map_err(RunError::Device)?;
+        let assembled = match decls {
+            None => assembly::assemble(variant, problem, params, &[], Target::Cuda, first_pass),
+            Some(d) => {
+                assembly::assemble_with(variant, problem, d, params, &[], Target::Cuda, first_pass)
+            }
+        }
+        .map_err(RunError::Device)?;
         self.modules
             .functions(&assembled.source, &self.query.arch(), names)
     }
@@ -235,7 +243,20 @@ impl CudaDevice {
         input: &DeviceInput,
         params: &[(&str, u32)],
     ) -> Result<Run, RunError> {
-        if input.dtype != problem.dtype {
+        self.run_with(variant, problem, None, input, params)
+    }
+
+    /// [`CudaDevice::run`] with section 2 of the source given (`decls`: a user-defined
+    /// map's declarations, whose input is the packed buffer of every input array).
+    pub fn run_with(
+        &self,
+        variant: &Variant,
+        problem: &Problem,
+        decls: Option<&str>,
+        input: &DeviceInput,
+        params: &[(&str, u32)],
+    ) -> Result<Run, RunError> {
+        if decls.is_none() && input.dtype != problem.dtype {
             return Err(RunError::Device(format!(
                 "the input holds {}, the problem reduces {}",
                 input.dtype, problem.dtype
@@ -255,11 +276,11 @@ impl CudaDevice {
         if let (Some(later), false) = (entries.later, entries.later_rebuilt) {
             names.push(later);
         }
-        let first_functions = self.functions(variant, problem, params, true, &names)?;
+        let first_functions = self.functions(variant, problem, decls, params, true, &names)?;
         let first = first_functions[0];
         let later = match (entries.later, entries.later_rebuilt) {
             (Some(name), true) => {
-                Some(self.functions(variant, problem, params, false, &[name])?[0])
+                Some(self.functions(variant, problem, decls, params, false, &[name])?[0])
             }
             (Some(_), false) => first_functions.get(1).copied(),
             (None, _) => None,

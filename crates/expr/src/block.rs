@@ -7,10 +7,10 @@ use redlab_core::half::{bf16, f16};
 use redlab_core::{ArrayRef, DType};
 
 use crate::eval::{convert_val, narrow_val, FloatRules, IntRules};
-use crate::types::{Cmp, Func, Kind, Node, Ty, Val};
+use crate::types::{Arith, Cmp, Func, Kind, Node, Ty, Val};
 
-/// Elements per block: 4096 × 8 bytes = 32 KiB per column at most.
-pub const BLOCK: usize = 4096;
+/// Elements per block: one canonical tile (8192), 32 KiB of f32 per column.
+pub const BLOCK: usize = 8192;
 
 /// A block of values of one type.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,6 +113,17 @@ impl Column {
         }
     }
 
+    /// The values as an array of `dtype` without copying, where they already are one.
+    pub fn as_array(&self, dtype: DType) -> Option<ArrayRef<'_>> {
+        match (self, dtype) {
+            (Column::F32(v), DType::F32) => Some(ArrayRef::from_slice(v)),
+            (Column::F64(v), DType::F64) => Some(ArrayRef::from_slice(v)),
+            (Column::I64(v), DType::I64) => Some(ArrayRef::from_slice(v)),
+            (Column::U64(v), DType::U64) => Some(ArrayRef::from_slice(v)),
+            _ => None,
+        }
+    }
+
     /// The values' type.
     pub fn ty(&self) -> Ty {
         match self {
@@ -208,6 +219,52 @@ pub fn eval_block(
             Column::Bool(v) => Column::Bool(v.into_iter().map(|b| !b).collect()),
             other => other,
         },
+        Kind::Arith(op, a, b) if matches!(b.kind, Kind::Const(_)) => {
+            // A constant operand stays a scalar: `x * 2` is one pass over x.
+            let Kind::Const(c) = b.kind else {
+                unreachable!("guarded")
+            };
+            let op = *op;
+            match (eval_block(a, inputs, start, len, vars), c) {
+                (Column::F32(mut x), Val::F32(q)) => {
+                    float_scalar(op, &mut x, q);
+                    Column::F32(x)
+                }
+                (Column::F64(mut x), Val::F64(q)) => {
+                    float_scalar(op, &mut x, q);
+                    Column::F64(x)
+                }
+                (Column::I64(x), Val::I64(q)) => {
+                    Column::I64(x.into_iter().map(|p| IntRules::arith(op, p, q)).collect())
+                }
+                (Column::U64(x), Val::U64(q)) => {
+                    Column::U64(x.into_iter().map(|p| IntRules::arith(op, p, q)).collect())
+                }
+                (x, q) => per_element(&x, &Column::splat(q, len), |p, q| {
+                    crate::eval::arith_val(op, p, q)
+                }),
+            }
+        }
+        Kind::Compare(op, a, b) if matches!(b.kind, Kind::Const(_)) => {
+            let Kind::Const(c) = b.kind else {
+                unreachable!("guarded")
+            };
+            let op = *op;
+            let a = eval_block(a, inputs, start, len, vars);
+            match (&a, c) {
+                (Column::F32(x), Val::F32(q)) => Column::Bool(
+                    x.iter()
+                        .map(|&p| crate::eval::compare_val(op, Val::F32(p), Val::F32(q)))
+                        .collect(),
+                ),
+                (Column::F64(x), Val::F64(q)) => Column::Bool(
+                    x.iter()
+                        .map(|&p| crate::eval::compare_val(op, Val::F64(p), Val::F64(q)))
+                        .collect(),
+                ),
+                _ => Column::Bool(compare(op, &a, &Column::splat(c, len))),
+            }
+        }
         Kind::Arith(op, a, b) => {
             let (a, b) = (
                 eval_block(a, inputs, start, len, vars),
@@ -221,11 +278,13 @@ pub fn eval_block(
                 (Column::U64(x), Column::U64(y)) => {
                     Column::U64(zip(&x, &y, |p, q| IntRules::arith(op, p, q)))
                 }
-                (Column::F32(x), Column::F32(y)) => {
-                    Column::F32(zip(&x, &y, |p, q| FloatRules::arith(op, p, q)))
+                (Column::F32(mut x), Column::F32(y)) => {
+                    float_columns(op, &mut x, &y);
+                    Column::F32(x)
                 }
-                (Column::F64(x), Column::F64(y)) => {
-                    Column::F64(zip(&x, &y, |p, q| FloatRules::arith(op, p, q)))
+                (Column::F64(mut x), Column::F64(y)) => {
+                    float_columns(op, &mut x, &y);
+                    Column::F64(x)
                 }
                 (x, y) => per_element(&x, &y, |p, q| crate::eval::arith_val(op, p, q)),
             }
@@ -273,6 +332,50 @@ pub fn eval_block(
             let col = eval_block(e, inputs, start, len, vars);
             map_values(&col, |v| narrow_val(*d, v), node.ty, len)
         }
+    }
+}
+
+/// `x[k] = x[k] op q`, with the operator chosen once outside the loop so each loop
+/// vectorizes.
+fn float_scalar<
+    T: FloatRules
+        + std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>,
+>(
+    op: Arith,
+    x: &mut [T],
+    q: T,
+) {
+    match op {
+        Arith::Add => x.iter_mut().for_each(|p| *p = *p + q),
+        Arith::Sub => x.iter_mut().for_each(|p| *p = *p - q),
+        Arith::Mul => x.iter_mut().for_each(|p| *p = *p * q),
+        Arith::Div => x.iter_mut().for_each(|p| *p = *p / q),
+        _ => x.iter_mut().for_each(|p| *p = T::arith(op, *p, q)),
+    }
+}
+
+/// `x[k] = x[k] op y[k]`, vectorizable as [`float_scalar`].
+fn float_columns<
+    T: FloatRules
+        + std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>,
+>(
+    op: Arith,
+    x: &mut [T],
+    y: &[T],
+) {
+    let pairs = x.iter_mut().zip(y);
+    match op {
+        Arith::Add => pairs.for_each(|(p, &q)| *p = *p + q),
+        Arith::Sub => pairs.for_each(|(p, &q)| *p = *p - q),
+        Arith::Mul => pairs.for_each(|(p, &q)| *p = *p * q),
+        Arith::Div => pairs.for_each(|(p, &q)| *p = *p / q),
+        _ => pairs.for_each(|(p, &q)| *p = T::arith(op, *p, q)),
     }
 }
 
@@ -430,14 +533,14 @@ fn load_block(input: &ArrayRef<'_>, start: usize, len: usize) -> Column {
         DType::I8 => widen!(i8, I64, i64::from),
         DType::I16 => widen!(i16, I64, i64::from),
         DType::I32 => widen!(i32, I64, i64::from),
-        DType::I64 => widen!(i64, I64, |x| x),
+        DType::I64 => Column::I64(part.typed::<i64>().map(<[i64]>::to_vec).unwrap_or_default()),
         DType::U8 => widen!(u8, U64, u64::from),
         DType::U16 => widen!(u16, U64, u64::from),
         DType::U32 => widen!(u32, U64, u64::from),
-        DType::U64 => widen!(u64, U64, |x| x),
+        DType::U64 => Column::U64(part.typed::<u64>().map(<[u64]>::to_vec).unwrap_or_default()),
         DType::F16 => widen!(f16, F32, f16::to_f32),
         DType::BF16 => widen!(bf16, F32, bf16::to_f32),
-        DType::F32 => widen!(f32, F32, |x| x),
-        DType::F64 => widen!(f64, F64, |x| x),
+        DType::F32 => Column::F32(part.typed::<f32>().map(<[f32]>::to_vec).unwrap_or_default()),
+        DType::F64 => Column::F64(part.typed::<f64>().map(<[f64]>::to_vec).unwrap_or_default()),
     }
 }

@@ -61,6 +61,13 @@ fn any_node(node: &Node, pred: &dyn Fn(&Node) -> bool) -> bool {
     }
 }
 
+/// Whether the tree calls `exp`, `log` or `pow`, whose last bits are each device's own.
+pub fn uses_device_math(node: &Node) -> bool {
+    any_node(node, &|n| {
+        matches!(n.kind, Kind::Call(Func::Exp | Func::Log | Func::Pow, _))
+    })
+}
+
 /// The helper functions every generated expression may call.
 pub fn helpers(fp64: bool) -> String {
     let mut s = String::from(
@@ -98,9 +105,9 @@ pub fn map_function(map: &Node, inputs: &[DType]) -> String {
     );
     for (k, d) in inputs.iter().enumerate() {
         let load = match d {
-            DType::F16 => format!("vload_half(i, (const __global half*)(in + off))"),
+            DType::F16 => "vload_half(i, (const __global half*)(in + off))".to_string(),
             DType::BF16 => {
-                format!("as_float(((uint)((const __global ushort*)(in + off))[i]) << 16)")
+                "as_float(((uint)((const __global ushort*)(in + off))[i]) << 16)".to_string()
             }
             other => {
                 let storage = storage(*other);

@@ -75,11 +75,10 @@ pub trait FloatRules: Copy + PartialOrd + std::ops::Neg<Output = Self> {
     /// `min`/`max` with NaN first.
     #[inline(always)]
     fn pick(self, b: Self, want_min: bool) -> Self {
+        let b_wins = (want_min && b < self) || (!want_min && b > self);
         if self.nan() {
             self
-        } else if b.nan() {
-            b
-        } else if (want_min && b < self) || (!want_min && b > self) {
+        } else if b.nan() || b_wins {
             b
         } else {
             self

@@ -15,8 +15,9 @@ use crate::eval::{eval, to_scalar, Env};
 use crate::reduction::{Combine, Reduction};
 use crate::types::{Node, Val};
 
-/// Tiles per chunk: a power of two, so each chunk is an aligned subtree of the tile
-/// tree; 16 tiles = 128 Ki elements, whose mapped values stay in L2.
+/// Tiles per chunk (one parallel task): a power of two, so each chunk is an aligned
+/// subtree of the tile tree. Inside a chunk, each tile is mapped as one block and
+/// reduced at once, so mapped values go from L1 to the reduction without a trip to L2.
 pub const CHUNK_TILES: usize = 16;
 
 /// The names of the inputs in messages.
@@ -98,17 +99,17 @@ where
             } else {
                 let parts = (0..chunks)
                     .into_par_iter()
-                    .map(|c| {
+                    .map_init(AlignedBytes::default, |scratch, c| {
                         let start = c * chunk;
-                        let bytes = map_range(reduction, inputs, start, (start + chunk).min(n));
-                        let view = ArrayRef::from_bytes(reduction.mapped, bytes.bytes())?;
-                        Ok(match kernel(problem, view)? {
-                            Value::Indexed { value, index } => Value::Indexed {
-                                value,
-                                index: index + start as u64,
-                            },
-                            v => v,
-                        })
+                        let end = (start + chunk).min(n);
+                        let tiles = (start..end)
+                            .step_by(TILE)
+                            .map(|t| {
+                                let len = TILE.min(end - t);
+                                reduce_tile(reduction, problem, inputs, t, len, scratch, &kernel)
+                            })
+                            .collect::<Result<Vec<Value>, Error>>()?;
+                        Ok(merge_tree(problem, tiles).unwrap_or(Value::Empty))
                     })
                     .collect::<Result<Vec<Value>, Error>>()?;
                 merge_tree(problem, parts).unwrap_or(Value::Empty)
@@ -139,6 +140,45 @@ where
         }
     };
     Ok(reduction.finish(value, n))
+}
+
+/// One tile of a built-in combine: the tile's mapped values as one block, reduced by
+/// `kernel` (in place where the block already is an array of the mapped type), with the
+/// tile's offset added to argmin/argmax indices.
+fn reduce_tile<K>(
+    reduction: &Reduction,
+    problem: &Problem,
+    inputs: &[ArrayRef<'_>],
+    start: usize,
+    len: usize,
+    scratch: &mut AlignedBytes,
+    kernel: &K,
+) -> Result<Value, Error>
+where
+    K: Fn(&Problem, ArrayRef<'_>) -> Result<Value, Error>,
+{
+    let block = eval_block(&reduction.map, inputs, start, len, &[]);
+    let value = match block.as_array(reduction.mapped) {
+        Some(view) => kernel(problem, view)?,
+        None => {
+            let bytes = len * reduction.mapped.size_bytes();
+            if scratch.bytes().len() != bytes {
+                *scratch = AlignedBytes::zeroed(bytes);
+            }
+            block.write_as(reduction.mapped, scratch.bytes_mut());
+            kernel(
+                problem,
+                ArrayRef::from_bytes(reduction.mapped, scratch.bytes())?,
+            )?
+        }
+    };
+    Ok(match value {
+        Value::Indexed { value, index } => Value::Indexed {
+            value,
+            index: index + start as u64,
+        },
+        v => v,
+    })
 }
 
 /// One tile of a custom combine in the canonical order, evaluated in blocks: each row of

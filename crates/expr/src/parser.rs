@@ -41,6 +41,36 @@ pub fn parse(text: &str) -> Result<Ast, ExprError> {
     Ok(ast)
 }
 
+/// How many inputs a map's text names (`x`: 1, `x * y`: 2, `z`: 3), at least one: what
+/// a generated run must create before the types can be checked.
+pub fn inputs_named(text: &str) -> Result<usize, ExprError> {
+    fn walk(ast: &Ast, most: &mut usize) {
+        match &ast.kind {
+            AstKind::Name(n) => {
+                if let Some(k) = crate::types::input_position(n) {
+                    *most = (*most).max(k + 1);
+                }
+            }
+            AstKind::Int(_) | AstKind::Float(_) => {}
+            AstKind::Unary(_, e) => walk(e, most),
+            AstKind::Binary(_, a, b) => {
+                walk(a, most);
+                walk(b, most);
+            }
+            AstKind::Select(c, a, b) => {
+                walk(c, most);
+                walk(a, most);
+                walk(b, most);
+            }
+            AstKind::Call(_, args) => args.iter().for_each(|a| walk(a, most)),
+        }
+    }
+    let ast = parse(text).map_err(|e| e.in_part("map", text))?;
+    let mut most = 1;
+    walk(&ast, &mut most);
+    Ok(most)
+}
+
 struct Parser {
     tokens: Vec<Spanned>,
     at: usize,

@@ -7,6 +7,7 @@ use redlab_core::segmented::Selection;
 use redlab_core::shape::{AxisPlan, Layout, Segments};
 use redlab_core::{ArrayRef, Backend, DeviceInfo, Element, Op, Outcome, Problem, Value};
 use redlab_cpu::CpuBackend;
+use redlab_expr::Reduction;
 use serde::Serialize;
 
 use crate::Error;
@@ -185,6 +186,34 @@ impl Device {
             #[cfg(feature = "cuda")]
             Kind::Cuda(device) => Ok(device.compute_outputs(problem, data, selection)?),
         }
+    }
+
+    /// Reduces `inputs` (equal lengths, the types `reduction` was built for) with a
+    /// user-defined map and combine: the map per element, then the combine in the
+    /// canonical order, so float sums give the same bits on every device.
+    ///
+    /// ```
+    /// use redlab::{ArrayRef, DType, Device, Reduction, Scalar, Value};
+    ///
+    /// let cpu = Device::open("cpu", None)?;
+    /// let dot = Reduction::builder("x * y", "sum").build(&[DType::F32, DType::F32])?;
+    /// let (x, y) = ([1.0f32, 2.0, 3.0], [4.0f32, 5.0, 6.0]);
+    /// let outcome = cpu.reduce_mapped(&dot, &[ArrayRef::from_slice(&x), ArrayRef::from_slice(&y)])?;
+    /// assert_eq!(outcome.value, Value::Scalar(Scalar::F32(32.0)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reduce_mapped(
+        &self,
+        reduction: &Reduction,
+        inputs: &[ArrayRef<'_>],
+    ) -> Result<Outcome, Error> {
+        Ok(match &self.kind {
+            Kind::Cpu(cpu) => cpu.reduce_mapped(reduction, inputs)?,
+            #[cfg(feature = "opencl")]
+            Kind::OpenCl(device) => device.reduce_mapped(reduction, inputs)?,
+            #[cfg(feature = "cuda")]
+            Kind::Cuda(device) => device.reduce_mapped(reduction, inputs)?,
+        })
     }
 
     /// How [`Device::reduce_outputs`] will run `selection` here, in words.

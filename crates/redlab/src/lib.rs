@@ -45,6 +45,7 @@ pub use redlab_core::{
     Element, HostArray, Op, Outcome, Problem, Scalar, Value,
 };
 use redlab_cpu::CpuBackend;
+pub use redlab_expr::{ExprError, Reduction, ReductionBuilder};
 
 /// The CPU device behind the free functions, created on first use.
 fn default_cpu() -> Result<&'static CpuBackend, Error> {

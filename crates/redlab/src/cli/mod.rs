@@ -12,6 +12,7 @@ mod check_kernels;
 mod compare;
 mod devices;
 mod json;
+mod mapped;
 mod output;
 mod params;
 mod report;

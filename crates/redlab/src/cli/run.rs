@@ -20,31 +20,47 @@ use super::{json as value_json, Verdict};
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Operator: sum, prod, min, max, and, or, xor, argmin, argmax.
+    #[arg(long, required_unless_present = "map", conflicts_with = "map")]
+    pub(super) op: Option<Op>,
+    /// A user-defined reduction: the expression applied to each element, in the inputs
+    /// x, y, z, w and the index i (docs/expressions.md), e.g. 'x * y'.
     #[arg(long)]
-    op: Op,
+    pub(super) map: Option<String>,
+    /// With --map: a built-in combine (sum, prod, min, max, and, or, xor, argmin, argmax)
+    /// or an associative expression in a and b.
+    #[arg(long, requires = "map", default_value = "sum")]
+    pub(super) combine: String,
+    /// With a custom --combine: the value that leaves any partial unchanged.
+    #[arg(long, requires = "map", allow_hyphen_values = true)]
+    pub(super) identity: Option<String>,
+    /// With --map: an expression in r (the result) and n (the element count) applied to
+    /// the result, e.g. 'sqrt(r)'.
+    #[arg(long, requires = "map")]
+    pub(super) post: Option<String>,
     /// Element type (i8 … u64, f16, bf16, f32, f64); for .npy files it must match the file.
     #[arg(long)]
-    dtype: Option<DType>,
+    pub(super) dtype: Option<DType>,
     /// Accumulator type for sum and prod (default: 64-bit for integers, f32 for f16/bf16).
     #[arg(long)]
-    acc: Option<DType>,
+    pub(super) acc: Option<DType>,
     /// Generate this many seeded random elements (1000003, 1e6, 2^20, 64Mi).
     #[arg(long, required_unless_present_any = ["input", "shape"], conflicts_with = "input")]
-    n: Option<Size>,
+    pub(super) n: Option<Size>,
     /// Distribution of generated elements: uniform, normal, ints.
     #[arg(long, default_value = "normal")]
-    dist: Distribution,
+    pub(super) dist: Distribution,
     /// Seed of generated elements.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(super) seed: u64,
     /// Read elements from an .npy file or a raw little-endian file (raw needs --dtype).
+    /// With --map, once per input, in the order x, y, z, w.
     #[arg(long)]
-    input: Option<PathBuf>,
+    pub(super) input: Vec<PathBuf>,
     /// Device to reduce on: cpu, opencl:N, cuda:N, or auto (the CPU or the CUDA GPU,
     /// whichever the measured bandwidths say is faster for this much host data; the GPU
     /// gets it through pinned staging buffers).
     #[arg(long, default_value = "cpu")]
-    device: String,
+    pub(super) device: String,
     /// On OpenCL and CUDA devices, the strategy to run (name or alias, e.g. reduce2), or
     /// `auto`: the tuning database's choice for this device, problem and size (the
     /// production kernel where there is no entry).
@@ -59,27 +75,27 @@ pub struct RunArgs {
     staged: bool,
     /// CPU worker threads (default: all cores).
     #[arg(long)]
-    threads: Option<usize>,
+    pub(super) threads: Option<usize>,
     /// Reduce this many times and report the median time.
     #[arg(long, default_value_t = 1)]
-    repeat: usize,
+    pub(super) repeat: usize,
     /// Print one JSON object instead of text.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     /// The input's shape, C order (`4096x8192`): for generated data (with --n, or
     /// instead of it) and raw files; a .npy file has its own.
     #[arg(long)]
-    shape: Option<String>,
+    pub(super) shape: Option<String>,
     /// Reduce along these axes (`1`, `0,2`, `-1`); the default is all axes.
     #[arg(long, allow_hyphen_values = true)]
-    axis: Option<String>,
+    pub(super) axis: Option<String>,
     /// Keep the reduced axes in the result, with length 1.
     #[arg(long)]
     keepdims: bool,
     /// Reduce each segment of the flat input given by CSR offsets (a 1-D int64 .npy:
     /// segment i is elements offsets[i]..offsets[i+1]).
     #[arg(long, conflicts_with = "segment_size")]
-    segments: Option<PathBuf>,
+    pub(super) segments: Option<PathBuf>,
     /// Reduce consecutive segments of this many elements (the last may be shorter).
     #[arg(long)]
     segment_size: Option<usize>,
@@ -108,6 +124,18 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
+    if args.map.is_some() {
+        return super::mapped::run(args, out);
+    }
+    let op = args
+        .op
+        .context("give --op, or --map for a user-defined reduction")?;
+    if args.input.len() > 1 {
+        bail!(
+            "--input is given {} times; several inputs are for --map",
+            args.input.len()
+        );
+    }
     // A named strategy follows the canonical float order or its own; the result is
     // judged by the same rule as in the bench (accuracy::check_result).
     let canonical = match args.variant.as_str() {
@@ -134,7 +162,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         .transpose()?;
     let n_arg = match (args.n, &shape_arg) {
         (Some(n), _) => Some(n),
-        (None, Some(dims)) if args.input.is_none() => Some(Size(
+        (None, Some(dims)) if args.input.is_empty() => Some(Size(
             dims.iter()
                 .try_fold(1usize, |a, &d| a.checked_mul(d))
                 .context("--shape has too many elements")?,
@@ -142,7 +170,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         _ => None,
     };
     let mut dims: Option<Vec<usize>> = shape_arg.clone();
-    let (array, source) = match (&args.input, n_arg) {
+    let (array, source) = match (args.input.first(), n_arg) {
         (Some(path), _) => {
             let loaded = redlab::input::load(path, args.dtype)?;
             if loaded.format == "npy" {
@@ -174,7 +202,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             let dtype = args
                 .dtype
                 .context("--n needs --dtype to know what to generate")?;
-            Problem::new(args.op, dtype, args.acc)?; // reject bad requests before allocating
+            Problem::new(op, dtype, args.acc)?; // reject bad requests before allocating
             let array = generate(dtype, n, args.dist, args.seed)?;
             (
                 array,
@@ -183,7 +211,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         }
         (None, None) => bail!("give --n SIZE or --input FILE"),
     };
-    let problem = Problem::new(args.op, array.dtype(), args.acc)?;
+    let problem = Problem::new(op, array.dtype(), args.acc)?;
     if args.shaped() {
         if args.variant != "auto" || args.staged {
             bail!(
@@ -213,7 +241,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             &problem,
             &array,
             &dims,
-            args.input.as_deref(),
+            args.input.first().map(|p| p.as_path()),
             &device,
             args.repeat,
             args.json,

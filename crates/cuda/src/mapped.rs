@@ -1,0 +1,114 @@
+//! User-defined reductions on a CUDA device: the inputs packed into one buffer and the
+//! production kernel built through NVRTC with the map as its `lift()`
+//! ([`redlab_kernels::mapped`]); the module cache keys on the source, so each expression
+//! builds once per device.
+
+use redlab_core::{ArrayRef, DType, Error, Outcome};
+use redlab_expr::{host, Reduction};
+use redlab_kernels::mapped;
+use redlab_kernels::{RunError, Variant};
+
+use crate::graph::GraphRun;
+use crate::{backend_error, CudaDevice, DeviceInput};
+
+/// What a mapped launch needs: the kernel, the problem over mapped values, section 2,
+/// and the parameters.
+struct MappedLaunch {
+    variant: Variant,
+    problem: redlab_core::Problem,
+    decls: String,
+    params: Vec<(&'static str, u32)>,
+}
+
+impl CudaDevice {
+    /// Uploads the inputs of `reduction` into one buffer, as the mapped kernel reads them.
+    pub fn upload_inputs(
+        &self,
+        reduction: &Reduction,
+        inputs: &[ArrayRef<'_>],
+    ) -> Result<DeviceInput, Error> {
+        let n = host::check_inputs(reduction, inputs).map_err(|e| Error::Shape(e.to_string()))?;
+        let packed = mapped::pack(reduction, inputs);
+        let mut input = self
+            .upload(ArrayRef::from_slice::<u8>(&packed))
+            .map_err(backend_error)?;
+        input.len = n;
+        input.dtype = DType::U8;
+        Ok(input)
+    }
+
+    /// The production kernel, its parameters and declarations for `reduction` over `n`.
+    fn mapped_launch(&self, reduction: &Reduction, n: usize) -> Result<MappedLaunch, Error> {
+        let (problem, decls) = mapped::decls(reduction).map_err(Error::Shape)?;
+        let variant = mapped::variant().map_err(backend_error)?;
+        let choice = self.auto(&problem, n);
+        let params = mapped::params(&choice.variant, &choice.param_pairs())
+            .into_iter()
+            .filter_map(|(name, v)| {
+                variant
+                    .params
+                    .iter()
+                    .find(|p| p.name == name)
+                    .map(|p| (p.name, v))
+            })
+            .collect();
+        Ok(MappedLaunch {
+            variant,
+            problem,
+            decls: decls.source,
+            params,
+        })
+    }
+
+    /// Runs `reduction` over inputs uploaded by [`CudaDevice::upload_inputs`]; `post` is
+    /// applied to the result.
+    pub fn run_mapped(&self, reduction: &Reduction, input: &DeviceInput) -> Result<Outcome, Error> {
+        let launch = self.mapped_launch(reduction, input.len)?;
+        let run = self
+            .run_with(
+                &launch.variant,
+                &launch.problem,
+                Some(&launch.decls),
+                input,
+                &launch.params,
+            )
+            .map_err(backend_error)?;
+        Ok(Outcome {
+            value: reduction.finish(run.value, input.len),
+            seconds: run.passes.iter().sum(),
+            passes: run.passes,
+        })
+    }
+
+    /// Uploads and reduces.
+    pub fn reduce_mapped(
+        &self,
+        reduction: &Reduction,
+        inputs: &[ArrayRef<'_>],
+    ) -> Result<Outcome, Error> {
+        let input = self.upload_inputs(reduction, inputs)?;
+        self.run_mapped(reduction, &input)
+    }
+
+    /// [`CudaDevice::graph_run`] for a user-defined reduction over packed inputs (the
+    /// value is before `post`).
+    pub fn graph_run_mapped(
+        &self,
+        reduction: &Reduction,
+        inputs: &[DeviceInput],
+        reductions: usize,
+    ) -> Result<GraphRun, RunError> {
+        let n = inputs.first().map_or(0, |i| i.len);
+        let launch = self
+            .mapped_launch(reduction, n)
+            .map_err(|e| RunError::Device(e.to_string()))?;
+        self.graph_run_with(
+            &launch.variant,
+            &launch.problem,
+            Some(&launch.decls),
+            inputs,
+            reductions,
+            &launch.params,
+        )
+    }
+}

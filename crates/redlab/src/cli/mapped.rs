@@ -1,0 +1,184 @@
+//! `redlab run --map …`: a user-defined reduction over one or more inputs (files, or
+//! seeded generated arrays, one per input the map names), on any device, verified
+//! against the scalar reference of the expression crate.
+
+use std::io::Write;
+
+use anyhow::{bail, Context};
+use redlab::generate::generate;
+use redlab::{Device, HostArray, Reduction, Value};
+use redlab_bench::{gbps, Stats};
+use redlab_expr::{oracle, parser};
+use serde_json::{json, Map};
+
+use super::run::RunArgs;
+use super::{json as value_json, Verdict};
+
+/// Inputs above this many elements are checked against the CPU's block evaluator
+/// (itself held to the scalar reference by the tests) instead of the slower scalar one.
+const SCALAR_REFERENCE_UPTO: usize = 1 << 24;
+
+/// Builds the reduction a run's flags describe, for inputs of `dtypes`.
+pub fn reduction_of(args: &RunArgs, dtypes: &[redlab::DType]) -> anyhow::Result<Reduction> {
+    let map = args.map.as_deref().context("--map is required here")?;
+    let mut builder = Reduction::builder(map, &args.combine);
+    if let Some(identity) = &args.identity {
+        builder = builder.identity(identity);
+    }
+    if let Some(post) = &args.post {
+        builder = builder.post(post);
+    }
+    if let Some(acc) = args.acc {
+        builder = builder.acc(acc);
+    }
+    Ok(builder.build(dtypes)?)
+}
+
+/// The inputs: each --input file, or one generated array per input the map names.
+fn inputs(args: &RunArgs, map: &str) -> anyhow::Result<(Vec<HostArray>, String)> {
+    if args.shape.is_some() || args.axis.is_some() || args.segments.is_some() {
+        bail!("--map reduces whole inputs; axis and segment reductions take --op");
+    }
+    if !args.input.is_empty() {
+        let mut arrays = Vec::new();
+        let mut names = Vec::new();
+        for path in &args.input {
+            let loaded = redlab::input::load(path, args.dtype)?;
+            names.push(format!("{} ({})", path.display(), loaded.format));
+            arrays.push(loaded.array);
+        }
+        return Ok((arrays, names.join(", ")));
+    }
+    let count = parser::inputs_named(map)?;
+    let dtype = args
+        .dtype
+        .context("generated inputs need --dtype to know what to generate")?;
+    let n = args.n.context("give --n SIZE or --input FILE")?.0;
+    let arrays = (0..count)
+        .map(|k| generate(dtype, n, args.dist, args.seed + k as u64))
+        .collect::<Result<Vec<_>, _>>()?;
+    let source = format!(
+        "generated: {count} × {dtype}, {:?}, seeds {}…{}",
+        args.dist,
+        args.seed,
+        args.seed + count as u64 - 1
+    )
+    .to_lowercase();
+    Ok((arrays, source))
+}
+
+/// Runs a user-defined reduction.
+pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
+    let map = args.map.as_deref().context("--map is required here")?;
+    let (arrays, source) = inputs(args, map)?;
+    let dtypes: Vec<_> = arrays.iter().map(HostArray::dtype).collect();
+    let reduction = reduction_of(args, &dtypes)?;
+    let views: Vec<_> = arrays.iter().map(HostArray::view).collect();
+    let n = redlab_expr::host::check_inputs(&reduction, &views)?;
+    let device_name = if args.device == "auto" {
+        "cpu"
+    } else {
+        &args.device
+    };
+    let device = Device::open(device_name, args.threads)?;
+    let mut times = Vec::with_capacity(args.repeat);
+    let mut value: Option<Value> = None;
+    for _ in 0..args.repeat {
+        let outcome = device.reduce_mapped(&reduction, &views)?;
+        if let Some(first) = &value {
+            if !first.same_as(&outcome.value) {
+                return Ok(Verdict::Mismatch(format!(
+                    "repeated runs disagree: {first} then {}",
+                    outcome.value
+                )));
+            }
+        }
+        value.get_or_insert(outcome.value);
+        times.push(outcome.seconds);
+    }
+    let value = value.context("no run happened")?;
+    let stats = Stats::of(&times).context("no timings")?;
+    let (expected, reference_name) = if n <= SCALAR_REFERENCE_UPTO {
+        (oracle::reduce(&reduction, &views)?, "the scalar reference")
+    } else {
+        let cpu = Device::open("cpu", None)?;
+        (
+            cpu.reduce_mapped(&reduction, &views)?.value,
+            "the CPU's block evaluator",
+        )
+    };
+    let device_math = redlab_expr::codegen::uses_device_math(&reduction.map);
+    let bitwise = value.same_as(&expected);
+    let verified = bitwise || (device_math && close(&value, &expected));
+    let bytes: u64 = views.iter().map(|v| v.bytes().len() as u64).sum();
+    let rate = gbps(bytes, stats.median);
+    let info = device.info();
+    if args.json {
+        let mut fields = Map::new();
+        fields.insert("map".into(), json!(reduction.map_text));
+        fields.insert("combine".into(), json!(args.combine));
+        fields.insert("post".into(), json!(args.post));
+        fields.insert("inputs".into(), json!(dtypes));
+        fields.insert("n".into(), json!(n));
+        fields.insert("device".into(), json!(info.id));
+        fields.insert("device_name".into(), json!(info.name));
+        value_json::value_fields(&value, &mut fields);
+        fields.insert("seconds".into(), json!(stats.median));
+        fields.insert("repeat".into(), json!(args.repeat));
+        fields.insert("gbps".into(), json!(rate));
+        fields.insert("verified".into(), json!(verified));
+        fields.insert("bitwise_reference".into(), json!(bitwise));
+        fields.insert("input".into(), json!(source));
+        writeln!(out, "{}", serde_json::Value::Object(fields))?;
+    } else {
+        writeln!(
+            out,
+            "{}, {} input{} of n = {n}, on {} ({})",
+            reduction.describe(),
+            dtypes.len(),
+            if dtypes.len() == 1 { "" } else { "s" },
+            info.id,
+            info.name
+        )?;
+        writeln!(out, "  input     {source}")?;
+        match value.scalar() {
+            Some(s) => writeln!(out, "  value     {value}  [bits 0x{:x}]", s.bits())?,
+            None => writeln!(out, "  value     {value}")?,
+        }
+        if bitwise {
+            writeln!(out, "  verified  yes: bitwise equal to {reference_name}")?;
+        } else if verified {
+            writeln!(
+                out,
+                "  verified  yes: within 1e-5 relative of {reference_name} ({expected}); exp, log and pow are the device's own"
+            )?;
+        } else {
+            writeln!(out, "  verified  NO: {reference_name} gives {expected}")?;
+        }
+        writeln!(
+            out,
+            "  time      {:.3} ms median of {} ({:.2} GB/s of input)",
+            stats.median * 1e3,
+            args.repeat,
+            rate
+        )?;
+    }
+    Ok(if verified {
+        Verdict::Success
+    } else {
+        Verdict::Mismatch(format!(
+            "{value} differs from {reference_name}'s {expected}"
+        ))
+    })
+}
+
+/// Whether two results agree to 1e-5 relative (maps with the device's own exp/log/pow).
+fn close(a: &Value, b: &Value) -> bool {
+    match (a.scalar(), b.scalar()) {
+        (Some(x), Some(y)) => {
+            let (x, y) = (x.to_f64(), y.to_f64());
+            (x - y).abs() <= 1e-5 * x.abs().max(y.abs()) || (x.is_nan() && y.is_nan())
+        }
+        _ => a.same_as(b),
+    }
+}
