@@ -27,6 +27,7 @@ pub mod args;
 pub mod ast;
 pub mod html;
 pub mod lexer;
+pub mod mapped;
 pub mod mask;
 pub mod memory;
 pub mod metrics;

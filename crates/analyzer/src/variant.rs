@@ -225,9 +225,61 @@ pub fn run(
         }
         Err(e) => return Err(usage(format!("{}: {e}", variant.name))),
     };
+    let (run, passes) = simulate(
+        variant,
+        problem,
+        None,
+        data.view().bytes(),
+        n,
+        wg,
+        &params,
+        opts,
+    )?;
+    Ok(VariantRun {
+        passes,
+        verdict: accuracy::check_result(
+            problem,
+            data.view(),
+            &run.value,
+            &expected,
+            variant.canonical,
+        ),
+        value: run.value,
+        expected,
+    })
+}
+
+/// Builds `variant` (section 2 from `decls` where given) and runs its passes over the
+/// input `bytes` of `n` elements in the simulator: the result and every launch.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn simulate(
+    variant: &Variant,
+    problem: &Problem,
+    decls: Option<&str>,
+    bytes: &[u8],
+    n: usize,
+    wg: usize,
+    params: &[(&str, u32)],
+    opts: &VariantOptions,
+) -> Result<(redlab_kernels::Run, Vec<Pass>), AnalyzeError> {
+    let usage = AnalyzeError::Usage;
+    let caps = capabilities(opts.compute_units);
     let entries = driver::entry_points(variant);
     let build = |first_pass: bool| -> Result<Rc<Compiled>, AnalyzeError> {
-        let text = source(variant, problem, &params, first_pass)?;
+        let text = match decls {
+            None => source(variant, problem, params, first_pass)?,
+            Some(d) => assembly::assemble_with(
+                variant,
+                problem,
+                d,
+                params,
+                &[],
+                Target::OpenCl,
+                first_pass,
+            )
+            .map(|a| a.source)
+            .map_err(AnalyzeError::Usage)?,
+        };
         let name = format!(
             "{} ({problem}{})",
             variant.name,
@@ -250,10 +302,10 @@ pub fn run(
         failure: RefCell::new(None),
     };
     let mut input = launcher
-        .alloc(data.view().bytes().len())
+        .alloc(bytes.len())
         .map_err(|e| usage(e.to_string()))?;
     launcher
-        .write(&mut input, data.view().bytes())
+        .write(&mut input, bytes)
         .map_err(|e| usage(e.to_string()))?;
     if let Some(b) = launcher.mem.borrow_mut().global.get_mut(input as usize) {
         b.name = "input".into();
@@ -278,22 +330,11 @@ pub fn run(
         &input,
         n,
         wg,
-        &params,
+        params,
     );
     if let Some(e) = launcher.failure.borrow_mut().take() {
         return Err(e);
     }
     let run = result.map_err(|e| usage(format!("{}: {e}", variant.name)))?;
-    Ok(VariantRun {
-        passes: launcher.passes.into_inner(),
-        verdict: accuracy::check_result(
-            problem,
-            data.view(),
-            &run.value,
-            &expected,
-            variant.canonical,
-        ),
-        value: run.value,
-        expected,
-    })
+    Ok((run, launcher.passes.into_inner()))
 }

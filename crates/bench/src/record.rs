@@ -73,6 +73,9 @@ pub struct Record {
     /// Which kernel or CPU path ran such rows, and why (`--explain`'s text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
+    /// For user-defined reductions: the reduction (map, combine, post) in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map: Option<String>,
     /// Why this row's timing is doubtful (a rate above the read roof measured beside it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,

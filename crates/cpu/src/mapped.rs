@@ -17,9 +17,17 @@ impl CpuBackend {
         inputs: &[ArrayRef<'_>],
     ) -> Result<Outcome, Error> {
         let start = Instant::now();
-        let value = self
-            .pool
-            .install(|| host::reduce(reduction, inputs, crate::compute))?;
+        // One chunk never forks; handing it to the pool would only add a cross-thread
+        // round trip to the latency of small reductions.
+        let one_chunk = inputs
+            .first()
+            .is_none_or(|a| a.len() <= host::CHUNK_TILES * redlab_core::canonical::TILE);
+        let value = if one_chunk {
+            host::reduce(reduction, inputs, crate::compute)?
+        } else {
+            self.pool
+                .install(|| host::reduce(reduction, inputs, crate::compute))?
+        };
         let seconds = start.elapsed().as_secs_f64();
         Ok(Outcome {
             value,

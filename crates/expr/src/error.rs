@@ -5,7 +5,7 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExprError {
     /// The text does not follow the grammar (docs/expressions.md).
-    #[error("{part}: column {column}: {message}\n  {text}\n  {caret}")]
+    #[error("{part}: column {column}: {message} (in '{text}')")]
     Parse {
         /// Which part of the reduction (`map`, `combine`, …); filled in by the caller.
         part: String,
@@ -39,6 +39,15 @@ impl ExprError {
     /// A type error.
     pub fn typing(message: impl Into<String>) -> ExprError {
         ExprError::Type(message.into())
+    }
+
+    /// The text with a caret under the bad column, on two lines (for interfaces that
+    /// can show more than the one-line message).
+    pub fn pointer(&self) -> Option<String> {
+        match self {
+            ExprError::Parse { text, caret, .. } => Some(format!("  {text}\n  {caret}")),
+            ExprError::Type(_) => None,
+        }
     }
 
     /// The column of a parse error.

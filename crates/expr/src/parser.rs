@@ -229,7 +229,16 @@ impl Parser {
                             if self.eat(")") {
                                 break;
                             }
-                            self.expect(",")?;
+                            if !self.eat(",") {
+                                let next = self.peek();
+                                return Err(ExprError::parse(
+                                    next.column,
+                                    format!(
+                                        "expected ',' or ')' in the call of {name}, found {}",
+                                        describe(&next.token)
+                                    ),
+                                ));
+                            }
                         }
                     }
                     AstKind::Call(name, args)

@@ -91,6 +91,16 @@ pub struct AnalyzeArgs {
     /// element (repeatable; `buffers` in the JSON).
     #[arg(long, value_name = "NAME")]
     show: Vec<String>,
+    /// With the production kernel: a user-defined map over inputs x, y, z, w (each of
+    /// --dtype), run as the GPUs run it (docs/expressions.md).
+    #[arg(long)]
+    map: Option<String>,
+    /// With --map: the built-in combine.
+    #[arg(long, requires = "map", default_value = "sum")]
+    combine: String,
+    /// With --map: an expression in r and n applied to the result.
+    #[arg(long, requires = "map")]
+    post: Option<String>,
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
@@ -269,15 +279,35 @@ fn analyze_variant(
         compute_units: a.compute_units,
         seed: a.seed,
     };
-    let run = variant::run(v, &problem, n, &opts)?;
+    let (run, source, problem) = match &a.map {
+        Some(map) => {
+            if !v.aliases.contains(&"production") {
+                bail!("--map runs in the production kernel only (not {})", v.name);
+            }
+            let count = redlab_expr::parser::inputs_named(map)?;
+            let mut builder = redlab::Reduction::builder(map, &a.combine);
+            if let Some(post) = &a.post {
+                builder = builder.post(post);
+            }
+            let reduction = builder.build(&vec![a.dtype; count])?;
+            let run = redlab_analyzer::mapped::run(&reduction, n, &opts)?;
+            let source = format!("{} with {}", v.name, reduction.describe());
+            (run, source, reduction.describe())
+        }
+        None => (
+            variant::run(v, &problem, n, &opts)?,
+            format!("{} ({}), {problem}", v.name, v.aliases.join(", ")),
+            problem.to_string(),
+        ),
+    };
     let (total, passes, traces) =
         summarize_passes(&run.passes, "the variant launched nothing (empty input)")?;
     let report = Report {
-        source: format!("{} ({}), {problem}", v.name, v.aliases.join(", ")),
+        source,
         total,
         passes,
         check: Some(CheckJson {
-            problem: problem.to_string(),
+            problem,
             n,
             value: run.value.to_string(),
             expected: run.expected.to_string(),

@@ -43,6 +43,19 @@ pub struct BenchArgs {
     /// shape × operator × type, each output checked against the reference
     #[arg(long)]
     pub shapes: Option<String>,
+    /// A user-defined reduction instead of --ops: the map over inputs x, y, z, w (one
+    /// generated input of each --dtypes type per name used), e.g. 'x * y'.
+    #[arg(long, conflicts_with = "shapes")]
+    pub map: Option<String>,
+    /// With --map: a built-in combine or an expression in a and b.
+    #[arg(long, requires = "map", default_value = "sum")]
+    pub combine: String,
+    /// With a custom --combine: its identity.
+    #[arg(long, requires = "map", allow_hyphen_values = true)]
+    pub identity: Option<String>,
+    /// With --map: an expression in r and n applied to the result.
+    #[arg(long, requires = "map")]
+    pub post: Option<String>,
     /// Accumulator for sum/prod where allowed (default: each type's default).
     #[arg(long)]
     pub acc: Option<DType>,
@@ -176,6 +189,11 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         }
         let shapes = super::bench_shapes::parse_shapes(text)?;
         let verdict = super::bench_shapes::run(args, &shapes, &device, out, &mut sink)?;
+        write_report(args, &device, report_n, &sink)?;
+        return Ok(verdict);
+    }
+    if args.map.is_some() {
+        let verdict = super::bench_mapped::run(args, &sizes, &device, out, &mut sink)?;
         write_report(args, &device, report_n, &sink)?;
         return Ok(verdict);
     }
@@ -372,6 +390,7 @@ impl RecordBase {
             shape: None,
             axes: None,
             strategy: None,
+            map: None,
             roof_config: None,
             datasheet_gbps: None,
             roof_peak_fraction: None,

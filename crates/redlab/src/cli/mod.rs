@@ -5,6 +5,7 @@ mod analyze;
 mod bench;
 #[cfg(any(feature = "opencl", feature = "cuda"))]
 mod bench_lab;
+mod bench_mapped;
 mod bench_shapes;
 #[cfg(feature = "cuda")]
 mod check_kernels;
