@@ -135,6 +135,8 @@ pub fn mapped_examples() -> Vec<redlab_expr::Reduction> {
         ),
         ("x < y ? u64(x) : u64(y) % 5", "and", &[F64, I16]),
         ("f64(x) * y + z", "sum", &[F32, F64, U64]),
+        ("x * y + z - i", "sum", &[F16, I8, BF16]),
+        ("x - y", "prod", &[U16, I8]),
     ];
     cases
         .iter()

@@ -72,6 +72,7 @@ pub fn uses_device_math(node: &Node) -> bool {
 pub fn helpers(fp64: bool) -> String {
     let mut s = String::from(
         "#ifdef __OPENCL_VERSION__\n#pragma OPENCL FP_CONTRACT OFF\n#define RL_FMUL(a, b) ((a) * (b))\n#define RL_DMUL(a, b) ((a) * (b))\n#else\n#define RL_FMUL(a, b) __fmul_rn((a), (b))\n#define RL_DMUL(a, b) __dmul_rn((a), (b))\n#endif\n\
+inline float rl_half(ushort b) { return vload_half(0, (const half*)&b); }\n\
 inline long rl_add_l(long a, long b) { return (long)((ulong)a + (ulong)b); }\n\
 inline long rl_sub_l(long a, long b) { return (long)((ulong)a - (ulong)b); }\n\
 inline long rl_mul_l(long a, long b) { return (long)((ulong)a * (ulong)b); }\n\
@@ -125,6 +126,102 @@ pub fn map_function(map: &Node, inputs: &[DType]) -> String {
     }
     let _ = writeln!(s, "    (void)off;\n    return {};\n}}", expr(map, &[]));
     s
+}
+
+/// `rl_map_word(in, e, n, out)`: the mapped values of elements `e … e + wv - 1` into
+/// `out`, reading each input's `wv` elements with whole-word loads (one 16-byte load
+/// where they fill 16 bytes). `e` must be a multiple of `wv`, as it is where warp tiles
+/// call it, so every load is aligned (regions start at 256-byte boundaries). Loads of
+/// 4-byte elements one by one at a 16-byte stride cost four times the L1 wavefronts;
+/// this is the mapped form of the raw-word loads of the plain kernels.
+pub fn map_word_function(map: &Node, inputs: &[DType], wv: usize) -> String {
+    let ty = c_type(map.ty);
+    let mut s = format!(
+        "#define RL_MAP_WORD {wv}\ntypedef {ty} rl_map_t;\ninline void rl_map_word(const __global uchar* in, ulong e, ulong n, {ty}* out) {{\n    ulong off = 0;\n"
+    );
+    for (k, d) in inputs.iter().enumerate() {
+        let size = d.size_bytes();
+        let bytes = wv * size;
+        let at = format!("(in + off + e * {size})");
+        // The raw bits of this input's wv elements, as 32-bit words (or one ushort).
+        match bytes {
+            2 => {
+                let _ = writeln!(
+                    s,
+                    "    uint rl_w{k}[1]; rl_w{k}[0] = *(const __global ushort*){at};"
+                );
+            }
+            4 => {
+                let _ = writeln!(
+                    s,
+                    "    uint rl_w{k}[1]; rl_w{k}[0] = *(const __global uint*){at};"
+                );
+            }
+            8 => {
+                let _ = writeln!(
+                    s,
+                    "    uint rl_w{k}[2]; {{ uint2 t = *(const __global uint2*){at}; rl_w{k}[0] = t.x; rl_w{k}[1] = t.y; }}"
+                );
+            }
+            _ => {
+                let words = bytes / 4;
+                let _ = writeln!(s, "    uint rl_w{k}[{words}];");
+                for q in 0..words / 4 {
+                    let _ = writeln!(
+                        s,
+                        "    {{ uint4 t = ((const __global uint4*){at})[{q}]; rl_w{k}[{}] = t.x; rl_w{k}[{}] = t.y; rl_w{k}[{}] = t.z; rl_w{k}[{}] = t.w; }}",
+                        4 * q, 4 * q + 1, 4 * q + 2, 4 * q + 3
+                    );
+                }
+            }
+        }
+        let _ = writeln!(
+            s,
+            "    off += (n * {size} + {a} - 1) / {a} * {a};",
+            a = REGION_ALIGN
+        );
+    }
+    let body = expr(map, &[]);
+    for c in 0..wv {
+        let _ = write!(s, "    {{");
+        for (k, d) in inputs.iter().enumerate() {
+            let _ = write!(
+                s,
+                " {} rl_in{k} = {};",
+                c_type(Ty::of_dtype(*d)),
+                element_of_words(*d, &format!("rl_w{k}"), c)
+            );
+        }
+        let _ = writeln!(s, " ulong i = e + {c}; (void)i; out[{c}] = {body}; }}");
+    }
+    s.push_str("    (void)off;\n}\n");
+    s
+}
+
+/// Element `c` of the raw words `w` of an input of `dtype`, widened to its loaded type.
+fn element_of_words(dtype: DType, w: &str, c: usize) -> String {
+    let size = dtype.size_bytes();
+    let bits = match size {
+        8 => format!(
+            "(((ulong){w}[{}] << 32) | (ulong){w}[{}])",
+            2 * c + 1,
+            2 * c
+        ),
+        4 => format!("{w}[{c}]"),
+        2 => format!("(({w}[{}] >> {}) & 0xffffu)", c / 2, 16 * (c % 2)),
+        _ => format!("(({w}[{}] >> {}) & 0xffu)", c / 4, 8 * (c % 4)),
+    };
+    match dtype {
+        DType::F32 => format!("as_float({bits})"),
+        DType::F64 => format!("as_double({bits})"),
+        DType::F16 => format!("rl_half((ushort){bits})"),
+        DType::BF16 => format!("as_float({bits} << 16)"),
+        DType::I8 => format!("(long)(char){bits}"),
+        DType::I16 => format!("(long)(short){bits}"),
+        DType::I32 => format!("(long)(int){bits}"),
+        DType::I64 => format!("(long){bits}"),
+        DType::U8 | DType::U16 | DType::U32 | DType::U64 => format!("(ulong){bits}"),
+    }
 }
 
 /// A C expression for `node`; `vars` names the part's variables (`a`, `b`).

@@ -76,7 +76,7 @@
 #define WARP_TILES_UPTO 8
 #endif
 #if defined(HAVE_SUBGROUP_SHUFFLE) && (WARP_TILES_FROM > 0 || WARP_TILES_UPTO > 0) && \
-    !defined(ORDER_FREE) && IN_BYTES >= 4
+    !defined(ORDER_FREE) && (IN_BYTES >= 4 || defined(IN_IS_MAPPED))
 #define USE_WARP_TILES 1
 #include "warp_tiles.h"
 #else

@@ -18,7 +18,19 @@
 // WARP_ROWS rows of the tile are in flight per work-item before any is added (0 picks
 // by type: register pressure grows with WV·WQ words per row).
 
-#if IN_BYTES == 2
+// Mapped elements (a user-defined map, IN_IS_MAPPED) have no raw words: each lane owns
+// WV elements as if they were one word of the mapped type, and reads them through
+// lift() (the map's loads of every input).
+#if defined(IN_IS_MAPPED)
+#if ACC_BYTES == 4
+#define WV 4
+#else
+#define WV 2
+#endif
+#if defined(RL_MAP_WORD) && RL_MAP_WORD != WV
+#error "the map's word function reads a different number of elements than a warp-tile word"
+#endif
+#elif IN_BYTES == 2
 #define WV 8
 #elif IN_BYTES == 4
 #define WV 4
@@ -72,6 +84,52 @@ inline acc_t warp_tile(const __global in_t* in, ulong start, ulong n, uint t) {
 #pragma unroll
     for (uint j = 0; j < WQ * WV; j++)
         acc[j] = IDENTITY;
+#ifdef IN_IS_MAPPED
+    if (start + TILE <= n) {
+        for (uint r0 = 0; r0 < ROWS; r0 += WARP_ROWS) {
+            acc_t v[WARP_ROWS * WQ * WV];
+#pragma unroll
+            for (uint r = 0; r < WARP_ROWS; r++)
+#pragma unroll
+                for (uint q = 0; q < WQ; q++)
+                {
+                    ulong e = start + (ulong)(r0 + r) * LANES + WV * (32 * q + t);
+#ifdef RL_MAP_WORD
+                    // Whole-word loads of every input (see rl_map_word).
+                    rl_map_t m[WV];
+                    rl_map_word(in, e, n, m);
+#pragma unroll
+                    for (uint i = 0; i < WV; i++)
+                        v[(r * WQ + q) * WV + i] = (acc_t)m[i];
+#else
+#pragma unroll
+                    for (uint i = 0; i < WV; i++)
+                        v[(r * WQ + q) * WV + i] = lift(in, e + i);
+#endif
+                }
+#pragma unroll
+            for (uint r = 0; r < WARP_ROWS; r++)
+#pragma unroll
+                for (uint q = 0; q < WQ; q++)
+#pragma unroll
+                    for (uint i = 0; i < WV; i++)
+                        acc[q * WV + i] = combine(acc[q * WV + i], v[(r * WQ + q) * WV + i]);
+        }
+    } else {
+        for (uint r = 0; r < ROWS; r++) {
+            ulong row = start + (ulong)r * LANES;
+            if (row >= n)
+                break;
+            ulong mine = row + WV * t;
+#pragma unroll
+            for (uint q = 0; q < WQ; q++)
+#pragma unroll
+                for (uint i = 0; i < WV; i++)
+                    if (mine + 32 * WV * q + i < n)
+                        acc[q * WV + i] = combine(acc[q * WV + i], lift(in, mine + 32 * WV * q + i));
+        }
+    }
+#else
     if (start + TILE <= n) {
         const __global uint4* words = (const __global uint4*)(in + start) + t;
         for (uint r0 = 0; r0 < ROWS; r0 += WARP_ROWS) {
@@ -126,6 +184,7 @@ inline acc_t warp_tile(const __global in_t* in, ulong start, ulong n, uint t) {
             }
         }
     }
+#endif
     // Fold steps 512 … 32·WV: slots of the same work-item. Each step is written out:
     // NVRTC keeps the array in registers only when every index is a constant, and it
     // does not unroll a loop whose step halves.

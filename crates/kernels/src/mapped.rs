@@ -1,19 +1,20 @@
 //! User-defined reductions on the GPU: the map compiled into the production kernel's
 //! template. The map becomes `lift()` (section 2 of the assembly, [`decls`]); every
 //! input array travels in one buffer, each in its own 256-byte-aligned region
-//! ([`pack`]); and the kernel reads elements through `lift()` only, so its raw-word and
-//! warp-tile paths are off ([`PARAMS`]). The combine is a built-in operator over the
+//! ([`pack`]); and the kernel reads elements through `lift()` only (`IN_IS_MAPPED`: no
+//! raw-word loads; warp tiles give each lane the elements of a 16-byte word of the
+//! mapped type). The combine is a built-in operator over the
 //! mapped values, so the result is that problem's, in the canonical order.
 
 use redlab_core::{ArrayRef, Problem};
-use redlab_expr::codegen::{helpers, map_function, region_offsets, uses_f64};
+use redlab_expr::codegen::{helpers, map_function, map_word_function, region_offsets, uses_f64};
 use redlab_expr::{Combine, Reduction};
 
 use crate::optype::{op_type_reading, MapSource, OpType};
 
-/// Parameters every mapped run overrides: no warp tiles (they load raw 16-byte words of
-/// one input), so the host's launch layout and the kernel agree.
-pub const PARAMS: &[(&str, u32)] = &[("WARP_TILES_FROM", 0), ("WARP_TILES_UPTO", 0)];
+/// Parameters every mapped run overrides (none today: warp tiles read mapped elements
+/// through `lift()` as the other paths do, so the tuned values apply).
+pub const PARAMS: &[(&str, u32)] = &[];
 
 /// Extra OpenCL build options: divisions and square roots correctly rounded, as on the
 /// CPU and under CUDA's defaults.
@@ -32,6 +33,16 @@ pub fn decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
     };
     let mut text = helpers(uses_f64(&reduction.map, &reduction.inputs));
     text.push_str(&map_function(&reduction.map, &reduction.inputs));
+    // Float sums and products may run as warp tiles, which read a 16-byte word of the
+    // accumulator type per lane: 4 elements for f32, 2 for f64.
+    if problem.dtype.is_float() && problem.op.is_arithmetic() {
+        let wv = if crate::optype::value_kind(&problem) == crate::optype::ValueKind::F64 {
+            2
+        } else {
+            4
+        };
+        text.push_str(&map_word_function(&reduction.map, &reduction.inputs, wv));
+    }
     let map = MapSource {
         text: &text,
         needs_fp64: uses_f64(&reduction.map, &reduction.inputs),
