@@ -51,7 +51,7 @@ pub enum ArgSpec {
 
 /// The OpenCL C spelling of redlab's own type names (`f32` is `float`, `u8` is `uchar` …);
 /// other names are returned as they are.
-fn opencl_name(name: &str) -> &str {
+pub(crate) fn opencl_name(name: &str) -> &str {
     match name {
         "i8" => "char",
         "u8" => "uchar",

@@ -25,6 +25,7 @@
 
 pub mod args;
 pub mod ast;
+pub mod clamsee;
 pub mod html;
 pub mod lexer;
 pub mod mapped;
@@ -36,6 +37,7 @@ pub mod parser;
 pub mod preprocess;
 pub mod report;
 pub mod segments;
+pub mod session;
 pub mod sim;
 pub mod source;
 pub mod types;

@@ -147,6 +147,12 @@ pub struct AlignedBytes {
     len: usize,
 }
 
+impl redlab_core::ByteSource for AlignedBytes {
+    fn bytes(&self) -> &[u8] {
+        AlignedBytes::bytes(self)
+    }
+}
+
 impl AlignedBytes {
     /// `len` zero bytes.
     pub fn zeroed(len: usize) -> AlignedBytes {

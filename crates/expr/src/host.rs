@@ -7,7 +7,9 @@
 use rayon::prelude::*;
 use redlab_core::canonical::{LANES, TILE};
 use redlab_core::merge::merge_tree;
-use redlab_core::{ArrayRef, Error, Problem, Value};
+use std::sync::Arc;
+
+use redlab_core::{ArrayRef, Error, HostArray, Problem, Value};
 
 use crate::block::{eval_block, AlignedBytes, Column, BLOCK};
 use crate::error::ExprError;
@@ -77,6 +79,22 @@ pub fn map_range(
         at += len;
     }
     out
+}
+
+/// Every mapped value as one array of `reduction.mapped` (tiles mapped in parallel):
+/// what axis and segment reductions of an expression reduce, output by output.
+pub fn map_all(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Result<HostArray, Error> {
+    let n = check_inputs(reduction, inputs).map_err(|e| Error::Shape(e.to_string()))?;
+    let size = reduction.mapped.size_bytes();
+    let mut out = AlignedBytes::zeroed(n * size);
+    out.bytes_mut()
+        .par_chunks_mut(TILE * size)
+        .enumerate()
+        .for_each(|(k, dst)| {
+            let len = dst.len() / size;
+            eval_block(&reduction.map, inputs, k * TILE, len, &[]).write_as(reduction.mapped, dst);
+        });
+    HostArray::from_source(reduction.mapped, Arc::new(out), 0, n)
 }
 
 /// Reduces the inputs. `kernel` reduces one chunk of mapped values for the built-in

@@ -116,7 +116,7 @@ mod tests {
             "#define IN_IS_MAPPED 1",
             "rl_map(in, i, n)",
             "#define lift(p, i) lift_n((p), (i), n)",
-            "#define WARP_TILES_FROM 0",
+            "#define RL_MAP_WORD 2",
             "RL_DMUL(",
         ] {
             assert!(text.contains(needle), "missing {needle}");

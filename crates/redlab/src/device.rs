@@ -216,6 +216,25 @@ impl Device {
         })
     }
 
+    /// A user-defined reduction along axes or over segments: the map applied on the host
+    /// once, then the mapped values reduced output by output here, each in the canonical
+    /// order of its own elements. Custom combines and `post` are for whole arrays.
+    pub fn reduce_mapped_outputs(
+        &self,
+        reduction: &Reduction,
+        inputs: &[ArrayRef<'_>],
+        selection: Selection<'_>,
+    ) -> Result<Vec<Value>, Error> {
+        let problem = reduction.problem().ok_or_else(|| {
+            redlab_core::Error::Shape(
+                "custom combines reduce whole arrays; along axes and over segments give a built-in combine"
+                    .into(),
+            )
+        })?;
+        let mapped = redlab_expr::host::map_all(reduction, inputs)?;
+        Ok(self.reduce_outputs(problem, mapped.view(), selection)?.0)
+    }
+
     /// How [`Device::reduce_outputs`] will run `selection` here, in words.
     pub fn explain_outputs(&self, problem: &Problem, selection: Selection<'_>) -> String {
         match &self.kind {

@@ -164,3 +164,49 @@ fn bad_expressions_get_one_line_with_the_column() {
     );
     assert_clean_error(&with(&["--map", "median(x)"]), "unknown function 'median'");
 }
+
+#[test]
+fn maps_along_an_axis_equal_the_reference_of_each_row() {
+    use redlab::segmented::Selection;
+    use redlab::shape::{AxisPlan, Layout};
+    use redlab::{DType, Device, Reduction};
+    let (rows, cols) = (37, 1031);
+    let gen = |seed| {
+        redlab::generate::generate(
+            DType::F32,
+            rows * cols,
+            redlab::generate::Distribution::Normal,
+            seed,
+        )
+        .expect("data")
+    };
+    let (x, y) = (gen(3), gen(4));
+    let dot = Reduction::builder("x * y - i % 3", "sum")
+        .build(&[DType::F32, DType::F32])
+        .expect("builds");
+    let plan = AxisPlan::new(Layout::c_order(&[rows, cols]), Some(&[1]), false).expect("plan");
+    let mut devices = vec![Device::open("cpu", None).expect("cpu")];
+    if opencl_present() {
+        devices.push(Device::open("opencl:0", None).expect("opencl"));
+    }
+    for device in &devices {
+        let got = device
+            .reduce_mapped_outputs(&dot, &[x.view(), y.view()], Selection::Axes(&plan))
+            .expect("reduces");
+        assert_eq!(got.len(), rows);
+        for (r, value) in got.iter().enumerate() {
+            // Row r alone, with the index i of the whole array: the map sees global indices.
+            let xs = x.view().slice(r * cols, (r + 1) * cols);
+            let ys = y.view().slice(r * cols, (r + 1) * cols);
+            let shifted = Reduction::builder(&format!("x * y - (i + {}) % 3", r * cols), "sum")
+                .build(&[DType::F32, DType::F32])
+                .expect("builds");
+            let want = redlab_expr::oracle::reduce(&shifted, &[xs, ys]).expect("reference");
+            assert!(
+                value.same_as(&want),
+                "{} row {r}: {value} vs {want}",
+                device.info().id
+            );
+        }
+    }
+}

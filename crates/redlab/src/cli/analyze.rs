@@ -175,6 +175,12 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         outputs.replace("--html", path)?;
     }
     let (report, drawn_traces) = match (is_file, registry::find(&a.target)) {
+        (true, _) if a.target.ends_with(".clamsee") => {
+            if a.kernel.is_some() || !a.args.is_empty() || a.global.is_some() || a.local.is_some() {
+                bail!("a session sets its own kernels, arguments and work sizes: leave out --kernel, --arg, --global and --local");
+            }
+            super::analyze_session::run(Path::new(&a.target), &a.show, &a.define, config)?
+        }
         (false, _) if a.target == "segments" => analyze_segments(a, config)?,
         (false, Some(v)) => analyze_variant(a, &v, config)?,
         (true, _) => analyze_file(a, config)?,
@@ -226,7 +232,7 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     Ok(verdict)
 }
 
-type Traces = Vec<(String, redlab_analyzer::metrics::Trace)>;
+pub(super) type Traces = Vec<(String, redlab_analyzer::metrics::Trace)>;
 
 fn analyze_variant(
     a: &AnalyzeArgs,
@@ -321,7 +327,7 @@ fn analyze_variant(
 
 /// Totals over every analyzed launch, each launch on its own when there are several,
 /// and each launch's trace for the pictures; `nothing` is the error when none ran.
-fn summarize_passes(
+pub(super) fn summarize_passes(
     runs: &[variant::Pass],
     nothing: &str,
 ) -> anyhow::Result<(report::LaunchJson, Vec<report::LaunchJson>, Traces)> {

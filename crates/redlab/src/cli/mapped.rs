@@ -36,9 +36,6 @@ pub fn reduction_of(args: &RunArgs, dtypes: &[redlab::DType]) -> anyhow::Result<
 
 /// The inputs: each --input file, or one generated array per input the map names.
 fn inputs(args: &RunArgs, map: &str) -> anyhow::Result<(Vec<HostArray>, String)> {
-    if args.shape.is_some() || args.axis.is_some() || args.segments.is_some() {
-        bail!("--map reduces whole inputs; axis and segment reductions take --op");
-    }
     if !args.input.is_empty() {
         let mut arrays = Vec::new();
         let mut names = Vec::new();
@@ -53,7 +50,14 @@ fn inputs(args: &RunArgs, map: &str) -> anyhow::Result<(Vec<HostArray>, String)>
     let dtype = args
         .dtype
         .context("generated inputs need --dtype to know what to generate")?;
-    let n = args.n.context("give --n SIZE or --input FILE")?.0;
+    let n = match (args.n, &args.shape) {
+        (Some(n), _) => n.0,
+        (None, Some(shape)) => super::shaped::parse_shape(shape)?
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .context("--shape has too many elements")?,
+        (None, None) => bail!("give --n SIZE or --input FILE"),
+    };
     let arrays = (0..count)
         .map(|k| generate(dtype, n, args.dist, args.seed + k as u64))
         .collect::<Result<Vec<_>, _>>()?;
@@ -75,6 +79,9 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     let reduction = reduction_of(args, &dtypes)?;
     let views: Vec<_> = arrays.iter().map(HostArray::view).collect();
     let n = redlab_expr::host::check_inputs(&reduction, &views)?;
+    if args.shaped() {
+        return run_shaped(args, &reduction, &views, out);
+    }
     let device_name = if args.device == "auto" {
         "cpu"
     } else {
@@ -170,6 +177,67 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             "{value} differs from {reference_name}'s {expected}"
         ))
     })
+}
+
+/// A map along axes or over segments: the mapped values computed on the host once, then
+/// reduced output by output on the device as any shaped reduction is (each output in the
+/// canonical order of its own elements).
+fn run_shaped(
+    args: &RunArgs,
+    reduction: &Reduction,
+    views: &[redlab::ArrayRef<'_>],
+    out: &mut dyn Write,
+) -> anyhow::Result<Verdict> {
+    if args.post.is_some() {
+        bail!("--post applies to whole-array reductions; along axes and over segments it is not supported yet");
+    }
+    let problem = *reduction.problem().context(
+        "custom combines reduce whole arrays; along axes and over segments give a built-in --combine",
+    )?;
+    let mapped = redlab_expr::host::map_all(reduction, views)?;
+    let dims = match &args.shape {
+        Some(text) => super::shaped::parse_shape(text)?,
+        None => match args.input.first() {
+            Some(path) => redlab::input::load(path, args.dtype)?
+                .shape
+                .iter()
+                .map(|&d| usize::try_from(d).context("shape does not fit in memory"))
+                .collect::<anyhow::Result<_>>()?,
+            None => vec![mapped.len()],
+        },
+    };
+    let request = super::shaped::ShapedRequest {
+        axes: args
+            .axis
+            .as_deref()
+            .map(super::shaped::parse_axes)
+            .transpose()?,
+        keepdims: args.keepdims,
+        segments: args.segments.clone(),
+        segment_size: args.segment_size,
+        out: args.out.clone(),
+        force: args.force,
+    };
+    let device = Device::open(
+        if args.device == "auto" {
+            "cpu"
+        } else {
+            &args.device
+        },
+        args.threads,
+    )?;
+    super::shaped::run(
+        &request,
+        &problem,
+        &mapped,
+        &dims,
+        args.input.first().map(|p| p.as_path()),
+        &device,
+        args.repeat,
+        args.json,
+        args.explain,
+        out,
+    )
 }
 
 /// Whether two results agree to 1e-5 relative (maps with the device's own exp/log/pow).

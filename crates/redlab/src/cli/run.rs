@@ -68,7 +68,7 @@ pub struct RunArgs {
     variant: String,
     /// Say which strategy `auto` chose and why.
     #[arg(long)]
-    explain: bool,
+    pub(super) explain: bool,
     /// On a CUDA device, send the host data through pinned staging buffers (chunks
     /// copied by all cores while the previous chunk is in flight) and time end to end.
     #[arg(long)]
@@ -91,25 +91,25 @@ pub struct RunArgs {
     pub(super) axis: Option<String>,
     /// Keep the reduced axes in the result, with length 1.
     #[arg(long)]
-    keepdims: bool,
+    pub(super) keepdims: bool,
     /// Reduce each segment of the flat input given by CSR offsets (a 1-D int64 .npy:
     /// segment i is elements offsets[i]..offsets[i+1]).
     #[arg(long, conflicts_with = "segment_size")]
     pub(super) segments: Option<PathBuf>,
     /// Reduce consecutive segments of this many elements (the last may be shorter).
     #[arg(long)]
-    segment_size: Option<usize>,
+    pub(super) segment_size: Option<usize>,
     /// Write the result as .npy (axis and segment reductions).
     #[arg(long)]
-    out: Option<PathBuf>,
+    pub(super) out: Option<PathBuf>,
     /// Replace --out if it exists.
     #[arg(long)]
-    force: bool,
+    pub(super) force: bool,
 }
 
 impl RunArgs {
     /// Whether the request has a shape: axes, segments or an output file.
-    fn shaped(&self) -> bool {
+    pub(super) fn shaped(&self) -> bool {
         self.axis.is_some()
             || self.keepdims
             || self.segments.is_some()

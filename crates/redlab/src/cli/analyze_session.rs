@@ -1,0 +1,59 @@
+//! `redlab analyze session.clamsee`: a CLamsee session (device and host code, see
+//! `redlab_analyzer::clamsee`) run in the simulator, every kernel call analyzed in
+//! order, and the arrays' final contents printed on request (`--show NAME`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context;
+use redlab_analyzer::report::Report;
+use redlab_analyzer::sim::LaunchConfig;
+use redlab_analyzer::value::{from_bytes, Value};
+use redlab_analyzer::{clamsee, session};
+
+use super::analyze::{summarize_passes, Traces};
+
+/// Runs the session in `path`.
+pub fn run(
+    path: &Path,
+    show: &[String],
+    defines: &[String],
+    config: LaunchConfig,
+) -> anyhow::Result<(Report, Traces)> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let parsed = clamsee::parse(&text)?;
+    let ran = session::run(&parsed, &config, defines)?;
+    let passes: Vec<_> = ran.calls.iter().map(|c| c.pass.clone()).collect();
+    let (total, each, traces) = summarize_passes(&passes, "the session calls no kernel")?;
+    let mut buffers = BTreeMap::new();
+    for name in show {
+        let (ty, bytes) = ran
+            .arrays
+            .get(name)
+            .with_context(|| format!("--show {name}: the session has no array {name}"))?;
+        let size = ty.size().max(1);
+        let values = bytes
+            .chunks_exact(size)
+            .map(|c| {
+                from_bytes(ty, c).map(|v| match v {
+                    Value::Int(s, b) if s.is_signed() => (b as i64).to_string(),
+                    Value::Int(_, b) => b.to_string(),
+                    Value::Float(_, x) => x.to_string(),
+                    other => other.describe(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(anyhow::Error::msg)?;
+        buffers.insert(name.clone(), values);
+    }
+    let calls: Vec<String> = ran.calls.iter().map(|c| c.text.clone()).collect();
+    let report = Report {
+        source: format!("{} (session: {})", path.display(), calls.join("; ")),
+        total,
+        passes: each,
+        check: None,
+        buffers,
+    };
+    Ok((report, traces))
+}
