@@ -182,10 +182,12 @@ pub fn run(
                                 Value::int(*s, v.as_f64() as i64 as u64)
                             }));
                         }
-                        other => return Err(error(format!(
+                        other => {
+                            return Err(error(format!(
                             "{text}: parameter {pname} of type {} cannot be passed from host code",
                             other.name()
-                        ))),
+                        )))
+                        }
                     }
                 }
                 let mut config = base.clone();

@@ -30,6 +30,7 @@ pub mod lexer;
 pub mod oracle;
 pub mod parser;
 mod reduction;
+pub mod stats;
 pub mod types;
 
 pub use error::ExprError;

@@ -210,3 +210,74 @@ fn maps_along_an_axis_equal_the_reference_of_each_row() {
         }
     }
 }
+
+#[test]
+fn statistics_along_an_axis_write_the_reference_values_on_every_device() {
+    use redlab::{DType, Value};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (rows, cols) = (6, 1001);
+    let data = redlab::generate::generate(
+        DType::F32,
+        rows * cols,
+        redlab::generate::Distribution::Normal,
+        1,
+    )
+    .expect("data");
+    let mut devices = vec!["cpu"];
+    if opencl_present() {
+        devices.push("opencl:0");
+    }
+    for stat in ["mean", "norm2", "norm1", "norminf", "count_nonzero", "any"] {
+        let mut files = Vec::new();
+        for device in &devices {
+            let out = dir
+                .path()
+                .join(format!("{stat}-{}.npy", device.replace(':', "")));
+            let o = redlab(&[
+                "run",
+                "--stat",
+                stat,
+                "--dtype",
+                "f32",
+                "--shape",
+                "6x1001",
+                "--axis",
+                "1",
+                "--device",
+                device,
+                "--out",
+                out.to_str().expect("utf-8"),
+            ]);
+            assert!(
+                o.status.success(),
+                "{stat} on {device}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            files.push(std::fs::read(&out).expect("written"));
+            let loaded = redlab::input::load(&out, None).expect("reads back");
+            assert_eq!(loaded.shape, vec![rows as u64]);
+            let reduction = redlab_expr::stats::reduction(stat, DType::F32).expect("builds");
+            for r in 0..rows {
+                let row = data.view().slice(r * cols, (r + 1) * cols);
+                let want = redlab_expr::oracle::reduce(&reduction, &[row]).expect("reference");
+                let Value::Scalar(want) = want else {
+                    panic!("{stat}: {want}")
+                };
+                let got = loaded.array.view().slice(r, r + 1);
+                assert_eq!(
+                    got.bytes(),
+                    &want.bits().to_le_bytes()[..want.dtype().size_bytes()],
+                    "{stat} row {r} on {device}"
+                );
+            }
+        }
+        assert!(
+            files.windows(2).all(|w| w[0] == w[1]),
+            "{stat}: devices wrote different bytes"
+        );
+    }
+    common::assert_clean_error(
+        &["run", "--stat", "median", "--dtype", "f32", "--n", "10"],
+        "unknown statistic 'median'",
+    );
+}

@@ -20,6 +20,12 @@ const SCALAR_REFERENCE_UPTO: usize = 1 << 24;
 
 /// Builds the reduction a run's flags describe, for inputs of `dtypes`.
 pub fn reduction_of(args: &RunArgs, dtypes: &[redlab::DType]) -> anyhow::Result<Reduction> {
+    if let Some(stat) = &args.stat {
+        let [dtype] = dtypes else {
+            bail!("--stat {stat} reads one input, not {}", dtypes.len());
+        };
+        return Ok(redlab_expr::stats::reduction(stat, *dtype)?);
+    }
     let map = args.map.as_deref().context("--map is required here")?;
     let mut builder = Reduction::builder(map, &args.combine);
     if let Some(identity) = &args.identity {
@@ -73,7 +79,7 @@ fn inputs(args: &RunArgs, map: &str) -> anyhow::Result<(Vec<HostArray>, String)>
 
 /// Runs a user-defined reduction.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
-    let map = args.map.as_deref().context("--map is required here")?;
+    let map = args.map.as_deref().unwrap_or("x");
     let (arrays, source) = inputs(args, map)?;
     let dtypes: Vec<_> = arrays.iter().map(HostArray::dtype).collect();
     let reduction = reduction_of(args, &dtypes)?;
@@ -188,9 +194,6 @@ fn run_shaped(
     views: &[redlab::ArrayRef<'_>],
     out: &mut dyn Write,
 ) -> anyhow::Result<Verdict> {
-    if args.post.is_some() {
-        bail!("--post applies to whole-array reductions; along axes and over segments it is not supported yet");
-    }
     let problem = *reduction.problem().context(
         "custom combines reduce whole arrays; along axes and over segments give a built-in --combine",
     )?;
@@ -236,6 +239,10 @@ fn run_shaped(
         args.repeat,
         args.json,
         args.explain,
+        Some(&super::shaped::Post {
+            label: reduction.describe(),
+            finish: &|v, count| reduction.finish(v, count),
+        }),
         out,
     )
 }

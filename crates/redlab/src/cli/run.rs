@@ -20,8 +20,12 @@ use super::{json as value_json, Verdict};
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Operator: sum, prod, min, max, and, or, xor, argmin, argmax.
-    #[arg(long, required_unless_present = "map", conflicts_with = "map")]
+    #[arg(long, required_unless_present_any = ["map", "stat"], conflicts_with_all = ["map", "stat"])]
     pub(super) op: Option<Op>,
+    /// A statistic instead of --op: mean, sumsq, norm1, norm2, norminf, nansum, any, all,
+    /// count_nonzero (docs/expressions.md), along axes too.
+    #[arg(long, conflicts_with = "map")]
+    pub(super) stat: Option<String>,
     /// A user-defined reduction: the expression applied to each element, in the inputs
     /// x, y, z, w and the index i (docs/expressions.md), e.g. 'x * y'.
     #[arg(long)]
@@ -124,7 +128,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
-    if args.map.is_some() {
+    if args.map.is_some() || args.stat.is_some() {
         return super::mapped::run(args, out);
     }
     let op = args
@@ -246,6 +250,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             args.repeat,
             args.json,
             args.explain,
+            None,
             out,
         );
     }

@@ -34,6 +34,23 @@ pub struct ShapedRequest {
     pub force: bool,
 }
 
+/// Values after `post`, one scalar type for all, as little-endian bytes.
+fn pack_finished(values: &[Value]) -> anyhow::Result<(DType, Vec<u8>)> {
+    let dtype = values
+        .iter()
+        .find_map(|v| v.scalar())
+        .map_or(DType::F64, |s| s.dtype());
+    let size = dtype.size_bytes();
+    let mut bytes = Vec::with_capacity(values.len() * size);
+    for (k, v) in values.iter().enumerate() {
+        let s = v
+            .scalar()
+            .with_context(|| format!("output {k} has no value: it has no elements"))?;
+        bytes.extend_from_slice(&s.bits().to_le_bytes()[..size]);
+    }
+    Ok((dtype, bytes))
+}
+
 /// Parses `--axis 1` or `--axis 0,-1`.
 pub fn parse_axes(text: &str) -> anyhow::Result<Vec<isize>> {
     text.split(',')
@@ -92,6 +109,15 @@ fn load_offsets(path: &Path) -> anyhow::Result<Vec<u64>> {
     Ok(offsets)
 }
 
+/// A user-defined reduction's last step: its description for the report, and `post`
+/// applied to each output's value given the output's element count.
+pub struct Post<'a> {
+    /// What is reduced (`map 'x * x', combine sum f32, post 'sqrt(r)'`).
+    pub label: String,
+    /// The step.
+    pub finish: &'a dyn Fn(Value, usize) -> Value,
+}
+
 /// Runs a shaped reduction of `array` (`dims` in C order) on `device`.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
@@ -104,6 +130,7 @@ pub fn run(
     repeat: usize,
     json_out: bool,
     explain: bool,
+    post: Option<&Post<'_>>,
     out: &mut dyn Write,
 ) -> anyhow::Result<Verdict> {
     // Check every output file before any work.
@@ -175,8 +202,26 @@ pub fn run(
         .collect();
     let stats = Stats::of(&times).context("no timings")?;
     let rate = gbps(problem.bytes_read(n), stats.median);
+    // Checked before `post`: the reference reduces the same elements.
+    let values: Vec<Value> = match post {
+        None => values,
+        Some(p) => values
+            .into_iter()
+            .enumerate()
+            .map(|(k, v)| {
+                let count = match &plan {
+                    Some(p) => p.segment_len(),
+                    None => ranges[k].len(),
+                };
+                (p.finish)(v, count)
+            })
+            .collect(),
+    };
     if let Some(path) = &request.out {
-        let (dtype, bytes) = segmented::pack(problem, &values)?;
+        let (dtype, bytes) = match post {
+            None => segmented::pack(problem, &values)?,
+            Some(_) => pack_finished(&values)?,
+        };
         let file = redlab::npy_out::encode(dtype, &out_dims, &bytes)?;
         std::fs::write(path, file).with_context(|| format!("cannot write {}", path.display()))?;
     }
@@ -188,6 +233,7 @@ pub fn run(
             "shape": dims, "out_shape": out_dims, "outputs": values.len(),
             "seconds": stats.median, "gbps": rate, "repeat": repeat,
             "verified": wrong.is_empty(), "values": shown,
+            "reduction": post.map(|p| p.label.clone()),
             "device": device.info().id, "strategy": strategy,
         });
         if let Some(path) = &request.out {
@@ -195,9 +241,10 @@ pub fn run(
         }
         writeln!(out, "{j}")?;
     } else {
+        let what = post.map_or(problem.to_string(), |p| p.label.clone());
         writeln!(
             out,
-            "{problem}, shape {dims:?} → {out_dims:?} ({} outputs), on {} ({})",
+            "{what}, shape {dims:?} → {out_dims:?} ({} outputs), on {} ({})",
             values.len(),
             device.info().id,
             device.info().name
