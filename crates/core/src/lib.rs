@@ -34,6 +34,7 @@ mod problem;
 pub mod reference;
 pub mod segmented;
 pub mod shape;
+pub mod shard;
 pub mod size;
 mod value;
 

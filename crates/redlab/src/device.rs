@@ -73,6 +73,8 @@ pub fn list_devices() -> Result<DeviceReport, Error> {
 /// The backend behind an opened device.
 enum Kind {
     Cpu(CpuBackend),
+    /// Several devices, each reducing its shard (`cuda:0,1`, `cuda:all`).
+    Sharded(Box<crate::sharded::Sharded>),
     #[cfg(feature = "opencl")]
     OpenCl(Box<redlab_opencl::OpenClDevice>),
     #[cfg(feature = "cuda")]
@@ -88,6 +90,15 @@ impl Device {
     /// Opens a device by name: `cpu` (all cores; `threads` limits them) or `opencl:N`.
     pub fn open(name: &str, threads: Option<usize>) -> Result<Device, Error> {
         let lower = name.trim().to_ascii_lowercase();
+        if let Some(names) = crate::sharded::member_names(&lower)? {
+            let devices = names
+                .iter()
+                .map(|n| Device::open(n, threads))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Device {
+                kind: Kind::Sharded(Box::new(crate::sharded::Sharded::new(&lower, devices))),
+            });
+        }
         let (family, index) = match lower.split_once(':') {
             Some((f, i)) => (f.to_string(), Some(i.to_string())),
             None => (lower.clone(), None),
@@ -136,6 +147,7 @@ impl Device {
     pub fn backend(&self) -> &dyn Backend {
         match &self.kind {
             Kind::Cpu(cpu) => cpu,
+            Kind::Sharded(sharded) => sharded.as_ref(),
             #[cfg(feature = "opencl")]
             Kind::OpenCl(device) => device.as_ref(),
             #[cfg(feature = "cuda")]
@@ -176,6 +188,7 @@ impl Device {
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
         match &self.kind {
+            Kind::Sharded(_) => Err(crate::sharded::not_yet("axis and segment reductions")),
             Kind::Cpu(cpu) => {
                 let start = Instant::now();
                 let values = cpu.compute_outputs(problem, data, selection)?;
@@ -209,6 +222,7 @@ impl Device {
     ) -> Result<Outcome, Error> {
         Ok(match &self.kind {
             Kind::Cpu(cpu) => cpu.reduce_mapped(reduction, inputs)?,
+            Kind::Sharded(_) => return Err(crate::sharded::not_yet("user-defined reductions")),
             #[cfg(feature = "opencl")]
             Kind::OpenCl(device) => device.reduce_mapped(reduction, inputs)?,
             #[cfg(feature = "cuda")]
@@ -300,7 +314,7 @@ impl Device {
     #[cfg(any(feature = "opencl", feature = "cuda"))]
     fn max_work_group(&self) -> usize {
         match &self.kind {
-            Kind::Cpu(_) => usize::MAX,
+            Kind::Cpu(_) | Kind::Sharded(_) => usize::MAX,
             #[cfg(feature = "opencl")]
             Kind::OpenCl(device) => device.capabilities().max_work_group,
             #[cfg(feature = "cuda")]

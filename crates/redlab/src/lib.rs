@@ -35,6 +35,7 @@ pub mod input;
 pub mod npy_out;
 #[cfg(feature = "cuda")]
 pub mod placement;
+pub mod sharded;
 
 use std::sync::OnceLock;
 

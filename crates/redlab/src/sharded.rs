@@ -1,0 +1,164 @@
+//! Several devices as one (`cuda:0,1`, `cuda:all`, `opencl:0,1`): the input split at
+//! aligned subtree boundaries of the canonical order ([`redlab_core::shard`]), each
+//! device reducing its own subtrees with its production path, on its own host thread,
+//! and the roots joined in tree order on the host, so a float sum gives the same bits on
+//! any number of devices as on one and on the CPU.
+//!
+//! The partials are few (four subtrees per device) and are joined on the host; NCCL,
+//! multi-process runs and device-generated data are not here yet.
+
+use redlab_core::shard::{combine, plan};
+use redlab_core::{ArrayRef, Backend, DeviceInfo, Error as CoreError, Outcome, Problem};
+
+use crate::{Device, Error};
+
+/// A group of devices reducing shards of one input.
+pub struct Sharded {
+    devices: Vec<Device>,
+    info: DeviceInfo,
+}
+
+/// The member device names of a sharded name (`cuda:0,1` → `cuda:0`, `cuda:1`;
+/// `cuda:all` → every CUDA device), or `None` for a single device.
+pub fn member_names(name: &str) -> Result<Option<Vec<String>>, Error> {
+    let Some((family, list)) = name.split_once(':') else {
+        return Ok(None);
+    };
+    if list == "all" {
+        let count = match family {
+            #[cfg(feature = "cuda")]
+            "cuda" => redlab_cuda::list()
+                .map_err(|reason| Error::Unavailable {
+                    backend: "cuda".into(),
+                    reason,
+                })?
+                .len(),
+            #[cfg(feature = "opencl")]
+            "opencl" => redlab_opencl::list()
+                .map_err(|reason| Error::Unavailable {
+                    backend: "opencl".into(),
+                    reason,
+                })?
+                .len(),
+            _ => return Err(Error::UnknownDevice(name.to_string())),
+        };
+        if count == 0 {
+            return Err(Error::UnknownDevice(format!("{name} (no {family} device)")));
+        }
+        return Ok(Some((0..count).map(|k| format!("{family}:{k}")).collect()));
+    }
+    if !list.contains(',') {
+        return Ok(None);
+    }
+    let names: Vec<String> = list
+        .split(',')
+        .map(|k| format!("{family}:{}", k.trim()))
+        .collect();
+    Ok(Some(names))
+}
+
+/// The error for what a sharded device does not do yet.
+pub fn not_yet(what: &str) -> Error {
+    Error::Core(CoreError::Shape(format!(
+        "{what} run on one device; a group of devices (cuda:0,1) reduces whole arrays only, for now"
+    )))
+}
+
+impl Sharded {
+    /// The group `name` of `devices`.
+    pub fn new(name: &str, devices: Vec<Device>) -> Sharded {
+        let first = devices.first().map(|d| d.info().clone());
+        let info = DeviceInfo {
+            id: name.to_string(),
+            backend: first.as_ref().map_or("none".into(), |i| i.backend.clone()),
+            name: format!(
+                "{} × {}",
+                devices.len(),
+                first.as_ref().map_or("nothing".into(), |i| i.name.clone())
+            ),
+            compute_units: devices.iter().map(|d| d.info().compute_units).sum(),
+            details: vec![(
+                "members".into(),
+                devices
+                    .iter()
+                    .map(|d| d.info().id.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )],
+        };
+        Sharded { devices, info }
+    }
+}
+
+impl Backend for Sharded {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Each device reduces its subtrees (kernel time summed per device); `seconds` is the
+    /// slowest device's, `passes` holds each device's.
+    fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, CoreError> {
+        problem.check_input(&data)?;
+        let shards = plan(data.len(), self.devices.len());
+        if shards.subtrees.is_empty() {
+            return self.devices[0].backend().reduce(problem, data);
+        }
+        let results: Vec<Result<(Vec<redlab_core::Value>, f64), CoreError>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = self
+                    .devices
+                    .iter()
+                    .enumerate()
+                    .map(|(d, device)| {
+                        let mine = shards.subtrees_of(d);
+                        scope.spawn(move || {
+                            let mut values = Vec::with_capacity(mine.len());
+                            let mut seconds = 0.0;
+                            for r in mine {
+                                let outcome = device
+                                    .backend()
+                                    .reduce(problem, data.slice(r.start, r.end))?;
+                                seconds += outcome.seconds;
+                                values.push(outcome.value);
+                            }
+                            Ok((values, seconds))
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(CoreError::Shape("a device thread panicked".into()))
+                        })
+                    })
+                    .collect()
+            });
+        let mut roots = Vec::with_capacity(shards.subtrees.len());
+        let mut passes = Vec::with_capacity(self.devices.len());
+        for r in results {
+            let (values, seconds) = r?;
+            roots.extend(values);
+            passes.push(seconds);
+        }
+        let value = combine(problem, &shards, &roots)
+            .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
+        Ok(Outcome {
+            value,
+            seconds: passes.iter().copied().fold(0.0, f64::max),
+            passes,
+        })
+    }
+
+    /// The slowest member's read of its share of the bytes (they read in parallel).
+    fn stream_read(&self, data: &[u8]) -> Result<f64, CoreError> {
+        let share = data.len().div_ceil(self.devices.len()).max(1);
+        let mut slowest: f64 = 0.0;
+        for (d, device) in self.devices.iter().enumerate() {
+            let start = (d * share).min(data.len());
+            let end = ((d + 1) * share).min(data.len());
+            slowest = slowest.max(device.backend().stream_read(&data[start..end])?);
+        }
+        Ok(slowest)
+    }
+}
