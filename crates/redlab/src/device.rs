@@ -87,7 +87,8 @@ pub struct Device {
 }
 
 impl Device {
-    /// Opens a device by name: `cpu` (all cores; `threads` limits them) or `opencl:N`.
+    /// Opens a device by name: `cpu` (all cores; `threads` limits them), `opencl:N`,
+    /// `cuda:N`, or a group of them (`cuda:0,1`, `cuda:all`; see `crate::sharded`).
     pub fn open(name: &str, threads: Option<usize>) -> Result<Device, Error> {
         let lower = name.trim().to_ascii_lowercase();
         if let Some(names) = crate::sharded::member_names(&lower)? {
