@@ -38,11 +38,29 @@ impl CudaDevice {
     }
 
     /// The production kernel, its parameters and declarations for `reduction` over `n`.
-    fn mapped_launch(&self, reduction: &Reduction, n: usize) -> Result<MappedLaunch, Error> {
+    /// `overrides` replace parameters by name (`bench --map --param`).
+    fn mapped_launch(
+        &self,
+        reduction: &Reduction,
+        n: usize,
+        overrides: &[(&str, u32)],
+    ) -> Result<MappedLaunch, Error> {
         let (problem, decls) = mapped::decls(reduction).map_err(Error::Shape)?;
         let variant = mapped::variant().map_err(backend_error)?;
         let choice = self.auto(&problem, n);
-        let params = mapped::params(&choice.variant, &choice.param_pairs())
+        let mut pairs = mapped::params(&choice.variant, &choice.param_pairs());
+        pairs.retain(|(name, _)| !overrides.iter().any(|(o, _)| o == name));
+        pairs.extend_from_slice(overrides);
+        for (name, value) in overrides {
+            if variant.default_param(name).is_some() {
+                variant.check_param(name, *value).map_err(backend_error)?;
+            } else {
+                return Err(backend_error(format!(
+                    "the production kernel has no parameter {name}"
+                )));
+            }
+        }
+        let params = pairs
             .into_iter()
             .filter_map(|(name, v)| {
                 variant
@@ -63,7 +81,17 @@ impl CudaDevice {
     /// Runs `reduction` over inputs uploaded by [`CudaDevice::upload_inputs`]; `post` is
     /// applied to the result.
     pub fn run_mapped(&self, reduction: &Reduction, input: &DeviceInput) -> Result<Outcome, Error> {
-        let launch = self.mapped_launch(reduction, input.len)?;
+        self.run_mapped_with(reduction, input, &[])
+    }
+
+    /// [`CudaDevice::run_mapped`] with parameters overridden.
+    pub fn run_mapped_with(
+        &self,
+        reduction: &Reduction,
+        input: &DeviceInput,
+        overrides: &[(&str, u32)],
+    ) -> Result<Outcome, Error> {
+        let launch = self.mapped_launch(reduction, input.len, overrides)?;
         let run = self
             .run_with(
                 &launch.variant,
@@ -97,10 +125,11 @@ impl CudaDevice {
         reduction: &Reduction,
         inputs: &[DeviceInput],
         reductions: usize,
+        overrides: &[(&str, u32)],
     ) -> Result<GraphRun, RunError> {
         let n = inputs.first().map_or(0, |i| i.len);
         let launch = self
-            .mapped_launch(reduction, n)
+            .mapped_launch(reduction, n, overrides)
             .map_err(|e| RunError::Device(e.to_string()))?;
         self.graph_run_with(
             &launch.variant,

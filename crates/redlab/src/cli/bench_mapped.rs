@@ -171,6 +171,8 @@ fn time_rows(
         (timed.per_call.len() >= args.min_reps.max(1) && elapsed >= args.min_time)
             || elapsed >= args.max_row_time
     };
+    let params = super::params::parse_params(&args.params)?;
+    let overrides: Vec<(&str, u32)> = params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     #[cfg(feature = "cuda")]
     if let Some(cuda) = device.cuda() {
         let n = views.first().map_or(0, |v| v.len());
@@ -182,18 +184,21 @@ fn time_rows(
         let started = Instant::now();
         let mut k = 0;
         while !enough(&timed, &started) {
-            let outcome = cuda.run_mapped(reduction, &inputs[k % copies])?;
+            let outcome = cuda.run_mapped_with(reduction, &inputs[k % copies], &overrides)?;
             timed.per_call.push(outcome.seconds);
             timed.values.push(outcome.value);
             k += 1;
         }
         if n > 0 {
             let calls = args.min_reps.max(copies).max(20);
-            let graph = cuda.graph_run_mapped(reduction, &inputs, calls)?;
+            let graph = cuda.graph_run_mapped(reduction, &inputs, calls, &overrides)?;
             timed.graph_s = Some(graph.seconds_per_reduction);
             timed.values.push(reduction.finish(graph.value, n));
         }
         return Ok(timed);
+    }
+    if !overrides.is_empty() {
+        anyhow::bail!("--param with --map applies to CUDA devices");
     }
     #[cfg(feature = "opencl")]
     if let Some(opencl) = device.opencl() {
