@@ -43,7 +43,7 @@ pub fn run(
     let (problem, decls) = mapped::decls(reduction).map_err(usage)?;
     let variant = mapped::variant().map_err(usage)?;
     let tuned: Vec<(&str, u32)> = opts.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-    let params = mapped::params(&variant, &tuned);
+    let params = mapped::params(&problem, &variant, &tuned);
     let caps = capabilities(opts.compute_units);
     let wg = match driver::plan(&variant, &problem, &caps, &params, n) {
         Ok(Plan::Launch { wg }) => wg,

@@ -151,17 +151,20 @@ pub fn mapped_examples() -> Vec<redlab_expr::Reduction> {
 fn compile_mapped(reduction: &redlab_expr::Reduction, arch: &str) -> Result<(), String> {
     let (problem, decls) = redlab_kernels::mapped::decls(reduction)?;
     let variant = redlab_kernels::mapped::variant()?;
-    let params = redlab_kernels::mapped::params(&variant, &[]);
-    let a = assembly::assemble_with(
-        &variant,
-        &problem,
-        &decls.source,
-        &params,
-        &[],
-        Target::Cuda,
-        true,
-    )?;
-    compile::compile(&a.source, variant.file, arch)
-        .map(|_| ())
-        .map_err(|f| f.log)
+    // The parameters mapped runs use, and the kernel's defaults (warp tiles on), so both
+    // the group-tile and the warp-tile forms of the map build.
+    let mapped = redlab_kernels::mapped::params(&problem, &variant, &[]);
+    for params in [mapped.as_slice(), &[]] {
+        let a = assembly::assemble_with(
+            &variant,
+            &problem,
+            &decls.source,
+            params,
+            &[],
+            Target::Cuda,
+            true,
+        )?;
+        compile::compile(&a.source, variant.file, arch).map_err(|f| f.log)?;
+    }
+    Ok(())
 }

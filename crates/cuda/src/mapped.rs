@@ -48,7 +48,7 @@ impl CudaDevice {
         let (problem, decls) = mapped::decls(reduction).map_err(Error::Shape)?;
         let variant = mapped::variant().map_err(backend_error)?;
         let choice = self.auto(&problem, n);
-        let mut pairs = mapped::params(&choice.variant, &choice.param_pairs());
+        let mut pairs = mapped::params(&problem, &choice.variant, &choice.param_pairs());
         pairs.retain(|(name, _)| !overrides.iter().any(|(o, _)| o == name));
         pairs.extend_from_slice(overrides);
         for (name, value) in overrides {

@@ -2,8 +2,9 @@
 //! template. The map becomes `lift()` (section 2 of the assembly, [`decls`]); every
 //! input array travels in one buffer, each in its own 256-byte-aligned region
 //! ([`pack`]); and the kernel reads elements through `lift()` only (`IN_IS_MAPPED`: no
-//! raw-word loads; warp tiles give each lane the elements of a 16-byte word of the
-//! mapped type). The combine is a built-in operator over the
+//! raw-word loads; warp tiles, where a run asks for them, give each lane the elements of
+//! a 16-byte word of the mapped type and load every input's words whole). Float sums
+//! run a work-group per tile with more groups than plain sums ([`FLOAT_PARAMS`]). The combine is a built-in operator over the
 //! mapped values, so the result is that problem's, in the canonical order.
 
 use redlab_core::{ArrayRef, Problem};
@@ -12,9 +13,17 @@ use redlab_expr::{Combine, Reduction};
 
 use crate::optype::{op_type_reading, MapSource, OpType};
 
-/// Parameters every mapped run overrides (none today: warp tiles read mapped elements
-/// through `lift()` as the other paths do, so the tuned values apply).
-pub const PARAMS: &[(&str, u32)] = &[];
+/// Parameters mapped float sums and products override: a work-group per tile and eight
+/// groups per compute unit. Measured on the H200 (results/h200-cuda-expr/tune, f32 `x*x`
+/// and `x*y` at 2^24 and 2^28, in a CUDA graph): the plain sums' tuned warp tiles with
+/// two groups per SM read 2698 / 3885 GB/s at 2^28; warp tiles with 4–8 groups per SM
+/// 3947 / 4241; group tiles with 8 per SM 4235 / 4331, and the best or near it at 2^24.
+/// A map has no raw words to load, so more resident groups are what keep loads in flight.
+pub const FLOAT_PARAMS: &[(&str, u32)] = &[
+    ("WARP_TILES_FROM", 0),
+    ("WARP_TILES_UPTO", 0),
+    ("GROUPS_PER_CU", 8),
+];
 
 /// Extra OpenCL build options: divisions and square roots correctly rounded, as on the
 /// CPU and under CUDA's defaults.
@@ -69,20 +78,30 @@ pub fn variant() -> Result<crate::Variant, String> {
         .ok_or_else(|| "the production kernel is not registered".into())
 }
 
-/// Launch parameters: the tuned ones where the tuner chose the production kernel for the
-/// mapped problem (`chosen`), then [`PARAMS`].
-pub fn params<'a>(chosen: &crate::Variant, tuned: &[(&'a str, u32)]) -> Vec<(&'a str, u32)> {
+/// Launch parameters for `problem` (the mapped problem): the tuned ones where the tuner
+/// chose the production kernel for it (`chosen`), with [`FLOAT_PARAMS`] over them for
+/// float sums and products.
+pub fn params<'a>(
+    problem: &Problem,
+    chosen: &crate::Variant,
+    tuned: &[(&'a str, u32)],
+) -> Vec<(&'a str, u32)> {
     let production = variant().map(|v| v.name).unwrap_or_default();
+    let overrides: &[(&str, u32)] = if problem.dtype.is_float() && problem.op.is_arithmetic() {
+        FLOAT_PARAMS
+    } else {
+        &[]
+    };
     let mut out: Vec<(&'a str, u32)> = if chosen.name == production {
         tuned
             .iter()
             .copied()
-            .filter(|(name, _)| !PARAMS.iter().any(|(p, _)| p == name))
+            .filter(|(name, _)| !overrides.iter().any(|(p, _)| p == name))
             .collect()
     } else {
         Vec::new()
     };
-    out.extend_from_slice(PARAMS);
+    out.extend_from_slice(overrides);
     out
 }
 
@@ -105,7 +124,7 @@ mod tests {
             &v,
             &problem,
             &decls.source,
-            &params(&v, &[]),
+            &params(&problem, &v, &[]),
             &[],
             Target::OpenCl,
             true,

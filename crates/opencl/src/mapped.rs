@@ -42,7 +42,7 @@ impl OpenClDevice {
         let variant = mapped::variant().map_err(backend_error)?;
         let choice = self.auto(&problem, input.len);
         let tuned = choice.param_pairs();
-        let params = mapped::params(&choice.variant, &tuned);
+        let params = mapped::params(&problem, &choice.variant, &tuned);
         let run = self
             .run_with(&variant, &problem, Some(&decls.source), input, &params)
             .map_err(backend_error)?;
