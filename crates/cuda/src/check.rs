@@ -138,14 +138,33 @@ pub fn mapped_examples() -> Vec<redlab_expr::Reduction> {
         ("x * y + z - i", "sum", &[F16, I8, BF16]),
         ("x - y", "prod", &[U16, I8]),
     ];
-    cases
+    // Custom combines: a float sum by hand, an order-dependent integer combine, a wider
+    // accumulator.
+    let custom: &[(&str, &str, &str, Option<DType>, &[DType])] = &[
+        ("x * y", "a + b", "-0.0", None, &[F32, F32]),
+        ("x", "a ^ (b * 3)", "0", None, &[I32]),
+        ("x", "max(a, b)", "-inf", Some(F64), &[F32]),
+    ];
+    let mut out: Vec<redlab_expr::Reduction> = cases
         .iter()
         .filter_map(|(map, combine, inputs)| {
             redlab_expr::Reduction::builder(map, combine)
                 .build(inputs)
                 .ok()
         })
-        .collect()
+        .collect();
+    out.extend(
+        custom
+            .iter()
+            .filter_map(|(map, combine, identity, acc, inputs)| {
+                let mut b = redlab_expr::Reduction::builder(map, combine).identity(identity);
+                if let Some(a) = acc {
+                    b = b.acc(*a);
+                }
+                b.build(inputs).ok()
+            }),
+    );
+    out
 }
 
 fn compile_mapped(reduction: &redlab_expr::Reduction, arch: &str) -> Result<(), String> {

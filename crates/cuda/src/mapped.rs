@@ -101,8 +101,12 @@ impl CudaDevice {
                 &launch.params,
             )
             .map_err(backend_error)?;
+        let value = match reduction.empty_value() {
+            Some(identity) if input.len == 0 => identity,
+            _ => run.value,
+        };
         Ok(Outcome {
-            value: reduction.finish(run.value, input.len),
+            value: reduction.finish(value, input.len),
             seconds: run.passes.iter().sum(),
             passes: run.passes,
         })

@@ -367,7 +367,8 @@ fn arith(op: Arith, ty: Ty, a: &str, b: &str) -> String {
     }
 }
 
-fn convert(from: Ty, to: Ty, x: &str) -> String {
+/// `x` of type `from` converted to `to` by the language's rules, as C.
+pub fn convert(from: Ty, to: Ty, x: &str) -> String {
     match (from, to) {
         (_, Ty::Bool) => format!("(int)({x} != 0)"),
         (Ty::F32, Ty::I64) => format!("rl_f2l({x})"),

@@ -42,7 +42,9 @@
 #endif
 // Enough for any 64-bit tile count.
 #define STACK_DEPTH 64
-#if !(defined(VALUE_IS_FLOAT) && (defined(OP_SUM) || defined(OP_PROD)))
+// A user-defined combine (OP_CUSTOM) always takes the canonical path: its result may
+// depend on the order, and the canonical order is the one every backend shares.
+#if !(defined(VALUE_IS_FLOAT) && (defined(OP_SUM) || defined(OP_PROD))) && !defined(OP_CUSTOM)
 #define ORDER_FREE 1
 #endif
 #ifndef UNROLL
@@ -61,6 +63,8 @@
 #ifndef PREFETCH
 #define PREFETCH 1
 #endif
+// Warp tiles fold with operands in either order (fine for + and ×, not for a custom
+// combine, which never takes them).
 // Where sub-groups are 32-wide warps with shuffles, f32 and f64 sums and products of at
 // most WARP_TILES_UPTO tiles or at least WARP_TILES_FROM tiles run one tile per warp
 // (warp_tiles.h) instead of one per work-group (0: never). Up to 8 tiles, one group
@@ -76,7 +80,7 @@
 #define WARP_TILES_UPTO 8
 #endif
 #if defined(HAVE_SUBGROUP_SHUFFLE) && (WARP_TILES_FROM > 0 || WARP_TILES_UPTO > 0) && \
-    !defined(ORDER_FREE) && (IN_BYTES >= 4 || defined(IN_IS_MAPPED))
+    !defined(ORDER_FREE) && (IN_BYTES >= 4 || defined(IN_IS_MAPPED)) && !defined(OP_CUSTOM)
 #define USE_WARP_TILES 1
 #include "warp_tiles.h"
 #else

@@ -33,12 +33,7 @@ pub const OPENCL_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
 pub fn decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
     let problem = match &reduction.combine {
         Combine::Builtin(p) => *p,
-        Combine::Custom { text, .. } => {
-            return Err(format!(
-                "the custom combine '{text}' runs on the CPU; GPU kernels take the built-in \
-                 combines (sum, prod, min, max, and, or, xor, argmin, argmax)"
-            ))
-        }
+        Combine::Custom { .. } => return custom_decls(reduction),
     };
     let mut text = helpers(uses_f64(&reduction.map, &reduction.inputs));
     text.push_str(&map_function(&reduction.map, &reduction.inputs));
@@ -57,6 +52,72 @@ pub fn decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
         needs_fp64: uses_f64(&reduction.map, &reduction.inputs),
     };
     Ok((problem, op_type_reading(&problem, Some(&map))))
+}
+
+/// Declarations for a custom combine: `acc_t` is the accumulator type, `lift` the map
+/// converted to it, `combine` the expression in `a` and `b`, `IDENTITY` its identity;
+/// `OP_CUSTOM` keeps the kernel on the canonical path (lanes, halving fold, aligned
+/// tree) with the operands in order. The problem returned stands in for the layout of
+/// partials only: a sum over the accumulator type has the same size and encoding.
+fn custom_decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
+    use redlab_expr::codegen::{c_type, constant, convert, expr};
+    use redlab_expr::types::Ty;
+    let Combine::Custom {
+        node,
+        identity,
+        acc,
+        ..
+    } = &reduction.combine
+    else {
+        return Err("not a custom combine".into());
+    };
+    let (value, dtype) = match acc {
+        Ty::F32 => (crate::optype::ValueKind::F32, redlab_core::DType::F32),
+        Ty::F64 => (crate::optype::ValueKind::F64, redlab_core::DType::F64),
+        Ty::I64 | Ty::Bool => (crate::optype::ValueKind::I64, redlab_core::DType::I64),
+        Ty::U64 => (crate::optype::ValueKind::U64, redlab_core::DType::U64),
+    };
+    let problem = Problem::new(redlab_core::Op::Sum, dtype, None).map_err(|e| e.to_string())?;
+    let fp64 = *acc == Ty::F64 || uses_f64(&reduction.map, &reduction.inputs);
+    let acc_c = c_type(if *acc == Ty::Bool { Ty::I64 } else { *acc });
+    let mut s = String::new();
+    if fp64 {
+        s.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    }
+    s.push_str(&format!(
+        "typedef uchar in_t;\ntypedef {acc_c} val_t;\ntypedef val_t acc_t;\n"
+    ));
+    s.push_str(&helpers(fp64));
+    s.push_str(&map_function(&reduction.map, &reduction.inputs));
+    s.push_str(&format!(
+        "#define IDENTITY ((acc_t){})\n",
+        constant(*identity)
+    ));
+    s.push_str(&format!(
+        "inline acc_t lift_n(const __global in_t* in, ulong i, ulong n) {{ return {}; }}\n",
+        convert(reduction.map.ty, *acc, "rl_map(in, i, n)")
+    ));
+    s.push_str(&format!(
+        "inline acc_t combine(acc_t a, acc_t b) {{ return {}; }}\n",
+        expr(node, &["a", "b"])
+    ));
+    s.push_str("#define lift(p, i) lift_n((p), (i), n)\n");
+    s.push_str("inline acc_t lift_value(in_t x, ulong i) { (void)i; return (acc_t)x; }\n");
+    let acc_bytes = if *acc == Ty::F32 { 4 } else { 8 };
+    s.push_str(&format!(
+        "#define OP_CUSTOM 1\n#define ACC_BYTES {acc_bytes}\n#define VALUE_IS_{} 1\n#define IN_IS_MAPPED 1\n#define IN_BYTES 0\n",
+        if acc.is_float() { "FLOAT" } else { "INTEGER" }
+    ));
+    Ok((
+        problem,
+        OpType {
+            source: s,
+            needs_fp64: fp64,
+            acc_bytes,
+            value,
+            float_key: false,
+        },
+    ))
 }
 
 /// The inputs in one buffer, each at its region's offset (the layout `rl_map` reads).
@@ -152,11 +213,19 @@ mod tests {
     }
 
     #[test]
-    fn custom_combines_say_where_they_run() {
+    fn custom_combines_declare_their_own_combine_and_identity() {
         let r = Reduction::builder("x", "max(a, b)")
             .identity("-inf")
             .build(&[DType::F32])
             .expect("builds");
-        assert!(decls(&r).expect_err("cpu only").contains("runs on the CPU"));
+        let (problem, d) = decls(&r).expect("declares");
+        assert_eq!(problem.acc, DType::F32);
+        for needle in [
+            "#define OP_CUSTOM 1",
+            "rl_max_f(a, b)",
+            "#define IDENTITY ((acc_t)as_float(0xff800000u))",
+        ] {
+            assert!(d.source.contains(needle), "missing {needle}");
+        }
     }
 }

@@ -39,7 +39,15 @@ fn inputs(dtypes: &[DType], n: usize, seed: u64) -> Vec<HostArray> {
 }
 
 fn check(device: &OpenClDevice, map: &str, combine: &str, post: Option<&str>, dtypes: &[DType]) {
-    let mut builder = Reduction::builder(map, combine);
+    check_with(device, Reduction::builder(map, combine), post, dtypes);
+}
+
+fn check_with(
+    device: &OpenClDevice,
+    mut builder: redlab_expr::ReductionBuilder,
+    post: Option<&str>,
+    dtypes: &[DType],
+) {
     if let Some(p) = post {
         builder = builder.post(p);
     }
@@ -123,5 +131,45 @@ fn every_builtin_combine_and_mixed_input_types() {
         "sum",
         None,
         &[DType::F32, DType::F32, DType::F32],
+    );
+}
+
+#[test]
+fn custom_combines_run_in_the_canonical_order() {
+    let Some(device) = device() else { return };
+    let custom = |map: &str, combine: &str, identity: &str| {
+        Reduction::builder(map, combine).identity(identity)
+    };
+    // A float sum written by hand: the canonical order makes it equal the CPU's bits.
+    check_with(
+        &device,
+        custom("x * y", "a + b", "-0.0"),
+        None,
+        &[DType::F32, DType::F32],
+    );
+    check_with(
+        &device,
+        custom("x", "max(a, b)", "-inf"),
+        None,
+        &[DType::F64],
+    );
+    check_with(
+        &device,
+        custom("x", "a ^ (b * 3)", "0"),
+        None,
+        &[DType::I32],
+    );
+    check_with(
+        &device,
+        custom("abs(x)", "a + b + a * b * 0", "0"),
+        Some("r / n"),
+        &[DType::F32],
+    );
+    // An accumulator wider than the map.
+    check_with(
+        &device,
+        custom("x", "a + b", "0").acc(DType::F64),
+        None,
+        &[DType::F32],
     );
 }
