@@ -114,6 +114,9 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
     checked
 }
 
+/// A custom combine to build: map, combine, identity, accumulator, inputs.
+type CustomCase<'a> = (&'a str, &'a str, &'a str, Option<DType>, &'a [DType]);
+
 /// User-defined reductions that together reach every construct of the generated code:
 /// each input type, each operator and function, conversions and narrowing casts, and
 /// every built-in combine.
@@ -140,7 +143,7 @@ pub fn mapped_examples() -> Vec<redlab_expr::Reduction> {
     ];
     // Custom combines: a float sum by hand, an order-dependent integer combine, a wider
     // accumulator.
-    let custom: &[(&str, &str, &str, Option<DType>, &[DType])] = &[
+    let custom: &[CustomCase<'_>] = &[
         ("x * y", "a + b", "-0.0", None, &[F32, F32]),
         ("x", "a ^ (b * 3)", "0", None, &[I32]),
         ("x", "max(a, b)", "-inf", Some(F64), &[F32]),
