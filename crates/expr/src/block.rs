@@ -271,6 +271,20 @@ pub fn eval_block(
                 _ => Column::Bool(compare(op, &a, &Column::splat(c, len))),
             }
         }
+        // An input operand of the operation's own type is read in place, not copied.
+        Kind::Arith(op, a, b) if in_place_f32(b, inputs).is_some() => {
+            let y = in_place_f32(b, inputs).map(|s| &s[start..start + len]);
+            match (eval_block(a, inputs, start, len, vars), y) {
+                (Column::F32(mut x), Some(y)) => {
+                    float_columns(*op, &mut x, y);
+                    Column::F32(x)
+                }
+                (x, _) => {
+                    let y = eval_block(b, inputs, start, len, vars);
+                    per_element(&x, &y, |p, q| crate::eval::arith_val(*op, p, q))
+                }
+            }
+        }
         Kind::Arith(op, a, b) => {
             let (a, b) = (
                 eval_block(a, inputs, start, len, vars),
@@ -338,6 +352,16 @@ pub fn eval_block(
             let col = eval_block(e, inputs, start, len, vars);
             map_values(&col, |v| narrow_val(*d, v), node.ty, len)
         }
+    }
+}
+
+/// The f32 input a node reads unconverted, as a slice (for reading it in place).
+fn in_place_f32<'a>(node: &Node, inputs: &[ArrayRef<'a>]) -> Option<&'a [f32]> {
+    match node.kind {
+        Kind::Input(k) if node.ty == Ty::F32 && inputs[k].dtype() == DType::F32 => {
+            inputs[k].typed::<f32>().ok()
+        }
+        _ => None,
     }
 }
 

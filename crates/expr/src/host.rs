@@ -15,7 +15,7 @@ use crate::block::{eval_block, AlignedBytes, Column, BLOCK};
 use crate::error::ExprError;
 use crate::eval::{eval, to_scalar, Env};
 use crate::reduction::{Combine, Reduction};
-use crate::types::{Node, Val};
+use crate::types::{Kind, Node, Val};
 
 /// Tiles per chunk (one parallel task): a power of two, so each chunk is an aligned
 /// subtree of the tile tree. Inside a chunk, each tile is mapped as one block and
@@ -175,6 +175,13 @@ fn reduce_tile<K>(
 where
     K: Fn(&Problem, ArrayRef<'_>) -> Result<Value, Error>,
 {
+    // A map that is one input of the mapped type (`x`, `--stat mean` of f32) is reduced
+    // in place.
+    if let Kind::Input(k) = reduction.map.kind {
+        if inputs[k].dtype() == reduction.mapped {
+            return Ok(offset(kernel(problem, inputs[k].slice(start, start + len))?, start));
+        }
+    }
     let block = eval_block(&reduction.map, inputs, start, len, &[]);
     let value = match block.as_array(reduction.mapped) {
         Some(view) => kernel(problem, view)?,
@@ -190,13 +197,18 @@ where
             )?
         }
     };
-    Ok(match value {
+    Ok(offset(value, start))
+}
+
+/// `value` with an argmin/argmax index moved by `start`.
+fn offset(value: Value, start: usize) -> Value {
+    match value {
         Value::Indexed { value, index } => Value::Indexed {
             value,
             index: index + start as u64,
         },
         v => v,
-    })
+    }
 }
 
 /// One tile of a custom combine in the canonical order, evaluated in blocks: each row of

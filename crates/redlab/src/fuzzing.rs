@@ -67,6 +67,30 @@ pub fn size(data: &[u8]) {
     }
 }
 
+/// The expression language: any text, as a map, a combine, an identity or a post,
+/// builds a reduction or gives an error, and one that builds evaluates on a few
+/// elements without panicking.
+pub fn expression(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    use redlab_core::DType;
+    let two = [DType::F32, DType::I32];
+    if let Ok(r) = redlab_expr::Reduction::builder(text, "sum").build(&two) {
+        let x = [1.5f32, -0.0, f32::NAN, 3.0e38];
+        let y = [7i32, i32::MIN, 0, -1];
+        let inputs = [
+            redlab_core::ArrayRef::from_slice(&x),
+            redlab_core::ArrayRef::from_slice(&y),
+        ];
+        let _ = redlab_expr::oracle::reduce(&r, &inputs);
+    }
+    let _ = redlab_expr::Reduction::builder("x", text)
+        .identity(text)
+        .post(text)
+        .build(&[DType::F64]);
+}
+
 /// The analyzer's preprocessor and parser: any text compiles or gives an error.
 pub fn opencl_c(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(data) {

@@ -49,6 +49,11 @@ fn size_corpus() {
 }
 
 #[test]
+fn expression_corpus() {
+    replay("expression", redlab::fuzzing::expression);
+}
+
+#[test]
 fn opencl_c_corpus() {
     replay("opencl_c", redlab::fuzzing::opencl_c);
 }
