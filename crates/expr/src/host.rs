@@ -179,7 +179,10 @@ where
     // in place.
     if let Kind::Input(k) = reduction.map.kind {
         if inputs[k].dtype() == reduction.mapped {
-            return Ok(offset(kernel(problem, inputs[k].slice(start, start + len))?, start));
+            return Ok(offset(
+                kernel(problem, inputs[k].slice(start, start + len))?,
+                start,
+            ));
         }
     }
     let block = eval_block(&reduction.map, inputs, start, len, &[]);
