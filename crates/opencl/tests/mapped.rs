@@ -173,3 +173,53 @@ fn custom_combines_run_in_the_canonical_order() {
         &[DType::F32],
     );
 }
+
+/// Random maps over two inputs, from a grammar that only makes well-typed text.
+fn random_map() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just("x".to_string()),
+        Just("y".to_string()),
+        Just("i".to_string()),
+        (-4i32..5).prop_map(|v| v.to_string()),
+        (-9i32..9).prop_map(|v| format!("{v}.5")),
+    ];
+    leaf.prop_recursive(3, 12, 2, |inner| {
+        prop_oneof![
+            (
+                inner.clone(),
+                prop::sample::select(vec!["+", "-", "*", "/", "%", ">", "=="]),
+                inner.clone()
+            )
+                .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+            (
+                prop::sample::select(vec!["abs", "floor", "sqrt", "i16", "f64"]),
+                inner.clone()
+            )
+                .prop_map(|(f, a)| format!("{f}({a})")),
+            (inner.clone(), inner).prop_map(|(a, b)| format!("min({a}, {b})")),
+        ]
+    })
+}
+
+proptest::proptest! {
+    // Each case builds one program on the device, so the count stays small.
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 12, ..Default::default() })]
+
+    #[test]
+    fn random_maps_on_the_device_equal_the_scalar_reference(
+        map in random_map(),
+        combine in proptest::sample::select(vec!["sum", "max", "argmin"]),
+        n in proptest::sample::select(vec![1usize, 1025, 20_011]),
+    ) {
+        let Some(device) = device() else { return Ok(()) };
+        let reduction = Reduction::builder(&map, combine)
+            .build(&[DType::F32, DType::I32])
+            .expect("the grammar makes well-typed maps");
+        let arrays = inputs(&[DType::F32, DType::I32], n, 5);
+        let views: Vec<_> = arrays.iter().map(HostArray::view).collect();
+        let want = oracle::reduce(&reduction, &views).expect("reference");
+        let got = device.reduce_mapped(&reduction, &views).expect("runs").value;
+        proptest::prop_assert!(got.same_as(&want), "{}: device {} vs reference {}", reduction.describe(), got, want);
+    }
+}
