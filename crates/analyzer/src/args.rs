@@ -96,7 +96,8 @@ pub fn parse_spec(s: &str) -> Result<ArgSpec, String> {
     }
 }
 
-fn dtype_of(s: Scalar) -> Option<DType> {
+/// The array type of an OpenCL scalar type (`None` for bool).
+pub fn dtype_of(s: Scalar) -> Option<DType> {
     Some(match s {
         Scalar::Char => DType::I8,
         Scalar::UChar => DType::U8,

@@ -91,6 +91,13 @@ pub struct AnalyzeArgs {
     /// element (repeatable; `buffers` in the JSON).
     #[arg(long, value_name = "NAME")]
     show: Vec<String>,
+    /// Write a buffer argument's (or a session array's) final contents to
+    /// `--out-dir/NAME.npy` (repeatable; an existing file needs --force).
+    #[arg(long, value_name = "NAME")]
+    dump: Vec<String>,
+    /// Where --dump writes.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out_dir: std::path::PathBuf,
     /// With the production kernel: a user-defined map over inputs x, y, z, w (each of
     /// --dtype), run as the GPUs run it (docs/expressions.md).
     #[arg(long)]
@@ -144,6 +151,27 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
     parse_size(text).map(|b| b as u64)
 }
 
+/// Writes `bytes`, elements of `elem`, as a 1-D .npy at `path` (already checked by the
+/// output plan).
+pub(super) fn write_npy(
+    name: &str,
+    elem: &redlab_analyzer::types::Type,
+    bytes: &[u8],
+    path: &Path,
+) -> anyhow::Result<()> {
+    let redlab_analyzer::types::Type::Scalar(s) = elem else {
+        bail!(
+            "--dump {name}: elements of type {} have no .npy type (numbers only)",
+            elem.name()
+        );
+    };
+    let dtype = kernel_args::dtype_of(*s)
+        .with_context(|| format!("--dump {name}: {} has no .npy type", elem.name()))?;
+    let count = bytes.len() / dtype.size_bytes();
+    let file = redlab::npy_out::encode(dtype, &[count], &bytes[..count * dtype.size_bytes()])?;
+    std::fs::write(path, file).with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Runs `redlab analyze`.
 pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     let mut config = LaunchConfig::linear(1, 1);
@@ -174,12 +202,20 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if let Some(path) = &a.html {
         outputs.replace("--html", path)?;
     }
+    let dump_paths: Vec<std::path::PathBuf> = a
+        .dump
+        .iter()
+        .map(|name| a.out_dir.join(format!("{name}.npy")))
+        .collect();
+    for path in &dump_paths {
+        outputs.replace("--dump", path)?;
+    }
     let (report, drawn_traces) = match (is_file, registry::find(&a.target)) {
         (true, _) if a.target.ends_with(".clamsee") => {
             if a.kernel.is_some() || !a.args.is_empty() || a.global.is_some() || a.local.is_some() {
                 bail!("a session sets its own kernels, arguments and work sizes: leave out --kernel, --arg, --global and --local");
             }
-            super::analyze_session::run(Path::new(&a.target), &a.show, &a.define, config)?
+            super::analyze_session::run(Path::new(&a.target), &a.show, &a.define, config, &a.dump, &dump_paths)?
         }
         (false, _) if a.target == "segments" => analyze_segments(a, config)?,
         (false, Some(v)) => analyze_variant(a, &v, config)?,
@@ -595,6 +631,23 @@ fn analyze_file(a: &AnalyzeArgs, mut config: LaunchConfig) -> anyhow::Result<(Re
         check: None,
         buffers: shown_buffers(&a.show, &f, &mem)?,
     };
+    for name in &a.dump {
+        let path = a.out_dir.join(format!("{name}.npy"));
+        let param = f
+            .params
+            .iter()
+            .find(|p| *p.name == **name)
+            .with_context(|| format!("--dump {name}: the kernel has no parameter {name}"))?;
+        let redlab_analyzer::types::Type::Pointer(elem, _) = &param.ty else {
+            bail!("--dump {name}: {name} is not a buffer");
+        };
+        let buffer = mem
+            .global
+            .iter()
+            .find(|b| b.name == **name)
+            .with_context(|| format!("--dump {name}: {name} is not a global buffer"))?;
+        write_npy(name, elem, &buffer.bytes, &path)?;
+    }
     Ok((report, vec![(kernel, launch.trace)]))
 }
 

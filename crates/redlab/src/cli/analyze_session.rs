@@ -19,6 +19,8 @@ pub fn run(
     show: &[String],
     defines: &[String],
     config: LaunchConfig,
+    dump: &[String],
+    dump_paths: &[std::path::PathBuf],
 ) -> anyhow::Result<(Report, Traces)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -46,6 +48,13 @@ pub fn run(
             .collect::<Result<Vec<_>, _>>()
             .map_err(anyhow::Error::msg)?;
         buffers.insert(name.clone(), values);
+    }
+    for (name, path) in dump.iter().zip(dump_paths) {
+        let (ty, bytes) = ran
+            .arrays
+            .get(name)
+            .with_context(|| format!("--dump {name}: the session has no array {name}"))?;
+        super::analyze::write_npy(name, ty, bytes, path)?;
     }
     let calls: Vec<String> = ran.calls.iter().map(|c| c.text.clone()).collect();
     let report = Report {
