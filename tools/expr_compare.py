@@ -14,23 +14,9 @@ redlab's own rows come from `redlab bench --map ... --json` in the same job.
 """
 import argparse
 import json
-import statistics
 import sys
 
-
-def timed(call, reps, event, sync, elapsed_ms=lambda a, b: a.elapsed_time(b)):
-    for _ in range(3):
-        call()
-    sync()
-    times = []
-    for _ in range(reps):
-        start, stop = event(), event()
-        start.record()
-        call()
-        stop.record()
-        stop.synchronize()
-        times.append(elapsed_ms(start, stop) * 1e-3)
-    return statistics.median(times)
+from axis_compare import timed  # the same CUDA-event timing loop
 
 
 def torch_rows(n, reps):
@@ -48,7 +34,7 @@ def torch_rows(n, reps):
         ("torch.dot", lambda: torch.dot(x, y), 8 * n),
         ("torch.linalg.vector_norm", lambda: torch.linalg.vector_norm(x), 4 * n),
     ]:
-        per_call = timed(call, reps, event, torch.cuda.synchronize)
+        per_call = timed(call, reps, torch.cuda.synchronize, event)
         graph_s = None
         try:
             stream = torch.cuda.Stream()
@@ -63,7 +49,7 @@ def torch_rows(n, reps):
                     call()
             g.replay()
             torch.cuda.synchronize()
-            graph_s = timed(g.replay, max(5, reps // 5), event, torch.cuda.synchronize) / 20
+            graph_s = timed(g.replay, max(5, reps // 5), torch.cuda.synchronize, event) / 20
         except Exception as e:  # graphs are optional
             print(f"{name}: no CUDA graph ({e})", file=sys.stderr)
         rows.append({"library": name, "n": n, "per_call_s": per_call, "graph_s": graph_s,
@@ -92,7 +78,7 @@ def cupy_rows(n, reps):
         ("cupy.linalg.norm", lambda: cp.linalg.norm(x), 4 * n),
         ("cupy ReductionKernel l2", lambda: l2_kernel(x), 4 * n),
     ]:
-        per_call = timed(call, reps, event, sync, cp.cuda.get_elapsed_time)
+        per_call = timed(call, reps, sync, event, cp.cuda.get_elapsed_time)
         rows.append({"library": name, "n": n, "per_call_s": per_call, "graph_s": None,
                      "gbps": nbytes / per_call / 1e9, "graph_gbps": None})
     return rows

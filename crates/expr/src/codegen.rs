@@ -324,7 +324,8 @@ fn saturate(d: DType, ft: &str, wide: &str, x: &str) -> String {
     )
 }
 
-fn storage(d: DType) -> &'static str {
+/// The OpenCL C type an element of `d` is stored as (`ushort` for f16/bf16 bits).
+pub fn storage(d: DType) -> &'static str {
     match d {
         DType::I8 => "char",
         DType::U8 => "uchar",

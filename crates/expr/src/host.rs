@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use redlab_core::{ArrayRef, Error, HostArray, Problem, Value};
 
-use crate::block::{eval_block, AlignedBytes, Column, BLOCK};
+use crate::block::{eval_block, AlignedBytes, Column};
 use crate::error::ExprError;
 use crate::eval::{eval, to_scalar, Env};
 use crate::reduction::{Combine, Reduction};
@@ -59,26 +59,6 @@ pub fn check_inputs(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Result<us
         }
     }
     Ok(inputs[0].len())
-}
-
-/// The mapped values of elements `start .. end`, as elements of `reduction.mapped`.
-pub fn map_range(
-    reduction: &Reduction,
-    inputs: &[ArrayRef<'_>],
-    start: usize,
-    end: usize,
-) -> AlignedBytes {
-    let size = reduction.mapped.size_bytes();
-    let mut out = AlignedBytes::zeroed((end - start) * size);
-    let bytes = out.bytes_mut();
-    let mut at = start;
-    while at < end {
-        let len = BLOCK.min(end - at);
-        let dst = &mut bytes[(at - start) * size..(at - start + len) * size];
-        eval_block(&reduction.map, inputs, at, len, &[]).write_as(reduction.mapped, dst);
-        at += len;
-    }
-    out
 }
 
 /// Every mapped value as one array of `reduction.mapped` (tiles mapped in parallel):

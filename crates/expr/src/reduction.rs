@@ -91,21 +91,16 @@ impl Reduction {
         }
     }
 
-    /// The result over no elements where the kernels cannot tell it (a custom combine's
-    /// identity; built-in combines follow their problem's rule).
-    pub fn empty_value(&self) -> Option<Value> {
-        match &self.combine {
-            Combine::Custom { identity, acc, .. } => Some(Value::Scalar(crate::eval::to_scalar(
-                *identity,
-                acc.dtype(),
-            ))),
-            Combine::Builtin(_) => None,
-        }
-    }
-
     /// Applies `post` (if any) to a reduction's result over `n` elements. Results
-    /// without a value (min of nothing) stay so.
+    /// without a value (min of nothing) stay so; a custom combine's result over nothing
+    /// is its identity, whatever a kernel's empty-input rule gave.
     pub fn finish(&self, value: Value, n: usize) -> Value {
+        let value = match &self.combine {
+            Combine::Custom { identity, acc, .. } if n == 0 => {
+                Value::Scalar(crate::eval::to_scalar(*identity, acc.dtype()))
+            }
+            _ => value,
+        };
         let Some((_, post)) = &self.post else {
             return value;
         };

@@ -120,6 +120,15 @@ fn custom_decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
     ))
 }
 
+/// A mapped run's outcome: `post` applied over `n` elements, kernel seconds summed.
+pub fn outcome(reduction: &Reduction, run: crate::Run, n: usize) -> redlab_core::Outcome {
+    redlab_core::Outcome {
+        value: reduction.finish(run.value, n),
+        seconds: run.passes.iter().sum(),
+        passes: run.passes,
+    }
+}
+
 /// The inputs in one buffer, each at its region's offset (the layout `rl_map` reads).
 pub fn pack(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Vec<u8> {
     let n = inputs.first().map_or(0, |a| a.len());

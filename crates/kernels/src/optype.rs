@@ -56,20 +56,10 @@ impl ValueKind {
     }
 }
 
-/// The OpenCL C storage type of an input element.
+/// The OpenCL C storage type of an input element (one table with the expression
+/// generator's).
 pub fn storage_type(dtype: DType) -> &'static str {
-    match dtype {
-        DType::I8 => "char",
-        DType::U8 => "uchar",
-        DType::I16 => "short",
-        DType::U16 | DType::F16 | DType::BF16 => "ushort",
-        DType::I32 => "int",
-        DType::U32 => "uint",
-        DType::I64 => "long",
-        DType::U64 => "ulong",
-        DType::F32 => "float",
-        DType::F64 => "double",
-    }
+    redlab_expr::codegen::storage(dtype)
 }
 
 /// The value domain of a problem's partials.

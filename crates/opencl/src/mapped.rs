@@ -46,15 +46,7 @@ impl OpenClDevice {
         let run = self
             .run_with(&variant, &problem, Some(&decls.source), input, &params)
             .map_err(backend_error)?;
-        let value = match reduction.empty_value() {
-            Some(identity) if input.len == 0 => identity,
-            _ => run.value,
-        };
-        Ok(Outcome {
-            value: reduction.finish(value, input.len),
-            seconds: run.passes.iter().sum(),
-            passes: run.passes,
-        })
+        Ok(mapped::outcome(reduction, run, input.len))
     }
 
     /// Uploads and reduces: [`OpenClDevice::upload_inputs`] then

@@ -8,24 +8,15 @@
 //! Without an OpenCL platform the test prints a visible SKIPPED line and passes, unless
 //! `REDLAB_REQUIRE_OPENCL=1` (CI sets it).
 
+mod common;
+
 use redlab_core::generate::{generate, Distribution};
 use redlab_core::{DType, HostArray};
 use redlab_expr::{oracle, Reduction};
 use redlab_opencl::OpenClDevice;
 
 fn device() -> Option<OpenClDevice> {
-    match OpenClDevice::open(0) {
-        Ok(device) => Some(device),
-        Err(e) => {
-            let required = std::env::var("REDLAB_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
-            assert!(
-                !required,
-                "REDLAB_REQUIRE_OPENCL=1 but OpenCL is not usable: {e}"
-            );
-            eprintln!("SKIPPED: OpenCL expression tests need a platform: {e}");
-            None
-        }
-    }
+    common::device("OpenCL expression tests")
 }
 
 const SIZES: &[usize] = &[0, 1, 7, 31, 1023, 1025, 8191, 8193, 65_537, 300_007];

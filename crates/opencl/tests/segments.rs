@@ -8,6 +8,8 @@
 //! Without an OpenCL platform the test prints a visible SKIPPED line and passes, unless
 //! `REDLAB_REQUIRE_OPENCL=1` (CI sets it).
 
+mod common;
+
 use redlab_core::generate::{generate, Distribution};
 use redlab_core::segmented::{self, Selection};
 use redlab_core::shape::{AxisPlan, Layout, Segments};
@@ -16,18 +18,7 @@ use redlab_kernels::segments::{SegmentJob, Strategy};
 use redlab_opencl::OpenClDevice;
 
 fn device() -> Option<OpenClDevice> {
-    match OpenClDevice::open(0) {
-        Ok(device) => Some(device),
-        Err(e) => {
-            let required = std::env::var("REDLAB_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
-            assert!(
-                !required,
-                "REDLAB_REQUIRE_OPENCL=1 but OpenCL is not usable: {e}"
-            );
-            eprintln!("SKIPPED: OpenCL segment tests need a platform: {e}");
-            None
-        }
-    }
+    common::device("OpenCL segment tests")
 }
 
 /// A shape, its layout and the axes reduced.

@@ -10,6 +10,8 @@
 //! runs when `REDLAB_OPENCL_FULL=1` (CI sets it); otherwise every variant meets every
 //! operator on i32 and f32 and every type on sum and argmax.
 
+mod common;
+
 use std::sync::Mutex;
 
 use redlab_core::generate::{generate, Distribution};
@@ -22,20 +24,8 @@ use redlab_opencl::{OpenClDevice, RunError};
 /// in use from parallel tests, while any number of runs through one context is fine.
 static DEVICE_LOCK: Mutex<()> = Mutex::new(());
 
-/// The device, or `None` after printing why (failing if OpenCL is required).
 fn device() -> Option<OpenClDevice> {
-    match OpenClDevice::open(0) {
-        Ok(device) => Some(device),
-        Err(e) => {
-            let required = std::env::var("REDLAB_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
-            assert!(
-                !required,
-                "REDLAB_REQUIRE_OPENCL=1 but OpenCL is not usable: {e}"
-            );
-            eprintln!("SKIPPED: OpenCL tests need a platform: {e}");
-            None
-        }
-    }
+    common::device("OpenCL tests")
 }
 
 /// 0, 1, primes, 2^k ± 1 around work-group and tile sizes, and a few million.

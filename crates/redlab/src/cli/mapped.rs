@@ -94,22 +94,11 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         &args.device
     };
     let device = Device::open(device_name, args.threads)?;
-    let mut times = Vec::with_capacity(args.repeat);
-    let mut value: Option<Value> = None;
-    for _ in 0..args.repeat {
-        let outcome = device.reduce_mapped(&reduction, &views)?;
-        if let Some(first) = &value {
-            if !first.same_as(&outcome.value) {
-                return Ok(Verdict::Mismatch(format!(
-                    "repeated runs disagree: {first} then {}",
-                    outcome.value
-                )));
-            }
-        }
-        value.get_or_insert(outcome.value);
-        times.push(outcome.seconds);
-    }
-    let value = value.context("no run happened")?;
+    let reduce_once = || Ok(device.reduce_mapped(&reduction, &views)?);
+    let (value, times) = match super::run::repeat_agreeing(args.repeat, reduce_once)? {
+        Ok(agreed) => agreed,
+        Err(why) => return Ok(Verdict::Mismatch(why)),
+    };
     let stats = Stats::of(&times).context("no timings")?;
     let (expected, reference_name) = if n <= SCALAR_REFERENCE_UPTO {
         (oracle::reduce(&reduction, &views)?, "the scalar reference")

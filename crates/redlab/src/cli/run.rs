@@ -123,6 +123,30 @@ impl RunArgs {
     }
 }
 
+/// Calls `call` `repeat` times (at least once): the value all calls agreed on and each
+/// call's seconds, or the message for the first call that disagreed.
+pub(super) fn repeat_agreeing(
+    repeat: usize,
+    mut call: impl FnMut() -> anyhow::Result<redlab::Outcome>,
+) -> anyhow::Result<Result<(Value, Vec<f64>), String>> {
+    let mut times = Vec::with_capacity(repeat);
+    let mut value: Option<Value> = None;
+    for _ in 0..repeat.max(1) {
+        let outcome = call()?;
+        if let Some(first) = &value {
+            if !first.same_as(&outcome.value) {
+                return Ok(Err(format!(
+                    "repeated runs disagree: {first} then {}",
+                    outcome.value
+                )));
+            }
+        }
+        value.get_or_insert(outcome.value);
+        times.push(outcome.seconds);
+    }
+    Ok(Ok((value.context("no run happened")?, times)))
+}
+
 /// Runs `redlab run`.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.repeat == 0 {
@@ -263,8 +287,6 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         None => place(args, data.bytes().len() as u64, out)?,
     };
 
-    let mut times = Vec::with_capacity(args.repeat);
-    let mut value: Option<Value> = None;
     let reduce_once = || -> anyhow::Result<redlab::Outcome> {
         if let Some(chunk) = staged {
             return reduce_staged(&device, &problem, data, chunk);
@@ -282,20 +304,10 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if let (Some(text), false) = (&explanation, args.json) {
         write!(out, "{text}")?;
     }
-    for _ in 0..args.repeat {
-        let outcome = reduce_once()?;
-        if let Some(first) = &value {
-            if !first.same_as(&outcome.value) {
-                return Ok(Verdict::Mismatch(format!(
-                    "repeated runs disagree: {first} then {}",
-                    outcome.value
-                )));
-            }
-        }
-        value.get_or_insert(outcome.value);
-        times.push(outcome.seconds);
-    }
-    let value = value.context("no run happened")?;
+    let (value, times) = match repeat_agreeing(args.repeat, reduce_once)? {
+        Ok(agreed) => agreed,
+        Err(why) => return Ok(Verdict::Mismatch(why)),
+    };
     let stats = Stats::of(&times).context("no timings")?;
     let expected = reference::reduce(&problem, data)?;
     let bitwise = value.same_as(&expected);
