@@ -478,7 +478,44 @@ fn shown_buffers(
     kernel: &redlab_analyzer::ast::Function,
     mem: &Memory,
 ) -> anyhow::Result<std::collections::BTreeMap<String, Vec<String>>> {
-    use redlab_analyzer::types::Type;
+    let mut shown = std::collections::BTreeMap::new();
+    for name in names {
+        let (elem, bytes) = kernel_buffer("--show", name, kernel, mem)?;
+        shown.insert(name.clone(), element_texts(elem, bytes)?);
+    }
+    Ok(shown)
+}
+
+/// The element type and final bytes of the buffer argument `name` (`option` names the
+/// flag in errors).
+fn kernel_buffer<'m>(
+    option: &str,
+    name: &str,
+    kernel: &'m redlab_analyzer::ast::Function,
+    mem: &'m Memory,
+) -> anyhow::Result<(&'m redlab_analyzer::types::Type, &'m [u8])> {
+    let param = kernel
+        .params
+        .iter()
+        .find(|p| *p.name == *name)
+        .with_context(|| format!("{option} {name}: the kernel has no parameter {name}"))?;
+    let redlab_analyzer::types::Type::Pointer(elem, _) = &param.ty else {
+        bail!("{option} {name}: {name} is not a buffer");
+    };
+    let buffer = mem
+        .global
+        .iter()
+        .find(|b| b.name == *name)
+        .with_context(|| format!("{option} {name}: {name} is not a global buffer"))?;
+    Ok((elem, &buffer.bytes))
+}
+
+/// Each element of `bytes` (of type `elem`) as text: integers in decimal, floats as
+/// Rust prints them, vectors in parentheses.
+pub(super) fn element_texts(
+    elem: &redlab_analyzer::types::Type,
+    bytes: &[u8],
+) -> anyhow::Result<Vec<String>> {
     use redlab_analyzer::value::{from_bytes, Value};
     let text = |v: &Value| match v {
         Value::Int(s, b) if s.is_signed() => (*b as i64).to_string(),
@@ -486,39 +523,19 @@ fn shown_buffers(
         Value::Float(_, x) => x.to_string(),
         other => other.describe(),
     };
-    let mut shown = std::collections::BTreeMap::new();
-    for name in names {
-        let param = kernel
-            .params
-            .iter()
-            .find(|p| *p.name == **name)
-            .with_context(|| format!("--show {name}: the kernel has no parameter {name}"))?;
-        let Type::Pointer(elem, _) = &param.ty else {
-            bail!("--show {name}: {name} is not a buffer");
-        };
-        let buffer = mem
-            .global
-            .iter()
-            .find(|b| b.name == **name)
-            .with_context(|| format!("--show {name}: {name} is not a global buffer"))?;
-        let size = elem.size().max(1);
-        let values = buffer
-            .bytes
-            .chunks_exact(size)
-            .map(|c| {
-                from_bytes(elem, c).map(|v| match &v {
-                    Value::Vector(_, items) => format!(
-                        "({})",
-                        items.iter().map(text).collect::<Vec<_>>().join(", ")
-                    ),
-                    other => text(other),
-                })
+    bytes
+        .chunks_exact(elem.size().max(1))
+        .map(|c| {
+            from_bytes(elem, c).map(|v| match &v {
+                Value::Vector(_, items) => format!(
+                    "({})",
+                    items.iter().map(text).collect::<Vec<_>>().join(", ")
+                ),
+                other => text(other),
             })
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(anyhow::Error::msg)?;
-        shown.insert(name.clone(), values);
-    }
-    Ok(shown)
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(anyhow::Error::msg)
 }
 
 /// The longest kernel source or included file read (real kernels are a few hundred KB at
@@ -632,21 +649,8 @@ fn analyze_file(a: &AnalyzeArgs, mut config: LaunchConfig) -> anyhow::Result<(Re
         buffers: shown_buffers(&a.show, &f, &mem)?,
     };
     for name in &a.dump {
-        let path = a.out_dir.join(format!("{name}.npy"));
-        let param = f
-            .params
-            .iter()
-            .find(|p| *p.name == **name)
-            .with_context(|| format!("--dump {name}: the kernel has no parameter {name}"))?;
-        let redlab_analyzer::types::Type::Pointer(elem, _) = &param.ty else {
-            bail!("--dump {name}: {name} is not a buffer");
-        };
-        let buffer = mem
-            .global
-            .iter()
-            .find(|b| b.name == **name)
-            .with_context(|| format!("--dump {name}: {name} is not a global buffer"))?;
-        write_npy(name, elem, &buffer.bytes, &path)?;
+        let (elem, bytes) = kernel_buffer("--dump", name, &f, &mem)?;
+        write_npy(name, elem, bytes, &a.out_dir.join(format!("{name}.npy")))?;
     }
     Ok((report, vec![(kernel, launch.trace)]))
 }

@@ -8,7 +8,6 @@ use std::path::Path;
 use anyhow::Context;
 use redlab_analyzer::report::Report;
 use redlab_analyzer::sim::LaunchConfig;
-use redlab_analyzer::value::{from_bytes, Value};
 use redlab_analyzer::{clamsee, session};
 
 use super::analyze::{summarize_passes, Traces};
@@ -34,19 +33,7 @@ pub fn run(
             .arrays
             .get(name)
             .with_context(|| format!("--show {name}: the session has no array {name}"))?;
-        let size = ty.size().max(1);
-        let values = bytes
-            .chunks_exact(size)
-            .map(|c| {
-                from_bytes(ty, c).map(|v| match v {
-                    Value::Int(s, b) if s.is_signed() => (b as i64).to_string(),
-                    Value::Int(_, b) => b.to_string(),
-                    Value::Float(_, x) => x.to_string(),
-                    other => other.describe(),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(anyhow::Error::msg)?;
+        let values = super::analyze::element_texts(ty, bytes)?;
         buffers.insert(name.clone(), values);
     }
     for (name, path) in dump.iter().zip(dump_paths) {

@@ -198,18 +198,7 @@ fn run_shaped(
             None => vec![mapped.len()],
         },
     };
-    let request = super::shaped::ShapedRequest {
-        axes: args
-            .axis
-            .as_deref()
-            .map(super::shaped::parse_axes)
-            .transpose()?,
-        keepdims: args.keepdims,
-        segments: args.segments.clone(),
-        segment_size: args.segment_size,
-        out: args.out.clone(),
-        force: args.force,
-    };
+    let request = args.shaped_request()?;
     let device = Device::open(
         if args.device == "auto" {
             "cpu"

@@ -112,6 +112,22 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The axes, segments and output file of a shaped reduction.
+    pub(super) fn shaped_request(&self) -> anyhow::Result<super::shaped::ShapedRequest> {
+        Ok(super::shaped::ShapedRequest {
+            axes: self
+                .axis
+                .as_deref()
+                .map(super::shaped::parse_axes)
+                .transpose()?,
+            keepdims: self.keepdims,
+            segments: self.segments.clone(),
+            segment_size: self.segment_size,
+            out: self.out.clone(),
+            force: self.force,
+        })
+    }
+
     /// Whether the request has a shape: axes, segments or an output file.
     pub(super) fn shaped(&self) -> bool {
         self.axis.is_some()
@@ -246,18 +262,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
                 "axis and segment reductions pick their kernel by shape (see --explain): leave out --variant and --staged"
             );
         }
-        let request = super::shaped::ShapedRequest {
-            axes: args
-                .axis
-                .as_deref()
-                .map(super::shaped::parse_axes)
-                .transpose()?,
-            keepdims: args.keepdims,
-            segments: args.segments.clone(),
-            segment_size: args.segment_size,
-            out: args.out.clone(),
-            force: args.force,
-        };
+        let request = args.shaped_request()?;
         let dims = dims.unwrap_or_else(|| vec![array.len()]);
         // `auto` places 1-D reductions by measured bandwidth; shaped ones stay on the CPU.
         let device = match opened {
