@@ -22,6 +22,7 @@ pub mod memory;
 mod modules;
 pub mod roof;
 pub mod staging;
+mod stream_call;
 
 use std::sync::Mutex;
 
@@ -75,6 +76,8 @@ pub struct CudaDevice {
     staging: Mutex<Option<staging::Ring>>,
     /// The read roof's configuration, calibrated on first use.
     roof: std::sync::OnceLock<Result<roof::RoofChoice, String>>,
+    /// Scratch of reductions enqueued on callers' streams (`stream_call`).
+    stream_scratch: Mutex<stream_call::StreamScratch>,
 }
 
 // SAFETY: driver handles may be used from any thread once the context is made current,
@@ -126,6 +129,7 @@ impl CudaDevice {
             auto,
             staging: Mutex::new(None),
             roof: std::sync::OnceLock::new(),
+            stream_scratch: Mutex::new(Default::default()),
         })
     }
 
@@ -412,6 +416,9 @@ impl Drop for CudaDevice {
         self.modules.clear();
         if let Ok(mut staging) = self.staging.lock() {
             staging.take();
+        }
+        if let Ok(mut scratch) = self.stream_scratch.lock() {
+            scratch.clear();
         }
         // SAFETY: the stream and events go first, while their context is alive; the
         // timeline is not used again. Then the primary context retained in `open` is

@@ -101,6 +101,24 @@ impl Codec {
         }
     }
 
+    /// How many leading bytes of the final device partial are already the result's own
+    /// little-endian bytes (the accumulator type's), so the partial can be copied on the
+    /// device instead of being decoded on the host: sums, products, min/max and bitwise
+    /// results held in their own width or in the low bytes of a 64-bit integer. `None`
+    /// for order keys, indexed results and narrowed float types.
+    pub fn raw_result_bytes(&self) -> Option<usize> {
+        if self.float_key || self.problem.op.is_indexed() {
+            return None;
+        }
+        let acc = self.problem.acc;
+        match self.kind {
+            ValueKind::I64 | ValueKind::U64 if acc.is_integer() => Some(acc.size_bytes()),
+            ValueKind::F32 if acc == DType::F32 => Some(4),
+            ValueKind::F64 if acc == DType::F64 => Some(8),
+            _ => None,
+        }
+    }
+
     /// The identity as device bytes.
     pub fn identity_bytes(&self) -> Vec<u8> {
         let mut out = vec![0u8; self.acc_bytes];

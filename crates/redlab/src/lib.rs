@@ -28,6 +28,11 @@
 
 #![deny(missing_docs)]
 
+// The command line lives in the library so that other front ends (the Python package)
+// run the very same commands; its `redlab::…` paths then name this crate.
+extern crate self as redlab;
+
+pub mod cli;
 mod device;
 mod error;
 pub mod fuzzing;
@@ -46,7 +51,7 @@ pub use redlab_core::{
     Element, HostArray, Op, Outcome, Problem, Scalar, Value,
 };
 use redlab_cpu::CpuBackend;
-pub use redlab_expr::{ExprError, Reduction, ReductionBuilder};
+pub use redlab_expr::{stats, ExprError, Reduction, ReductionBuilder};
 
 /// The CPU device behind the free functions, created on first use.
 fn default_cpu() -> Result<&'static CpuBackend, Error> {

@@ -1,7 +1,8 @@
 //! The `redlab` command: parse, run one subcommand, turn the outcome into an exit code.
 
-mod cli;
-
 fn main() -> std::process::ExitCode {
-    cli::main()
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("redlab: internal error: {info}");
+    }));
+    redlab::cli::main()
 }

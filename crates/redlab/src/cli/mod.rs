@@ -1,4 +1,4 @@
-//! Command-line parsing and dispatch. Every failure ends as one line on stderr and a
+//! Command-line parsing and dispatch, shared by the binary and in-process front ends. Every failure ends as one line on stderr and a
 //! non-zero exit code: 2 for bad usage or input, 1 for a result that fails verification.
 
 mod analyze;
@@ -67,45 +67,62 @@ pub enum Verdict {
     Mismatch(String),
 }
 
-/// Entry point of the binary.
-pub fn main() -> ExitCode {
-    std::panic::set_hook(Box::new(|info| {
-        eprintln!("redlab: internal error: {info}");
-    }));
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => return usage_error(e),
-    };
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    let result = match &cli.command {
-        Command::Devices(args) => devices::run(args, &mut out).map(|_| Verdict::Success),
-        Command::Run(args) => run::run(args, &mut out),
-        Command::Bench(args) => bench::run(args, &mut out),
-        #[cfg(feature = "cuda")]
-        Command::CheckKernels(args) => check_kernels::run(args, &mut out),
-        Command::Analyze(args) => analyze::run(args, &mut out),
-        Command::Report(args) => report::run(args, &mut out),
-        #[cfg(any(feature = "opencl", feature = "cuda"))]
-        Command::Tune(args) => tune::run(args, &mut out),
-    };
-    let _ = out.flush();
-    match result {
-        Ok(Verdict::Success) => ExitCode::SUCCESS,
-        Ok(Verdict::Mismatch(why)) => {
-            eprintln!("redlab: verification failed: {why}");
-            ExitCode::from(1)
-        }
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("redlab: error: {}", one_line(&format!("{e:#}")));
-            ExitCode::from(2)
-        }
-    }
+/// How a command ended: its exit code (0 success, 1 a result that failed verification,
+/// 2 bad usage or input) and, unless it succeeded, the one line that says why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ending {
+    /// The process exit code the command line uses.
+    pub code: u8,
+    /// The message printed on stderr, without the `redlab: ` prefix.
+    pub message: Option<String>,
 }
 
-/// Help and version go to stdout as clap formats them; usage errors become one line.
-fn usage_error(e: clap::Error) -> ExitCode {
+/// Entry point of the binary: parses the process arguments and runs the command,
+/// printing to stdout and, on failure, one line to stderr.
+pub fn main() -> ExitCode {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let ending = run_args(std::env::args_os(), &mut out);
+    if let Some(message) = &ending.message {
+        eprintln!("redlab: {message}");
+    }
+    ExitCode::from(ending.code)
+}
+
+/// Runs one command line (`args[0]` is the program name) with its output going to
+/// `out`: what the binary does, for front ends that run commands in-process.
+pub fn run_args<I, T>(args: I, out: &mut dyn Write) -> Ending
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e, out),
+    };
+    let result = match &cli.command {
+        Command::Devices(args) => devices::run(args, out).map(|_| Verdict::Success),
+        Command::Run(args) => run::run(args, out),
+        Command::Bench(args) => bench::run(args, out),
+        #[cfg(feature = "cuda")]
+        Command::CheckKernels(args) => check_kernels::run(args, out),
+        Command::Analyze(args) => analyze::run(args, out),
+        Command::Report(args) => report::run(args, out),
+        #[cfg(any(feature = "opencl", feature = "cuda"))]
+        Command::Tune(args) => tune::run(args, out),
+    };
+    let _ = out.flush();
+    let (code, message) = match result {
+        Ok(Verdict::Success) => (0, None),
+        Ok(Verdict::Mismatch(why)) => (1, Some(format!("verification failed: {why}"))),
+        Err(e) if is_broken_pipe(&e) => (0, None),
+        Err(e) => (2, Some(format!("error: {}", one_line(&format!("{e:#}"))))),
+    };
+    Ending { code, message }
+}
+
+/// Help and version go to `out` as clap formats them; usage errors become one line.
+fn usage_error(e: clap::Error, out: &mut dyn Write) -> Ending {
     use clap::error::ErrorKind;
     if matches!(
         e.kind(),
@@ -113,8 +130,11 @@ fn usage_error(e: clap::Error) -> ExitCode {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
-        let _ = e.print();
-        return ExitCode::SUCCESS;
+        let _ = write!(out, "{}", e.render());
+        return Ending {
+            code: 0,
+            message: None,
+        };
     }
     let text = e.to_string();
     let message: Vec<&str> = text
@@ -125,8 +145,10 @@ fn usage_error(e: clap::Error) -> ExitCode {
         .collect();
     let joined = message.join(" ");
     let joined = joined.strip_prefix("error: ").unwrap_or(&joined);
-    eprintln!("redlab: error: {joined} (see 'redlab --help')");
-    ExitCode::from(2)
+    Ending {
+        code: 2,
+        message: Some(format!("error: {joined} (see 'redlab --help')")),
+    }
 }
 
 fn one_line(text: &str) -> String {

@@ -1,0 +1,135 @@
+//! Reductions enqueued on the caller's stream, over the caller's device memory, into the
+//! caller's result buffer, with no host wait: the path for frameworks that hand redlab a
+//! tensor (DLPack) and expect an asynchronous result on their own stream, as their own
+//! reductions do.
+//!
+//! Only the one-launch production kernel qualifies: its last group resets the ticket
+//! counter, so one zeroed scratch buffer per stream (and partial width) serves every
+//! call on that stream in stream order. The final partial is copied device-to-device
+//! into the result when its bytes already are the result's ([`Codec::raw_result_bytes`]);
+//! other problems (argmin/argmax, narrowed floats) take the waiting path.
+
+use std::collections::HashMap;
+
+use cudarc::driver::{result, sys};
+use redlab_core::{Problem, Value};
+use redlab_kernels::codec::Codec;
+use redlab_kernels::driver::{self as kernel_driver, Plan, ONE_LAUNCH_MAX_PARTIALS};
+use redlab_kernels::{PassStructure, RunError};
+
+use crate::memory::{cu, DeviceBuffer, Timeline};
+use crate::CudaDevice;
+
+/// Scratch buffers (result, subtree roots, ticket) by stream handle and partial width.
+pub(crate) type StreamScratch = HashMap<(u64, usize), DeviceBuffer>;
+
+impl CudaDevice {
+    /// Whether [`CudaDevice::enqueue_reduce`] can run `problem` (one launch, and a final
+    /// partial that is the result's own bytes), and the result's width in bytes.
+    pub fn enqueue_result_bytes(&self, problem: &Problem) -> Option<usize> {
+        Codec::new(problem).raw_result_bytes()
+    }
+
+    /// Enqueues the production reduction of the `n` elements at `input` on `stream` and
+    /// the copy of its result (the accumulator type's bytes,
+    /// [`CudaDevice::enqueue_result_bytes`]) to `result`, and returns without waiting.
+    /// An empty input gets the identity.
+    ///
+    /// # Safety
+    /// `input` must hold `n` elements of `problem.dtype` and `result` room for the
+    /// result, both device memory of this device's primary context, alive until the work
+    /// on `stream` completes; `stream` must be a stream of that context (0 is the legacy
+    /// default stream).
+    pub unsafe fn enqueue_reduce(
+        &self,
+        problem: &Problem,
+        input: u64,
+        n: usize,
+        stream: u64,
+        result: u64,
+    ) -> Result<(), RunError> {
+        let codec = Codec::new(problem);
+        let raw = codec.raw_result_bytes().ok_or_else(|| {
+            RunError::Skipped(format!(
+                "{problem}: the result needs decoding on the host"
+            ))
+        })?;
+        if n > 0 && input % 16 != 0 {
+            return Err(RunError::Device(format!(
+                "device-resident inputs must be 16-byte aligned (address {input:#x})"
+            )));
+        }
+        let stream_handle = stream as sys::CUstream;
+        let choice = self.auto(problem, n);
+        let variant = &choice.variant;
+        let params = choice.param_pairs();
+        if variant.passes != PassStructure::LastBlockFinish {
+            return Err(RunError::Skipped(format!(
+                "{} takes several launches; the stream path runs one",
+                variant.name
+            )));
+        }
+        self.timeline.bind()?;
+        let wg = match kernel_driver::plan(variant, problem, &self.caps, &params, n)? {
+            Plan::Empty(run) => {
+                let Value::Scalar(identity) = run.value else {
+                    return Err(RunError::Device("empty input without an identity".into()));
+                };
+                let bytes = identity.bits().to_le_bytes();
+                // SAFETY: `result` has room for `raw` bytes (the caller's promise); the
+                // pageable source is staged before the call returns.
+                return unsafe {
+                    result::memcpy_htod_async(result, &bytes[..raw], stream_handle)
+                }
+                .map_err(cu("cuMemcpyHtoDAsync"));
+            }
+            Plan::Launch { wg } => wg,
+        };
+        let function = self.functions(variant, problem, None, &params, true, &["reduce"])?[0];
+        let (global, local, _) =
+            kernel_driver::layout(variant.geometry, problem, n, wg, &self.caps, variant, &params);
+        let mut scratch = self
+            .stream_scratch
+            .lock()
+            .map_err(|_| RunError::Device("scratch lock poisoned".into()))?;
+        let key = (stream, codec.acc_bytes);
+        if !scratch.contains_key(&key) {
+            let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
+            let buffer = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
+            // SAFETY: the buffer was just allocated with `bytes` bytes; zeroing it on the
+            // caller's stream orders it before the first launch that uses it.
+            unsafe { result::memset_d8_async(buffer.ptr, 0, bytes, stream_handle) }
+                .map_err(cu("cuMemsetD8Async"))?;
+            scratch.insert(key, buffer);
+        }
+        let out = scratch[&key].ptr;
+        Timeline::enqueue(function, stream_handle, input, out, n, global, local)?;
+        // SAFETY: both addresses are live device memory (the scratch is ours, `result` the
+        // caller's); stream order puts the copy after the kernel.
+        unsafe { result::memcpy_dtod_async(result, out, raw, stream_handle) }
+            .map_err(cu("cuMemcpyDtoDAsync"))
+    }
+}
+
+impl CudaDevice {
+    /// Waits until the work queued on the caller's `stream` is done, so that a
+    /// reduction on redlab's own stream sees what it wrote.
+    ///
+    /// # Safety
+    /// `stream` must be a stream of this device's primary context (0: the legacy
+    /// default stream).
+    pub unsafe fn synchronize_stream(&self, stream: u64) -> Result<(), RunError> {
+        self.timeline.bind()?;
+        // SAFETY: the caller's promise.
+        unsafe { result::stream::synchronize(stream as sys::CUstream) }
+            .map_err(cu("cuStreamSynchronize"))
+    }
+
+    /// Copies a device input's bytes to the host.
+    pub fn download(&self, input: &crate::DeviceInput) -> Result<Vec<u8>, RunError> {
+        match input.buffer.as_ref() {
+            None => Ok(Vec::new()),
+            Some(buffer) => Ok(self.timeline.read(buffer, buffer.bytes)?.0),
+        }
+    }
+}

@@ -1,0 +1,175 @@
+"""The numpy-style reductions: each call classifies its argument (host array or CUDA
+tensor), hands it to the native module without a copy, and returns numpy scalars and
+arrays, or for CUDA tensors a tensor of the same framework on the same device."""
+
+import math
+
+import numpy as np
+
+from . import _arrays
+from . import _native
+
+_OPS = ("sum", "prod", "min", "max", "argmin", "argmax", "and", "or", "xor")
+
+# (op, input type, accumulator type, ordinal) -> result type of the stream path, or None.
+_enqueue_types = {}
+
+
+def _axes(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        return [int(x) for x in axis]
+    return [int(axis)]
+
+
+def _host_device(device):
+    if device in (None, "auto"):
+        return "cpu"
+    return str(device)
+
+
+def _result(triple):
+    name, dims, payload = triple
+    numpy_type = _arrays.NUMPY[name]
+    if dims is None:
+        return numpy_type(payload)
+    return np.frombuffer(payload, dtype=numpy_type).reshape(dims)
+
+
+def _check_device(place, device):
+    if device in (None, "auto"):
+        return
+    expected = f"{place[0]}:{place[1]}"
+    if str(device) != expected:
+        raise ValueError(f"the array is on {expected}, device={device!r} (move it first)")
+
+
+def _cuda_call(kind, name, a, place, axes, keepdims, acc, device):
+    _check_device(place, device)
+    lib = _arrays.framework(a)
+    stream = _arrays.current_stream(a, lib)
+    capsule = a.__dlpack__(stream=stream if stream else 1)
+    out = None
+    result_address = None
+    if kind == "op" and axes is None and not keepdims and lib is not None:
+        key = (name, a.dtype, acc, place[1])
+        result_type = _enqueue_types.get(key, False)
+        if result_type is False:
+            element = _arrays.type_name(str(a.dtype).replace("torch.", ""))
+            result_type = _native.enqueue_dtype(kind, name, element, acc, place[1])
+            _enqueue_types[key] = result_type
+        if result_type is not None:
+            numpy_type = np.dtype(_arrays.NUMPY[result_type])
+            if lib == "torch":
+                import torch
+
+                out = torch.empty((), dtype=getattr(torch, numpy_type.name), device=a.device)
+                result_address = out.data_ptr()
+            else:
+                import cupy
+
+                with a.device:
+                    out = cupy.empty((), dtype=numpy_type)
+                result_address = out.data.ptr
+    triple = _native.reduce_dlpack(
+        kind, name, capsule, axes, keepdims, acc, stream, result_address
+    )
+    if triple is None:
+        return out
+    return _arrays.to_framework(_result(triple), a, lib)
+
+
+def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto"):
+    axes = _axes(axis)
+    acc = None if dtype is None else _arrays.type_name(dtype)
+    place = _arrays.dlpack_place(a)
+    if place is not None:
+        return _cuda_call(kind, name, a, place, axes, keepdims, acc, device)
+    arr, address, element, shape, strides = _arrays.host_description(a)
+    triple = _native.reduce_host(
+        kind, name, address, element, shape, strides, axes, keepdims, acc,
+        _host_device(device),
+    )
+    return _result(triple)
+
+
+def reduce(op, a, axis=None, dtype=None, keepdims=False, device="auto"):
+    """Reduces ``a`` with ``op`` (sum, prod, min, max, argmin, argmax, and, or, xor)
+    along ``axis`` (an int, a tuple, or None for all axes), accumulating in ``dtype``
+    (default: numpy's). Float sums are in redlab's canonical order, so the bits do not
+    depend on the device, the thread count or the array's layout."""
+    if op not in _OPS:
+        raise ValueError(f"unknown operator {op!r} (known: {', '.join(_OPS)})")
+    return _call("op", op, a, axis, keepdims, dtype, device)
+
+
+def sum(a, axis=None, dtype=None, keepdims=False, device="auto"):  # noqa: A001
+    """Sum of the elements (integers exactly in 64 bits; floats in canonical order)."""
+    return _call("op", "sum", a, axis, keepdims, dtype, device)
+
+
+def prod(a, axis=None, dtype=None, keepdims=False, device="auto"):
+    """Product of the elements."""
+    return _call("op", "prod", a, axis, keepdims, dtype, device)
+
+
+def min(a, axis=None, keepdims=False, device="auto"):  # noqa: A001
+    """Smallest element (NaN if any element is NaN, as numpy)."""
+    return _call("op", "min", a, axis, keepdims, None, device)
+
+
+def max(a, axis=None, keepdims=False, device="auto"):  # noqa: A001
+    """Largest element (NaN if any element is NaN, as numpy)."""
+    return _call("op", "max", a, axis, keepdims, None, device)
+
+
+def argmin(a, axis=None, keepdims=False, device="auto"):
+    """Index of the first smallest element (in C order along the reduced axes)."""
+    return _call("op", "argmin", a, axis, keepdims, None, device)
+
+
+def argmax(a, axis=None, keepdims=False, device="auto"):
+    """Index of the first largest element (in C order along the reduced axes)."""
+    return _call("op", "argmax", a, axis, keepdims, None, device)
+
+
+def mean(a, axis=None, keepdims=False, device="auto"):
+    """Arithmetic mean: the canonical sum over the count (f64 for integers)."""
+    return _call("stat", "mean", a, axis, keepdims, None, device)
+
+
+def nansum(a, axis=None, keepdims=False, device="auto"):
+    """Sum treating NaN as zero."""
+    return _call("stat", "nansum", a, axis, keepdims, None, device)
+
+
+def any(a, axis=None, keepdims=False, device="auto"):  # noqa: A001
+    """Whether any element is non-zero."""
+    return _as_bool(_call("stat", "any", a, axis, keepdims, None, device))
+
+
+def all(a, axis=None, keepdims=False, device="auto"):  # noqa: A001
+    """Whether every element is non-zero."""
+    return _as_bool(_call("stat", "all", a, axis, keepdims, None, device))
+
+
+def count_nonzero(a, axis=None, keepdims=False, device="auto"):
+    """How many elements are non-zero."""
+    return _call("stat", "count_nonzero", a, axis, keepdims, None, device)
+
+
+def norm(a, ord=None, axis=None, keepdims=False, device="auto"):  # noqa: A002
+    """Vector norm: ``ord`` None or 2 (Euclidean), 1, or ``inf`` (largest magnitude)."""
+    names = {None: "norm2", 2: "norm2", 1: "norm1", math.inf: "norminf"}
+    if ord not in names:
+        raise ValueError(f"unsupported norm order {ord!r} (None, 1, 2 or inf)")
+    return _call("stat", names[ord], a, axis, keepdims, None, device)
+
+
+def _as_bool(value):
+    if isinstance(value, np.ndarray):
+        return value.astype(np.bool_)
+    if isinstance(value, np.generic):
+        return np.bool_(value)
+    return value.bool() if hasattr(value, "bool") else value.astype(bool)

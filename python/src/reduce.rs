@@ -1,0 +1,348 @@
+//! The reductions Python calls: over host arrays by address, over DLPack tensors (host
+//! or CUDA; on CUDA enqueued on the caller's stream where the result needs no host
+//! step), and user-defined map/combine reductions. Every call releases the interpreter
+//! lock while it computes.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use redlab::segmented::Selection;
+use redlab::shape::AxisPlan;
+use redlab::{ArrayRef, DType, Device, Op, Reduction, Value};
+use redlab_kernels::segments::SegmentJob;
+
+use crate::dlpack::{self, Place};
+use crate::errors;
+use crate::host::HostView;
+use crate::outputs::{self, PyResultTuple};
+use crate::what::{dtype, What};
+use crate::devices;
+
+/// What a computation gave, before it becomes Python objects.
+enum Computed {
+    /// One value for the whole array.
+    Scalar(Value),
+    /// One value per output, with the outputs' shape and the type of no outputs.
+    Array(Vec<Value>, Vec<usize>, String),
+}
+
+fn to_python(py: Python<'_>, computed: Computed, what: &str) -> PyResult<PyResultTuple> {
+    match computed {
+        Computed::Scalar(v) => outputs::scalar(py, v, what),
+        Computed::Array(values, dims, empty) => outputs::array(py, &values, dims, &empty, what),
+    }
+}
+
+fn lib(e: redlab::Error) -> PyErr {
+    errors::from_redlab(&e)
+}
+
+/// The result type of an operator with no outputs to take it from (numpy's rules).
+fn op_dtype(problem: &redlab::Problem) -> String {
+    match problem.op {
+        Op::ArgMin | Op::ArgMax => "i64".into(),
+        _ => problem.acc.name().into(),
+    }
+}
+
+/// The result type of a statistic, from its value over nothing.
+fn stat_dtype(reduction: &Reduction, input: DType) -> String {
+    let empty = ArrayRef::from_bytes(input, &[]).ok();
+    let value = empty.and_then(|e| {
+        Device::open("cpu", Some(1))
+            .ok()?
+            .reduce_mapped(reduction, &[e])
+            .ok()
+    });
+    match value.map(|o| o.value) {
+        Some(Value::Scalar(s)) => s.dtype().name().into(),
+        _ => "f64".into(),
+    }
+}
+
+fn axis_plan(view: &HostView, axes: Option<&[isize]>, keepdims: bool) -> PyResult<AxisPlan> {
+    AxisPlan::new(view.layout.clone(), axes, keepdims).map_err(|e| errors::from_core(&e))
+}
+
+/// Whether the call reduces everything to one value without a shape to keep.
+fn whole(axes: &Option<Vec<isize>>, keepdims: bool) -> bool {
+    axes.is_none() && !keepdims
+}
+
+/// Reduces a host view on `device`.
+fn compute_view(
+    device: &Device,
+    what: &What,
+    view: &HostView,
+    axes: Option<Vec<isize>>,
+    keepdims: bool,
+) -> PyResult<Computed> {
+    // SAFETY: the Python caller holds the array for the whole call.
+    let data = unsafe { view.bytes()? };
+    let all = whole(&axes, keepdims);
+    match what {
+        What::Op(op, acc) => {
+            let problem = What::problem(*op, view.dtype, *acc)?;
+            if all && view.flat {
+                return Ok(Computed::Scalar(device.reduce(&problem, data).map_err(lib)?.value));
+            }
+            let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+            let (values, _) = device
+                .reduce_outputs(&problem, data, Selection::Axes(&plan))
+                .map_err(lib)?;
+            Ok(shaped(values, &plan, all, op_dtype(&problem)))
+        }
+        What::Stat(name) => {
+            let reduction = What::statistic(name, view.dtype)?;
+            if all && view.flat {
+                let value = device.reduce_mapped(&reduction, &[data]).map_err(lib)?.value;
+                return Ok(Computed::Scalar(value));
+            }
+            let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+            let values = device
+                .reduce_mapped_outputs(&reduction, &[data], Selection::Axes(&plan))
+                .map_err(lib)?;
+            let n = plan.segment_len();
+            let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
+            Ok(shaped(values, &plan, all, stat_dtype(&reduction, view.dtype)))
+        }
+    }
+}
+
+fn shaped(values: Vec<Value>, plan: &AxisPlan, all: bool, empty: String) -> Computed {
+    match (all, values.len()) {
+        (true, 1) => Computed::Scalar(values.into_iter().next().unwrap_or(Value::Empty)),
+        _ => Computed::Array(values, plan.out_dims(), empty),
+    }
+}
+
+/// `op` or statistic `name` over the host array at `address` (numpy's array interface:
+/// `strides` in bytes, `None` for C order), along `axes` (`None`: all) on `device`.
+#[pyfunction]
+#[pyo3(signature = (kind, name, address, element, dims, strides, axes, keepdims, acc, device))]
+#[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
+pub fn reduce_host(
+    py: Python<'_>,
+    kind: &str,
+    name: &str,
+    address: usize,
+    element: &str,
+    dims: Vec<usize>,
+    strides: Option<Vec<isize>>,
+    axes: Option<Vec<isize>>,
+    keepdims: bool,
+    acc: Option<&str>,
+    device: &str,
+) -> PyResult<PyResultTuple> {
+    let what = What::parse(kind, name, acc)?;
+    let view = HostView::new(address, dtype(element)?, dims, strides)?;
+    let device = devices::device(device)?;
+    let computed = py.allow_threads(|| compute_view(&device, &what, &view, axes, keepdims))?;
+    to_python(py, computed, name)
+}
+
+/// The result type of `op` over `element` when a CUDA tensor's reduction can be
+/// enqueued on the caller's stream (the caller then allocates the result), else `None`.
+#[pyfunction]
+#[pyo3(signature = (kind, name, element, acc, ordinal))]
+pub fn enqueue_dtype(
+    kind: &str,
+    name: &str,
+    element: &str,
+    acc: Option<&str>,
+    ordinal: usize,
+) -> PyResult<Option<String>> {
+    let What::Op(op, acc) = What::parse(kind, name, acc)? else {
+        return Ok(None);
+    };
+    let problem = What::problem(op, dtype(element)?, acc)?;
+    let device = devices::device(&format!("cuda:{ordinal}"))?;
+    let Some(cuda) = device.cuda() else {
+        return Ok(None);
+    };
+    Ok(cuda
+        .enqueue_result_bytes(&problem)
+        .map(|_| problem.acc.name().to_string()))
+}
+
+/// `op` or statistic `name` over a DLPack tensor. Host tensors are read in place; CUDA
+/// tensors on the caller's `stream`: with `result` (an address for one value of
+/// [`enqueue_dtype`]'s type) the whole-array reduction is enqueued there and `None`
+/// returned; otherwise the call waits for the stream and returns the values.
+#[pyfunction]
+#[pyo3(signature = (kind, name, capsule, axes, keepdims, acc, stream, result))]
+#[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
+pub fn reduce_dlpack(
+    py: Python<'_>,
+    kind: &str,
+    name: &str,
+    capsule: &Bound<'_, PyAny>,
+    axes: Option<Vec<isize>>,
+    keepdims: bool,
+    acc: Option<&str>,
+    stream: u64,
+    result: Option<u64>,
+) -> PyResult<Option<PyResultTuple>> {
+    let what = What::parse(kind, name, acc)?;
+    let tensor = dlpack::read(capsule)?;
+    let view = HostView::new(
+        tensor.address as usize,
+        tensor.dtype,
+        tensor.dims,
+        tensor.byte_strides,
+    )?;
+    let ordinal = match tensor.place {
+        Place::Host => {
+            let device = devices::device("cpu")?;
+            let computed =
+                py.allow_threads(|| compute_view(&device, &what, &view, axes, keepdims))?;
+            return to_python(py, computed, name).map(Some);
+        }
+        Place::Cuda(ordinal) => ordinal,
+    };
+    let device = devices::device(&format!("cuda:{ordinal}"))?;
+    if let (Some(result), What::Op(op, acc), true, true) =
+        (result, &what, view.flat, whole(&axes, keepdims))
+    {
+        let problem = What::problem(*op, view.dtype, *acc)?;
+        let cuda = device
+            .cuda()
+            .ok_or_else(|| errors::device("not a CUDA device"))?;
+        let start = view.start() as u64;
+        // SAFETY: the tensor lives on this device (DLPack says so) and the caller keeps
+        // it and `result` alive; `stream` is the caller's stream of that device.
+        py.allow_threads(|| unsafe {
+            cuda.enqueue_reduce(&problem, start, view.count(), stream, result)
+        })
+        .map_err(errors::device)?;
+        return Ok(None);
+    }
+    let computed =
+        py.allow_threads(|| compute_on_cuda(&device, &what, &view, axes, keepdims, stream))?;
+    to_python(py, computed, name).map(Some)
+}
+
+/// The waiting path for CUDA tensors: after the caller's stream, on redlab's stream.
+fn compute_on_cuda(
+    device: &Device,
+    what: &What,
+    view: &HostView,
+    axes: Option<Vec<isize>>,
+    keepdims: bool,
+    stream: u64,
+) -> PyResult<Computed> {
+    let cuda = device
+        .cuda()
+        .ok_or_else(|| errors::device("not a CUDA device"))?;
+    // SAFETY: the caller's stream on this device.
+    unsafe { cuda.synchronize_stream(stream) }.map_err(errors::device)?;
+    let elements = view.span() / view.dtype.size_bytes();
+    // SAFETY: the span lies in the tensor's device memory, alive for the call.
+    let mut input = unsafe { cuda.device_resident(view.start() as u64, elements, view.dtype) }
+        .map_err(errors::device)?;
+    let all = whole(&axes, keepdims);
+    match what {
+        What::Op(op, acc) => {
+            let problem = What::problem(*op, view.dtype, *acc)?;
+            if all && view.flat {
+                let choice = cuda.auto(&problem, elements);
+                let run = cuda
+                    .run(&choice.variant, &problem, &input, &choice.param_pairs())
+                    .map_err(errors::device)?;
+                return Ok(Computed::Scalar(run.value));
+            }
+            let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+            if let Some(job) = SegmentJob::new(Selection::Axes(&plan)) {
+                let job = job.for_device(cuda.capabilities().max_work_group);
+                let (values, _) = cuda
+                    .run_segments(&problem, &input, &job)
+                    .map_err(errors::device)?;
+                return Ok(shaped(values, &plan, all, op_dtype(&problem)));
+            }
+            // Outputs that do not step evenly: gathered on the host, as for host arrays.
+            let bytes = cuda.download(&input).map_err(errors::device)?;
+            let host = ArrayRef::from_bytes(view.dtype, &bytes).map_err(|e| errors::from_core(&e))?;
+            let (values, _) = device
+                .reduce_outputs(&problem, host, Selection::Axes(&plan))
+                .map_err(lib)?;
+            Ok(shaped(values, &plan, all, op_dtype(&problem)))
+        }
+        What::Stat(name) => {
+            let reduction = What::statistic(name, view.dtype)?;
+            if all && view.flat && view.start() % 16 == 0 {
+                // One input is its own packed buffer.
+                input.dtype = DType::U8;
+                let outcome = cuda.run_mapped(&reduction, &input).map_err(|e| errors::from_core(&e))?;
+                return Ok(Computed::Scalar(outcome.value));
+            }
+            let bytes = cuda.download(&input).map_err(errors::device)?;
+            let host = ArrayRef::from_bytes(view.dtype, &bytes).map_err(|e| errors::from_core(&e))?;
+            let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+            let values = device
+                .reduce_mapped_outputs(&reduction, &[host], Selection::Axes(&plan))
+                .map_err(lib)?;
+            let n = plan.segment_len();
+            let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
+            Ok(shaped(values, &plan, all, stat_dtype(&reduction, view.dtype)))
+        }
+    }
+}
+
+/// A user-defined reduction (`map`, `combine`, optional `identity`, `post`, `acc`) over
+/// C-contiguous host arrays of one shape, along `axes` (`None`: all) on `device`.
+#[pyfunction]
+#[pyo3(signature = (map, combine, identity, post, acc, inputs, dims, axes, keepdims, device))]
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_mapped(
+    py: Python<'_>,
+    map: &str,
+    combine: &str,
+    identity: Option<&str>,
+    post: Option<&str>,
+    acc: Option<&str>,
+    inputs: Vec<(usize, String)>,
+    dims: Vec<usize>,
+    axes: Option<Vec<isize>>,
+    keepdims: bool,
+    device: &str,
+) -> PyResult<PyResultTuple> {
+    let views = inputs
+        .iter()
+        .map(|(address, element)| HostView::new(*address, dtype(element)?, dims.clone(), None))
+        .collect::<PyResult<Vec<_>>>()?;
+    let types: Vec<DType> = views.iter().map(|v| v.dtype).collect();
+    let mut builder = Reduction::builder(map, combine);
+    if let Some(i) = identity {
+        builder = builder.identity(i);
+    }
+    if let Some(p) = post {
+        builder = builder.post(p);
+    }
+    if let Some(a) = acc {
+        builder = builder.acc(dtype(a)?);
+    }
+    let reduction = builder.build(&types).map_err(|e| errors::from_expr(&e))?;
+    let device = devices::device(device)?;
+    let all = whole(&axes, keepdims);
+    let computed = py.allow_threads(|| -> PyResult<Computed> {
+        // SAFETY: the Python caller holds every input for the whole call.
+        let data = views
+            .iter()
+            .map(|v| unsafe { v.bytes() })
+            .collect::<PyResult<Vec<_>>>()?;
+        if all {
+            let value = device.reduce_mapped(&reduction, &data).map_err(lib)?.value;
+            return Ok(Computed::Scalar(value));
+        }
+        let view = views
+            .first()
+            .ok_or_else(|| PyValueError::new_err("a reduction needs at least one input"))?;
+        let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+        let values = device
+            .reduce_mapped_outputs(&reduction, &data, Selection::Axes(&plan))
+            .map_err(lib)?;
+        let n = plan.segment_len();
+        let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
+        Ok(shaped(values, &plan, all, "f64".into()))
+    })?;
+    to_python(py, computed, "reduce")
+}
