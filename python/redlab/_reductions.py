@@ -9,6 +9,9 @@ import numpy as np
 from . import _arrays
 from . import _native
 
+_ndarray = np.ndarray
+_SCALARS = _arrays.NUMPY
+
 _OPS = ("sum", "prod", "min", "max", "argmin", "argmax", "and", "or", "xor")
 
 # (op, input type, accumulator type, ordinal) -> result type of the stream path, or None.
@@ -81,17 +84,25 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device):
 
 
 def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto"):
-    axes = _axes(axis)
+    axes = None if axis is None else _axes(axis)
     acc = None if dtype is None else _arrays.type_name(dtype)
-    place = _arrays.dlpack_place(a)
-    if place is not None:
-        return _cuda_call(kind, name, a, place, axes, keepdims, acc, device)
-    arr, address, element, shape, strides = _arrays.host_description(a)
-    triple = _native.reduce_host(
-        kind, name, address, element, shape, strides, axes, keepdims, acc,
-        _host_device(device),
-    )
-    return _result(triple)
+    if type(a) is not _ndarray:
+        place = _arrays.dlpack_place(a)
+        if place is not None:
+            return _cuda_call(kind, name, a, place, axes, keepdims, acc, device)
+    host_device = "cpu" if device == "auto" else _host_device(device)
+    # The buffer protocol first: numpy arrays and other exporters, read in place.
+    triple = _native.reduce_buffer(kind, name, a, axes, keepdims, acc, host_device)
+    if triple is None:
+        # No native buffer (lists, big-endian or unaligned data …): numpy's view or copy.
+        arr, address, element, shape, strides = _arrays.host_description(a)
+        triple = _native.reduce_host(
+            kind, name, address, element, shape, strides, axes, keepdims, acc, host_device
+        )
+    name, dims, payload = triple
+    if dims is None:
+        return _SCALARS[name](payload)
+    return np.frombuffer(payload, dtype=_SCALARS[name]).reshape(dims)
 
 
 def reduce(op, a, axis=None, dtype=None, keepdims=False, device="auto"):

@@ -19,6 +19,9 @@ fn opened() -> &'static Opened {
 
 /// The device called `name` (`cpu`, `opencl:N`, `cuda:N`), opened on first use.
 pub fn device(name: &str) -> PyResult<Arc<Device>> {
+    if name == "cpu" {
+        return cpu();
+    }
     let key = name.trim().to_ascii_lowercase();
     let mut map = opened()
         .lock()
@@ -29,6 +32,16 @@ pub fn device(name: &str) -> PyResult<Arc<Device>> {
     let device = Arc::new(Device::open(&key, None).map_err(|e| errors::from_redlab(&e))?);
     map.insert(key, device.clone());
     Ok(device)
+}
+
+/// The CPU device, without a table lookup (the common case, on the per-call path).
+fn cpu() -> PyResult<Arc<Device>> {
+    static CPU: OnceLock<Arc<Device>> = OnceLock::new();
+    if let Some(cpu) = CPU.get() {
+        return Ok(cpu.clone());
+    }
+    let cpu = Arc::new(Device::open("cpu", None).map_err(|e| errors::from_redlab(&e))?);
+    Ok(CPU.get_or_init(|| cpu).clone())
 }
 
 /// What `redlab devices --json` prints: the devices here and why others are not.

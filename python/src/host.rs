@@ -27,6 +27,17 @@ pub struct HostView {
 }
 
 impl HostView {
+    /// No elements (a placeholder until a view is described).
+    pub fn empty() -> HostView {
+        HostView {
+            start: 0,
+            span: 0,
+            dtype: DType::U8,
+            layout: Layout::c_order(&[0]),
+            flat: true,
+        }
+    }
+
     /// Checks a description: `strides` in bytes (`None`: C-contiguous).
     pub fn new(
         address: usize,
@@ -46,7 +57,11 @@ impl HostView {
                 )))
             }
             Some(s) => s,
-            None => c_layout.strides.iter().map(|&e| e * size as isize).collect(),
+            None => c_layout
+                .strides
+                .iter()
+                .map(|&e| e * size as isize)
+                .collect(),
         };
         if byte_strides.iter().any(|s| s % size as isize != 0) || address % size != 0 {
             return Err(PyValueError::new_err(
@@ -96,7 +111,7 @@ impl HostView {
     /// The array described must be alive and not resized for `'a`.
     pub unsafe fn bytes<'a>(&self) -> PyResult<ArrayRef<'a>> {
         let bytes: &'a [u8] = if self.span == 0 {
-            &[]
+            empty_bytes()
         } else {
             // SAFETY: the caller's promise; the span was computed from the view's own
             // dims and strides, so every byte in it belongs to the array's buffer.
@@ -119,4 +134,12 @@ impl HostView {
     pub fn count(&self) -> usize {
         self.layout.dims.iter().product()
     }
+}
+
+/// No bytes, at an address aligned for every element type (an empty `&[u8]` may sit at
+/// an odd address, which typed views refuse).
+pub fn empty_bytes() -> &'static [u8] {
+    const NOTHING: &[u64] = &[];
+    // SAFETY: zero bytes at a dangling but 8-byte-aligned address is a valid slice.
+    unsafe { std::slice::from_raw_parts(NOTHING.as_ptr().cast::<u8>(), 0) }
 }

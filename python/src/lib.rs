@@ -5,6 +5,7 @@
 
 use pyo3::prelude::*;
 
+mod buffer;
 mod devices;
 mod dlpack;
 mod errors;
@@ -17,6 +18,7 @@ mod what;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::reduce_host, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::reduce_buffer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::reduce_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::enqueue_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::reduce_mapped, m)?)?;

@@ -10,7 +10,7 @@ use pyo3::IntoPyObjectExt;
 use redlab::{Scalar, Value};
 
 /// What the Python half turns into a numpy scalar or array.
-pub type PyResultTuple = (String, Option<Vec<usize>>, PyObject);
+pub type PyResultTuple = (&'static str, Option<Vec<usize>>, PyObject);
 
 fn empty_error(what: &str) -> PyErr {
     PyValueError::new_err(format!(
@@ -39,8 +39,8 @@ fn scalar_object(py: Python<'_>, s: Scalar) -> PyResult<PyObject> {
 /// One whole-array result: argmin/argmax give their index (numpy's int64).
 pub fn scalar(py: Python<'_>, value: Value, what: &str) -> PyResult<PyResultTuple> {
     match value {
-        Value::Scalar(s) => Ok((s.dtype().name().to_string(), None, scalar_object(py, s)?)),
-        Value::Indexed { index, .. } => Ok(("i64".into(), None, index.into_py_any(py)?)),
+        Value::Scalar(s) => Ok((s.dtype().name(), None, scalar_object(py, s)?)),
+        Value::Indexed { index, .. } => Ok(("i64", None, index.into_py_any(py)?)),
         Value::Empty => Err(empty_error(what)),
     }
 }
@@ -51,10 +51,10 @@ pub fn array(
     py: Python<'_>,
     values: &[Value],
     dims: Vec<usize>,
-    empty_dtype: &str,
+    empty_dtype: &'static str,
     what: &str,
 ) -> PyResult<PyResultTuple> {
-    let mut dtype: Option<String> = None;
+    let mut dtype: Option<&'static str> = None;
     let mut bytes = Vec::new();
     for value in values {
         let (name, bits, size) = match value {
@@ -62,13 +62,9 @@ pub fn array(
             Value::Indexed { index, .. } => ("i64", *index, 8),
             Value::Empty => return Err(empty_error(what)),
         };
-        dtype.get_or_insert_with(|| name.to_string());
+        dtype.get_or_insert(name);
         bytes.extend_from_slice(&bits.to_le_bytes()[..size]);
     }
     let payload = PyByteArray::new(py, &bytes).into_any().unbind();
-    Ok((
-        dtype.unwrap_or_else(|| empty_dtype.to_string()),
-        Some(dims),
-        payload,
-    ))
+    Ok((dtype.unwrap_or(empty_dtype), Some(dims), payload))
 }

@@ -10,25 +10,30 @@ use redlab::shape::AxisPlan;
 use redlab::{ArrayRef, DType, Device, Op, Reduction, Value};
 use redlab_kernels::segments::SegmentJob;
 
+use crate::devices;
 use crate::dlpack::{self, Place};
 use crate::errors;
 use crate::host::HostView;
 use crate::outputs::{self, PyResultTuple};
 use crate::what::{dtype, What};
-use crate::devices;
+
+/// Inputs from this many bytes on are reduced with the interpreter lock released. Below
+/// it, a reduction takes less time than handing the lock to another thread and back
+/// (numpy draws the same line, at 500 elements).
+const RELEASE_FROM_BYTES: usize = 4096;
 
 /// What a computation gave, before it becomes Python objects.
 enum Computed {
     /// One value for the whole array.
     Scalar(Value),
     /// One value per output, with the outputs' shape and the type of no outputs.
-    Array(Vec<Value>, Vec<usize>, String),
+    Array(Vec<Value>, Vec<usize>, &'static str),
 }
 
 fn to_python(py: Python<'_>, computed: Computed, what: &str) -> PyResult<PyResultTuple> {
     match computed {
         Computed::Scalar(v) => outputs::scalar(py, v, what),
-        Computed::Array(values, dims, empty) => outputs::array(py, &values, dims, &empty, what),
+        Computed::Array(values, dims, empty) => outputs::array(py, &values, dims, empty, what),
     }
 }
 
@@ -37,16 +42,16 @@ fn lib(e: redlab::Error) -> PyErr {
 }
 
 /// The result type of an operator with no outputs to take it from (numpy's rules).
-fn op_dtype(problem: &redlab::Problem) -> String {
+fn op_dtype(problem: &redlab::Problem) -> &'static str {
     match problem.op {
-        Op::ArgMin | Op::ArgMax => "i64".into(),
-        _ => problem.acc.name().into(),
+        Op::ArgMin | Op::ArgMax => "i64",
+        _ => problem.acc.name(),
     }
 }
 
 /// The result type of a statistic, from its value over nothing.
-fn stat_dtype(reduction: &Reduction, input: DType) -> String {
-    let empty = ArrayRef::from_bytes(input, &[]).ok();
+fn stat_dtype(reduction: &Reduction, input: DType) -> &'static str {
+    let empty = ArrayRef::from_bytes(input, crate::host::empty_bytes()).ok();
     let value = empty.and_then(|e| {
         Device::open("cpu", Some(1))
             .ok()?
@@ -54,8 +59,8 @@ fn stat_dtype(reduction: &Reduction, input: DType) -> String {
             .ok()
     });
     match value.map(|o| o.value) {
-        Some(Value::Scalar(s)) => s.dtype().name().into(),
-        _ => "f64".into(),
+        Some(Value::Scalar(s)) => s.dtype().name(),
+        _ => "f64",
     }
 }
 
@@ -83,7 +88,9 @@ fn compute_view(
         What::Op(op, acc) => {
             let problem = What::problem(*op, view.dtype, *acc)?;
             if all && view.flat {
-                return Ok(Computed::Scalar(device.reduce(&problem, data).map_err(lib)?.value));
+                return Ok(Computed::Scalar(
+                    device.reduce(&problem, data).map_err(lib)?.value,
+                ));
             }
             let plan = axis_plan(view, axes.as_deref(), keepdims)?;
             let (values, _) = device
@@ -94,7 +101,10 @@ fn compute_view(
         What::Stat(name) => {
             let reduction = What::statistic(name, view.dtype)?;
             if all && view.flat {
-                let value = device.reduce_mapped(&reduction, &[data]).map_err(lib)?.value;
+                let value = device
+                    .reduce_mapped(&reduction, &[data])
+                    .map_err(lib)?
+                    .value;
                 return Ok(Computed::Scalar(value));
             }
             let plan = axis_plan(view, axes.as_deref(), keepdims)?;
@@ -103,12 +113,17 @@ fn compute_view(
                 .map_err(lib)?;
             let n = plan.segment_len();
             let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
-            Ok(shaped(values, &plan, all, stat_dtype(&reduction, view.dtype)))
+            Ok(shaped(
+                values,
+                &plan,
+                all,
+                stat_dtype(&reduction, view.dtype),
+            ))
         }
     }
 }
 
-fn shaped(values: Vec<Value>, plan: &AxisPlan, all: bool, empty: String) -> Computed {
+fn shaped(values: Vec<Value>, plan: &AxisPlan, all: bool, empty: &'static str) -> Computed {
     match (all, values.len()) {
         (true, 1) => Computed::Scalar(values.into_iter().next().unwrap_or(Value::Empty)),
         _ => Computed::Array(values, plan.out_dims(), empty),
@@ -138,6 +153,38 @@ pub fn reduce_host(
     let device = devices::device(device)?;
     let computed = py.allow_threads(|| compute_view(&device, &what, &view, axes, keepdims))?;
     to_python(py, computed, name)
+}
+
+/// `op` or statistic `name` over any object with the buffer protocol (numpy arrays
+/// first of all), read in place; `None` when its buffer cannot be read natively (the
+/// Python side then takes the copying path).
+#[pyfunction]
+#[pyo3(signature = (kind, name, obj, axes, keepdims, acc, device))]
+#[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
+pub fn reduce_buffer(
+    py: Python<'_>,
+    kind: &str,
+    name: &str,
+    obj: &Bound<'_, PyAny>,
+    axes: Option<Vec<isize>>,
+    keepdims: bool,
+    acc: Option<&str>,
+    device: &str,
+) -> PyResult<Option<PyResultTuple>> {
+    let what = What::parse(kind, name, acc)?;
+    let Some(held) = crate::buffer::open(obj) else {
+        return Ok(None);
+    };
+    let device = devices::device(device)?;
+    let view = &held.view;
+    let work = || compute_view(&device, &what, view, axes, keepdims);
+    let computed = if view.span() >= RELEASE_FROM_BYTES {
+        py.allow_threads(work)?
+    } else {
+        work()?
+    };
+    drop(held);
+    to_python(py, computed, name).map(Some)
 }
 
 /// The result type of `op` over `element` when a CUDA tensor's reduction can be
@@ -260,7 +307,8 @@ fn compute_on_cuda(
             }
             // Outputs that do not step evenly: gathered on the host, as for host arrays.
             let bytes = cuda.download(&input).map_err(errors::device)?;
-            let host = ArrayRef::from_bytes(view.dtype, &bytes).map_err(|e| errors::from_core(&e))?;
+            let host =
+                ArrayRef::from_bytes(view.dtype, &bytes).map_err(|e| errors::from_core(&e))?;
             let (values, _) = device
                 .reduce_outputs(&problem, host, Selection::Axes(&plan))
                 .map_err(lib)?;
@@ -271,18 +319,26 @@ fn compute_on_cuda(
             if all && view.flat && view.start() % 16 == 0 {
                 // One input is its own packed buffer.
                 input.dtype = DType::U8;
-                let outcome = cuda.run_mapped(&reduction, &input).map_err(|e| errors::from_core(&e))?;
+                let outcome = cuda
+                    .run_mapped(&reduction, &input)
+                    .map_err(|e| errors::from_core(&e))?;
                 return Ok(Computed::Scalar(outcome.value));
             }
             let bytes = cuda.download(&input).map_err(errors::device)?;
-            let host = ArrayRef::from_bytes(view.dtype, &bytes).map_err(|e| errors::from_core(&e))?;
+            let host =
+                ArrayRef::from_bytes(view.dtype, &bytes).map_err(|e| errors::from_core(&e))?;
             let plan = axis_plan(view, axes.as_deref(), keepdims)?;
             let values = device
                 .reduce_mapped_outputs(&reduction, &[host], Selection::Axes(&plan))
                 .map_err(lib)?;
             let n = plan.segment_len();
             let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
-            Ok(shaped(values, &plan, all, stat_dtype(&reduction, view.dtype)))
+            Ok(shaped(
+                values,
+                &plan,
+                all,
+                stat_dtype(&reduction, view.dtype),
+            ))
         }
     }
 }
@@ -342,7 +398,7 @@ pub fn reduce_mapped(
             .map_err(lib)?;
         let n = plan.segment_len();
         let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
-        Ok(shaped(values, &plan, all, "f64".into()))
+        Ok(shaped(values, &plan, all, "f64"))
     })?;
     to_python(py, computed, "reduce")
 }

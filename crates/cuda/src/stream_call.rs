@@ -50,9 +50,7 @@ impl CudaDevice {
     ) -> Result<(), RunError> {
         let codec = Codec::new(problem);
         let raw = codec.raw_result_bytes().ok_or_else(|| {
-            RunError::Skipped(format!(
-                "{problem}: the result needs decoding on the host"
-            ))
+            RunError::Skipped(format!("{problem}: the result needs decoding on the host"))
         })?;
         if n > 0 && input % 16 != 0 {
             return Err(RunError::Device(format!(
@@ -78,31 +76,37 @@ impl CudaDevice {
                 let bytes = identity.bits().to_le_bytes();
                 // SAFETY: `result` has room for `raw` bytes (the caller's promise); the
                 // pageable source is staged before the call returns.
-                return unsafe {
-                    result::memcpy_htod_async(result, &bytes[..raw], stream_handle)
-                }
-                .map_err(cu("cuMemcpyHtoDAsync"));
+                return unsafe { result::memcpy_htod_async(result, &bytes[..raw], stream_handle) }
+                    .map_err(cu("cuMemcpyHtoDAsync"));
             }
             Plan::Launch { wg } => wg,
         };
         let function = self.functions(variant, problem, None, &params, true, &["reduce"])?[0];
-        let (global, local, _) =
-            kernel_driver::layout(variant.geometry, problem, n, wg, &self.caps, variant, &params);
+        let (global, local, _) = kernel_driver::layout(
+            variant.geometry,
+            problem,
+            n,
+            wg,
+            &self.caps,
+            variant,
+            &params,
+        );
         let mut scratch = self
             .stream_scratch
             .lock()
             .map_err(|_| RunError::Device("scratch lock poisoned".into()))?;
-        let key = (stream, codec.acc_bytes);
-        if !scratch.contains_key(&key) {
-            let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
-            let buffer = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
-            // SAFETY: the buffer was just allocated with `bytes` bytes; zeroing it on the
-            // caller's stream orders it before the first launch that uses it.
-            unsafe { result::memset_d8_async(buffer.ptr, 0, bytes, stream_handle) }
-                .map_err(cu("cuMemsetD8Async"))?;
-            scratch.insert(key, buffer);
-        }
-        let out = scratch[&key].ptr;
+        let out = match scratch.entry((stream, codec.acc_bytes)) {
+            std::collections::hash_map::Entry::Occupied(e) => e.get().ptr,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
+                let buffer = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
+                // SAFETY: the buffer was just allocated with `bytes` bytes; zeroing it on
+                // the caller's stream orders it before the first launch that uses it.
+                unsafe { result::memset_d8_async(buffer.ptr, 0, bytes, stream_handle) }
+                    .map_err(cu("cuMemsetD8Async"))?;
+                slot.insert(buffer).ptr
+            }
+        };
         Timeline::enqueue(function, stream_handle, input, out, n, global, local)?;
         // SAFETY: both addresses are live device memory (the scratch is ours, `result` the
         // caller's); stream order puts the copy after the kernel.

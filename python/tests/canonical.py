@@ -1,0 +1,53 @@
+"""An independent numpy transcription of redlab's canonical order, version 1
+(docs/canonical-order.md): tiles of 8 rows × 1024 lanes, lanes folded by halving, an
+aligned pairwise tree over tiles. numpy's element-wise float arithmetic is IEEE, so
+this gives the exact bits the library must produce."""
+
+import numpy as np
+
+LANES, ROWS = 1024, 8
+TILE = LANES * ROWS
+
+
+def canonical(values, acc, product=False):
+    """The canonical sum (or product) of a flat array in accumulator type ``acc``."""
+    acc = np.dtype(acc).type
+    x = np.asarray(values).astype(acc).ravel()
+    n = x.size
+    if n == 0:
+        return acc(1.0) if product else acc(0.0)
+    identity = acc(1.0) if product else acc(-0.0)
+    op = np.multiply if product else np.add
+    tiles = -(-n // TILE)
+    padded = np.full(tiles * TILE, identity, dtype=acc)
+    padded[:n] = x
+    rows = padded.reshape(tiles, ROWS, LANES)
+    lanes = np.full((tiles, LANES), identity, dtype=acc)
+    for r in range(ROWS):
+        lanes = op(lanes, rows[:, r, :])
+    w = LANES // 2
+    while w >= 1:
+        lanes[:, :w] = op(lanes[:, :w], lanes[:, w : 2 * w])
+        w //= 2
+    level = lanes[:, 0].copy()
+    while level.size > 1:
+        pairs = level.size // 2
+        joined = op(level[0 : 2 * pairs : 2], level[1 : 2 * pairs : 2])
+        if level.size % 2:
+            joined = np.append(joined, level[-1])
+        level = joined
+    return acc(level[0])
+
+
+def canonical_along(values, axis, acc, product=False):
+    """One canonical result per output of an axis reduction: the reduced axes' elements
+    in C order."""
+    arr = np.asarray(values)
+    axes = tuple(range(arr.ndim)) if axis is None else tuple(np.atleast_1d(axis) % arr.ndim)
+    kept = [d for d in range(arr.ndim) if d not in axes]
+    moved = np.transpose(arr, kept + list(axes))
+    out_shape = [arr.shape[d] for d in kept]
+    reduced = int(np.prod([arr.shape[d] for d in axes], dtype=np.int64))
+    flat = moved.reshape(int(np.prod(out_shape, dtype=np.int64)), reduced)
+    results = [canonical(row, acc, product) for row in flat]
+    return np.array(results, dtype=acc).reshape(out_shape)

@@ -1,0 +1,109 @@
+"""torch and CuPy CUDA tensors through DLPack (skipped where neither has a GPU): results
+stay on the tensor's device, on the caller's stream, with the same bits as numpy
+arrays of the same values and as the canonical order."""
+
+import numpy as np
+import pytest
+
+import redlab
+from canonical import canonical
+from conftest import random_array
+
+try:
+    import torch
+    HAVE_TORCH = torch.cuda.is_available()
+except ImportError:
+    HAVE_TORCH = False
+try:
+    import cupy
+    HAVE_CUPY = cupy.cuda.runtime.getDeviceCount() > 0
+except Exception:  # no CuPy, or no driver
+    HAVE_CUPY = False
+
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch with CUDA is not here")
+needs_cupy = pytest.mark.skipif(not HAVE_CUPY, reason="CuPy with a GPU is not here")
+SIZES = [0, 1, 2, 13, 31, 1023, 1025, 8193, 65537, 2**20 - 1, 2**20 + 1, 2**24 + 3]
+
+
+def bits(value):
+    if HAVE_TORCH and isinstance(value, torch.Tensor):
+        return value.cpu().numpy().tobytes()
+    if HAVE_CUPY and isinstance(value, cupy.ndarray):
+        return cupy.asnumpy(value).tobytes()
+    return np.asarray(value).tobytes()
+
+
+@needs_torch
+@pytest.mark.parametrize("n", SIZES)
+def test_torch_sum_equals_numpy_and_canonical(n):
+    x = random_array(np.float32, n, seed=n + 101)
+    t = torch.from_numpy(x).cuda()
+    got = redlab.sum(t)
+    assert isinstance(got, torch.Tensor) and got.device == t.device and got.dim() == 0
+    assert bits(got) == bits(redlab.sum(x)) == bits(canonical(x, np.float32))
+    assert torch.equal(t.cpu(), torch.from_numpy(x))  # the input is untouched
+
+
+@needs_cupy
+@pytest.mark.parametrize("n", SIZES)
+def test_cupy_sum_equals_numpy_and_canonical(n):
+    x = random_array(np.float64, n, seed=n + 7)
+    c = cupy.asarray(x)
+    got = redlab.sum(c)
+    assert isinstance(got, cupy.ndarray) and got.shape == ()
+    assert bits(got) == bits(redlab.sum(x)) == bits(canonical(x, np.float64))
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64", "float16", "float32", "float64"])
+def test_torch_operators_match_the_host(dtype):
+    for n in [1, 31, 8193, 300007]:
+        x = random_array(np.dtype(dtype), n, seed=n)
+        t = torch.from_numpy(x).cuda()
+        for op in ["sum", "min", "max", "argmin", "argmax"]:
+            assert bits(redlab.reduce(op, t)) == bits(redlab.reduce(op, x)), (op, dtype, n)
+        if np.dtype(dtype).kind in "iu":
+            for op in ["and", "or", "xor"]:
+                assert bits(redlab.reduce(op, t)) == bits(redlab.reduce(op, x)), (op, n)
+
+
+@needs_torch
+def test_torch_axes_views_and_statistics():
+    x = random_array(np.float32, 513 * 1031, seed=5).reshape(513, 1031)
+    t = torch.from_numpy(x).cuda()
+    for axis in [0, 1, (0, 1)]:
+        assert bits(redlab.sum(t, axis=axis)) == bits(redlab.sum(x, axis=axis))
+    assert bits(redlab.sum(t.T)) == bits(redlab.sum(x.T))
+    assert bits(redlab.max(t[:, ::3], axis=1)) == bits(redlab.max(x[:, ::3], axis=1))
+    assert bits(redlab.mean(t)) == bits(redlab.mean(x))
+    assert bits(redlab.norm(t, axis=1)) == bits(redlab.norm(x, axis=1))
+    assert bits(redlab.sum(t, keepdims=True)) == bits(redlab.sum(x, keepdims=True))
+
+
+@needs_torch
+def test_torch_work_on_another_stream_is_seen():
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            t = torch.arange(2**24, device="cuda", dtype=torch.float32)
+            t.mul_(0.5).add_(1.0)
+            got = redlab.sum(t)
+        expected = canonical(t.cpu().numpy(), np.float32)
+    stream.synchronize()
+    assert bits(got) == bits(expected)
+
+
+@needs_torch
+@needs_cupy
+def test_numpy_torch_and_cupy_agree_bit_for_bit():
+    for n in [7, 8192 * 129 + 5, 2**22 + 1]:
+        x = random_array(np.float32, n, seed=n)
+        assert bits(redlab.sum(x)) == bits(redlab.sum(torch.from_numpy(x).cuda())) \
+            == bits(redlab.sum(cupy.asarray(x)))
+
+
+@needs_torch
+def test_device_mismatch_is_a_value_error():
+    t = torch.ones(4, device="cuda")
+    with pytest.raises(ValueError):
+        redlab.sum(t, device="cpu")

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Per-call cost of the Python package against what it wraps, in one run.
+
+CPU: ``redlab.sum`` on a numpy array of 1000 f32 elements against the Rust library's
+own per-call time for the same problem (``redlab.bench`` on the CPU: median seconds of
+``Backend::reduce``). GPU (where torch has CUDA): ``redlab.sum`` on a torch CUDA tensor
+through DLPack against ``torch.sum`` on the same tensor, f32, 2^10 … 2^30 elements:
+
+* ``pipelined``: N calls back to back, one synchronize at the end, time over N (what a
+  training loop sees);
+* ``latency``: one call then a synchronize, median of many (what a single waiting call
+  sees).
+
+Writes one JSON line per measurement to --out and prints a table.
+
+    python3 tools/python_overhead.py --out results/python-overhead.jsonl
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+import redlab
+
+
+def median_call(fn, reps, inner):
+    """Median over ``reps`` rounds of the seconds per call of ``inner`` calls."""
+    rounds = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        rounds.append((time.perf_counter() - start) / inner)
+    return statistics.median(rounds)
+
+
+def cpu_rows():
+    x = np.random.default_rng(1).standard_normal(1000).astype(np.float32)
+    python_s = median_call(lambda: redlab.sum(x), reps=50, inner=2000)
+    records = redlab.bench(device="cpu", sizes="1000", ops="sum", dtypes="f32", min_time=1.0)
+    library_s = records[0]["median_s"]
+    numpy_s = median_call(lambda: np.sum(x), reps=50, inner=2000)
+    yield {
+        "what": "cpu-sum-f32-1000",
+        "python_s": python_s,
+        "library_s": library_s,
+        "overhead_s": python_s - library_s,
+        "numpy_sum_s": numpy_s,
+    }
+
+
+def gpu_rows(torch, sizes):
+    for log2 in sizes:
+        n = 2**log2
+        t = torch.randn(n, device="cuda", dtype=torch.float32)
+        for name, fn in [("torch.sum", lambda: torch.sum(t)), ("redlab.sum", lambda: redlab.sum(t))]:
+            fn()
+            torch.cuda.synchronize()
+            inner = max(1, min(2000, 2**31 // (n * 4)))
+
+            def pipelined():
+                for _ in range(inner):
+                    fn()
+                torch.cuda.synchronize()
+
+            rounds = []
+            for _ in range(7):
+                start = time.perf_counter()
+                pipelined()
+                rounds.append((time.perf_counter() - start) / inner)
+            lat = []
+            for _ in range(max(20, min(500, inner))):
+                start = time.perf_counter()
+                fn()
+                torch.cuda.synchronize()
+                lat.append(time.perf_counter() - start)
+            yield {
+                "what": f"cuda-sum-f32-2^{log2}",
+                "n": n,
+                "call": name,
+                "pipelined_s": statistics.median(rounds),
+                "latency_s": statistics.median(lat),
+                "gbps_pipelined": n * 4 / statistics.median(rounds) / 1e9,
+            }
+        del t
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--sizes", default="10,14,16,20,24,28,30")
+    args = parser.parse_args()
+    rows = list(cpu_rows())
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            rows += list(gpu_rows(torch, [int(s) for s in args.sizes.split(",")]))
+            rows.append({"device_name": torch.cuda.get_device_name(0)})
+    except ImportError:
+        pass
+    with open(args.out, "a", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    for row in rows:
+        print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()
