@@ -48,20 +48,64 @@ def _check_device(place, device):
         raise ValueError(f"the array is on {expected}, device={device!r} (move it first)")
 
 
+def _enqueue_type(name, element, acc, ordinal):
+    """The result type when ``name`` over ``element`` runs on the caller's stream, else
+    None (cached: the answer depends only on the problem and the device)."""
+    key = (name, element, acc, ordinal)
+    result_type = _enqueue_types.get(key, False)
+    if result_type is False:
+        result_type = _native.enqueue_dtype("op", name, element, acc, ordinal)
+        _enqueue_types[key] = result_type
+    return result_type
+
+
+def _torch_fast(name, a, acc):
+    """A whole-array operator over a contiguous torch CUDA tensor, enqueued on torch's
+    current stream: the tensor's own address, length and stream, read from the tensor
+    (the same memory DLPack describes, without building a capsule per call). Returns
+    None where this does not apply."""
+    element = _TORCH_TYPES.get(a.dtype)
+    if element is None or not a.is_contiguous():
+        return None
+    ordinal = a.get_device()
+    result_type = _enqueue_type(name, element, acc, ordinal)
+    if result_type is None:
+        return None
+    import torch
+
+    out = torch.empty((), dtype=_TORCH_RESULT[result_type], device=a.device)
+    _native.enqueue_pointer(
+        name, element, acc, a.data_ptr(), a.numel(), ordinal,
+        _torch_stream(ordinal), out.data_ptr(),
+    )
+    return out
+
+
+def _torch_stream(ordinal):
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(ordinal)
+    return torch.cuda.current_stream(ordinal).cuda_stream
+
+
 def _cuda_call(kind, name, a, place, axes, keepdims, acc, device):
     _check_device(place, device)
     lib = _arrays.framework(a)
+    whole = kind == "op" and axes is None and not keepdims
+    if whole and lib == "torch":
+        _torch_tables()
+        out = _torch_fast(name, a, acc)
+        if out is not None:
+            return out
     stream = _arrays.current_stream(a, lib)
     capsule = a.__dlpack__(stream=stream if stream else 1)
     out = None
     result_address = None
-    if kind == "op" and axes is None and not keepdims and lib is not None:
-        key = (name, a.dtype, acc, place[1])
-        result_type = _enqueue_types.get(key, False)
-        if result_type is False:
-            element = _arrays.type_name(str(a.dtype).replace("torch.", ""))
-            result_type = _native.enqueue_dtype(kind, name, element, acc, place[1])
-            _enqueue_types[key] = result_type
+    if whole and lib is not None:
+        element = _arrays.type_name(str(a.dtype).replace("torch.", ""))
+        result_type = _enqueue_type(name, element, acc, place[1])
         if result_type is not None:
             numpy_type = np.dtype(_arrays.NUMPY[result_type])
             if lib == "torch":
@@ -81,6 +125,23 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device):
     if triple is None:
         return out
     return _arrays.to_framework(_result(triple), a, lib)
+
+
+_TORCH_TYPES = {}
+_TORCH_RESULT = {}
+
+
+def _torch_tables():
+    if _TORCH_TYPES:
+        return
+    import torch
+
+    for name in ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                 "float16", "bfloat16", "float32", "float64"]:
+        t = getattr(torch, name, None)
+        if t is not None:
+            _TORCH_TYPES[t] = _arrays.type_name(name)
+            _TORCH_RESULT[_arrays.type_name(name)] = t
 
 
 def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto"):

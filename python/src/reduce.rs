@@ -211,6 +211,38 @@ pub fn enqueue_dtype(
         .map(|_| problem.acc.name().to_string()))
 }
 
+/// Enqueues `op` over the `n` contiguous elements at device address `address` of CUDA
+/// device `ordinal` on the caller's `stream`, writing the result (of [`enqueue_dtype`]'s
+/// type) to `result`. The fast path for framework tensors whose address and layout
+/// are read from the tensor itself; it reads the same memory as DLPack would.
+#[pyfunction]
+#[pyo3(signature = (name, element, acc, address, n, ordinal, stream, result))]
+#[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
+pub fn enqueue_pointer(
+    py: Python<'_>,
+    name: &str,
+    element: &str,
+    acc: Option<&str>,
+    address: u64,
+    n: usize,
+    ordinal: usize,
+    stream: u64,
+    result: u64,
+) -> PyResult<()> {
+    let What::Op(op, acc) = What::parse("op", name, acc)? else {
+        return Err(PyValueError::new_err("only operators are enqueued"));
+    };
+    let problem = What::problem(op, dtype(element)?, acc)?;
+    let device = devices::device(&format!("cuda:{ordinal}"))?;
+    let cuda = device
+        .cuda()
+        .ok_or_else(|| errors::device("not a CUDA device"))?;
+    // SAFETY: the caller passes a live tensor of this device, its element count, a
+    // result tensor of the right type, and its current stream on that device.
+    py.allow_threads(|| unsafe { cuda.enqueue_reduce(&problem, address, n, stream, result) })
+        .map_err(errors::device)
+}
+
 /// `op` or statistic `name` over a DLPack tensor. Host tensors are read in place; CUDA
 /// tensors on the caller's `stream`: with `result` (an address for one value of
 /// [`enqueue_dtype`]'s type) the whole-array reduction is enqueued there and `None`

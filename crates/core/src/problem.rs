@@ -9,7 +9,7 @@ use crate::{acc, ArrayRef, DType, Error, Op, Value};
 ///
 /// The elements themselves travel separately as an [`ArrayRef`], so one problem can be
 /// run over many inputs (the benchmark rotates buffers under one problem).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Problem {
     /// The operator.
     pub op: Op,

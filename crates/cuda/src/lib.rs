@@ -78,6 +78,8 @@ pub struct CudaDevice {
     roof: std::sync::OnceLock<Result<roof::RoofChoice, String>>,
     /// Scratch of reductions enqueued on callers' streams (`stream_call`).
     stream_scratch: Mutex<stream_call::StreamScratch>,
+    /// Launches of the stream path, planned once per problem and length (`stream_call`).
+    stream_launches: Mutex<stream_call::StreamLaunches>,
 }
 
 // SAFETY: driver handles may be used from any thread once the context is made current,
@@ -130,6 +132,7 @@ impl CudaDevice {
             staging: Mutex::new(None),
             roof: std::sync::OnceLock::new(),
             stream_scratch: Mutex::new(Default::default()),
+            stream_launches: Mutex::new(Default::default()),
         })
     }
 
@@ -413,6 +416,9 @@ impl CudaDevice {
 impl Drop for CudaDevice {
     fn drop(&mut self) {
         let _ = self.timeline.bind();
+        if let Ok(mut launches) = self.stream_launches.lock() {
+            launches.clear();
+        }
         self.modules.clear();
         if let Ok(mut staging) = self.staging.lock() {
             staging.take();

@@ -23,11 +23,84 @@ use crate::CudaDevice;
 /// Scratch buffers (result, subtree roots, ticket) by stream handle and partial width.
 pub(crate) type StreamScratch = HashMap<(u64, usize), DeviceBuffer>;
 
+/// What one call of the stream path launches, worked out once per problem and length:
+/// the per-call path is then a table lookup and two driver calls (assembling and
+/// hashing the kernel source, and the tuning lookup, cost more than a small reduction).
+#[derive(Clone, Copy)]
+pub(crate) struct StreamLaunch {
+    function: sys::CUfunction,
+    global: usize,
+    local: usize,
+    /// The result's bytes at the start of the final partial.
+    raw: usize,
+    /// Bytes per partial.
+    acc_bytes: usize,
+}
+
+/// Launches of the stream path by problem and length.
+pub(crate) type StreamLaunches = HashMap<(Problem, usize), StreamLaunch>;
+
+/// Launch tables keep only this many entries; past it they start over (lengths vary
+/// without bound in some programs).
+const MAX_LAUNCHES: usize = 4096;
+
 impl CudaDevice {
     /// Whether [`CudaDevice::enqueue_reduce`] can run `problem` (one launch, and a final
     /// partial that is the result's own bytes), and the result's width in bytes.
     pub fn enqueue_result_bytes(&self, problem: &Problem) -> Option<usize> {
         Codec::new(problem).raw_result_bytes()
+    }
+
+    /// The launch of `problem` over `n > 0` elements, planned on first use.
+    fn stream_launch(&self, problem: &Problem, n: usize) -> Result<StreamLaunch, RunError> {
+        let lock = || {
+            self.stream_launches
+                .lock()
+                .map_err(|_| RunError::Device("launch table poisoned".into()))
+        };
+        if let Some(launch) = lock()?.get(&(*problem, n)) {
+            return Ok(*launch);
+        }
+        let codec = Codec::new(problem);
+        let raw = codec.raw_result_bytes().ok_or_else(|| {
+            RunError::Skipped(format!("{problem}: the result needs decoding on the host"))
+        })?;
+        let choice = self.auto(problem, n);
+        let variant = &choice.variant;
+        let params = choice.param_pairs();
+        if variant.passes != PassStructure::LastBlockFinish {
+            return Err(RunError::Skipped(format!(
+                "{} takes several launches; the stream path runs one",
+                variant.name
+            )));
+        }
+        let wg = match kernel_driver::plan(variant, problem, &self.caps, &params, n)? {
+            Plan::Empty(_) => return Err(RunError::Device("an empty input has no launch".into())),
+            Plan::Launch { wg } => wg,
+        };
+        let function = self.functions(variant, problem, None, &params, true, &["reduce"])?[0];
+        let (global, local, _) = kernel_driver::layout(
+            variant.geometry,
+            problem,
+            n,
+            wg,
+            &self.caps,
+            variant,
+            &params,
+        );
+        let launch = StreamLaunch {
+            function,
+            global,
+            local,
+            raw,
+            acc_bytes: codec.acc_bytes,
+        };
+        let mut table = lock()?;
+        if table.len() >= MAX_LAUNCHES {
+            table.clear();
+        }
+        table.insert((*problem, n), launch);
+        Ok(launch)
     }
 
     /// Enqueues the production reduction of the `n` elements at `input` on `stream` and
@@ -48,57 +121,36 @@ impl CudaDevice {
         stream: u64,
         result: u64,
     ) -> Result<(), RunError> {
-        let codec = Codec::new(problem);
-        let raw = codec.raw_result_bytes().ok_or_else(|| {
-            RunError::Skipped(format!("{problem}: the result needs decoding on the host"))
-        })?;
         if n > 0 && input % 16 != 0 {
             return Err(RunError::Device(format!(
                 "device-resident inputs must be 16-byte aligned (address {input:#x})"
             )));
         }
         let stream_handle = stream as sys::CUstream;
-        let choice = self.auto(problem, n);
-        let variant = &choice.variant;
-        let params = choice.param_pairs();
-        if variant.passes != PassStructure::LastBlockFinish {
-            return Err(RunError::Skipped(format!(
-                "{} takes several launches; the stream path runs one",
-                variant.name
-            )));
-        }
         self.timeline.bind()?;
-        let wg = match kernel_driver::plan(variant, problem, &self.caps, &params, n)? {
-            Plan::Empty(run) => {
-                let Value::Scalar(identity) = run.value else {
-                    return Err(RunError::Device("empty input without an identity".into()));
-                };
-                let bytes = identity.bits().to_le_bytes();
-                // SAFETY: `result` has room for `raw` bytes (the caller's promise); the
-                // pageable source is staged before the call returns.
-                return unsafe { result::memcpy_htod_async(result, &bytes[..raw], stream_handle) }
-                    .map_err(cu("cuMemcpyHtoDAsync"));
-            }
-            Plan::Launch { wg } => wg,
-        };
-        let function = self.functions(variant, problem, None, &params, true, &["reduce"])?[0];
-        let (global, local, _) = kernel_driver::layout(
-            variant.geometry,
-            problem,
-            n,
-            wg,
-            &self.caps,
-            variant,
-            &params,
-        );
+        if n == 0 {
+            let raw = Codec::new(problem).raw_result_bytes().ok_or_else(|| {
+                RunError::Skipped(format!("{problem}: the result needs decoding on the host"))
+            })?;
+            let empty = redlab_core::with_dtype!(problem.dtype, T => redlab_core::ArrayRef::from_slice::<T>(&[]));
+            let Ok(Value::Scalar(identity)) = redlab_core::reference::reduce(problem, empty) else {
+                return Err(RunError::Device("empty input without an identity".into()));
+            };
+            let bytes = identity.bits().to_le_bytes();
+            // SAFETY: `result` has room for `raw` bytes (the caller's promise); the
+            // pageable source is staged before the call returns.
+            return unsafe { result::memcpy_htod_async(result, &bytes[..raw], stream_handle) }
+                .map_err(cu("cuMemcpyHtoDAsync"));
+        }
+        let launch = self.stream_launch(problem, n)?;
         let mut scratch = self
             .stream_scratch
             .lock()
             .map_err(|_| RunError::Device("scratch lock poisoned".into()))?;
-        let out = match scratch.entry((stream, codec.acc_bytes)) {
+        let out = match scratch.entry((stream, launch.acc_bytes)) {
             std::collections::hash_map::Entry::Occupied(e) => e.get().ptr,
             std::collections::hash_map::Entry::Vacant(slot) => {
-                let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
+                let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * launch.acc_bytes + 8;
                 let buffer = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
                 // SAFETY: the buffer was just allocated with `bytes` bytes; zeroing it on
                 // the caller's stream orders it before the first launch that uses it.
@@ -107,10 +159,18 @@ impl CudaDevice {
                 slot.insert(buffer).ptr
             }
         };
-        Timeline::enqueue(function, stream_handle, input, out, n, global, local)?;
+        Timeline::enqueue(
+            launch.function,
+            stream_handle,
+            input,
+            out,
+            n,
+            launch.global,
+            launch.local,
+        )?;
         // SAFETY: both addresses are live device memory (the scratch is ours, `result` the
         // caller's); stream order puts the copy after the kernel.
-        unsafe { result::memcpy_dtod_async(result, out, raw, stream_handle) }
+        unsafe { result::memcpy_dtod_async(result, out, launch.raw, stream_handle) }
             .map_err(cu("cuMemcpyDtoDAsync"))
     }
 }
