@@ -49,8 +49,9 @@ def _check_device(place, device):
 
 
 def _enqueue_type(name, element, acc, ordinal):
-    """The result type when ``name`` over ``element`` runs on the caller's stream, else
-    None (cached: the answer depends only on the problem and the device)."""
+    """``(result type, result buffer elements)`` when ``name`` over ``element`` runs on
+    the caller's stream, else None (cached: it depends only on the problem and the
+    device). The buffer is the kernel's whole output; the result is its element 0."""
     key = (name, element, acc, ordinal)
     result_type = _enqueue_types.get(key, False)
     if result_type is False:
@@ -68,17 +69,17 @@ def _torch_fast(name, a, acc):
     if element is None or not a.is_contiguous():
         return None
     ordinal = a.get_device()
-    result_type = _enqueue_type(name, element, acc, ordinal)
-    if result_type is None:
+    landing = _enqueue_type(name, element, acc, ordinal)
+    if landing is None:
         return None
-    import torch
-
-    out = torch.empty((), dtype=_TORCH_RESULT[result_type], device=a.device)
+    result_type, elements = landing
+    torch_type = _TORCH_RESULT[result_type]
+    out = a.new_empty((elements,), dtype=torch_type)
     _native.enqueue_pointer(
         name, element, acc, a.data_ptr(), a.numel(), ordinal,
-        _torch_stream(ordinal), out.data_ptr(),
+        _torch_stream(ordinal), out.data_ptr(), elements * out.element_size(),
     )
-    return out
+    return out[0]
 
 
 def _torch_stream(ordinal):
@@ -102,28 +103,29 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device):
     stream = _arrays.current_stream(a, lib)
     capsule = a.__dlpack__(stream=stream if stream else 1)
     out = None
-    result_address = None
+    result_address, result_bytes = None, 0
     if whole and lib is not None:
         element = _arrays.type_name(str(a.dtype).replace("torch.", ""))
-        result_type = _enqueue_type(name, element, acc, place[1])
-        if result_type is not None:
-            numpy_type = np.dtype(_arrays.NUMPY[result_type])
+        landing = _enqueue_type(name, element, acc, place[1])
+        if landing is not None:
+            numpy_type = np.dtype(_arrays.NUMPY[landing[0]])
+            result_bytes = landing[1] * numpy_type.itemsize
             if lib == "torch":
                 import torch
 
-                out = torch.empty((), dtype=getattr(torch, numpy_type.name), device=a.device)
+                out = a.new_empty((landing[1],), dtype=getattr(torch, numpy_type.name))
                 result_address = out.data_ptr()
             else:
                 import cupy
 
                 with a.device:
-                    out = cupy.empty((), dtype=numpy_type)
+                    out = cupy.empty((landing[1],), dtype=numpy_type)
                 result_address = out.data.ptr
     triple = _native.reduce_dlpack(
-        kind, name, capsule, axes, keepdims, acc, stream, result_address
+        kind, name, capsule, axes, keepdims, acc, stream, result_address, result_bytes
     )
     if triple is None:
-        return out
+        return out[0]
     return _arrays.to_framework(_result(triple), a, lib)
 
 

@@ -16,6 +16,7 @@ use crate::errors;
 use crate::host::HostView;
 use crate::outputs::{self, PyResultTuple};
 use crate::what::{dtype, What};
+use redlab_cuda::Landing;
 
 /// Inputs from this many bytes on are reduced with the interpreter lock released. Below
 /// it, a reduction takes less time than handing the lock to another thread and back
@@ -187,8 +188,9 @@ pub fn reduce_buffer(
     to_python(py, computed, name).map(Some)
 }
 
-/// The result type of `op` over `element` when a CUDA tensor's reduction can be
-/// enqueued on the caller's stream (the caller then allocates the result), else `None`.
+/// When a CUDA tensor's reduction by `op` can be enqueued on the caller's stream: the
+/// result type and how many elements of it the result buffer the caller allocates must
+/// hold (the kernel's whole output; the result is element 0). `None` otherwise.
 #[pyfunction]
 #[pyo3(signature = (kind, name, element, acc, ordinal))]
 pub fn enqueue_dtype(
@@ -197,7 +199,7 @@ pub fn enqueue_dtype(
     element: &str,
     acc: Option<&str>,
     ordinal: usize,
-) -> PyResult<Option<String>> {
+) -> PyResult<Option<(&'static str, usize)>> {
     let What::Op(op, acc) = What::parse(kind, name, acc)? else {
         return Ok(None);
     };
@@ -206,17 +208,20 @@ pub fn enqueue_dtype(
     let Some(cuda) = device.cuda() else {
         return Ok(None);
     };
+    let size = problem.acc.size_bytes();
+    let elements = cuda.landing_bytes(&problem).div_ceil(size);
     Ok(cuda
         .enqueue_result_bytes(&problem)
-        .map(|_| problem.acc.name().to_string()))
+        .map(|_| (problem.acc.name(), elements)))
 }
 
 /// Enqueues `op` over the `n` contiguous elements at device address `address` of CUDA
-/// device `ordinal` on the caller's `stream`, writing the result (of [`enqueue_dtype`]'s
-/// type) to `result`. The fast path for framework tensors whose address and layout
-/// are read from the tensor itself; it reads the same memory as DLPack would.
+/// device `ordinal` on the caller's `stream`, into the `result_bytes` bytes at `result`
+/// (sized by [`enqueue_dtype`]; the result is their first element). The fast path for
+/// framework tensors whose address and layout are read from the tensor itself; it
+/// reads the same memory as DLPack would.
 #[pyfunction]
-#[pyo3(signature = (name, element, acc, address, n, ordinal, stream, result))]
+#[pyo3(signature = (name, element, acc, address, n, ordinal, stream, result, result_bytes))]
 #[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
 pub fn enqueue_pointer(
     py: Python<'_>,
@@ -228,6 +233,7 @@ pub fn enqueue_pointer(
     ordinal: usize,
     stream: u64,
     result: u64,
+    result_bytes: usize,
 ) -> PyResult<()> {
     let What::Op(op, acc) = What::parse("op", name, acc)? else {
         return Err(PyValueError::new_err("only operators are enqueued"));
@@ -239,16 +245,21 @@ pub fn enqueue_pointer(
         .ok_or_else(|| errors::device("not a CUDA device"))?;
     // SAFETY: the caller passes a live tensor of this device, its element count, a
     // result tensor of the right type, and its current stream on that device.
-    py.allow_threads(|| unsafe { cuda.enqueue_reduce(&problem, address, n, stream, result) })
+    let landing = Landing::Buffer {
+        address: result,
+        bytes: result_bytes,
+    };
+    py.allow_threads(|| unsafe { cuda.enqueue_reduce(&problem, address, n, stream, landing) })
         .map_err(errors::device)
 }
 
 /// `op` or statistic `name` over a DLPack tensor. Host tensors are read in place; CUDA
-/// tensors on the caller's `stream`: with `result` (an address for one value of
-/// [`enqueue_dtype`]'s type) the whole-array reduction is enqueued there and `None`
-/// returned; otherwise the call waits for the stream and returns the values.
+/// tensors on the caller's `stream`: with `result` (the address of a buffer of
+/// `result_bytes` bytes sized by [`enqueue_dtype`]) the whole-array reduction is
+/// enqueued into it and `None` returned; otherwise the call waits for the stream and
+/// returns the values.
 #[pyfunction]
-#[pyo3(signature = (kind, name, capsule, axes, keepdims, acc, stream, result))]
+#[pyo3(signature = (kind, name, capsule, axes, keepdims, acc, stream, result, result_bytes))]
 #[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
 pub fn reduce_dlpack(
     py: Python<'_>,
@@ -260,6 +271,7 @@ pub fn reduce_dlpack(
     acc: Option<&str>,
     stream: u64,
     result: Option<u64>,
+    result_bytes: usize,
 ) -> PyResult<Option<PyResultTuple>> {
     let what = What::parse(kind, name, acc)?;
     let tensor = dlpack::read(capsule)?;
@@ -289,8 +301,12 @@ pub fn reduce_dlpack(
         let start = view.start() as u64;
         // SAFETY: the tensor lives on this device (DLPack says so) and the caller keeps
         // it and `result` alive; `stream` is the caller's stream of that device.
+        let landing = Landing::Buffer {
+            address: result,
+            bytes: result_bytes,
+        };
         py.allow_threads(|| unsafe {
-            cuda.enqueue_reduce(&problem, start, view.count(), stream, result)
+            cuda.enqueue_reduce(&problem, start, view.count(), stream, landing)
         })
         .map_err(errors::device)?;
         return Ok(None);

@@ -24,6 +24,8 @@ pub mod roof;
 pub mod staging;
 mod stream_call;
 
+pub use stream_call::Landing;
+
 use std::sync::Mutex;
 
 use cudarc::driver::{result, sys};

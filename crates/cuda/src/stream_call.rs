@@ -3,11 +3,18 @@
 //! tensor (DLPack) and expect an asynchronous result on their own stream, as their own
 //! reductions do.
 //!
-//! Only the one-launch production kernel qualifies: its last group resets the ticket
-//! counter, so one zeroed scratch buffer per stream (and partial width) serves every
-//! call on that stream in stream order. The final partial is copied device-to-device
-//! into the result when its bytes already are the result's ([`Codec::raw_result_bytes`]);
-//! other problems (argmin/argmax, narrowed floats) take the waiting path.
+//! Only the one-launch production kernel qualifies, and only problems whose final
+//! partial already is the result's bytes ([`Codec::raw_result_bytes`]); others
+//! (argmin/argmax, narrowed floats) take the waiting path. The result lands one of two
+//! ways:
+//!
+//! - [`Landing::Buffer`]: the caller's buffer is the kernel's whole output (result,
+//!   subtree roots, ticket); its ticket is zeroed first. One memset and one launch:
+//!   the cheapest on the host (a launch and a device copy cost about 3 µs each on an
+//!   H200, a memset under 1 µs; `examples/stream_costs.rs`).
+//! - [`Landing::Result`]: the caller has room for the result only; the kernel writes
+//!   into a scratch buffer kept per stream (its last group resets the ticket, so one
+//!   zeroing serves every later call in stream order) and the result is copied over.
 
 use std::collections::HashMap;
 
@@ -44,7 +51,27 @@ pub(crate) type StreamLaunches = HashMap<(Problem, usize), StreamLaunch>;
 /// without bound in some programs).
 const MAX_LAUNCHES: usize = 4096;
 
+/// Where an enqueued reduction puts its result.
+#[derive(Debug, Clone, Copy)]
+pub enum Landing {
+    /// Room for the result only, at this address.
+    Result(u64),
+    /// A buffer of `bytes` bytes (at least [`CudaDevice::landing_bytes`]) that the
+    /// kernel uses whole; the result is at its start.
+    Buffer {
+        /// Device address.
+        address: u64,
+        /// Its size.
+        bytes: usize,
+    },
+}
+
 impl CudaDevice {
+    /// The bytes a [`Landing::Buffer`] must hold for `problem`.
+    pub fn landing_bytes(&self, problem: &Problem) -> usize {
+        (1 + ONE_LAUNCH_MAX_PARTIALS) * Codec::new(problem).acc_bytes + 8
+    }
+
     /// Whether [`CudaDevice::enqueue_reduce`] can run `problem` (one launch, and a final
     /// partial that is the result's own bytes), and the result's width in bytes.
     pub fn enqueue_result_bytes(&self, problem: &Problem) -> Option<usize> {
@@ -103,24 +130,36 @@ impl CudaDevice {
         Ok(launch)
     }
 
-    /// Enqueues the production reduction of the `n` elements at `input` on `stream` and
-    /// the copy of its result (the accumulator type's bytes,
-    /// [`CudaDevice::enqueue_result_bytes`]) to `result`, and returns without waiting.
-    /// An empty input gets the identity.
+    /// Enqueues the production reduction of the `n` elements at `input` on `stream`,
+    /// with its result (the accumulator type's bytes,
+    /// [`CudaDevice::enqueue_result_bytes`]) landing as `landing` says, and returns
+    /// without waiting. An empty input gets the identity.
     ///
     /// # Safety
-    /// `input` must hold `n` elements of `problem.dtype` and `result` room for the
-    /// result, both device memory of this device's primary context, alive until the work
-    /// on `stream` completes; `stream` must be a stream of that context (0 is the legacy
-    /// default stream).
+    /// `input` must hold `n` elements of `problem.dtype` and the landing must have the
+    /// room it claims, both device memory of this device's primary context, alive until
+    /// the work on `stream` completes; `stream` must be a stream of that context (0 is
+    /// the legacy default stream).
     pub unsafe fn enqueue_reduce(
         &self,
         problem: &Problem,
         input: u64,
         n: usize,
         stream: u64,
-        result: u64,
+        landing: Landing,
     ) -> Result<(), RunError> {
+        let result = match landing {
+            Landing::Result(address) => address,
+            Landing::Buffer { address, bytes } => {
+                if bytes < self.landing_bytes(problem) {
+                    return Err(RunError::Device(format!(
+                        "the result buffer holds {bytes} bytes; {problem} needs {}",
+                        self.landing_bytes(problem)
+                    )));
+                }
+                address
+            }
+        };
         if n > 0 && input % 16 != 0 {
             return Err(RunError::Device(format!(
                 "device-resident inputs must be 16-byte aligned (address {input:#x})"
@@ -143,6 +182,22 @@ impl CudaDevice {
                 .map_err(cu("cuMemcpyHtoDAsync"));
         }
         let launch = self.stream_launch(problem, n)?;
+        if let Landing::Buffer { address, .. } = landing {
+            let ticket = address + ((1 + ONE_LAUNCH_MAX_PARTIALS) * launch.acc_bytes) as u64;
+            // SAFETY: the buffer holds the ticket's 8 bytes (checked above); stream order
+            // puts the zeroing before the launch.
+            unsafe { result::memset_d8_async(ticket, 0, 8, stream_handle) }
+                .map_err(cu("cuMemsetD8Async"))?;
+            return Timeline::enqueue(
+                launch.function,
+                stream_handle,
+                input,
+                address,
+                n,
+                launch.global,
+                launch.local,
+            );
+        }
         let mut scratch = self
             .stream_scratch
             .lock()
