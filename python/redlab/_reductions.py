@@ -65,6 +65,8 @@ def _torch_fast(name, a, acc):
     current stream: the tensor's own address, length and stream, read from the tensor
     (the same memory DLPack describes, without building a capsule per call). Returns
     None where this does not apply."""
+    if not _TORCH_TYPES:
+        _torch_tables()
     element = _TORCH_TYPES.get(a.dtype)
     if element is None or not a.is_contiguous():
         return None
@@ -96,7 +98,6 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device):
     lib = _arrays.framework(a)
     whole = kind == "op" and axes is None and not keepdims
     if whole and lib == "torch":
-        _torch_tables()
         out = _torch_fast(name, a, acc)
         if out is not None:
             return out
@@ -131,13 +132,14 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device):
 
 _TORCH_TYPES = {}
 _TORCH_RESULT = {}
+# torch.Tensor once torch has been seen (the package does not import torch itself).
+_TORCH_TENSOR = [None]
 
 
 def _torch_tables():
-    if _TORCH_TYPES:
-        return
     import torch
 
+    _TORCH_TENSOR[0] = torch.Tensor
     for name in ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
                  "float16", "bfloat16", "float32", "float64"]:
         t = getattr(torch, name, None)
@@ -149,6 +151,13 @@ def _torch_tables():
 def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto"):
     axes = None if axis is None else _axes(axis)
     acc = None if dtype is None else _arrays.type_name(dtype)
+    if (
+        kind == "op" and axes is None and not keepdims and device == "auto"
+        and type(a) is _TORCH_TENSOR[0] and a.is_cuda
+    ):
+        out = _torch_fast(name, a, acc)
+        if out is not None:
+            return out
     if type(a) is not _ndarray:
         place = _arrays.dlpack_place(a)
         if place is not None:
