@@ -18,14 +18,20 @@ from ._reductions import (
     argmax,
     argmin,
     count_nonzero,
+    logsumexp,
     max,
     mean,
     min,
+    nanmax,
+    nanmean,
+    nanmin,
     nansum,
     norm,
     prod,
     reduce,
+    std,
     sum,
+    var,
 )
 from ._tools import CommandError, analyze, bench, devices
 
@@ -42,15 +48,21 @@ __all__ = [
     "bench",
     "count_nonzero",
     "devices",
+    "logsumexp",
     "max",
     "mean",
     "min",
+    "nanmax",
+    "nanmean",
+    "nanmin",
     "nansum",
     "norm",
     "prod",
     "reduce",
     "statistics",
+    "std",
     "sum",
+    "var",
 ]
 
 statistics = _native.statistics

@@ -93,7 +93,7 @@ def _torch_stream(ordinal):
     return torch.cuda.current_stream(ordinal).cuda_stream
 
 
-def _cuda_call(kind, name, a, place, axes, keepdims, acc, device):
+def _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof=0.0):
     _check_device(place, device)
     lib = _arrays.framework(a)
     whole = kind == "op" and axes is None and not keepdims
@@ -123,7 +123,7 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device):
                     out = cupy.empty((landing[1],), dtype=numpy_type)
                 result_address = out.data.ptr
     triple = _native.reduce_dlpack(
-        kind, name, capsule, axes, keepdims, acc, stream, result_address, result_bytes
+        kind, name, capsule, axes, keepdims, acc, stream, result_address, result_bytes, ddof
     )
     if triple is None:
         return out[0]
@@ -148,7 +148,7 @@ def _torch_tables():
             _TORCH_RESULT[_arrays.type_name(name)] = t
 
 
-def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto"):
+def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto", ddof=0.0):
     axes = None if axis is None else _axes(axis)
     acc = None if dtype is None else _arrays.type_name(dtype)
     if (
@@ -161,15 +161,15 @@ def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto"):
     if type(a) is not _ndarray:
         place = _arrays.dlpack_place(a)
         if place is not None:
-            return _cuda_call(kind, name, a, place, axes, keepdims, acc, device)
+            return _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof)
     host_device = "cpu" if device == "auto" else _host_device(device)
     # The buffer protocol first: numpy arrays and other exporters, read in place.
-    triple = _native.reduce_buffer(kind, name, a, axes, keepdims, acc, host_device)
+    triple = _native.reduce_buffer(kind, name, a, axes, keepdims, acc, host_device, ddof)
     if triple is None:
         # No native buffer (lists, big-endian or unaligned data …): numpy's view or copy.
         arr, address, element, shape, strides = _arrays.host_description(a)
         triple = _native.reduce_host(
-            kind, name, address, element, shape, strides, axes, keepdims, acc, host_device
+            kind, name, address, element, shape, strides, axes, keepdims, acc, host_device, ddof
         )
     name, dims, payload = triple
     if dims is None:
@@ -248,6 +248,38 @@ def norm(a, ord=None, axis=None, keepdims=False, device="auto"):  # noqa: A002
     if ord not in names:
         raise ValueError(f"unsupported norm order {ord!r} (None, 1, 2 or inf)")
     return _call("stat", names[ord], a, axis, keepdims, None, device)
+
+
+def var(a, axis=None, ddof=0, keepdims=False, device="auto"):
+    """Variance, in one pass: Welford updates per lane and Chan merges in the canonical
+    order's shape, in f64 (returned as f32 for narrower floats). Runs on the CPU."""
+    return _call("multi", "var", a, axis, keepdims, None, device, float(ddof))
+
+
+def std(a, axis=None, ddof=0, keepdims=False, device="auto"):
+    """Standard deviation: the square root of :func:`var`."""
+    return _call("multi", "std", a, axis, keepdims, None, device, float(ddof))
+
+
+def logsumexp(a, axis=None, keepdims=False, device="auto"):
+    """``log(sum(exp(a)))`` in one pass with a running maximum (no overflow). Runs on
+    the CPU; its bits depend on the platform's ``exp`` and ``log``."""
+    return _call("multi", "logsumexp", a, axis, keepdims, None, device)
+
+
+def nanmin(a, axis=None, keepdims=False, device="auto"):
+    """Smallest element ignoring NaN (NaN where every element is NaN)."""
+    return _call("multi", "nanmin", a, axis, keepdims, None, device)
+
+
+def nanmax(a, axis=None, keepdims=False, device="auto"):
+    """Largest element ignoring NaN (NaN where every element is NaN)."""
+    return _call("multi", "nanmax", a, axis, keepdims, None, device)
+
+
+def nanmean(a, axis=None, keepdims=False, device="auto"):
+    """Mean of the elements that are not NaN (NaN where there are none)."""
+    return _call("multi", "nanmean", a, axis, keepdims, None, device)
 
 
 def _as_bool(value):

@@ -121,7 +121,31 @@ fn compute_view(
                 stat_dtype(&reduction, view.dtype),
             ))
         }
+        What::Multi(stat) => multi(device, *stat, data, view, axes, keepdims),
     }
+}
+
+/// A several-number statistic over host data (these run on the CPU; other devices
+/// say so).
+fn multi(
+    device: &Device,
+    stat: redlab::Statistic,
+    data: ArrayRef<'_>,
+    view: &HostView,
+    axes: Option<Vec<isize>>,
+    keepdims: bool,
+) -> PyResult<Computed> {
+    let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+    let values = device
+        .statistic(stat, data, Selection::Axes(&plan))
+        .map_err(lib)?;
+    let all = whole(&axes, keepdims);
+    Ok(shaped(
+        values,
+        &plan,
+        all,
+        stat.result_dtype(view.dtype).name(),
+    ))
 }
 
 fn shaped(values: Vec<Value>, plan: &AxisPlan, all: bool, empty: &'static str) -> Computed {
@@ -134,7 +158,7 @@ fn shaped(values: Vec<Value>, plan: &AxisPlan, all: bool, empty: &'static str) -
 /// `op` or statistic `name` over the host array at `address` (numpy's array interface:
 /// `strides` in bytes, `None` for C order), along `axes` (`None`: all) on `device`.
 #[pyfunction]
-#[pyo3(signature = (kind, name, address, element, dims, strides, axes, keepdims, acc, device))]
+#[pyo3(signature = (kind, name, address, element, dims, strides, axes, keepdims, acc, device, ddof=0.0))]
 #[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
 pub fn reduce_host(
     py: Python<'_>,
@@ -148,8 +172,9 @@ pub fn reduce_host(
     keepdims: bool,
     acc: Option<&str>,
     device: &str,
+    ddof: f64,
 ) -> PyResult<PyResultTuple> {
-    let what = What::parse(kind, name, acc)?;
+    let what = What::parse(kind, name, acc, ddof)?;
     let view = HostView::new(address, dtype(element)?, dims, strides)?;
     let device = devices::device(device)?;
     let computed = py.allow_threads(|| compute_view(&device, &what, &view, axes, keepdims))?;
@@ -160,7 +185,7 @@ pub fn reduce_host(
 /// first of all), read in place; `None` when its buffer cannot be read natively (the
 /// Python side then takes the copying path).
 #[pyfunction]
-#[pyo3(signature = (kind, name, obj, axes, keepdims, acc, device))]
+#[pyo3(signature = (kind, name, obj, axes, keepdims, acc, device, ddof=0.0))]
 #[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
 pub fn reduce_buffer(
     py: Python<'_>,
@@ -171,8 +196,9 @@ pub fn reduce_buffer(
     keepdims: bool,
     acc: Option<&str>,
     device: &str,
+    ddof: f64,
 ) -> PyResult<Option<PyResultTuple>> {
-    let what = What::parse(kind, name, acc)?;
+    let what = What::parse(kind, name, acc, ddof)?;
     let Some(held) = crate::buffer::open(obj) else {
         return Ok(None);
     };
@@ -200,7 +226,7 @@ pub fn enqueue_dtype(
     acc: Option<&str>,
     ordinal: usize,
 ) -> PyResult<Option<(&'static str, usize)>> {
-    let What::Op(op, acc) = What::parse(kind, name, acc)? else {
+    let What::Op(op, acc) = What::parse(kind, name, acc, 0.0)? else {
         return Ok(None);
     };
     let problem = What::problem(op, dtype(element)?, acc)?;
@@ -235,7 +261,7 @@ pub fn enqueue_pointer(
     result: u64,
     result_bytes: usize,
 ) -> PyResult<()> {
-    let What::Op(op, acc) = What::parse("op", name, acc)? else {
+    let What::Op(op, acc) = What::parse("op", name, acc, 0.0)? else {
         return Err(PyValueError::new_err("only operators are enqueued"));
     };
     let problem = What::problem(op, dtype(element)?, acc)?;
@@ -259,7 +285,7 @@ pub fn enqueue_pointer(
 /// enqueued into it and `None` returned; otherwise the call waits for the stream and
 /// returns the values.
 #[pyfunction]
-#[pyo3(signature = (kind, name, capsule, axes, keepdims, acc, stream, result, result_bytes))]
+#[pyo3(signature = (kind, name, capsule, axes, keepdims, acc, stream, result, result_bytes, ddof=0.0))]
 #[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
 pub fn reduce_dlpack(
     py: Python<'_>,
@@ -272,8 +298,9 @@ pub fn reduce_dlpack(
     stream: u64,
     result: Option<u64>,
     result_bytes: usize,
+    ddof: f64,
 ) -> PyResult<Option<PyResultTuple>> {
-    let what = What::parse(kind, name, acc)?;
+    let what = What::parse(kind, name, acc, ddof)?;
     let tensor = dlpack::read(capsule)?;
     let view = HostView::new(
         tensor.address as usize,
@@ -387,6 +414,13 @@ fn compute_on_cuda(
                 all,
                 stat_dtype(&reduction, view.dtype),
             ))
+        }
+        What::Multi(stat) => {
+            // These run on the CPU: from a host copy of the tensor's span.
+            let bytes = cuda.download(&input).map_err(errors::device)?;
+            let host =
+                ArrayRef::from_bytes(view.dtype, &bytes).map_err(|e| errors::from_core(&e))?;
+            multi(&*devices::device("cpu")?, *stat, host, view, axes, keepdims)
         }
     }
 }

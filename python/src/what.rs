@@ -3,7 +3,7 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use redlab::{DType, Op, Problem, Reduction};
+use redlab::{DType, Op, Problem, Reduction, Statistic};
 
 use crate::errors;
 
@@ -13,6 +13,8 @@ pub enum What {
     Op(Op, Option<DType>),
     /// A statistic: a map, a built-in combine and a `post`.
     Stat(String),
+    /// A statistic with a several-number accumulator, computed on the CPU.
+    Multi(Statistic),
 }
 
 /// The dtype named by the project's names (`f32`) or numpy's (`float32`, `<f4`).
@@ -22,8 +24,9 @@ pub fn dtype(name: &str) -> PyResult<DType> {
 }
 
 impl What {
-    /// Parses `kind` ("op" or "stat"), `name` and the accumulator's type name.
-    pub fn parse(kind: &str, name: &str, acc: Option<&str>) -> PyResult<What> {
+    /// Parses `kind` ("op", "stat" or "multi"), `name`, the accumulator's type name and
+    /// `ddof` (variance and standard deviation).
+    pub fn parse(kind: &str, name: &str, acc: Option<&str>, ddof: f64) -> PyResult<What> {
         match kind {
             "op" => {
                 let op = name
@@ -32,6 +35,9 @@ impl What {
                 Ok(What::Op(op, acc.map(dtype).transpose()?))
             }
             "stat" if acc.is_none() => Ok(What::Stat(name.to_string())),
+            "multi" => Statistic::parse(name, ddof)
+                .map(What::Multi)
+                .ok_or_else(|| PyValueError::new_err(format!("unknown statistic '{name}'"))),
             "stat" => Err(PyTypeError::new_err(format!(
                 "{name} takes no dtype: its accumulator is fixed"
             ))),
@@ -53,5 +59,7 @@ impl What {
 /// The names of the statistics the library computes.
 #[pyfunction]
 pub fn statistics() -> Vec<&'static str> {
-    redlab::stats::NAMES.to_vec()
+    let mut names = redlab::stats::NAMES.to_vec();
+    names.extend(Statistic::NAMES);
+    names
 }

@@ -51,3 +51,47 @@ def canonical_along(values, axis, acc, product=False):
     flat = moved.reshape(int(np.prod(out_shape, dtype=np.int64)), reduced)
     results = [canonical(row, acc, product) for row in flat]
     return np.array(results, dtype=acc).reshape(out_shape)
+
+
+def welford(values):
+    """Count, mean and M2 of a flat array by the statistics' canonical order: Welford
+    updates in each of a tile's lanes, Chan merges by halving and up the tile tree,
+    all in f64 (docs/canonical-order.md, "Statistics")."""
+    x = np.asarray(values).astype(np.float64).ravel()
+
+    def merge(a, b):
+        if b[0] == 0:
+            return a
+        if a[0] == 0:
+            return b
+        n = a[0] + b[0]
+        d = b[1] - a[1]
+        return (n, a[1] + d * (b[0] / n), a[2] + b[2] + d * d * (a[0] * b[0] / n))
+
+    tiles = []
+    for start in range(0, x.size, TILE):
+        chunk = x[start : start + TILE]
+        count = np.zeros(LANES)
+        mean = np.zeros(LANES)
+        m2 = np.zeros(LANES)
+        for r in range(ROWS):
+            row = chunk[r * LANES : (r + 1) * LANES]
+            k = row.size
+            if k == 0:
+                break
+            count[:k] += 1
+            d = row - mean[:k]
+            mean[:k] += d * (1.0 / count[:k])
+            m2[:k] += d * (row - mean[:k])
+        lanes = list(zip(count, mean, m2))
+        w = LANES // 2
+        while w >= 1:
+            lanes[:w] = [merge(lanes[j], lanes[j + w]) for j in range(w)]
+            w //= 2
+        tiles.append(lanes[0])
+    if not tiles:
+        return (0.0, 0.0, 0.0)
+    while len(tiles) > 1:
+        tiles = [merge(*tiles[i : i + 2]) if i + 1 < len(tiles) else tiles[i]
+                 for i in range(0, len(tiles), 2)]
+    return tiles[0]

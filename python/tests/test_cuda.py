@@ -78,6 +78,8 @@ def test_torch_axes_views_and_statistics():
     assert bits(redlab.mean(t)) == bits(redlab.mean(x))
     assert bits(redlab.norm(t, axis=1)) == bits(redlab.norm(x, axis=1))
     assert bits(redlab.sum(t, keepdims=True)) == bits(redlab.sum(x, keepdims=True))
+    assert bits(redlab.var(t, axis=0, ddof=1)) == bits(redlab.var(x, axis=0, ddof=1))
+    assert bits(redlab.logsumexp(t)) == bits(redlab.logsumexp(x))
 
 
 @needs_torch

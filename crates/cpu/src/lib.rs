@@ -24,6 +24,7 @@ mod mapped;
 pub mod outputs;
 pub mod roof;
 pub mod select;
+pub mod statistics;
 
 use std::time::Instant;
 

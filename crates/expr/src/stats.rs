@@ -18,7 +18,7 @@
 //! Where numpy differs: the mean of f16/bf16/f32 data is computed and returned in f32
 //! (numpy returns the input's type), and `norminf` of nothing is "no value" (numpy
 //! raises). Variance, standard deviation, log-sum-exp and the nan-aware min/max/mean
-//! need accumulators of more than one value and are not here.
+//! need accumulators of more than one value: they are `redlab_cpu::statistics`.
 
 use redlab_core::DType;
 

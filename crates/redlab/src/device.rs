@@ -6,6 +6,7 @@ use std::time::Instant;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::{AxisPlan, Layout, Segments};
 use redlab_core::{ArrayRef, Backend, DeviceInfo, Element, Op, Outcome, Problem, Value};
+use redlab_cpu::statistics::Statistic;
 use redlab_cpu::CpuBackend;
 use redlab_expr::Reduction;
 use serde::Serialize;
@@ -248,6 +249,38 @@ impl Device {
         })?;
         let mapped = redlab_expr::host::map_all(reduction, inputs)?;
         Ok(self.reduce_outputs(problem, mapped.view(), selection)?.0)
+    }
+
+    /// A statistic with a several-number accumulator (variance, standard deviation,
+    /// log-sum-exp, NaN-skipping min/max/mean) of each output of `selection`, each over
+    /// its own elements in the canonical order (`redlab_cpu::statistics`). These run on
+    /// the CPU; other devices say so.
+    ///
+    /// ```
+    /// use redlab::{segmented::Selection, ArrayRef, Device, Statistic, Value, Scalar};
+    ///
+    /// let cpu = Device::open("cpu", None)?;
+    /// let x = [2.0f64, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+    /// let whole = [0..x.len()];
+    /// let var = cpu.statistic(Statistic::Var { ddof: 0.0 }, ArrayRef::from_slice(&x), Selection::Ranges(&whole))?;
+    /// assert_eq!(var, vec![Value::Scalar(Scalar::F64(4.0))]);
+    /// # Ok::<(), redlab::Error>(())
+    /// ```
+    pub fn statistic(
+        &self,
+        stat: Statistic,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<Vec<Value>, Error> {
+        match &self.kind {
+            Kind::Cpu(cpu) => Ok(cpu.statistic(stat, data, selection)?),
+            _ => Err(Error::Unavailable {
+                backend: self.info().id.clone(),
+                reason: "var, std, logsumexp, nanmin, nanmax and nanmean run on the CPU only \
+                         (use --device cpu)"
+                    .into(),
+            }),
+        }
     }
 
     /// How [`Device::reduce_outputs`] will run `selection` here, in words.

@@ -50,6 +50,7 @@ pub use redlab_core::{
     acc, canonical, generate, reference, segmented, shape, ArrayRef, Backend, DType, DeviceInfo,
     Element, HostArray, Op, Outcome, Problem, Scalar, Value,
 };
+pub use redlab_cpu::statistics::Statistic;
 use redlab_cpu::CpuBackend;
 pub use redlab_expr::{stats, ExprError, Reduction, ReductionBuilder};
 

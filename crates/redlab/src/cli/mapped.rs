@@ -41,7 +41,7 @@ pub fn reduction_of(args: &RunArgs, dtypes: &[redlab::DType]) -> anyhow::Result<
 }
 
 /// The inputs: each --input file, or one generated array per input the map names.
-fn inputs(args: &RunArgs, map: &str) -> anyhow::Result<(Vec<HostArray>, String)> {
+pub(super) fn inputs(args: &RunArgs, map: &str) -> anyhow::Result<(Vec<HostArray>, String)> {
     if !args.input.is_empty() {
         let mut arrays = Vec::new();
         let mut names = Vec::new();
@@ -207,9 +207,16 @@ fn run_shaped(
         },
         args.threads,
     )?;
+    let post = super::shaped::Post {
+        label: reduction.describe(),
+        finish: &|v, count| reduction.finish(v, count),
+    };
     super::shaped::run(
         &request,
-        &problem,
+        &super::shaped::Compute::Reduce {
+            problem: &problem,
+            post: Some(&post),
+        },
         &mapped,
         &dims,
         args.input.first().map(|p| p.as_path()),
@@ -217,10 +224,6 @@ fn run_shaped(
         args.repeat,
         args.json,
         args.explain,
-        Some(&super::shaped::Post {
-            label: reduction.describe(),
-            finish: &|v, count| reduction.finish(v, count),
-        }),
         out,
     )
 }

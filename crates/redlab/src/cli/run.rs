@@ -23,9 +23,13 @@ pub struct RunArgs {
     #[arg(long, required_unless_present_any = ["map", "stat"], conflicts_with_all = ["map", "stat"])]
     pub(super) op: Option<Op>,
     /// A statistic instead of --op: mean, sumsq, norm1, norm2, norminf, nansum, any, all,
-    /// count_nonzero (docs/expressions.md), along axes too.
+    /// count_nonzero (docs/expressions.md; any device), or var, std, logsumexp, nanmin,
+    /// nanmax, nanmean (one pass, on the CPU); along axes too.
     #[arg(long, conflicts_with = "map")]
     pub(super) stat: Option<String>,
+    /// Delta degrees of freedom of --stat var and std (the divisor is n − ddof).
+    #[arg(long, default_value_t = 0.0)]
+    pub(super) ddof: f64,
     /// A user-defined reduction: the expression applied to each element, in the inputs
     /// x, y, z, w and the index i (docs/expressions.md), e.g. 'x * y'.
     #[arg(long)]
@@ -139,6 +143,51 @@ impl RunArgs {
     }
 }
 
+/// `--stat var|std|logsumexp|nanmin|nanmax|nanmean`: one pass per output on the CPU.
+fn statistic(
+    args: &RunArgs,
+    stat: redlab::Statistic,
+    out: &mut dyn Write,
+) -> anyhow::Result<Verdict> {
+    let (arrays, _) = super::mapped::inputs(args, "x")?;
+    let [array] = arrays.as_slice() else {
+        anyhow::bail!(
+            "--stat {} reads one input, not {}",
+            stat.name(),
+            arrays.len()
+        );
+    };
+    let dims = match (&args.shape, args.input.first()) {
+        (Some(text), _) => super::shaped::parse_shape(text)?,
+        (None, Some(path)) => redlab::input::load(path, args.dtype)?
+            .shape
+            .iter()
+            .map(|&d| usize::try_from(d).context("shape does not fit in memory"))
+            .collect::<anyhow::Result<_>>()?,
+        (None, None) => vec![array.len()],
+    };
+    let device = Device::open(
+        if args.device == "auto" {
+            "cpu"
+        } else {
+            &args.device
+        },
+        args.threads,
+    )?;
+    super::shaped::run(
+        &args.shaped_request()?,
+        &super::shaped::Compute::Statistic(stat),
+        array,
+        &dims,
+        args.input.first().map(|p| p.as_path()),
+        &device,
+        args.repeat,
+        args.json,
+        args.explain,
+        out,
+    )
+}
+
 /// Calls `call` `repeat` times (at least once): the value all calls agreed on and each
 /// call's seconds, or the message for the first call that disagreed.
 pub(super) fn repeat_agreeing(
@@ -167,6 +216,13 @@ pub(super) fn repeat_agreeing(
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
+    }
+    if let Some(stat) = args
+        .stat
+        .as_deref()
+        .and_then(|s| redlab::Statistic::parse(s, args.ddof))
+    {
+        return statistic(args, stat, out);
     }
     if args.map.is_some() || args.stat.is_some() {
         return super::mapped::run(args, out);
@@ -271,7 +327,10 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         };
         return super::shaped::run(
             &request,
-            &problem,
+            &super::shaped::Compute::Reduce {
+                problem: &problem,
+                post: None,
+            },
             &array,
             &dims,
             args.input.first().map(|p| p.as_path()),
@@ -279,7 +338,6 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             args.repeat,
             args.json,
             args.explain,
-            None,
             out,
         );
     }

@@ -5,12 +5,13 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{bail, Context};
 use redlab::segmented::{self, Selection};
 use redlab::shape::{AxisPlan, Layout, Segments};
 use redlab::Device;
-use redlab::{DType, HostArray, Problem, Value};
+use redlab::{DType, HostArray, Problem, Statistic, Value};
 use redlab_bench::{gbps, Stats};
 use serde_json::json;
 
@@ -118,11 +119,48 @@ pub struct Post<'a> {
     pub finish: &'a dyn Fn(Value, usize) -> Value,
 }
 
+/// What a shaped run computes.
+pub enum Compute<'a> {
+    /// A built-in operator over the (mapped) elements, then `post` per output; checked
+    /// bit for bit against the host reference.
+    Reduce {
+        /// The operator, input and accumulator types.
+        problem: &'a Problem,
+        /// A user-defined reduction's last step.
+        post: Option<&'a Post<'a>>,
+    },
+    /// A several-number statistic (on the CPU); checked within a tolerance against
+    /// plain two-pass methods.
+    Statistic(Statistic),
+}
+
+/// Relative distance a statistic may have from its two-pass reference: the one-pass
+/// merges round differently, and f32 results round once more.
+fn tolerance(dtype: DType) -> f64 {
+    if dtype == DType::F64 {
+        1e-9
+    } else {
+        1e-5
+    }
+}
+
+fn close(a: &Value, b: &Value) -> bool {
+    match (a.scalar(), b.scalar()) {
+        (Some(x), Some(y)) => {
+            let (x64, y64) = (x.to_f64(), y.to_f64());
+            (x64.is_nan() && y64.is_nan())
+                || x64 == y64
+                || (x64 - y64).abs() <= tolerance(x.dtype()) * x64.abs().max(y64.abs())
+        }
+        _ => a.same_as(b),
+    }
+}
+
 /// Runs a shaped reduction of `array` (`dims` in C order) on `device`.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     request: &ShapedRequest,
-    problem: &Problem,
+    compute: &Compute<'_>,
     array: &HostArray,
     dims: &[usize],
     input: Option<&Path>,
@@ -130,9 +168,12 @@ pub fn run(
     repeat: usize,
     json_out: bool,
     explain: bool,
-    post: Option<&Post<'_>>,
     out: &mut dyn Write,
 ) -> anyhow::Result<Verdict> {
+    let (problem, post) = match compute {
+        Compute::Reduce { problem, post } => (Some(*problem), *post),
+        Compute::Statistic(_) => (None, None),
+    };
     // Check every output file before any work.
     if let Some(path) = &request.out {
         let mut plan = OutputPlan::new(request.force);
@@ -179,15 +220,31 @@ pub fn run(
         None => Selection::Ranges(&ranges),
     };
 
-    let strategy = device.explain_outputs(problem, selection);
+    let strategy = match (compute, problem) {
+        (Compute::Statistic(_), _) | (_, None) => "one pass per output on the CPU: Welford \
+            updates per lane, Chan merges in the canonical order's shape"
+            .to_string(),
+        (_, Some(problem)) => device.explain_outputs(problem, selection),
+    };
     if explain && !json_out {
         writeln!(out, "strategy: {strategy}")?;
     }
     let mut times = Vec::with_capacity(repeat);
     let mut values: Option<Vec<Value>> = None;
     for _ in 0..repeat.max(1) {
-        let (got, passes) = device.reduce_outputs(problem, data, selection)?;
-        times.push(passes.iter().sum::<f64>());
+        let (got, seconds) = match (compute, problem) {
+            (Compute::Reduce { .. }, Some(problem)) => {
+                let (got, passes) = device.reduce_outputs(problem, data, selection)?;
+                (got, passes.iter().sum::<f64>())
+            }
+            (Compute::Statistic(stat), _) => {
+                let start = Instant::now();
+                let got = device.statistic(*stat, data, selection)?;
+                (got, start.elapsed().as_secs_f64())
+            }
+            (Compute::Reduce { .. }, None) => bail!("a reduction without its problem"),
+        };
+        times.push(seconds);
         if let Some(first) = &values {
             if first.iter().zip(&got).any(|(a, b)| !a.same_as(b)) {
                 return Ok(Verdict::Mismatch("repeated runs disagree".into()));
@@ -196,12 +253,30 @@ pub fn run(
         values.get_or_insert(got);
     }
     let values = values.context("no run happened")?;
-    let expected = segmented::reference(problem, data, selection)?;
-    let wrong: Vec<usize> = (0..values.len())
-        .filter(|&k| !values[k].same_as(&expected[k]))
-        .collect();
+    let (expected, wrong): (Vec<Value>, Vec<usize>) = match (compute, problem) {
+        (Compute::Statistic(stat), _) => {
+            let mut scratch = Vec::new();
+            let expected = (0..values.len())
+                .map(|k| {
+                    redlab_cpu::statistics::reference(*stat, selection.view(data, k, &mut scratch)?)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let wrong = (0..values.len())
+                .filter(|&k| !close(&values[k], &expected[k]))
+                .collect();
+            (expected, wrong)
+        }
+        (_, Some(problem)) => {
+            let expected = segmented::reference(problem, data, selection)?;
+            let wrong = (0..values.len())
+                .filter(|&k| !values[k].same_as(&expected[k]))
+                .collect();
+            (expected, wrong)
+        }
+        (_, None) => bail!("a reduction without its problem"),
+    };
     let stats = Stats::of(&times).context("no timings")?;
-    let rate = gbps(problem.bytes_read(n), stats.median);
+    let rate = gbps((n * data.dtype().size_bytes()) as u64, stats.median);
     // Checked before `post`: the reference reduces the same elements.
     let values: Vec<Value> = match post {
         None => values,
@@ -218,9 +293,9 @@ pub fn run(
             .collect(),
     };
     if let Some(path) = &request.out {
-        let (dtype, bytes) = match post {
-            None => segmented::pack(problem, &values)?,
-            Some(_) => pack_finished(&values)?,
+        let (dtype, bytes) = match (post, problem) {
+            (None, Some(problem)) => segmented::pack(problem, &values)?,
+            _ => pack_finished(&values)?,
         };
         let file = redlab::npy_out::encode(dtype, &out_dims, &bytes)?;
         std::fs::write(path, file).with_context(|| format!("cannot write {}", path.display()))?;
@@ -229,7 +304,8 @@ pub fn run(
     let shown: Vec<String> = values.iter().take(SHOWN).map(|v| v.to_string()).collect();
     if json_out {
         let mut j = json!({
-            "op": problem.op, "dtype": problem.dtype, "acc": problem.acc,
+            "op": problem.map(|p| p.op), "dtype": data.dtype(), "acc": problem.map(|p| p.acc),
+            "stat": match compute { Compute::Statistic(s) => Some(s.name()), _ => None },
             "shape": dims, "out_shape": out_dims, "outputs": values.len(),
             "seconds": stats.median, "gbps": rate, "repeat": repeat,
             "verified": wrong.is_empty(), "values": shown,
@@ -241,7 +317,12 @@ pub fn run(
         }
         writeln!(out, "{j}")?;
     } else {
-        let what = post.map_or(problem.to_string(), |p| p.label.clone());
+        let what = match (compute, post, problem) {
+            (Compute::Statistic(stat), _, _) => format!("{} {}", stat.name(), data.dtype()),
+            (_, Some(p), _) => p.label.clone(),
+            (_, None, Some(problem)) => problem.to_string(),
+            (_, None, None) => String::new(),
+        };
         writeln!(
             out,
             "{what}, shape {dims:?} → {out_dims:?} ({} outputs), on {} ({})",
@@ -255,12 +336,20 @@ pub fn run(
         if values.len() > SHOWN {
             writeln!(out, "  … {} more", values.len() - SHOWN)?;
         }
-        match wrong.first() {
-            None => writeln!(
+        match (wrong.first(), compute) {
+            (None, Compute::Statistic(_)) => writeln!(
+                out,
+                "  verified  yes: every output within {:e} relative of a two-pass reference",
+                values
+                    .first()
+                    .and_then(Value::scalar)
+                    .map_or(1e-9, |s| tolerance(s.dtype()))
+            )?,
+            (None, _) => writeln!(
                 out,
                 "  verified  yes: every output bitwise equal to the host reference of its own elements"
             )?,
-            Some(&k) => writeln!(
+            (Some(&k), _) => writeln!(
                 out,
                 "  verified  NO: {} outputs differ, first [{k}]: {} against {}",
                 wrong.len(),

@@ -1,0 +1,526 @@
+//! Statistics whose accumulator holds more than one number, in one pass, per output:
+//! variance and standard deviation (count, mean and M2, Welford updates in a lane and
+//! Chan merges above it), log-sum-exp (a running maximum and a scaled sum), and the
+//! NaN-skipping minimum, maximum and mean.
+//!
+//! The merges follow the canonical order's shape (docs/canonical-order.md,
+//! "Statistics"): tiles of `ROWS × LANES` elements, each lane updated in increasing
+//! index, lanes folded by halving, tiles joined in the aligned pairwise tree. The result
+//! therefore depends only on each output's elements, never on the thread count or on
+//! the other outputs. Everything is computed in f64.
+
+use rayon::prelude::*;
+use redlab_core::canonical::{LANES, TILE};
+use redlab_core::num::FloatElement;
+use redlab_core::segmented::Selection;
+use redlab_core::{ArrayRef, DType, Error, Scalar, Value};
+
+use crate::CpuBackend;
+
+/// A statistic computed here.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Statistic {
+    /// Variance with `ddof` delta degrees of freedom (numpy's `var`).
+    Var {
+        /// Subtracted from the count in the divisor.
+        ddof: f64,
+    },
+    /// Standard deviation, the square root of [`Statistic::Var`].
+    Std {
+        /// Subtracted from the count in the divisor.
+        ddof: f64,
+    },
+    /// `log(Σ exp(x))`, without overflow (numpy-style `logsumexp`).
+    LogSumExp,
+    /// Smallest element that is not NaN (NaN when all are).
+    NanMin,
+    /// Largest element that is not NaN (NaN when all are).
+    NanMax,
+    /// Mean of the elements that are not NaN (NaN when all are).
+    NanMean,
+}
+
+impl Statistic {
+    /// Every name [`Statistic::parse`] accepts.
+    pub const NAMES: [&'static str; 6] = ["var", "std", "logsumexp", "nanmin", "nanmax", "nanmean"];
+
+    /// The statistic called `name` (`var` and `std` with `ddof`).
+    pub fn parse(name: &str, ddof: f64) -> Option<Statistic> {
+        Some(match name {
+            "var" => Statistic::Var { ddof },
+            "std" => Statistic::Std { ddof },
+            "logsumexp" => Statistic::LogSumExp,
+            "nanmin" => Statistic::NanMin,
+            "nanmax" => Statistic::NanMax,
+            "nanmean" => Statistic::NanMean,
+            _ => return None,
+        })
+    }
+
+    /// The statistic's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Statistic::Var { .. } => "var",
+            Statistic::Std { .. } => "std",
+            Statistic::LogSumExp => "logsumexp",
+            Statistic::NanMin => "nanmin",
+            Statistic::NanMax => "nanmax",
+            Statistic::NanMean => "nanmean",
+        }
+    }
+
+    /// The result type over `input`: the input's type for nanmin/nanmax, f64 for
+    /// integers and f64 inputs, f32 for narrower floats.
+    pub fn result_dtype(self, input: DType) -> DType {
+        match self {
+            Statistic::NanMin | Statistic::NanMax => input,
+            _ if input == DType::F64 || input.is_integer() => DType::F64,
+            _ => DType::F32,
+        }
+    }
+}
+
+/// Count, mean and sum of squared deviations of a run of elements.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Moments {
+    /// Elements seen (an integer held exactly in f64).
+    pub count: f64,
+    /// Their mean.
+    pub mean: f64,
+    /// Σ (x − mean)².
+    pub m2: f64,
+}
+
+impl Moments {
+    /// No elements.
+    pub const EMPTY: Moments = Moments {
+        count: 0.0,
+        mean: 0.0,
+        m2: 0.0,
+    };
+
+    /// Welford's update with one more element (the mean moves by `d × (1 / count)`:
+    /// a reciprocal per row serves every lane of a tile).
+    #[inline(always)]
+    pub fn push(&mut self, x: f64) {
+        self.count += 1.0;
+        let d = x - self.mean;
+        self.mean += d * (1.0 / self.count);
+        self.m2 += d * (x - self.mean);
+    }
+
+    /// Chan's merge of `self` (the lower indices) with `other`.
+    #[inline(always)]
+    pub fn merge(self, other: Moments) -> Moments {
+        if other.count == 0.0 {
+            return self;
+        }
+        if self.count == 0.0 {
+            return other;
+        }
+        let n = self.count + other.count;
+        let d = other.mean - self.mean;
+        Moments {
+            count: n,
+            mean: self.mean + d * (other.count / n),
+            m2: self.m2 + other.m2 + d * d * (self.count * other.count / n),
+        }
+    }
+}
+
+/// A running maximum and the sum of `exp(x − max)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExpSum {
+    /// The largest element seen (−∞ before any).
+    pub max: f64,
+    /// Σ exp(x − max).
+    pub sum: f64,
+}
+
+impl ExpSum {
+    /// No elements.
+    pub const EMPTY: ExpSum = ExpSum {
+        max: f64::NEG_INFINITY,
+        sum: 0.0,
+    };
+
+    /// One more element.
+    #[inline(always)]
+    pub fn push(&mut self, x: f64) {
+        if x == self.max {
+            self.sum += 1.0;
+        } else if x < self.max {
+            self.sum += (x - self.max).exp();
+        } else {
+            // A larger element, or NaN (which then stays).
+            self.sum = self.sum * (self.max - x).exp() + 1.0;
+            self.max = x;
+        }
+    }
+
+    /// Merge of `self` (the lower indices) with `other`.
+    #[inline(always)]
+    pub fn merge(self, other: ExpSum) -> ExpSum {
+        if other.sum == 0.0 && other.max == f64::NEG_INFINITY {
+            return self;
+        }
+        if self.sum == 0.0 && self.max == f64::NEG_INFINITY {
+            return other;
+        }
+        if self.max.is_nan() || other.max.is_nan() {
+            return ExpSum {
+                max: f64::NAN,
+                sum: f64::NAN,
+            };
+        }
+        if self.max == other.max {
+            return ExpSum {
+                max: self.max,
+                sum: self.sum + other.sum,
+            };
+        }
+        let max = self.max.max(other.max);
+        // The side holding the maximum keeps its sum as it is (for an infinite maximum,
+        // exp(∞ − ∞) would be NaN).
+        let scaled = |part: &ExpSum| {
+            if part.max == max {
+                part.sum
+            } else {
+                part.sum * (part.max - max).exp()
+            }
+        };
+        ExpSum {
+            max,
+            sum: scaled(&self) + scaled(&other),
+        }
+    }
+
+    /// `log(Σ exp(x))`.
+    pub fn value(self) -> f64 {
+        self.sum.ln() + self.max
+    }
+}
+
+/// A per-lane state with an update and an ordered merge.
+trait Lane: Copy + Send + Sync + 'static {
+    const EMPTY: Self;
+    fn push(&mut self, x: f64);
+    fn merge(self, other: Self) -> Self;
+}
+
+impl Lane for Moments {
+    const EMPTY: Self = Moments::EMPTY;
+    fn push(&mut self, x: f64) {
+        Moments::push(self, x)
+    }
+    fn merge(self, other: Self) -> Self {
+        Moments::merge(self, other)
+    }
+}
+
+impl Lane for ExpSum {
+    const EMPTY: Self = ExpSum::EMPTY;
+    fn push(&mut self, x: f64) {
+        ExpSum::push(self, x)
+    }
+    fn merge(self, other: Self) -> Self {
+        ExpSum::merge(self, other)
+    }
+}
+
+/// One tile: lanes updated in increasing index, then folded by halving.
+fn tile<S: Lane>(values: &[f64]) -> S {
+    let mut lanes = [S::EMPTY; LANES];
+    if let Some(moments) = (&mut lanes as &mut dyn std::any::Any).downcast_mut::<[Moments; LANES]>()
+    {
+        welford_rows(values, moments);
+    } else {
+        for row in values.chunks(LANES) {
+            for (lane, &x) in lanes.iter_mut().zip(row) {
+                lane.push(x);
+            }
+        }
+    }
+    let mut width = LANES / 2;
+    while width >= 1 {
+        for j in 0..width {
+            lanes[j] = lanes[j].merge(lanes[j + width]);
+        }
+        width /= 2;
+    }
+    lanes[0]
+}
+
+/// Welford's updates of a tile's lanes, row by row, with the lanes' means and M2 in
+/// separate arrays so the compiler vectorizes across lanes. Every lane present in row
+/// `r` has seen rows `0..r` too, so its count is `r + 1` and one reciprocal serves the
+/// row. The same operations, in the same order, as [`Moments::push`] on each lane.
+fn welford_rows(values: &[f64], lanes: &mut [Moments; LANES]) {
+    let mut count = [0.0f64; LANES];
+    let mut mean = [0.0f64; LANES];
+    let mut m2 = [0.0f64; LANES];
+    for (r, row) in values.chunks(LANES).enumerate() {
+        let k = row.len();
+        let c = (r + 1) as f64;
+        let inverse = 1.0 / c;
+        for ((m, s), &x) in mean[..k].iter_mut().zip(&mut m2[..k]).zip(row) {
+            let d = x - *m;
+            *m += d * inverse;
+            *s += d * (x - *m);
+        }
+        count[..k].fill(c);
+    }
+    for (j, lane) in lanes.iter_mut().enumerate() {
+        *lane = Moments {
+            count: count[j],
+            mean: mean[j],
+            m2: m2[j],
+        };
+    }
+}
+
+/// The aligned pairwise tree over tile results.
+fn tree<S: Lane>(mut level: Vec<S>) -> S {
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|pair| match pair {
+                [a, b] => a.merge(*b),
+                [a] => *a,
+                _ => S::EMPTY,
+            })
+            .collect();
+    }
+    level.first().copied().unwrap_or(S::EMPTY)
+}
+
+/// The elements of `view` in f64, `range` of them.
+fn load(
+    view: &ArrayRef<'_>,
+    range: std::ops::Range<usize>,
+    out: &mut Vec<f64>,
+) -> Result<(), Error> {
+    out.clear();
+    redlab_core::with_int_dtype!(view.dtype(), T => {
+        out.extend(view.typed::<T>()?[range].iter().map(|&v| v as f64));
+    }, else redlab_core::with_float_dtype!(view.dtype(), T => {
+        out.extend(view.typed::<T>()?[range].iter().map(|&v| FloatElement::to_f64(v)));
+    }, else unreachable!("every DType is an integer or a float type")));
+    Ok(())
+}
+
+/// The canonical one-pass state of all of `view`'s elements.
+fn canonical<S: Lane>(view: ArrayRef<'_>) -> Result<S, Error> {
+    let tiles = view.len().div_ceil(TILE);
+    let results = (0..tiles)
+        .into_par_iter()
+        .map_init(Vec::new, |buffer, t| {
+            let range = t * TILE..((t + 1) * TILE).min(view.len());
+            load(&view, range, buffer)?;
+            Ok(tile::<S>(buffer))
+        })
+        .collect::<Result<Vec<S>, Error>>()?;
+    Ok(tree(results))
+}
+
+/// Minimum or maximum skipping NaN, with the count of values that are not NaN.
+fn nan_extreme(view: ArrayRef<'_>, largest: bool) -> Result<Option<f64>, Error> {
+    let mut buffer = Vec::new();
+    let mut best: Option<f64> = None;
+    for t in 0..view.len().div_ceil(TILE) {
+        load(
+            &view,
+            t * TILE..((t + 1) * TILE).min(view.len()),
+            &mut buffer,
+        )?;
+        for &x in buffer.iter().filter(|x| !x.is_nan()) {
+            best = Some(match best {
+                None => x,
+                Some(b) if largest => b.max(x),
+                Some(b) => b.min(x),
+            });
+        }
+    }
+    Ok(best)
+}
+
+fn float_value(dtype: DType, v: f64) -> Value {
+    Value::Scalar(match dtype {
+        DType::F64 => Scalar::F64(v),
+        _ => Scalar::F32(v as f32),
+    })
+}
+
+/// The value of `stat` over one output's elements.
+fn one(stat: Statistic, view: ArrayRef<'_>) -> Result<Value, Error> {
+    let input = view.dtype();
+    let out = stat.result_dtype(input);
+    Ok(match stat {
+        Statistic::Var { ddof } | Statistic::Std { ddof } => {
+            let m: Moments = canonical(view)?;
+            let divisor = m.count - ddof;
+            let var = if divisor > 0.0 {
+                m.m2 / divisor
+            } else {
+                f64::NAN
+            };
+            let v = if matches!(stat, Statistic::Std { .. }) {
+                var.sqrt()
+            } else {
+                var
+            };
+            float_value(out, v)
+        }
+        Statistic::LogSumExp => float_value(out, canonical::<ExpSum>(view)?.value()),
+        Statistic::NanMean => {
+            let mut buffer = Vec::new();
+            let (mut sum, mut count) = (Moments::EMPTY, 0u64);
+            // The mean of the values that are not NaN, as the Welford state of them.
+            for t in 0..view.len().div_ceil(TILE) {
+                load(
+                    &view,
+                    t * TILE..((t + 1) * TILE).min(view.len()),
+                    &mut buffer,
+                )?;
+                let kept: Vec<f64> = buffer.iter().copied().filter(|x| !x.is_nan()).collect();
+                count += kept.len() as u64;
+                sum = sum.merge(tile::<Moments>(&kept));
+            }
+            float_value(out, if count == 0 { f64::NAN } else { sum.mean })
+        }
+        Statistic::NanMin | Statistic::NanMax => {
+            if view.is_empty() {
+                return Ok(Value::Empty);
+            }
+            let v = nan_extreme(view, stat == Statistic::NanMax)?.unwrap_or(f64::NAN);
+            Value::Scalar(match input {
+                DType::F16 => Scalar::F16(half::f16::from_f64(v)),
+                DType::BF16 => Scalar::BF16(half::bf16::from_f64(v)),
+                DType::F32 => Scalar::F32(v as f32),
+                DType::F64 => Scalar::F64(v),
+                _ => redlab_core::reference::wrap_int(input, v as i128),
+            })
+        }
+    })
+}
+
+/// `stat` of one output's elements by the plain methods, for checking within a
+/// tolerance: two passes for the variance (the mean, then the squared deviations, as
+/// numpy does), the maximum then the shifted sum for log-sum-exp, sequential sums for
+/// the NaN-skipping mean.
+pub fn reference(stat: Statistic, view: ArrayRef<'_>) -> Result<Value, Error> {
+    let mut x = Vec::new();
+    load(&view, 0..view.len(), &mut x)?;
+    let out = stat.result_dtype(view.dtype());
+    let n = x.len() as f64;
+    Ok(match stat {
+        Statistic::Var { ddof } | Statistic::Std { ddof } => {
+            let mean = x.iter().sum::<f64>() / n;
+            let m2: f64 = x.iter().map(|v| (v - mean) * (v - mean)).sum();
+            let var = if n - ddof > 0.0 {
+                m2 / (n - ddof)
+            } else {
+                f64::NAN
+            };
+            let v = if matches!(stat, Statistic::Std { .. }) {
+                var.sqrt()
+            } else {
+                var
+            };
+            float_value(out, v)
+        }
+        Statistic::LogSumExp => {
+            let v = if x.iter().any(|v| v.is_nan()) {
+                f64::NAN
+            } else {
+                let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if m.is_infinite() {
+                    m
+                } else {
+                    x.iter().map(|v| (v - m).exp()).sum::<f64>().ln() + m
+                }
+            };
+            float_value(out, v)
+        }
+        Statistic::NanMean => {
+            let kept: Vec<f64> = x.into_iter().filter(|v| !v.is_nan()).collect();
+            let v = if kept.is_empty() {
+                f64::NAN
+            } else {
+                kept.iter().sum::<f64>() / kept.len() as f64
+            };
+            float_value(out, v)
+        }
+        Statistic::NanMin | Statistic::NanMax => one(stat, view)?,
+    })
+}
+
+impl CpuBackend {
+    /// `stat` of each output of `selection` (one output: the whole array), in the
+    /// canonical order of its own elements.
+    pub fn statistic(
+        &self,
+        stat: Statistic,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<Vec<Value>, Error> {
+        self.pool
+            .install(|| crate::outputs::compute_outputs(data, selection, |view| one(stat, view)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Exact mean and M2 of small integers, for checking the merges.
+    fn exact(values: &[f64]) -> (f64, f64) {
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        (mean, values.iter().map(|x| (x - mean) * (x - mean)).sum())
+    }
+
+    #[test]
+    fn welford_and_chan_agree_with_the_exact_moments() {
+        let values: Vec<f64> = (0..30_000).map(|i| ((i * 7919) % 1000) as f64).collect();
+        let m: Moments = canonical(ArrayRef::from_slice(&values)).expect("moments");
+        let (mean, m2) = exact(&values);
+        assert_eq!(m.count, 30_000.0);
+        assert!((m.mean - mean).abs() < 1e-9 * mean.abs());
+        assert!((m.m2 - m2).abs() < 1e-9 * m2);
+    }
+
+    #[test]
+    fn merging_empty_states_changes_nothing() {
+        let mut a = Moments::EMPTY;
+        a.push(3.0);
+        a.push(5.0);
+        assert_eq!(a.merge(Moments::EMPTY), a);
+        assert_eq!(Moments::EMPTY.merge(a), a);
+        let mut e = ExpSum::EMPTY;
+        e.push(1.0);
+        assert_eq!(e.merge(ExpSum::EMPTY), e);
+        assert_eq!(ExpSum::EMPTY.merge(e), e);
+    }
+
+    #[test]
+    fn logsumexp_handles_infinities_and_nan() {
+        let of = |v: &[f64]| {
+            canonical::<ExpSum>(ArrayRef::from_slice(v))
+                .expect("runs")
+                .value()
+        };
+        assert_eq!(of(&[]), f64::NEG_INFINITY);
+        assert_eq!(
+            of(&[f64::NEG_INFINITY, f64::NEG_INFINITY]),
+            f64::NEG_INFINITY
+        );
+        assert_eq!(of(&[1.0, f64::INFINITY, f64::INFINITY]), f64::INFINITY);
+        let mut spread = vec![0.0; 3000];
+        spread[2000] = f64::INFINITY;
+        assert_eq!(of(&spread), f64::INFINITY);
+        assert!(of(&[1.0, f64::NAN, 2.0]).is_nan());
+        let big = of(&[1000.0, 1000.0]);
+        assert!((big - (1000.0 + 2f64.ln())).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,80 @@
+"""var, std, logsumexp and the NaN-skipping statistics: one pass, the canonical merge
+order (bit for bit against tests/canonical.py's transcription), numpy's semantics."""
+
+import numpy as np
+import pytest
+
+import redlab
+from canonical import welford
+from conftest import SIZES, random_array
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_variance_is_the_canonical_welford_chan_order(n, dtype):
+    x = random_array(dtype, n, seed=n + 3)
+    count, _, m2 = welford(x)
+    for ddof in (0, 1):
+        got = redlab.var(x, ddof=ddof)
+        expected = m2 / (count - ddof) if count - ddof > 0 else np.nan
+        out = np.float64 if dtype != np.float32 else np.float32
+        assert np.asarray(got).tobytes() == np.asarray(out(expected)).tobytes(), ddof
+        if count - ddof > 0:
+            assert float(got) == pytest.approx(np.var(x.astype(np.float64), ddof=ddof), rel=1e-6)
+    if n > 1:
+        assert float(redlab.std(x, ddof=1)) == pytest.approx(
+            np.std(x.astype(np.float64), ddof=1), rel=1e-6)
+
+
+def test_variance_is_robust_where_the_textbook_formula_fails():
+    x = (1e9 + np.arange(100001) % 7).astype(np.float64)
+    textbook = np.mean(x * x) - np.mean(x) ** 2
+    assert abs(textbook - np.var(x)) > 0.1 * np.var(x)  # cancellation ruins it
+    assert float(redlab.var(x)) == pytest.approx(np.var(x), rel=1e-7)
+
+
+def test_statistics_along_axes_match_numpy():
+    x = random_array(np.float64, 123 * 77, seed=8).reshape(123, 77)
+    for axis in (0, 1, None, (0, 1)):
+        assert np.allclose(redlab.var(x, axis=axis), np.var(x, axis=axis), rtol=1e-12)
+        assert np.allclose(redlab.std(x, axis=axis, ddof=1), np.std(x, axis=axis, ddof=1),
+                           rtol=1e-12)
+        m = np.max(x, axis=axis, keepdims=True)
+        expected = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+        got = redlab.logsumexp(x, axis=axis, keepdims=True)
+        assert np.allclose(got, expected, rtol=1e-12)
+    # Each output's bits depend on its own elements only.
+    rows = redlab.var(x, axis=1)
+    assert all(rows[k].tobytes() == redlab.var(x[k]).tobytes() for k in range(0, 123, 17))
+
+
+def test_logsumexp_does_not_overflow_and_follows_the_special_values():
+    assert float(redlab.logsumexp(np.array([1000.0, 1000.0]))) == pytest.approx(1000 + np.log(2))
+    assert float(redlab.logsumexp(np.array([-np.inf, -np.inf]))) == -np.inf
+    assert float(redlab.logsumexp(np.array([1.0, np.inf]))) == np.inf
+    assert np.isnan(redlab.logsumexp(np.array([1.0, np.nan])))
+
+
+def test_nan_skipping_statistics_match_numpy():
+    x = random_array(np.float32, 10007, seed=4)
+    x[::5] = np.nan
+    assert redlab.nanmin(x) == np.nanmin(x) and redlab.nanmax(x) == np.nanmax(x)
+    assert float(redlab.nanmean(x)) == pytest.approx(float(np.nanmean(x.astype(np.float64))),
+                                                    rel=1e-6)
+    m = x[:10000].reshape(100, 100)
+    m[3, :] = np.nan
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
+        expected = np.nanmax(m, axis=1)
+    got = redlab.nanmax(m, axis=1)
+    assert np.array_equal(got, expected, equal_nan=True)
+    assert np.isnan(redlab.nanmean(np.full(4, np.nan)))
+    with pytest.raises(ValueError):
+        redlab.nanmin(np.zeros(0, dtype=np.float32))
+
+
+def test_these_statistics_say_they_run_on_the_cpu():
+    gpus = [d["id"] for d in redlab.devices()["devices"] if d["id"].startswith("opencl")]
+    if not gpus:
+        pytest.skip("no OpenCL device here")
+    with pytest.raises(redlab.DeviceError, match="CPU"):
+        redlab.var(np.ones(10), device=gpus[0])
