@@ -19,7 +19,8 @@ const ALL: [Statistic; 6] = [
 ];
 
 fn whole(cpu: &CpuBackend, stat: Statistic, data: ArrayRef<'_>) -> Value {
-    let range = [0..data.len()];
+    // One segment: the whole array.
+    let range = std::slice::from_ref(&(0..data.len())).to_vec();
     cpu.statistic(stat, data, Selection::Ranges(&range))
         .expect("computes")
         .remove(0)
