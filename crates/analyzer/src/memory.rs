@@ -62,6 +62,9 @@ pub struct Memory {
     pub local: Vec<Buffer>,
     /// Private memory, one arena per work-item of the group.
     pub private: Vec<Vec<u8>>,
+    /// Which private bytes hold a value written since their variable was declared, per
+    /// work-item (for uninitialized private reads).
+    private_init: Vec<Vec<bool>>,
     /// Private variables, by id − 1 (a private pointer's `buffer`; 0: no variable known):
     /// their byte range in every arena and their name, so an index past an array's end
     /// is caught even where the arena goes on (a neighbouring variable).
@@ -166,6 +169,8 @@ impl Memory {
             if let Some(b) = self.local.get_mut(ptr.buffer as usize) {
                 b.init[r].iter_mut().for_each(|x| *x = true);
             }
+        } else if ptr.space == Space::Private {
+            self.mark_private(lane, r);
         }
         Ok(())
     }
@@ -175,13 +180,15 @@ impl Memory {
         self.local.clear();
         self.local_top = 0;
         self.private = vec![Vec::new(); lanes];
+        self.private_init = vec![Vec::new(); lanes];
     }
 
     /// The bytes the simulation holds now, bookkeeping included.
     pub fn used(&self) -> u64 {
         let global: u64 = self.global.iter().map(|b| b.bytes.len() as u64).sum();
         let constant: u64 = self.constant.iter().map(|b| b.bytes.len() as u64).sum();
-        let private: u64 = self.private.iter().map(|a| a.len() as u64).sum();
+        // Each private byte has its written flag beside it.
+        let private: u64 = self.private.iter().map(|a| 2 * a.len() as u64).sum();
         global + constant + private + self.local_top * LOCAL_COST
     }
 
@@ -245,14 +252,59 @@ impl Memory {
             return Ok(());
         }
         let lanes = self.private.len();
-        let grow = ((bytes - have) as u64).saturating_mul(lanes as u64);
+        let grow = ((bytes - have) as u64).saturating_mul(2 * lanes as u64);
         self.check_budget(grow, || {
             format!("{bytes} bytes of private memory for each of {lanes} work-items")
         })?;
         for arena in &mut self.private {
             arena.resize(bytes, 0);
         }
+        for flags in &mut self.private_init {
+            flags.resize(bytes, false);
+        }
         Ok(())
+    }
+
+    /// Marks `range` of `lane`'s private arena as written.
+    pub fn mark_private(&mut self, lane: usize, range: std::ops::Range<usize>) {
+        if let Some(flags) = self
+            .private_init
+            .get_mut(lane)
+            .and_then(|f| f.get_mut(range))
+        {
+            flags.iter_mut().for_each(|x| *x = true);
+        }
+    }
+
+    /// A declaration: `range` holds no value yet in any work-item's arena.
+    pub fn forget_private(&mut self, range: std::ops::Range<usize>) {
+        for flags in &mut self.private_init {
+            if let Some(f) = flags.get_mut(range.clone()) {
+                f.iter_mut().for_each(|x| *x = false);
+            }
+        }
+    }
+
+    /// Whether every byte in `ranges` (offsets relative to `ptr`) of `lane`'s private
+    /// arena was written since its declaration.
+    pub fn private_initialized(&self, ptr: &Ptr, lane: usize, ranges: &[(usize, usize)]) -> bool {
+        let Some(flags) = self.private_init.get(lane) else {
+            return true;
+        };
+        ranges.iter().all(|(o, n)| {
+            let start = ptr.offset as usize + o;
+            flags
+                .get(start..start + n)
+                .is_none_or(|s| s.iter().all(|x| *x))
+        })
+    }
+
+    /// The private variable `ptr` points into, by name.
+    pub fn private_name(&self, ptr: &Ptr) -> String {
+        ptr.buffer
+            .checked_sub(1)
+            .and_then(|k| self.private_vars.get(k as usize))
+            .map_or("private memory".into(), |(_, _, name)| name.clone())
     }
 
     /// Whether every byte in `ranges` (offsets relative to `ptr`) of a local buffer was

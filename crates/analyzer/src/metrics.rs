@@ -145,8 +145,13 @@ pub enum FindingKind {
     OutOfBounds,
     /// A read of local memory nothing had written.
     UninitializedLocalRead,
+    /// A read of a private variable (or part of one) before anything wrote it.
+    UninitializedPrivateRead,
     /// An integer division by zero.
     DivisionByZero,
+    /// An async copy started with different arguments across the group, its bytes
+    /// touched before `wait_group_events`, or never waited for.
+    AsyncCopyMisuse,
 }
 
 /// One kind of error at one line, with where it happened first and how often.

@@ -108,7 +108,7 @@ impl Scalar {
             "int" => Scalar::Int,
             "uint" => Scalar::UInt,
             "long" => Scalar::Long,
-            "ulong" | "size_t" | "uintptr_t" => Scalar::ULong,
+            "ulong" | "size_t" | "uintptr_t" | "event_t" => Scalar::ULong,
             "ptrdiff_t" | "intptr_t" => Scalar::Long,
             "half" => Scalar::Half,
             "float" => Scalar::Float,

@@ -302,8 +302,11 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
                 ulong i = base + (ulong)(j >> 2) * LANES + (j & 3) * 256;
                 l[j & 3] = combine(l[j & 3], i < n ? lift_value(cur[j], i) : IDENTITY);
             }
-            for (uint j = 0; j < ROWS * 4; j++)
-                cur[j] = next[j];
+            // The last tile has no next one: nothing was loaded to move.
+            if (t + 1 < count) {
+                for (uint j = 0; j < ROWS * 4; j++)
+                    cur[j] = next[j];
+            }
 #else
             for (uint r = 0; r < ROWS; r++) {
                 ulong row = base + (ulong)r * LANES;

@@ -1,5 +1,6 @@
 //! Memory accesses of a warp-wide instruction: the per-lane reads and writes with their
-//! checks (bounds, uninitialized local memory, races between barriers) and the
+//! checks (bounds, uninitialized local and private memory, races between barriers,
+//! bytes of unfinished async copies) and the
 //! per-warp metrics (local wavefronts and bank conflicts, global requests and sectors),
 //! plus the bank map of watched local arrays.
 
@@ -26,6 +27,19 @@ impl Sim<'_> {
         let mut out = vec![crate::value::Value::Void; self.lanes];
         for lane in mask.iter() {
             let ptr = ptrs[lane];
+            if !self.pending.is_empty() && ptr.space != Space::Private {
+                self.check_pending(pos, lane, &ptr, ty.size(), false);
+            }
+            if ptr.space == Space::Private
+                && !self.mem.private_initialized(&ptr, lane, &ranges)
+                && self.mem.read(&ptr, lane, ty.size()).is_ok()
+            {
+                let name = self.mem.private_name(&ptr);
+                let (local, _) = self.ids(lane);
+                self.find(FindingKind::UninitializedPrivateRead, pos, lane, || {
+                    format!("work-item {local:?} reads {name} before anything wrote it")
+                });
+            }
             if ptr.space == Space::Local {
                 self.check_local(pos, lane, &ptr, ty.size(), false);
                 if !self.mem.local_initialized(&ptr, &ranges)
@@ -70,6 +84,9 @@ impl Sim<'_> {
             let ptr = ptrs[lane];
             let v = convert(&values[lane], ty).map_err(|m| Diag::new(pos, m))?;
             to_bytes(&v, ty, &mut bytes).map_err(|m| Diag::new(pos, m))?;
+            if !self.pending.is_empty() && ptr.space != Space::Private {
+                self.check_pending(pos, lane, &ptr, ty.size(), true);
+            }
             if ptr.space == Space::Local {
                 self.check_local(pos, lane, &ptr, ty.size(), true);
             }

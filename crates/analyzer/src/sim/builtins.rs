@@ -158,6 +158,17 @@ fn other(
     {
         return sub_group(sim, rest, args, mask, pos);
     }
+    match name {
+        "async_work_group_copy" | "async_work_group_strided_copy" => {
+            return sim.async_copy(name, args, mask, pos).map(Some)
+        }
+        "wait_group_events" => return sim.wait_events(args, mask, pos).map(Some),
+        "prefetch" => {
+            eval_args(sim, args, mask)?;
+            return Ok(Some(sim.broadcast(Value::Void, mask)));
+        }
+        _ => {}
+    }
     if let Some(rest) = name.strip_prefix("work_group_") {
         let values = eval_args(sim, args, mask)?;
         sim.group_wide(pos, mask, name);
@@ -197,7 +208,7 @@ impl Sim<'_> {
     }
 
     /// A call every work-item of the group must make: records who is missing.
-    fn group_wide(&mut self, pos: Pos, mask: &Mask, what: &str) {
+    pub(super) fn group_wide(&mut self, pos: Pos, mask: &Mask, what: &str) {
         if mask.count() == self.lanes {
             return;
         }

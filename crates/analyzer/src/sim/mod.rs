@@ -11,6 +11,7 @@
 //! access is one warp-wide request per warp, which is what the metrics count.
 
 mod access;
+mod async_copy;
 mod builtins;
 mod eval;
 mod exec;
@@ -149,6 +150,10 @@ pub(crate) struct Sim<'a> {
     step_calls: u64,
     constants: HashMap<Rc<str>, Slot>,
     max_local_bytes: u64,
+    /// Async copies of the running group not yet waited for.
+    pending: Vec<async_copy::PendingCopy>,
+    /// The last event handed out in the running group.
+    next_event: u64,
 }
 
 /// Runs `kernel` of `program` with `args` over `mem`.
@@ -243,6 +248,8 @@ pub fn launch(
         step_calls: 0,
         constants: HashMap::new(),
         max_local_bytes: 0,
+        pending: Vec::new(),
+        next_event: 0,
     };
     sim.load_constants().map_err(|d| d.resolve(files))?;
     let groups = sim
@@ -360,6 +367,7 @@ impl Sim<'_> {
         }
         let flow = self.exec(&f.body, &full)?;
         drop(flow);
+        self.unwaited_copies();
         self.max_local_bytes = self.max_local_bytes.max(self.mem.local_bytes());
         Ok(())
     }
@@ -412,6 +420,8 @@ impl Sim<'_> {
                 let var = self
                     .mem
                     .private_var(offset, offset + decl.ty.size(), &decl.name);
+                // A new variable: no value until something writes it.
+                self.mem.forget_private(offset..offset + decl.ty.size());
                 Slot::Private {
                     offset,
                     ty: decl.ty.clone(),
@@ -426,6 +436,7 @@ impl Sim<'_> {
     fn declare_private(&mut self, name: &Rc<str>, ty: &Type, pos: Pos) -> Result<usize, Diag> {
         let offset = self.alloc_private(ty, pos)?;
         let var = self.mem.private_var(offset, offset + ty.size(), name);
+        self.mem.forget_private(offset..offset + ty.size());
         self.scope().insert(
             name.clone(),
             Slot::Private {
@@ -478,6 +489,7 @@ impl Sim<'_> {
             let v = convert(&values[lane], ty).map_err(|m| Diag::new(pos, m))?;
             to_bytes(&v, ty, &mut bytes).map_err(|m| Diag::new(pos, m))?;
             self.mem.private[lane][offset..offset + bytes.len()].copy_from_slice(&bytes);
+            self.mem.mark_private(lane, offset..offset + bytes.len());
         }
         Ok(())
     }
