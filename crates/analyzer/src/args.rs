@@ -10,7 +10,7 @@ use crate::ast::Function;
 use crate::memory::{Buffer, Memory};
 use crate::sim::Arg;
 use crate::types::{Scalar, Space, Type};
-use crate::value::{to_bytes, Value};
+use crate::value::{from_bytes, to_bytes, Value};
 use crate::AnalyzeError;
 
 /// How a global buffer starts.
@@ -189,7 +189,10 @@ pub fn bind(
             (Type::Pointer(t, space), ArgSpec::Buffer { ty, count, fill })
                 if *space != Some(Space::Local) =>
             {
-                if **t != ty && **t != Type::Void {
+                // A buffer of structs is given as its bytes (`buffer:uchar:BYTES:…`).
+                let raw_structs =
+                    matches!(**t, Type::Struct(_)) && ty == Type::Scalar(Scalar::UChar);
+                if **t != ty && **t != Type::Void && !raw_structs {
                     return Err(usage(format!(
                         "parameter {} points to {}, the buffer holds {}",
                         p.name,
@@ -220,17 +223,14 @@ pub fn bind(
                 Arg::Local(bytes)
             }
             (Type::Scalar(s), ArgSpec::Scalar(text)) => {
-                let v = if s.is_float() {
-                    text.parse::<f64>().map(|x| Value::float(*s, x)).ok()
-                } else if s.is_signed() {
-                    text.parse::<i64>().map(|x| Value::int(*s, x as u64)).ok()
-                } else {
-                    parse_size(&text).ok().map(|x| Value::int(*s, x as u64))
-                };
-                Arg::Scalar(v.ok_or_else(|| {
+                Arg::Scalar(scalar_value(*s, &text).ok_or_else(|| {
                     usage(format!("'{text}' is not a {} for {}", s.name(), p.name))
                 })?)
             }
+            (ty @ (Type::Vector(..) | Type::Struct(_)), ArgSpec::Scalar(text)) => Arg::Scalar(
+                composite_value(ty, &text)
+                    .map_err(|why| usage(format!("parameter {} ({}): {why}", p.name, ty.name())))?,
+            ),
             (ty, spec) => {
                 return Err(usage(format!(
                     "parameter {} is {}; {spec:?} does not fit it",
@@ -242,6 +242,65 @@ pub fn bind(
         args.push(arg);
     }
     Ok(args)
+}
+
+/// One scalar from its text: floats as written, signed integers in decimal, unsigned
+/// ones also with size suffixes.
+fn scalar_value(s: Scalar, text: &str) -> Option<Value> {
+    let text = text.trim();
+    if s.is_float() {
+        text.parse::<f64>().map(|x| Value::float(s, x)).ok()
+    } else if s.is_signed() {
+        text.parse::<i64>().map(|x| Value::int(s, x as u64)).ok()
+    } else {
+        parse_size(text).ok().map(|x| Value::int(s, x as u64))
+    }
+}
+
+/// The scalars a vector or struct holds, in memory order: (offset, type).
+fn leaves(ty: &Type, base: usize, out: &mut Vec<(usize, Scalar)>) -> Result<(), String> {
+    match ty {
+        Type::Scalar(s) => out.push((base, *s)),
+        Type::Vector(s, n) => {
+            for k in 0..usize::from(*n) {
+                out.push((base + k * s.size(), *s));
+            }
+        }
+        Type::Struct(d) => {
+            for (_, t, o) in &d.fields {
+                leaves(t, base + o, out)?;
+            }
+        }
+        other => return Err(format!("a {} cannot be passed by value", other.name())),
+    }
+    Ok(())
+}
+
+/// A vector or struct argument from comma-separated values: one per component or
+/// field, in order (nested vectors and structs flattened); one value fills a whole
+/// vector, as OpenCL's `(int4)(v)` does.
+fn composite_value(ty: &Type, text: &str) -> Result<Value, String> {
+    let mut slots = Vec::new();
+    leaves(ty, 0, &mut slots)?;
+    let mut items: Vec<&str> = text.split(',').collect();
+    if items.len() == 1 && matches!(ty, Type::Vector(..)) {
+        items = vec![items[0]; slots.len()];
+    }
+    if items.len() != slots.len() {
+        return Err(format!(
+            "{} values given, {} needed (comma-separated, in order)",
+            items.len(),
+            slots.len()
+        ));
+    }
+    let mut bytes = vec![0u8; ty.size()];
+    for ((offset, s), item) in slots.iter().zip(&items) {
+        let v = scalar_value(*s, item)
+            .ok_or_else(|| format!("'{}' is not a {}", item.trim(), s.name()))?;
+        let scalar = Type::Scalar(*s);
+        to_bytes(&v, &scalar, &mut bytes[*offset..*offset + s.size()])?;
+    }
+    from_bytes(ty, &bytes)
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ pub fn parse(tokens: &[Token]) -> Result<Program, Diag> {
         structs: HashMap::new(),
         next_id: 0,
         depth: 0,
+        packed: false,
     };
     p.program()
 }
@@ -43,6 +44,8 @@ pub(crate) struct Parser<'t> {
     pub next_id: usize,
     /// The current nesting (see [`MAX_NESTING`]).
     pub depth: usize,
+    /// Whether an `__attribute__((packed))` was read since the flag was last cleared.
+    pub packed: bool,
 }
 
 /// The largest array, in bytes, a declaration may have.
@@ -232,7 +235,7 @@ impl<'t> Parser<'t> {
         }
         self.expect(")")?;
         let mut reqd = specs.reqd_wg;
-        while self.at("__attribute__") {
+        while self.word_at(0) == Some("__attribute__") {
             reqd = self.attribute()?.or(reqd);
         }
         if self.eat(";") {
@@ -261,6 +264,7 @@ impl<'t> Parser<'t> {
         let mut reqd = None;
         while !self.at(")") {
             let name = self.ident()?;
+            self.packed |= &*name == "packed" || &*name == "__packed__";
             if self.eat("(") {
                 let mut values = Vec::new();
                 while !self.at(")") {
@@ -361,6 +365,12 @@ impl<'t> Parser<'t> {
 
     /// A struct (or, with `union`, a union) type: a tag, a body, or both.
     fn struct_type_inner(&mut self, union: bool) -> Result<Type, Diag> {
+        self.packed = false;
+        while self.word_at(0) == Some("__attribute__") {
+            self.attribute()?;
+        }
+        // Kept here: a struct nested in the body reads attributes of its own.
+        let mut packed = self.packed;
         let tag = match self.peek().map(|t| &t.tok) {
             Some(Tok::Ident(name)) => {
                 self.i += 1;
@@ -389,10 +399,18 @@ impl<'t> Parser<'t> {
             }
             self.expect(";")?;
         }
-        let def = Rc::new(if union {
-            StructDef::union(tag.as_deref().unwrap_or("union"), fields)
-        } else {
-            StructDef::new(tag.as_deref().unwrap_or("struct"), fields)
+        self.packed = false;
+        while self.word_at(0) == Some("__attribute__") {
+            self.attribute()?;
+        }
+        packed |= self.packed;
+        let name = tag
+            .as_deref()
+            .unwrap_or(if union { "union" } else { "struct" });
+        let def = Rc::new(match (union, packed) {
+            (true, _) => StructDef::union(name, fields),
+            (false, false) => StructDef::new(name, fields),
+            (false, true) => StructDef::packed(name, fields),
         });
         if let Some(tag) = tag {
             self.structs.insert(tag, def.clone());

@@ -232,6 +232,25 @@ impl StructDef {
         }
     }
 
+    /// Lays out `fields` with `__attribute__((packed))`: each field right after the
+    /// previous one, alignment 1.
+    pub fn packed(name: &str, fields: Vec<(String, Type)>) -> StructDef {
+        let mut offset = 0;
+        let mut placed = Vec::new();
+        for (n, t) in fields {
+            let size = t.size();
+            placed.push((n, t, offset));
+            offset += size;
+        }
+        StructDef {
+            name: name.to_string(),
+            fields: placed,
+            size: offset,
+            align: 1,
+            is_union: false,
+        }
+    }
+
     /// The field called `name`: its type and offset.
     pub fn field(&self, name: &str) -> Option<(&Type, usize)> {
         self.fields

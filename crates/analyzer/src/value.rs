@@ -37,6 +37,9 @@ pub enum Value {
     Ptr(Ptr, Rc<Type>),
     /// A struct's field values.
     Struct(Rc<StructDef>, Rc<Vec<Value>>),
+    /// An array's elements: only as a field of a struct being copied (arrays themselves
+    /// are not assignable in C).
+    Array(Rc<Type>, Rc<Vec<Value>>),
 }
 
 /// Wraps `bits` to the width of `s`.
@@ -133,6 +136,7 @@ impl Value {
             Value::Vector(s, v) => format!("{}{} vector", s.name(), v.len()),
             Value::Ptr(p, t) => format!("{} {}* +{}", p.space.name(), t.name(), p.offset),
             Value::Struct(d, _) => format!("struct {}", d.name),
+            Value::Array(t, items) => format!("{}[{}]", t.name(), items.len()),
         }
     }
 }
@@ -451,9 +455,13 @@ pub fn from_bytes(ty: &Type, bytes: &[u8]) -> Result<Value, String> {
                 .collect();
             Value::Struct(d.clone(), Rc::new(fields?))
         }
-        Type::Void | Type::Array(..) => {
-            return Err(format!("cannot load a value of type {}", ty.name()))
+        Type::Array(t, n) => {
+            let items: Result<Vec<Value>, String> = (0..*n)
+                .map(|k| from_bytes(t, &bytes[k * t.size()..]))
+                .collect();
+            Value::Array(t.clone(), Rc::new(items?))
         }
+        Type::Void => return Err(format!("cannot load a value of type {}", ty.name())),
     })
 }
 
@@ -489,6 +497,11 @@ pub fn to_bytes(v: &Value, ty: &Type, out: &mut [u8]) -> Result<(), String> {
         (Type::Struct(d), Value::Struct(_, fields)) => {
             for ((_, t, o), f) in d.fields.iter().zip(fields.iter()) {
                 to_bytes(f, t, &mut out[*o..])?;
+            }
+        }
+        (Type::Array(t, _), Value::Array(_, items)) => {
+            for (k, item) in items.iter().enumerate() {
+                to_bytes(item, t, &mut out[k * t.size()..])?;
             }
         }
         _ => return Err(format!("cannot store {} as {}", v.describe(), ty.name())),

@@ -15,6 +15,7 @@ pub(crate) fn type_of(v: &Value) -> Option<Type> {
         Value::Vector(s, items) => Type::Vector(*s, items.len() as u8),
         Value::Ptr(_, t) => Type::Pointer(t.clone(), None),
         Value::Struct(d, _) => Type::Struct(d.clone()),
+        Value::Array(t, items) => Type::Array(t.clone(), items.len()),
         Value::Void => return None,
     })
 }

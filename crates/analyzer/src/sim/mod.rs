@@ -180,7 +180,8 @@ pub fn launch(
     for d in 0..3 {
         if cfg.local[d] == 0 || cfg.global[d] % cfg.local[d] != 0 {
             return Err(usage(format!(
-                "global size {} is not a multiple of the work-group size {} in dimension {d}",
+                "global size {} is not a multiple of the work-group size {} in dimension {d}: \
+                 non-uniform work-groups (OpenCL 2.0) are not simulated",
                 cfg.global[d], cfg.local[d]
             )));
         }
@@ -467,12 +468,11 @@ impl Sim<'_> {
     }
 
     fn lookup(&self, name: &str) -> Option<Slot> {
-        let frame = self.frames.last()?;
-        frame
-            .scopes
-            .iter()
-            .rev()
-            .find_map(|s| s.get(name).cloned())
+        // Program-scope initializers run before any frame exists (a `__constant`
+        // pointer to a `__constant` array): they see the constants declared above them.
+        self.frames
+            .last()
+            .and_then(|frame| frame.scopes.iter().rev().find_map(|s| s.get(name).cloned()))
             .or_else(|| self.constants.get(name).cloned())
     }
 
