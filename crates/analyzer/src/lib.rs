@@ -26,6 +26,7 @@
 pub mod args;
 pub mod ast;
 pub mod clamsee;
+pub mod global_races;
 pub mod html;
 pub mod lexer;
 pub mod mapped;

@@ -141,6 +141,10 @@ pub enum FindingKind {
     BarrierDivergence,
     /// Two work-items touched a local word between barriers, at least one writing.
     LocalRace,
+    /// Two work-items (of one group, between global barriers, or of two groups not
+    /// ordered by atomics) touched a global byte, at least one writing, not both
+    /// atomically.
+    GlobalRace,
     /// An access outside its buffer.
     OutOfBounds,
     /// A read of local memory nothing had written.

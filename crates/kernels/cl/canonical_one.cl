@@ -361,11 +361,14 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
     if (groups > 1) {
         // Every work-item that wrote roots publishes them, and the group has finished
         // writing, before work-item 0 takes the group's ticket.
+        // The barriers order global memory too: OpenCL makes one work-item's global
+        // writes visible to the others of its group only through a barrier that says
+        // so (the roots of this group, written by several work-items, are read by all).
         mem_fence(CLK_GLOBAL_MEM_FENCE);
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         if (lid == 0)
             is_last = atomic_inc(counter) == (uint)(groups - 1);
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         if (!is_last)
             return;
         mem_fence(CLK_GLOBAL_MEM_FENCE);

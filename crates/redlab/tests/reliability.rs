@@ -354,8 +354,9 @@ fn analyzer_long_programs_and_endless_loops_finish() {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();
     // 80,000 statements: linear time (a report that looked each line's text up from the
-    // top of the file took about 50 s here, quadratic in the lines).
-    let body = "out[0] += 1.0f;\n".repeat(80_000);
+    // top of the file took about 50 s here, quadratic in the lines). Each work-item
+    // updates its own element (one shared element would be a global race, reported).
+    let body = "out[get_local_id(0)] += 1.0f;\n".repeat(80_000);
     let started = std::time::Instant::now();
     let (_, out) = analyze_kernel(d, "long.cl", &kernel(&body), &[]);
     assert!(

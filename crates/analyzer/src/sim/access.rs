@@ -30,6 +30,9 @@ impl Sim<'_> {
             if !self.pending.is_empty() && ptr.space != Space::Private {
                 self.check_pending(pos, lane, &ptr, ty.size(), false);
             }
+            if ptr.space == Space::Global {
+                self.note_global(pos, lane, &ptr, ty.size(), false, false);
+            }
             if ptr.space == Space::Private
                 && !self.mem.private_initialized(&ptr, lane, &ranges)
                 && self.mem.read(&ptr, lane, ty.size()).is_ok()
@@ -87,6 +90,9 @@ impl Sim<'_> {
             if !self.pending.is_empty() && ptr.space != Space::Private {
                 self.check_pending(pos, lane, &ptr, ty.size(), true);
             }
+            if ptr.space == Space::Global {
+                self.note_global(pos, lane, &ptr, ty.size(), true, false);
+            }
             if ptr.space == Space::Local {
                 self.check_local(pos, lane, &ptr, ty.size(), true);
             }
@@ -127,6 +133,66 @@ impl Sim<'_> {
                 ptr.offset,
                 ptr.offset + bytes as i64,
                 if write { "writes" } else { "reads" },
+            )
+        });
+    }
+
+    /// The global race check of one lane's access (`atomic`: an atomic update).
+    pub(crate) fn note_global(
+        &mut self,
+        pos: Pos,
+        lane: usize,
+        ptr: &Ptr,
+        bytes: usize,
+        write: bool,
+        atomic: bool,
+    ) {
+        let Some(size) = self
+            .mem
+            .global
+            .get(ptr.buffer as usize)
+            .map(|b| b.bytes.len())
+        else {
+            return;
+        };
+        let Ok(start) = usize::try_from(ptr.offset) else {
+            return;
+        };
+        let mem = &*self.mem;
+        let fits = |extra: u64| mem.check_budget(extra, String::new).is_ok();
+        let race = self.global_races.access(
+            ptr.buffer as usize,
+            size,
+            start..start + bytes,
+            lane,
+            write,
+            atomic,
+            &fits,
+        );
+        let Some(race) = race else { return };
+        let name = self.mem.name(ptr);
+        let (me, _) = self.ids(lane);
+        let other = match race {
+            crate::global_races::Race::InGroup { other, other_wrote } => (
+                if other == usize::MAX {
+                    "several work-items of this group".to_string()
+                } else {
+                    format!("work-item {:?} of this group", self.ids(other).0)
+                },
+                other_wrote,
+            ),
+            crate::global_races::Race::Across { group, other_wrote } => {
+                (format!("work-group {group} (linear index)"), other_wrote)
+            }
+        };
+        self.find(FindingKind::GlobalRace, pos, lane, || {
+            format!(
+                "{} {} bytes {}..{} of {name} and work-item {me:?} {} them, unordered (no global barrier between, or no atomic release/acquire between groups)",
+                other.0,
+                if other.1 { "wrote" } else { "read" },
+                ptr.offset,
+                ptr.offset + bytes as i64,
+                if write || atomic { "writes" } else { "reads" },
             )
         });
     }

@@ -17,6 +17,8 @@ use super::eval::NOWHERE;
 
 /// `CLK_LOCAL_MEM_FENCE` (the preprocessor's predefined value).
 const CLK_LOCAL_MEM_FENCE: i64 = 1;
+/// `CLK_GLOBAL_MEM_FENCE`.
+const CLK_GLOBAL_MEM_FENCE: i64 = 2;
 use super::{Lanes, Sim};
 
 /// Calls built-in `name`; `None` when there is no such built-in.
@@ -96,6 +98,14 @@ pub(super) fn call(
             }
             if orders_local {
                 sim.mem.barrier();
+            }
+            let orders_global = flags.first().is_some_and(|lanes| {
+                mask.iter()
+                    .next()
+                    .is_some_and(|l| lanes[l].as_i64() & CLK_GLOBAL_MEM_FENCE != 0)
+            });
+            if orders_global {
+                sim.global_races.barrier();
             }
             sim.broadcast(Value::Void, mask)
         }
@@ -352,6 +362,9 @@ fn atomic(sim: &mut Sim, op: &str, args: &[Expr], mask: &Mask, pos: Pos) -> Resu
             )));
         };
         let size = elem.size();
+        if p.space == crate::types::Space::Global {
+            sim.note_global(pos, l, p, size, true, true);
+        }
         let bytes = match sim.mem.read(p, l, size) {
             Ok(b) => b,
             Err(what) => {

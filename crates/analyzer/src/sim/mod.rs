@@ -154,6 +154,8 @@ pub(crate) struct Sim<'a> {
     pending: Vec<async_copy::PendingCopy>,
     /// The last event handed out in the running group.
     next_event: u64,
+    /// Races on global memory.
+    global_races: crate::global_races::GlobalRaces,
 }
 
 /// Runs `kernel` of `program` with `args` over `mem`.
@@ -251,6 +253,7 @@ pub fn launch(
         max_local_bytes: 0,
         pending: Vec::new(),
         next_event: 0,
+        global_races: Default::default(),
     };
     sim.load_constants().map_err(|d| d.resolve(files))?;
     let groups = sim
@@ -270,7 +273,9 @@ pub fn launch(
             g / (sim.groups[0] * sim.groups[1]),
         ];
         sim.tracing = g == cfg.trace_group;
+        sim.global_races.start_group(g);
         sim.run_group(&f, args).map_err(|d| d.resolve(files))?;
+        sim.global_races.end_group();
     }
     Ok(LaunchReport {
         kernel: kernel.to_string(),
