@@ -108,18 +108,7 @@ fn compute_view(
                     .value;
                 return Ok(Computed::Scalar(value));
             }
-            let plan = axis_plan(view, axes.as_deref(), keepdims)?;
-            let values = device
-                .reduce_mapped_outputs(&reduction, &[data], Selection::Axes(&plan))
-                .map_err(lib)?;
-            let n = plan.segment_len();
-            let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
-            Ok(shaped(
-                values,
-                &plan,
-                all,
-                stat_dtype(&reduction, view.dtype),
-            ))
+            stat_outputs(device, &reduction, data, view, axes, keepdims)
         }
         What::Multi(stat) => multi(device, *stat, data, view, axes, keepdims),
     }
@@ -145,6 +134,31 @@ fn multi(
         &plan,
         all,
         stat.result_dtype(view.dtype).name(),
+    ))
+}
+
+/// A statistic of host data along `axes`: the map on the host, the outputs on `device`,
+/// then `post` per output over its element count.
+fn stat_outputs(
+    device: &Device,
+    reduction: &Reduction,
+    data: ArrayRef<'_>,
+    view: &HostView,
+    axes: Option<Vec<isize>>,
+    keepdims: bool,
+) -> PyResult<Computed> {
+    let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+    let values = device
+        .reduce_mapped_outputs(reduction, &[data], Selection::Axes(&plan))
+        .map_err(lib)?;
+    let n = plan.segment_len();
+    let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
+    let all = whole(&axes, keepdims);
+    Ok(shaped(
+        values,
+        &plan,
+        all,
+        stat_dtype(reduction, view.dtype),
     ))
 }
 
@@ -402,18 +416,7 @@ fn compute_on_cuda(
             let bytes = cuda.download(&input).map_err(errors::device)?;
             let host =
                 ArrayRef::from_bytes(view.dtype, &bytes).map_err(|e| errors::from_core(&e))?;
-            let plan = axis_plan(view, axes.as_deref(), keepdims)?;
-            let values = device
-                .reduce_mapped_outputs(&reduction, &[host], Selection::Axes(&plan))
-                .map_err(lib)?;
-            let n = plan.segment_len();
-            let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
-            Ok(shaped(
-                values,
-                &plan,
-                all,
-                stat_dtype(&reduction, view.dtype),
-            ))
+            stat_outputs(device, &reduction, host, view, axes, keepdims)
         }
         What::Multi(stat) => {
             // These run on the CPU: from a host copy of the tensor's span.

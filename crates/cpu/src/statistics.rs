@@ -344,6 +344,20 @@ fn nan_extreme(view: ArrayRef<'_>, largest: bool) -> Result<Option<f64>, Error> 
     Ok(best)
 }
 
+/// The variance `M2 / (n − ddof)` (NaN when the divisor is not positive, as numpy), or
+/// its square root for `std`.
+fn spread(stat: Statistic, n: f64, m2: f64, ddof: f64) -> f64 {
+    let var = if n - ddof > 0.0 {
+        m2 / (n - ddof)
+    } else {
+        f64::NAN
+    };
+    match stat {
+        Statistic::Std { .. } => var.sqrt(),
+        _ => var,
+    }
+}
+
 fn float_value(dtype: DType, v: f64) -> Value {
     Value::Scalar(match dtype {
         DType::F64 => Scalar::F64(v),
@@ -358,18 +372,7 @@ fn one(stat: Statistic, view: ArrayRef<'_>) -> Result<Value, Error> {
     Ok(match stat {
         Statistic::Var { ddof } | Statistic::Std { ddof } => {
             let m: Moments = canonical(view)?;
-            let divisor = m.count - ddof;
-            let var = if divisor > 0.0 {
-                m.m2 / divisor
-            } else {
-                f64::NAN
-            };
-            let v = if matches!(stat, Statistic::Std { .. }) {
-                var.sqrt()
-            } else {
-                var
-            };
-            float_value(out, v)
+            float_value(out, spread(stat, m.count, m.m2, ddof))
         }
         Statistic::LogSumExp => float_value(out, canonical::<ExpSum>(view)?.value()),
         Statistic::NanMean => {
@@ -417,17 +420,7 @@ pub fn reference(stat: Statistic, view: ArrayRef<'_>) -> Result<Value, Error> {
         Statistic::Var { ddof } | Statistic::Std { ddof } => {
             let mean = x.iter().sum::<f64>() / n;
             let m2: f64 = x.iter().map(|v| (v - mean) * (v - mean)).sum();
-            let var = if n - ddof > 0.0 {
-                m2 / (n - ddof)
-            } else {
-                f64::NAN
-            };
-            let v = if matches!(stat, Statistic::Std { .. }) {
-                var.sqrt()
-            } else {
-                var
-            };
-            float_value(out, v)
+            float_value(out, spread(stat, n, m2, ddof))
         }
         Statistic::LogSumExp => {
             let v = if x.iter().any(|v| v.is_nan()) {

@@ -88,12 +88,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.shaped() {
         return run_shaped(args, &reduction, &views, out);
     }
-    let device_name = if args.device == "auto" {
-        "cpu"
-    } else {
-        &args.device
-    };
-    let device = Device::open(device_name, args.threads)?;
+    let device = args.host_device()?;
     let reduce_once = || Ok(device.reduce_mapped(&reduction, &views)?);
     let (value, times) = match super::run::repeat_agreeing(args.repeat, reduce_once)? {
         Ok(agreed) => agreed,
@@ -187,26 +182,9 @@ fn run_shaped(
         "custom combines reduce whole arrays; along axes and over segments give a built-in --combine",
     )?;
     let mapped = redlab_expr::host::map_all(reduction, views)?;
-    let dims = match &args.shape {
-        Some(text) => super::shaped::parse_shape(text)?,
-        None => match args.input.first() {
-            Some(path) => redlab::input::load(path, args.dtype)?
-                .shape
-                .iter()
-                .map(|&d| usize::try_from(d).context("shape does not fit in memory"))
-                .collect::<anyhow::Result<_>>()?,
-            None => vec![mapped.len()],
-        },
-    };
+    let dims = args.dims_for(mapped.len())?;
     let request = args.shaped_request()?;
-    let device = Device::open(
-        if args.device == "auto" {
-            "cpu"
-        } else {
-            &args.device
-        },
-        args.threads,
-    )?;
+    let device = args.host_device()?;
     let post = super::shaped::Post {
         label: reduction.describe(),
         finish: &|v, count| reduction.finish(v, count),

@@ -132,6 +132,30 @@ impl RunArgs {
         })
     }
 
+    /// The dimensions of the (first) input: `--shape`, the .npy's own shape, or flat
+    /// `len` elements.
+    pub(super) fn dims_for(&self, len: usize) -> anyhow::Result<Vec<usize>> {
+        Ok(match (&self.shape, self.input.first()) {
+            (Some(text), _) => super::shaped::parse_shape(text)?,
+            (None, Some(path)) => redlab::input::load(path, self.dtype)?
+                .shape
+                .iter()
+                .map(|&d| usize::try_from(d).context("shape does not fit in memory"))
+                .collect::<anyhow::Result<_>>()?,
+            (None, None) => vec![len],
+        })
+    }
+
+    /// The device for host-side work: `--device`, with `auto` meaning the CPU.
+    pub(super) fn host_device(&self) -> anyhow::Result<Device> {
+        let name = if self.device == "auto" {
+            "cpu"
+        } else {
+            &self.device
+        };
+        Ok(Device::open(name, self.threads)?)
+    }
+
     /// Whether the request has a shape: axes, segments or an output file.
     pub(super) fn shaped(&self) -> bool {
         self.axis.is_some()
@@ -157,23 +181,8 @@ fn statistic(
             arrays.len()
         );
     };
-    let dims = match (&args.shape, args.input.first()) {
-        (Some(text), _) => super::shaped::parse_shape(text)?,
-        (None, Some(path)) => redlab::input::load(path, args.dtype)?
-            .shape
-            .iter()
-            .map(|&d| usize::try_from(d).context("shape does not fit in memory"))
-            .collect::<anyhow::Result<_>>()?,
-        (None, None) => vec![array.len()],
-    };
-    let device = Device::open(
-        if args.device == "auto" {
-            "cpu"
-        } else {
-            &args.device
-        },
-        args.threads,
-    )?;
+    let dims = args.dims_for(array.len())?;
+    let device = args.host_device()?;
     super::shaped::run(
         &args.shaped_request()?,
         &super::shaped::Compute::Statistic(stat),
