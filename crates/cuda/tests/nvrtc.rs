@@ -98,3 +98,39 @@ fn every_roof_configuration_compiles_for_sm_90() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn asynchronous_warp_tiles_compile_for_sm_90() {
+    require_nvrtc();
+    let variant = registry::find("production").expect("registered");
+    for (op, dtype) in [
+        (Op::Sum, DType::F32),
+        (Op::Sum, DType::F64),
+        (Op::Prod, DType::F32),
+    ] {
+        let problem = Problem::new(op, dtype, None).expect("valid");
+        for (stages, words, min_groups) in [(3, 2, 0), (5, 2, 3), (8, 1, 4)] {
+            let params = [
+                ("WARP_ASYNC", stages),
+                ("WARP_ASYNC_WORDS", words),
+                ("WARP_MIN_GROUPS", min_groups),
+            ];
+            let source = assembly::assemble(&variant, &problem, &params, &[], Target::Cuda, true)
+                .expect("assembles")
+                .source;
+            let ptx = compile::compile(&source, variant.file, "sm_90")
+                .unwrap_or_else(|f| panic!("{problem} {params:?}:\n{}", f.log));
+            let text = String::from_utf8_lossy(&ptx);
+            assert!(
+                text.contains("cp.async.cg.shared.global"),
+                "{problem} {params:?}: no asynchronous copies in the PTX"
+            );
+            assert_eq!(
+                text.contains(".minnctapersm"),
+                min_groups > 0,
+                "{problem} {params:?}: launch bound"
+            );
+        }
+    }
+}

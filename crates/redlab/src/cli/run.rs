@@ -74,6 +74,10 @@ pub struct RunArgs {
     /// production kernel where there is no entry).
     #[arg(long, default_value = "auto")]
     variant: String,
+    /// With a named --variant: a kernel parameter (`--param WARP_ASYNC=4`, repeatable),
+    /// as `bench --param` takes it.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
     /// Say which strategy `auto` chose and why.
     #[arg(long)]
     pub(super) explain: bool,
@@ -259,6 +263,12 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             }
         }
     };
+    let params = super::params::parse_params(&args.params)?;
+    if !params.is_empty() && args.variant == "auto" {
+        bail!(
+            "--param sets a named strategy's parameters: add --variant (e.g. --variant production)"
+        );
+    }
     let opened = if args.device == "auto" {
         None
     } else {
@@ -365,7 +375,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         }
         match args.variant.as_str() {
             "auto" => Ok(device.reduce(&problem, data)?),
-            name => run_variant(&device, name, &problem, data),
+            name => run_variant(&device, name, &params, &problem, data),
         }
     };
     let explanation = if args.explain && args.variant == "auto" {
@@ -601,6 +611,7 @@ fn explain(device: &Device, problem: &Problem, n: usize) -> String {
 fn run_variant(
     device: &Device,
     name: &str,
+    params: &[(String, u32)],
     problem: &Problem,
     data: redlab::ArrayRef<'_>,
 ) -> anyhow::Result<redlab::Outcome> {
@@ -621,20 +632,21 @@ fn run_variant(
                 .next()
                 .context("no variant named")
         };
+        let params: Vec<(&str, u32)> = params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         #[cfg(feature = "opencl")]
         if let Some(opencl) = device.opencl() {
             let v = variant()?;
             let input = opencl.upload(data).map_err(|e| anyhow::anyhow!("{e}"))?;
-            return outcome(opencl.run(&v, problem, &input, &[]), v.name);
+            return outcome(opencl.run(&v, problem, &input, &params), v.name);
         }
         #[cfg(feature = "cuda")]
         if let Some(cuda) = device.cuda() {
             let v = variant()?;
             let input = cuda.upload(data).map_err(|e| anyhow::anyhow!("{e}"))?;
-            return outcome(cuda.run(&v, problem, &input, &[]), v.name);
+            return outcome(cuda.run(&v, problem, &input, &params), v.name);
         }
     }
-    let _ = (problem, data);
+    let _ = (params, problem, data);
     bail!(
         "--variant {name} needs an OpenCL or CUDA device; {} has one strategy per problem",
         device.info().id
