@@ -11,12 +11,24 @@ use redlab_analyzer::variant::{self, VariantOptions};
 use redlab_core::{DType, Op, Problem};
 use redlab_kernels::registry;
 
-fn options(defines: &[&str]) -> VariantOptions {
-    let mut defines: Vec<String> = defines.iter().map(|d| d.to_string()).collect();
-    defines.push("HAVE_SUBGROUP_SHUFFLE=1".into());
+/// `NAME=VALUE` settings: the production variant's declared parameters go through the
+/// assembly (which writes a `#define` for every parameter, so a `-D` of one would be
+/// overridden), anything else is a `-D`.
+fn options(settings: &[&str]) -> VariantOptions {
+    let production = registry::find("production").expect("the production variant");
+    let mut params = Vec::new();
+    let mut defines = vec!["HAVE_SUBGROUP_SHUFFLE=1".to_string()];
+    for setting in settings {
+        let (name, value) = setting.split_once('=').expect("NAME=VALUE");
+        if production.params.iter().any(|p| p.name == name) {
+            params.push((name.to_string(), value.parse().expect("a number")));
+        } else {
+            defines.push(setting.to_string());
+        }
+    }
     VariantOptions {
         config: LaunchConfig::linear(1, 1),
-        params: Vec::new(),
+        params,
         defines,
         compute_units: 2,
         seed: 11,
@@ -74,6 +86,41 @@ fn warp_tiles_match_the_canonical_order_bit_for_bit() {
                 &mut failures,
             );
         }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn piped_warp_tiles_match_the_canonical_order_bit_for_bit() {
+    // WARP_PIPE loads a warp's next rows while it adds the current ones, across tile
+    // boundaries; a partial last tile takes the plain path.
+    let mut failures = Vec::new();
+    for p in [
+        problem(Op::Sum, DType::F32, None),
+        problem(Op::Sum, DType::F64, None),
+        problem(Op::Prod, DType::F32, None),
+    ] {
+        let sizes: &[usize] = if p.op == Op::Prod {
+            &[1, 257]
+        } else {
+            &[1, 1025, 8192, 8193, 65537]
+        };
+        for &n in sizes {
+            check(&p, n, &["WARP_TILES_FROM=1", "WARP_PIPE=1"], &mut failures);
+        }
+    }
+    // Several whole tiles per subtree (the stream crosses tile boundaries) and a partial
+    // last subtree.
+    for p in [
+        problem(Op::Sum, DType::F32, None),
+        problem(Op::Sum, DType::F64, None),
+    ] {
+        check(
+            &p,
+            40 * 8192 + 3,
+            &["MAX_PARTIALS=256", "WARP_TILES_FROM=2", "WARP_PIPE=1"],
+            &mut failures,
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

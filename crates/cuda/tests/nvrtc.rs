@@ -134,3 +134,26 @@ fn asynchronous_warp_tiles_compile_for_sm_90() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn piped_warp_tiles_compile_for_sm_90() {
+    require_nvrtc();
+    let variant = registry::find("production").expect("registered");
+    for dtype in [DType::F32, DType::F64] {
+        let problem = Problem::new(Op::Sum, dtype, None).expect("valid");
+        let source = assembly::assemble(
+            &variant,
+            &problem,
+            &[("WARP_PIPE", 1)],
+            &[],
+            Target::Cuda,
+            true,
+        )
+        .expect("assembles")
+        .source;
+        assert!(source.contains("#define WARP_PIPE 1"));
+        compile::compile(&source, variant.file, "sm_90")
+            .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
+    }
+}

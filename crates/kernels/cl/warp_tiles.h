@@ -241,6 +241,77 @@ inline acc_t warp_tile(const __global in_t* in, ulong start, ulong n, uint t) {
         stack[depth++] = (v);                                                              \
     } while (0)
 
+// WARP_PIPE: whole tiles stream with the next batch of PIPE_ROWS rows loaded into
+// registers before the current batch is added, across tile boundaries too, so that a
+// work-item always has one to two batches in flight; warp_tile has a full batch in
+// flight and then none while it adds it. Twice the load registers, so a batch is half
+// of warp_tile's WARP_ROWS to stay in the same register budget (2 rows for f32, 1 for
+// f64).
+#if defined(WARP_PIPE) && WARP_PIPE > 0 && !defined(IN_IS_MAPPED)
+#define USE_WARP_PIPE 1
+#if WQ >= 16
+#define PIPE_ROWS 1
+#else
+#define PIPE_ROWS 2
+#endif
+#define PIPE_WORDS (PIPE_ROWS * WQ)
+#define PIPE_BATCHES (ROWS / PIPE_ROWS)
+// Batch b of the stream: rows (b mod PIPE_BATCHES)·PIPE_ROWS … of tile b / PIPE_BATCHES.
+#define PIPE_LOAD(dst, b)                                                                  \
+    do {                                                                                   \
+        const __global uint4* p_ = words + ((b) / PIPE_BATCHES) * (TILE / WV) +            \
+                                   ((b) % PIPE_BATCHES) * PIPE_ROWS * (LANES / WV);        \
+        for (uint r_ = 0; r_ < PIPE_ROWS; r_++)                                            \
+            for (uint q_ = 0; q_ < WQ; q_++)                                               \
+                (dst)[r_ * WQ + q_] = p_[r_ * (LANES / WV) + 32 * q_];                     \
+    } while (0)
+
+// Full tiles [first, first + count) of a subtree, each folded and merged into `stack`.
+inline void warp_tiles_piped(const __global in_t* in, ulong first, ulong count, uint t,
+                             acc_t* stack, uint* depth_io) {
+    const __global uint4* words = (const __global uint4*)(in + first * (ulong)TILE) + t;
+    ulong batches = count * PIPE_BATCHES;
+    uint depth = *depth_io;
+    uint4 cur[PIPE_WORDS];
+    if (batches > 0)
+        PIPE_LOAD(cur, 0UL);
+    for (ulong tt = 0; tt < count; tt++) {
+        acc_t acc[WQ * WV];
+#pragma unroll
+        for (uint j = 0; j < WQ * WV; j++)
+            acc[j] = IDENTITY;
+#pragma unroll
+        for (uint b = 0; b < PIPE_BATCHES; b++) {
+            ulong next = tt * PIPE_BATCHES + b + 1;
+            uint4 ahead[PIPE_WORDS];
+            bool more = next < batches;
+            if (more)
+                PIPE_LOAD(ahead, next);
+#pragma unroll
+            for (uint r = 0; r < PIPE_ROWS; r++)
+#pragma unroll
+                for (uint q = 0; q < WQ; q++)
+#pragma unroll
+                    for (uint i = 0; i < WV; i++)
+                        acc[q * WV + i] = combine(acc[q * WV + i], WORD_ELEM(cur[r * WQ + q], i));
+            if (more) {
+#pragma unroll
+                for (uint j = 0; j < PIPE_WORDS; j++)
+                    cur[j] = ahead[j];
+            }
+        }
+        WARP_FOLD();
+        if (t == 0) {
+            acc_t v = acc[0];
+            MERGE_TILE(v, tt);
+        }
+    }
+    *depth_io = depth;
+}
+#else
+#define USE_WARP_PIPE 0
+#endif
+
 // WARP_ASYNC (CUDA only, sm_80 and later): whole tiles stream through a ring of
 // WARP_ASYNC shared-memory stages per warp with asynchronous copies (cp.async), so the
 // bytes in flight cost no registers: a work-item holds its 32 lanes and nothing else,
@@ -351,10 +422,14 @@ inline void warp_subtrees(const __global in_t* in, __global acc_t* out, ulong n,
         acc_t stack[STACK_DEPTH]; // used by sub-group lane 0 only
         uint depth = 0;
         ulong tt = 0;
-#if USE_WARP_ASYNC
-        // Every tile but a partial last one streams through the ring.
+#if USE_WARP_ASYNC || USE_WARP_PIPE
+        // Every tile but a partial last one streams.
         ulong whole = (first + count) * (ulong)TILE <= n ? count : count - 1;
+#if USE_WARP_ASYNC
         warp_tiles_async(in, first, whole, t, stack, &depth);
+#else
+        warp_tiles_piped(in, first, whole, t, stack, &depth);
+#endif
         tt = whole;
 #endif
         for (; tt < count; tt++) {
