@@ -5,7 +5,7 @@
 # memcheck) over the last set at a partial last tile (1048577, 4194309) and several
 # tiles per warp (2^25).
 # Usage: scripts/warp_tile_sweep.sh REDLAB_BINARY OUT_DIR "name:NAME=V NAME=V" ...
-# (the async sweep in results/h200-cuda-warp-async ran the sets named in its README).
+# (results/h200-cuda-warp-experiments: the parameter sets it compared).
 set -uo pipefail
 bin=${1:?redlab binary}
 out=${2:?output folder}

@@ -91,41 +91,6 @@ fn warp_tiles_match_the_canonical_order_bit_for_bit() {
 }
 
 #[test]
-fn piped_warp_tiles_match_the_canonical_order_bit_for_bit() {
-    // WARP_PIPE loads a warp's next rows while it adds the current ones, across tile
-    // boundaries; a partial last tile takes the plain path.
-    let mut failures = Vec::new();
-    for p in [
-        problem(Op::Sum, DType::F32, None),
-        problem(Op::Sum, DType::F64, None),
-        problem(Op::Prod, DType::F32, None),
-    ] {
-        let sizes: &[usize] = if p.op == Op::Prod {
-            &[1, 257]
-        } else {
-            &[1, 1025, 8192, 8193, 65537]
-        };
-        for &n in sizes {
-            check(&p, n, &["WARP_TILES_FROM=1", "WARP_PIPE=1"], &mut failures);
-        }
-    }
-    // Several whole tiles per subtree (the stream crosses tile boundaries) and a partial
-    // last subtree.
-    for p in [
-        problem(Op::Sum, DType::F32, None),
-        problem(Op::Sum, DType::F64, None),
-    ] {
-        check(
-            &p,
-            40 * 8192 + 3,
-            &["MAX_PARTIALS=256", "WARP_TILES_FROM=2", "WARP_PIPE=1"],
-            &mut failures,
-        );
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[test]
 fn warp_tiles_merge_subtrees_and_partial_subtrees() {
     // With 256 roots at most, 257 tiles (the last one partial) make subtrees of two tiles
     // and a last subtree of one: the binary counter, the closing from the top and the

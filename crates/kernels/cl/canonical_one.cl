@@ -131,14 +131,7 @@ inline raw_t raw_load8(const __global in_t* p) {
 #define PREFETCH_RAW 0
 #endif
 
-// WARP_MIN_GROUPS > 0 asks the CUDA compiler to fit that many groups on each SM (a launch
-// bound with a minimum): for the asynchronous warp tiles, whose loads in flight hold no
-// registers, occupancy is what hides the memory latency.
-#if USE_WARP_TILES && defined(__CUDACC__) && defined(WARP_MIN_GROUPS) && WARP_MIN_GROUPS > 0
-__kernel __attribute__((launch_bounds(TILE_WG, WARP_MIN_GROUPS)))
-#else
 __kernel __attribute__((reqd_work_group_size(TILE_WG, 1, 1)))
-#endif
 void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
     __local acc_t lanes[2][TILE_WG];
 #ifdef HAVE_SUBGROUP_SHUFFLE

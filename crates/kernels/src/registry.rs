@@ -219,48 +219,6 @@ const WARP_ROWS: Param = Param {
     range: (0, 8),
     power_of_two: false,
 };
-const WARP_ASYNC: Param = Param {
-    name: "WARP_ASYNC",
-    // On CUDA, whole warp tiles stream through this many shared-memory stages per warp
-    // with asynchronous copies (warp_tiles.h); 0: loads into registers.
-    // Measured 25–40% slower than the register loads on the H200 at 2^20–2^28
-    // (results/h200-cuda-warp-async: the static shared memory of a group holds too few
-    // stages), so the tuner does not try it.
-    default: 0,
-    values: &[0],
-    applies: Applies::WarpTiles,
-    range: (0, 16),
-    power_of_two: false,
-};
-const WARP_ASYNC_WORDS: Param = Param {
-    name: "WARP_ASYNC_WORDS",
-    // 16-byte words per work-item in one stage of WARP_ASYNC.
-    default: 2,
-    values: &[1, 2],
-    applies: Applies::WarpTiles,
-    range: (1, 8),
-    power_of_two: true,
-};
-const WARP_PIPE: Param = Param {
-    name: "WARP_PIPE",
-    // On devices with warp tiles, 1 loads the next rows of a warp's tiles into registers
-    // while it adds the current ones (warp_tiles.h); 0: a batch of rows, then its adds.
-    default: 0,
-    values: &[0, 1],
-    applies: Applies::WarpTiles,
-    range: (0, 1),
-    power_of_two: false,
-};
-const WARP_MIN_GROUPS: Param = Param {
-    name: "WARP_MIN_GROUPS",
-    // On CUDA, asks the compiler to fit this many groups per SM (a launch bound with a
-    // minimum); 0: the compiler's own register count.
-    default: 0,
-    values: &[0, 2, 3, 4],
-    applies: Applies::WarpTiles,
-    range: (0, 8),
-    power_of_two: false,
-};
 const ORDER_FREE_WORDS: Param = Param {
     name: "ORDER_FREE_WORDS",
     // On CUDA, order-free reductions of 4-byte elements load 16-byte words (1) or
@@ -424,7 +382,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PIPE, WARP_ASYNC, WARP_ASYNC_WORDS, WARP_MIN_GROUPS, ORDER_FREE_WORDS], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, ORDER_FREE_WORDS], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),

@@ -74,7 +74,7 @@ pub struct RunArgs {
     /// production kernel where there is no entry).
     #[arg(long, default_value = "auto")]
     variant: String,
-    /// With a named --variant: a kernel parameter (`--param WARP_ASYNC=4`, repeatable),
+    /// With a named --variant: a kernel parameter (`--param WARP_ROWS=2`, repeatable),
     /// as `bench --param` takes it.
     #[arg(long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
