@@ -206,7 +206,7 @@ fn expression() -> impl Strategy<Value = String> {
                 .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
             (
                 prop::sample::select(vec![
-                    "abs", "floor", "ceil", "sqrt", "f32", "i32", "u8", "isnan", "-"
+                    "abs", "floor", "ceil", "sqrt", "exp", "log", "f32", "i32", "u8", "isnan", "-"
                 ]),
                 inner.clone()
             )
