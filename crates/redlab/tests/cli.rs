@@ -430,3 +430,53 @@ fn bench_writes_verified_rows_with_roof_and_skips_what_cannot_run() {
         }
     }
 }
+
+#[test]
+fn run_param_needs_a_named_variant_that_has_it() {
+    assert_clean_error(
+        &[
+            "run",
+            "--op",
+            "sum",
+            "--dtype",
+            "f32",
+            "--n",
+            "100",
+            "--param",
+            "WARP_ROWS=2",
+        ],
+        "add --variant",
+    );
+    assert_clean_error(
+        &[
+            "run",
+            "--op",
+            "sum",
+            "--dtype",
+            "f32",
+            "--n",
+            "100",
+            "--variant",
+            "production",
+            "--param",
+            "BOGUS=1",
+        ],
+        "has no parameter BOGUS",
+    );
+    assert_clean_error(
+        &[
+            "run",
+            "--op",
+            "sum",
+            "--dtype",
+            "f32",
+            "--n",
+            "100",
+            "--variant",
+            "production",
+            "--param",
+            "GROUPS_PER_CU=0",
+        ],
+        "is outside",
+    );
+}

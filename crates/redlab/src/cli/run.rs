@@ -256,7 +256,13 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         name => {
             let chosen = super::bench_lab::choose(name)?;
             match chosen.as_slice() {
-                [one] => one.canonical,
+                [one] => {
+                    for (param, value) in &super::params::parse_params(&args.params)? {
+                        one.check_param(param, *value)
+                            .map_err(|why| anyhow::anyhow!("--param {param}={value}: {why}"))?;
+                    }
+                    one.canonical
+                }
                 _ => {
                     bail!("--variant {name}: run takes one variant (bench --variants runs several)")
                 }
