@@ -120,6 +120,62 @@ fn fill<T: Sample>(n: usize, dist: Distribution, seed: u64) -> Result<Vec<T>, Er
     Ok(data)
 }
 
+/// Elements `start .. start + len` of what [`generate`] gives for any length that covers
+/// them: each block of the random streams is drawn from its own start, so a process can
+/// generate its part of an array without the rest (one process per GPU, each with its
+/// shard).
+pub fn generate_range(
+    dtype: DType,
+    start: usize,
+    len: usize,
+    dist: Distribution,
+    seed: u64,
+) -> Result<HostArray, Error> {
+    let needed = len as u128 * dtype.size_bytes() as u128;
+    host_memory::check_fits(&format!("{len} elements of {dtype}"), needed)?;
+    with_dtype!(dtype, T => Ok(HostArray::from_vec(fill_range::<T>(start, len, dist, seed)?)))
+}
+
+fn fill_range<T: Sample>(
+    start: usize,
+    len: usize,
+    dist: Distribution,
+    seed: u64,
+) -> Result<Vec<T>, Error> {
+    let mut data: Vec<T> = Vec::new();
+    data.try_reserve_exact(len)
+        .map_err(|_| Error::OutOfMemory {
+            what: format!("{len} random {}", T::DTYPE),
+            needed: len as u128 * T::DTYPE.size_bytes() as u128,
+            available: host_memory::available_bytes().unwrap_or(0) as u128,
+        })?;
+    data.resize(len, T::zeroed());
+    // Pieces that each lie inside one block: the first may start inside its block.
+    let end = start + len;
+    let mut pieces: Vec<(usize, &mut [T])> = Vec::new();
+    let mut rest = data.as_mut_slice();
+    let mut at = start;
+    while at < end {
+        let stop = ((at / BLOCK + 1) * BLOCK).min(end);
+        let (piece, tail) = rest.split_at_mut(stop - at);
+        pieces.push((at, piece));
+        rest = tail;
+        at = stop;
+    }
+    pieces.into_par_iter().for_each(|(at, piece)| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream((at / BLOCK) as u64);
+        // Draw and drop the block's values before this piece.
+        for _ in 0..at % BLOCK {
+            T::sample(&mut rng, dist);
+        }
+        for x in piece {
+            *x = T::sample(&mut rng, dist);
+        }
+    });
+    Ok(data)
+}
+
 /// `n` seeded random elements of `dtype`.
 ///
 /// Fails with [`Error::OutOfMemory`] (never an abort) when the host cannot hold them.
@@ -142,6 +198,32 @@ mod tests {
         assert_ne!(a.view().bytes(), c.view().bytes());
         let values = a.view().typed::<f32>().expect("f32").to_vec();
         assert!(values.iter().any(|&x| x != values[0]));
+    }
+
+    #[test]
+    fn ranges_equal_the_same_part_of_the_whole_array() {
+        let n = 3 * BLOCK + 1234;
+        for dtype in [DType::F32, DType::I16, DType::F16] {
+            let whole = generate(dtype, n, Distribution::Normal, 5).expect("fits");
+            let size = dtype.size_bytes();
+            for (start, len) in [
+                (0, n),
+                (1, 10),
+                (BLOCK - 3, 7),
+                (BLOCK, BLOCK),
+                (777, 2 * BLOCK + 5),
+                (n - 1, 1),
+                (n, 0),
+            ] {
+                let part =
+                    generate_range(dtype, start, len, Distribution::Normal, 5).expect("fits");
+                assert_eq!(
+                    part.view().bytes(),
+                    &whole.view().bytes()[start * size..(start + len) * size],
+                    "{dtype} {start}+{len}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub mod shape;
 pub mod shard;
 pub mod size;
 mod value;
+pub mod value_bytes;
 
 pub use array::{ArrayRef, ByteSource, HostArray};
 pub use backend::{Backend, DeviceInfo};

@@ -14,6 +14,9 @@ pub enum Error {
     /// A device name that is not `cpu`, `opencl:N` or `cuda:N`.
     #[error("unknown device '{0}' (try 'cpu'; 'redlab devices' lists what is here)")]
     UnknownDevice(String),
+    /// Ranks of a multi-process reduction that could not meet or exchange.
+    #[error(transparent)]
+    Rendezvous(#[from] crate::rendezvous::RendezvousError),
     /// A known backend that cannot be used here, and why.
     #[error("{backend}: {reason}")]
     Unavailable {

@@ -40,6 +40,7 @@ pub mod input;
 pub mod npy_out;
 #[cfg(feature = "cuda")]
 pub mod placement;
+pub mod rendezvous;
 pub mod sharded;
 
 use std::sync::OnceLock;

@@ -17,6 +17,7 @@ mod json;
 mod mapped;
 mod output;
 mod params;
+mod ranks;
 mod report;
 mod run;
 mod shaped;

@@ -117,6 +117,20 @@ pub struct RunArgs {
     /// Replace --out if it exists.
     #[arg(long)]
     pub(super) force: bool,
+    /// This process's rank in a multi-process reduction (0 … --world − 1); each rank
+    /// reduces its part and the ranks exchange their partial results at --rendezvous.
+    #[arg(long, requires_all = ["world", "rendezvous"])]
+    rank: Option<usize>,
+    /// The number of processes (ranks) of a multi-process reduction.
+    #[arg(long, requires_all = ["rank", "rendezvous"])]
+    world: Option<usize>,
+    /// Where the ranks meet: tcp://HOST:PORT (rank 0 listens there) or file:FOLDER (a
+    /// folder that must not exist yet, on a file system every rank shares).
+    #[arg(long, requires_all = ["rank", "world"])]
+    rendezvous: Option<String>,
+    /// Seconds to wait for the other ranks.
+    #[arg(long, default_value_t = 120.0)]
+    rendezvous_timeout: f64,
 }
 
 impl RunArgs {
@@ -229,6 +243,18 @@ pub(super) fn repeat_agreeing(
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
+    }
+    if let (Some(rank), Some(world), Some(address)) = (args.rank, args.world, &args.rendezvous) {
+        if !(args.rendezvous_timeout > 0.0 && args.rendezvous_timeout.is_finite()) {
+            bail!("--rendezvous-timeout must be a positive number of seconds");
+        }
+        let ranks = super::ranks::Ranks {
+            rank,
+            world,
+            address: address.parse()?,
+            timeout: std::time::Duration::from_secs_f64(args.rendezvous_timeout),
+        };
+        return super::ranks::run(args, ranks, out);
     }
     if let Some(stat) = args
         .stat

@@ -1,0 +1,162 @@
+//! `redlab run --rank R --world W --rendezvous ADDRESS`: one process of a multi-process
+//! reduction. Every rank plans the same split (`redlab_core::shard`, aligned subtrees of
+//! the canonical tile tree, one contiguous run per rank), takes its own run, generates
+//! just that part of the seeded input (or reads it from a file every rank can see),
+//! reduces each subtree on its device, and sends the roots to every other rank
+//! (`redlab::rendezvous`); each rank then joins all roots in tree order. The result has
+//! the bits of the one-process run, on any number of ranks.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use redlab::rendezvous::{Address, Group};
+use redlab::{Device, Problem, Value};
+use redlab_core::generate::generate_range;
+use redlab_core::shard;
+use redlab_core::value_bytes::{self, VALUE_BYTES};
+use serde_json::json;
+
+use super::run::RunArgs;
+use super::size::Size;
+use super::Verdict;
+
+/// The rank options of `run`, checked.
+pub(super) struct Ranks {
+    pub rank: usize,
+    pub world: usize,
+    pub address: Address,
+    pub timeout: Duration,
+}
+
+/// Runs this rank's part and prints the joined result.
+pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::Result<Verdict> {
+    let op = args.op.context(
+        "a multi-process run takes --op (user-defined and shaped reductions run in one process)",
+    )?;
+    if args.shaped() || args.repeat != 1 {
+        bail!("a multi-process run reduces a whole array once: leave out --shape, --axis, --segments and --repeat");
+    }
+    let started = Instant::now();
+    let mut group = Group::join(&ranks.address, ranks.rank, ranks.world, ranks.timeout)?;
+    let joined = started.elapsed().as_secs_f64();
+
+    let device = Device::open(&args.device, args.threads)?;
+    // Every rank's part of the input: generated from the seed for its range only, or
+    // the rank's range of a file (memory-mapped where the file allows).
+    let (loaded, n) = match (args.input.as_slice(), args.n) {
+        ([path], _) => {
+            let loaded = redlab::input::load(path, args.dtype)?;
+            let n = loaded.array.len();
+            (Some(loaded.array), n)
+        }
+        ([], Some(Size(n))) => (None, n),
+        ([], None) => bail!("give --n SIZE (with --dtype) or --input FILE"),
+        _ => bail!("a multi-process run reads one --input"),
+    };
+    let dtype = match &loaded {
+        Some(array) => array.dtype(),
+        None => args
+            .dtype
+            .context("--n needs --dtype to know what to generate")?,
+    };
+    let problem = Problem::new(op, dtype, args.acc)?;
+    let plan = shard::plan(n, ranks.world);
+    let mine = plan.shard(ranks.rank);
+    let generated = match &loaded {
+        Some(_) => None,
+        None => Some(generate_range(
+            dtype,
+            mine.start,
+            mine.len(),
+            args.dist,
+            args.seed,
+        )?),
+    };
+
+    let reduce_started = Instant::now();
+    let mut roots = Vec::new();
+    for subtree in plan.subtrees_of(ranks.rank) {
+        let part = match (&loaded, &generated) {
+            (Some(array), _) => array.view().slice(subtree.start, subtree.end),
+            (None, Some(g)) => g
+                .view()
+                .slice(subtree.start - mine.start, subtree.end - mine.start),
+            (None, None) => unreachable!("one of the two is set"),
+        };
+        roots.extend_from_slice(&value_bytes::encode(&device.reduce(&problem, part)?.value));
+    }
+    let reduced = reduce_started.elapsed().as_secs_f64();
+
+    let gather_started = Instant::now();
+    let parts = group.all_gather(&roots)?;
+    let gathered = gather_started.elapsed().as_secs_f64();
+    group.finish()?;
+    let mut all = Vec::with_capacity(plan.subtrees.len());
+    for part in &parts {
+        for bytes in part.chunks(VALUE_BYTES) {
+            all.push(value_bytes::decode(bytes)?);
+        }
+    }
+    if all.len() != plan.subtrees.len() {
+        bail!(
+            "the ranks sent {} subtree roots for {} subtrees: were they all started with the same --n, --dtype and --world?",
+            all.len(),
+            plan.subtrees.len()
+        );
+    }
+    let value = if n == 0 {
+        // No subtrees anywhere: the device's own empty result (+0.0, 1, or nothing).
+        let empty = match (&loaded, &generated) {
+            (Some(array), _) => array.view(),
+            (None, Some(g)) => g.view(),
+            (None, None) => unreachable!("one of the two is set"),
+        };
+        device.reduce(&problem, empty)?.value
+    } else {
+        shard::combine(&problem, &plan, &all).unwrap_or(Value::Empty)
+    };
+
+    if args.json {
+        let mut fields = serde_json::Map::new();
+        fields.insert("op".into(), json!(op.to_string()));
+        fields.insert("dtype".into(), json!(dtype.to_string()));
+        fields.insert("acc".into(), json!(problem.acc.to_string()));
+        fields.insert("n".into(), json!(n));
+        fields.insert("device".into(), json!(device.info().id));
+        fields.insert("rank".into(), json!(ranks.rank));
+        fields.insert("world".into(), json!(ranks.world));
+        fields.insert("shard".into(), json!([mine.start, mine.end]));
+        fields.insert("subtrees".into(), json!(plan.subtrees_of(ranks.rank).len()));
+        fields.insert("rendezvous".into(), json!(ranks.address.to_string()));
+        fields.insert("join_s".into(), json!(joined));
+        fields.insert("reduce_s".into(), json!(reduced));
+        fields.insert("gather_s".into(), json!(gathered));
+        super::json::value_fields(&value, &mut fields);
+        writeln!(out, "{}", serde_json::Value::Object(fields))?;
+    } else {
+        writeln!(
+            out,
+            "rank {} of {} ({}): elements {}..{} in {} subtrees of {} tiles",
+            ranks.rank,
+            ranks.world,
+            device.info().id,
+            mine.start,
+            mine.end,
+            plan.subtrees_of(ranks.rank).len(),
+            plan.span_tiles
+        )?;
+        writeln!(out, "  {problem} over n = {n}: {value}")?;
+        if let Some(s) = value.scalar() {
+            writeln!(out, "  bits      0x{:x}", s.bits())?;
+        }
+        writeln!(
+            out,
+            "  time      join {}, reduce {}, gather {}",
+            super::run::seconds_text(joined),
+            super::run::seconds_text(reduced),
+            super::run::seconds_text(gathered)
+        )?;
+    }
+    Ok(Verdict::Success)
+}

@@ -1,0 +1,143 @@
+//! Multi-process reductions without a GPU: `redlab run --rank R --world W --rendezvous
+//! …` started as W processes on the CPU, over TCP and over a shared folder. Every rank
+//! must print the bits (and index) of the one-process run, for float sums, integer
+//! minima and argmax, on sizes around tile and subtree boundaries, and bad rank options
+//! end as one clear line.
+
+mod common;
+
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+
+use common::{assert_clean_error, json_of, redlab};
+use serde_json::Value as Json;
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Starts `world` ranks at `rendezvous` and returns each one's JSON record.
+fn run_ranks(base: &[&str], world: usize, rendezvous: &str) -> Vec<Json> {
+    let children: Vec<_> = (0..world)
+        .map(|rank| {
+            Command::new(env!("CARGO_BIN_EXE_redlab"))
+                .args(base)
+                .args(["--json", "--threads", "1", "--rendezvous-timeout", "60"])
+                .args(["--rank", &rank.to_string(), "--world", &world.to_string()])
+                .args(["--rendezvous", rendezvous])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("rank starts")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| json_of(&c.wait_with_output().expect("rank ends")))
+        .collect()
+}
+
+#[test]
+fn every_rank_prints_the_one_process_bits() {
+    let folder = std::env::temp_dir().join(format!("redlab-ranks-{}", std::process::id()));
+    let mut round = 0;
+    for (op, dtype) in [
+        ("sum", "f32"),
+        ("sum", "f64"),
+        ("min", "i32"),
+        ("argmax", "f32"),
+    ] {
+        for n in ["0", "1", "100003", "262147"] {
+            let base = ["run", "--op", op, "--dtype", dtype, "--n", n, "--seed", "7"];
+            let single = json_of(&redlab(&[&base[..], &["--json"]].concat()));
+            for world in [2, 3] {
+                round += 1;
+                let rendezvous = if round % 2 == 0 {
+                    format!("tcp://127.0.0.1:{}", free_port())
+                } else {
+                    format!("file:{}-{round}", folder.display())
+                };
+                let records = run_ranks(&base, world, &rendezvous);
+                let mut covered = 0;
+                for (rank, r) in records.iter().enumerate() {
+                    let what = format!("{op} {dtype} n={n} rank {rank}/{world} via {rendezvous}");
+                    assert_eq!(r["rank"], rank, "{what}");
+                    for field in ["value_bits", "index", "empty"] {
+                        assert_eq!(r[field], single[field], "{what}: {field}");
+                    }
+                    let shard = r["shard"].as_array().expect("shard");
+                    let (start, end) = (shard[0].as_u64(), shard[1].as_u64());
+                    // A rank without subtrees (fewer subtrees than ranks) holds nothing.
+                    if start != end {
+                        assert_eq!(start, Some(covered), "{what}: shards in rank order");
+                        covered = end.expect("end");
+                    }
+                }
+                assert_eq!(
+                    covered,
+                    n.parse::<u64>().expect("n"),
+                    "shards cover the input"
+                );
+                if rendezvous.starts_with("file:") {
+                    let path = rendezvous.trim_start_matches("file:");
+                    assert!(
+                        !std::path::Path::new(path).exists(),
+                        "rank 0 removed {path}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_rank_options_end_as_one_clear_line() {
+    let base = ["run", "--op", "sum", "--dtype", "f32", "--n", "1000"];
+    let port = format!("tcp://127.0.0.1:{}", free_port());
+    assert_clean_error(
+        &[
+            &base[..],
+            &["--rank", "2", "--world", "2", "--rendezvous", &port],
+        ]
+        .concat(),
+        "is not one of the 2 ranks",
+    );
+    assert_clean_error(
+        &[
+            &base[..],
+            &["--rank", "0", "--world", "2", "--rendezvous", "udp://x:1"],
+        ]
+        .concat(),
+        "neither tcp://HOST:PORT nor file:PATH",
+    );
+    // Nobody at the address: the member gives up at the timeout and says so.
+    assert_clean_error(
+        &[
+            &base[..],
+            &["--rank", "1", "--world", "2", "--rendezvous", &port],
+            &["--rendezvous-timeout", "0.3"],
+        ]
+        .concat(),
+        "did not answer",
+    );
+    assert_clean_error(
+        &[
+            &base[..],
+            &[
+                "--rank",
+                "0",
+                "--world",
+                "2",
+                "--rendezvous",
+                &port,
+                "--repeat",
+                "3",
+            ],
+        ]
+        .concat(),
+        "once",
+    );
+}
