@@ -42,7 +42,7 @@ def _flags(options):
 
 def devices():
     """The devices here and, for each backend that cannot run, why: a dict with
-    ``devices`` and ``unavailable``."""
+    ``devices``, ``unavailable`` and ``nccl`` (the NCCL version, or None)."""
     return json.loads(_native.devices_json())
 
 

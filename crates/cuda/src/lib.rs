@@ -20,6 +20,7 @@ pub mod graph;
 mod mapped;
 pub mod memory;
 mod modules;
+pub mod nccl;
 pub mod roof;
 pub mod staging;
 mod stream_call;

@@ -29,6 +29,9 @@ pub struct DeviceReport {
     pub devices: Vec<DeviceInfo>,
     /// Backends that cannot, with reasons.
     pub unavailable: Vec<Unavailable>,
+    /// The NCCL version that multi-process runs on CUDA GPUs exchange through, when there
+    /// are CUDA devices and NCCL loads (otherwise `unavailable` says why).
+    pub nccl: Option<String>,
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -52,9 +55,19 @@ pub fn list_devices() -> Result<DeviceReport, Error> {
         backend: "opencl".into(),
         reason: "this build was made without the opencl feature".into(),
     });
+    let mut nccl = None;
     #[cfg(feature = "cuda")]
     match redlab_cuda::list() {
-        Ok(found) => devices.extend(found),
+        Ok(found) => {
+            devices.extend(found);
+            match redlab_cuda::nccl::status() {
+                Ok(version) => nccl = Some(version),
+                Err(reason) => unavailable.push(Unavailable {
+                    backend: "nccl".into(),
+                    reason,
+                }),
+            }
+        }
         Err(reason) => unavailable.push(Unavailable {
             backend: "cuda".into(),
             reason,
@@ -68,6 +81,7 @@ pub fn list_devices() -> Result<DeviceReport, Error> {
     Ok(DeviceReport {
         devices,
         unavailable,
+        nccl,
     })
 }
 

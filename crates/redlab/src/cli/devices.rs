@@ -30,6 +30,12 @@ pub fn run(args: &DevicesArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             writeln!(out, "  {:<10}   {key}: {value}", "")?;
         }
     }
+    if let Some(nccl) = &report.nccl {
+        writeln!(
+            out,
+            "Multi-process exchange between CUDA GPUs: {nccl} (run --rank/--world)"
+        )?;
+    }
     if !report.unavailable.is_empty() {
         writeln!(out, "Not available:")?;
         for missing in &report.unavailable {

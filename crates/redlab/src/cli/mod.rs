@@ -13,6 +13,7 @@ mod check_kernels;
 #[cfg(feature = "cuda")]
 mod compare;
 mod devices;
+mod exchange;
 mod json;
 mod mapped;
 mod output;

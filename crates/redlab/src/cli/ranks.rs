@@ -3,7 +3,8 @@
 //! the canonical tile tree, one contiguous run per rank), takes its own run, generates
 //! just that part of the seeded input (or reads it from a file every rank can see),
 //! reduces each subtree on its device, and sends the roots to every other rank
-//! (`redlab::rendezvous`); each rank then joins all roots in tree order. The result has
+//! (through NCCL or the rendezvous, `super::exchange`); each rank then joins all roots in
+//! tree order. The result has
 //! the bits of the one-process run, on any number of ranks.
 
 use std::io::Write;
@@ -27,6 +28,7 @@ pub(super) struct Ranks {
     pub world: usize,
     pub address: Address,
     pub timeout: Duration,
+    pub exchange: super::exchange::Exchange,
 }
 
 /// Runs this rank's part and prints the joined result.
@@ -88,9 +90,15 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     }
     let reduced = reduce_started.elapsed().as_secs_f64();
 
-    let gather_started = Instant::now();
-    let parts = group.all_gather(&roots)?;
-    let gathered = gather_started.elapsed().as_secs_f64();
+    // The most roots any rank has: NCCL moves equal sizes.
+    let slot = (0..ranks.world)
+        .map(|r| plan.subtrees_of(r).len())
+        .max()
+        .unwrap_or(0)
+        * VALUE_BYTES;
+    let exchanged = super::exchange::exchange(&mut group, &device, ranks.exchange, &roots, slot)?;
+    let parts = exchanged.parts;
+    let gathered = exchanged.seconds;
     group.finish()?;
     let mut all = Vec::with_capacity(plan.subtrees.len());
     for part in &parts {
@@ -131,7 +139,9 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         fields.insert("rendezvous".into(), json!(ranks.address.to_string()));
         fields.insert("join_s".into(), json!(joined));
         fields.insert("reduce_s".into(), json!(reduced));
-        fields.insert("gather_s".into(), json!(gathered));
+        fields.insert("exchange".into(), json!(exchanged.transport));
+        fields.insert("exchange_why".into(), json!(exchanged.why));
+        fields.insert("exchange_s".into(), json!(gathered));
         super::json::value_fields(&value, &mut fields);
         writeln!(out, "{}", serde_json::Value::Object(fields))?;
     } else {
@@ -152,10 +162,12 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         }
         writeln!(
             out,
-            "  time      join {}, reduce {}, gather {}",
+            "  time      join {}, reduce {}, exchange {} (through {}: {})",
             super::run::seconds_text(joined),
             super::run::seconds_text(reduced),
-            super::run::seconds_text(gathered)
+            super::run::seconds_text(gathered),
+            exchanged.transport,
+            exchanged.why
         )?;
     }
     Ok(Verdict::Success)

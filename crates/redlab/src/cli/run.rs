@@ -131,6 +131,10 @@ pub struct RunArgs {
     /// Seconds to wait for the other ranks.
     #[arg(long, default_value_t = 120.0)]
     rendezvous_timeout: f64,
+    /// How the ranks exchange their partial results: NCCL when every rank has a GPU of
+    /// its own with NCCL (auto), or always through the rendezvous.
+    #[arg(long, value_enum, default_value = "auto")]
+    exchange: super::exchange::Exchange,
 }
 
 impl RunArgs {
@@ -253,6 +257,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             world,
             address: address.parse()?,
             timeout: std::time::Duration::from_secs_f64(args.rendezvous_timeout),
+            exchange: args.exchange,
         };
         return super::ranks::run(args, ranks, out);
     }
