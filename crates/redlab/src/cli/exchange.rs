@@ -157,11 +157,11 @@ mod tests {
     fn nccl_needs_a_gpu_of_its_own_and_the_library_on_every_rank() {
         let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(nccl_possible(&ids(&["cuda aa nccl", "cuda bb nccl"])).is_ok());
-        let shared = nccl_possible(&ids(&["cuda aa nccl", "cuda aa nccl"])).unwrap_err();
+        let shared = nccl_possible(&ids(&["cuda aa nccl", "cuda aa nccl"])).expect_err("shared");
         assert!(shared.contains("shares its GPU"), "{shared}");
-        let missing = nccl_possible(&ids(&["cuda aa nccl", "cuda bb -"])).unwrap_err();
+        let missing = nccl_possible(&ids(&["cuda aa nccl", "cuda bb -"])).expect_err("missing");
         assert!(missing.contains("rank 1 has no NCCL"), "{missing}");
-        let host = nccl_possible(&ids(&["host", "cuda bb nccl"])).unwrap_err();
+        let host = nccl_possible(&ids(&["host", "cuda bb nccl"])).expect_err("host");
         assert!(host.contains("rank 0 reduces on the host"), "{host}");
     }
 }
