@@ -74,14 +74,13 @@ def _torch_fast(name, a, acc):
     landing = _enqueue_type(name, element, acc, ordinal)
     if landing is None:
         return None
-    result_type, elements = landing
-    torch_type = _TORCH_RESULT[result_type]
-    out = a.new_empty((elements,), dtype=torch_type)
+    # A 0-d result with room for the value alone: the kernel writes it there directly.
+    out = a.new_empty((), dtype=_TORCH_RESULT[landing[0]])
     _native.enqueue_pointer(
         name, element, acc, a.data_ptr(), a.numel(), ordinal,
-        _torch_stream(ordinal), out.data_ptr(), elements * out.element_size(),
+        _torch_stream(ordinal), out.data_ptr(), out.element_size(),
     )
-    return out[0]
+    return out
 
 
 def _torch_stream(ordinal):

@@ -256,8 +256,9 @@ pub fn enqueue_dtype(
 }
 
 /// Enqueues `op` over the `n` contiguous elements at device address `address` of CUDA
-/// device `ordinal` on the caller's `stream`, into the `result_bytes` bytes at `result`
-/// (sized by [`enqueue_dtype`]; the result is their first element). The fast path for
+/// device `ordinal` on the caller's `stream`, into the `result_bytes` bytes at `result`:
+/// exactly the result's bytes (one launch), or a buffer sized by [`enqueue_dtype`] whose
+/// first element is the result. The fast path for
 /// framework tensors whose address and layout are read from the tensor itself; it
 /// reads the same memory as DLPack would.
 #[pyfunction]
@@ -283,12 +284,19 @@ pub fn enqueue_pointer(
     let cuda = device
         .cuda()
         .ok_or_else(|| errors::device("not a CUDA device"))?;
+    // Room for the result alone: the kernel writes it there and keeps its roots and
+    // ticket in redlab's scratch for the stream (one launch); otherwise the buffer is
+    // the kernel's whole output.
+    let landing = if Some(result_bytes) == cuda.enqueue_result_bytes(&problem) {
+        Landing::Result(result)
+    } else {
+        Landing::Buffer {
+            address: result,
+            bytes: result_bytes,
+        }
+    };
     // SAFETY: the caller passes a live tensor of this device, its element count, a
     // result tensor of the right type, and its current stream on that device.
-    let landing = Landing::Buffer {
-        address: result,
-        bytes: result_bytes,
-    };
     py.allow_threads(|| unsafe { cuda.enqueue_reduce(&problem, address, n, stream, landing) })
         .map_err(errors::device)
 }

@@ -194,14 +194,65 @@ impl Timeline {
         let grid = global.div_ceil(local);
         let grid = u32::try_from(grid)
             .map_err(|_| RunError::Skipped(format!("{grid} blocks exceed CUDA's grid limit")))?;
+        Self::enqueue_args(function, stream, input, output, n, None, grid, local)
+    }
+
+    /// [`Timeline::enqueue`] of a kernel built with `SEPARATE_RESULT`, whose fourth
+    /// argument is where the result goes (`canonical_one.cl`).
+    #[allow(clippy::too_many_arguments)] // the kernel's arguments and its launch shape
+    pub(crate) fn enqueue_to(
+        function: sys::CUfunction,
+        stream: sys::CUstream,
+        input: sys::CUdeviceptr,
+        output: sys::CUdeviceptr,
+        n: usize,
+        global: usize,
+        local: usize,
+        result: sys::CUdeviceptr,
+    ) -> Result<(), RunError> {
+        let local = local.max(1);
+        let grid = global.div_ceil(local);
+        let grid = u32::try_from(grid)
+            .map_err(|_| RunError::Skipped(format!("{grid} blocks exceed CUDA's grid limit")))?;
+        Self::enqueue_args(
+            function,
+            stream,
+            input,
+            output,
+            n,
+            Some(result),
+            grid,
+            local,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue_args(
+        function: sys::CUfunction,
+        stream: sys::CUstream,
+        input: sys::CUdeviceptr,
+        output: sys::CUdeviceptr,
+        n: usize,
+        result: Option<sys::CUdeviceptr>,
+        grid: u32,
+        local: usize,
+    ) -> Result<(), RunError> {
         let (mut input, mut output, mut n) = (input, output, n as u64);
-        let mut params: [*mut c_void; 3] = [
+        let mut result = result.unwrap_or(0);
+        let mut all: [*mut c_void; 4] = [
             (&mut input as *mut sys::CUdeviceptr).cast(),
             (&mut output as *mut sys::CUdeviceptr).cast(),
             (&mut n as *mut u64).cast(),
+            (&mut result as *mut sys::CUdeviceptr).cast(),
         ];
-        // SAFETY: every kernel file shares the signature (const T*, acc_t*, ulong); the
-        // parameter values live until cuLaunchKernel has copied them.
+        let params = if result == 0 {
+            &mut all[..3]
+        } else {
+            &mut all[..]
+        };
+        // SAFETY: every kernel file shares the signature (const T*, acc_t*, ulong), and a
+        // SEPARATE_RESULT build adds the result's address; the parameter values live
+        // until cuLaunchKernel has copied them.
         unsafe {
             result::launch_kernel(
                 function,
@@ -209,7 +260,7 @@ impl Timeline {
                 (local as u32, 1, 1),
                 0,
                 stream,
-                &mut params,
+                params,
             )
         }
         .map_err(cu("cuLaunchKernel"))

@@ -12,9 +12,11 @@
 //!   subtree roots, ticket); its ticket is zeroed first. One memset and one launch:
 //!   the cheapest on the host (a launch and a device copy cost about 3 µs each on an
 //!   H200, a memset under 1 µs; `examples/stream_costs.rs`).
-//! - [`Landing::Result`]: the caller has room for the result only; the kernel writes
-//!   into a scratch buffer kept per stream (its last group resets the ticket, so one
-//!   zeroing serves every later call in stream order) and the result is copied over.
+//! - [`Landing::Result`]: the caller has room for the result only; the kernel (built
+//!   with `SEPARATE_RESULT`) writes its roots and ticket into a scratch buffer kept per
+//!   stream (its last group resets the ticket, so one zeroing serves every later call
+//!   in stream order) and the result straight to the caller's address: one launch, no
+//!   zeroing, no copy.
 
 use std::collections::HashMap;
 
@@ -36,10 +38,11 @@ pub(crate) type StreamScratch = HashMap<(u64, usize), DeviceBuffer>;
 #[derive(Clone, Copy)]
 pub(crate) struct StreamLaunch {
     function: sys::CUfunction,
+    /// The same kernel built with `SEPARATE_RESULT` (canonical_one.cl): the result goes
+    /// to a fourth argument, the roots and ticket to a per-stream scratch buffer.
+    separate: sys::CUfunction,
     global: usize,
     local: usize,
-    /// The result's bytes at the start of the final partial.
-    raw: usize,
     /// Bytes per partial.
     acc_bytes: usize,
 }
@@ -106,6 +109,12 @@ impl CudaDevice {
             Plan::Launch { wg } => wg,
         };
         let function = self.functions(variant, problem, None, &params, true, &["reduce"])?[0];
+        let decls = format!(
+            "#define SEPARATE_RESULT {raw}\n{}",
+            redlab_kernels::optype::op_type(problem).source
+        );
+        let separate =
+            self.functions(variant, problem, Some(&decls), &params, true, &["reduce"])?[0];
         let (global, local, _) = kernel_driver::layout(
             variant.geometry,
             problem,
@@ -117,9 +126,9 @@ impl CudaDevice {
         );
         let launch = StreamLaunch {
             function,
+            separate,
             global,
             local,
-            raw,
             acc_bytes: codec.acc_bytes,
         };
         let mut table = lock()?;
@@ -214,19 +223,17 @@ impl CudaDevice {
                 slot.insert(buffer).ptr
             }
         };
-        Timeline::enqueue(
-            launch.function,
+        // The kernel writes the result straight to the caller's address: one launch.
+        Timeline::enqueue_to(
+            launch.separate,
             stream_handle,
             input,
             out,
             n,
             launch.global,
             launch.local,
-        )?;
-        // SAFETY: both addresses are live device memory (the scratch is ours, `result` the
-        // caller's); stream order puts the copy after the kernel.
-        unsafe { result::memcpy_dtod_async(result, out, launch.raw, stream_handle) }
-            .map_err(cu("cuMemcpyDtoDAsync"))
+            result,
+        )
     }
 }
 

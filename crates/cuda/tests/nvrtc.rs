@@ -98,3 +98,36 @@ fn every_roof_configuration_compiles_for_sm_90() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn the_stream_path_kernel_takes_the_result_address() {
+    require_nvrtc();
+    let variant = registry::find("production").expect("registered");
+    for (op, dtype, acc) in [
+        (Op::Sum, DType::F32, None),
+        (Op::Sum, DType::I32, Some(DType::I64)),
+        (Op::Sum, DType::F64, None),
+        (Op::Min, DType::I32, None),
+    ] {
+        let problem = Problem::new(op, dtype, acc).expect("valid");
+        let raw = redlab_kernels::codec::Codec::new(&problem)
+            .raw_result_bytes()
+            .expect("a raw result");
+        let decls = format!(
+            "#define SEPARATE_RESULT {raw}\n{}",
+            redlab_kernels::optype::op_type(&problem).source
+        );
+        let source =
+            assembly::assemble_with(&variant, &problem, &decls, &[], &[], Target::Cuda, true)
+                .expect("assembles")
+                .source;
+        let ptx = compile::compile(&source, variant.file, "sm_90")
+            .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
+        let text = String::from_utf8_lossy(&ptx);
+        assert!(
+            text.contains("reduce_param_3"),
+            "{problem}: no fourth argument"
+        );
+    }
+}

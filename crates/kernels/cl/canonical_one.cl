@@ -79,6 +79,34 @@
 #ifndef WARP_TILES_UPTO
 #define WARP_TILES_UPTO 8
 #endif
+// SEPARATE_RESULT (the stream path, crates/cuda/src/stream_call.rs): the result's first
+// SEPARATE_RESULT bytes go to a fourth argument, the caller's result, while the roots and
+// the ticket stay in `out`, a scratch buffer kept per stream whose ticket the last group
+// resets. One launch then does the whole call: no zeroing before it and no copy after.
+// Otherwise the result is out[0]. STORE_ROOT(slot, v) writes slot 0 (the result) or a
+// subtree root.
+#ifdef SEPARATE_RESULT
+#define RESULT_PARAM , __global uchar* result
+#define RESULT_ARG , result
+inline void rl_write_result(__global uchar* result, acc_t v) {
+    const uchar* bytes = (const uchar*)&v;
+    for (uint i = 0; i < SEPARATE_RESULT; i++)
+        result[i] = bytes[i];
+}
+#define STORE_ROOT(slot, v)                                                                \
+    do {                                                                                   \
+        ulong slot_ = (slot);                                                              \
+        acc_t v_ = (v);                                                                    \
+        if (slot_ == 0)                                                                    \
+            rl_write_result(result, v_);                                                   \
+        else                                                                               \
+            out[slot_] = v_;                                                               \
+    } while (0)
+#else
+#define RESULT_PARAM
+#define RESULT_ARG
+#define STORE_ROOT(slot, v) (out[(slot)] = (v))
+#endif
 #if defined(HAVE_SUBGROUP_SHUFFLE) && (WARP_TILES_FROM > 0 || WARP_TILES_UPTO > 0) && \
     !defined(ORDER_FREE) && (IN_BYTES >= 4 || defined(IN_IS_MAPPED)) && !defined(OP_CUSTOM)
 #define USE_WARP_TILES 1
@@ -132,7 +160,7 @@ inline raw_t raw_load8(const __global in_t* p) {
 #endif
 
 __kernel __attribute__((reqd_work_group_size(TILE_WG, 1, 1)))
-void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
+void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) {
     __local acc_t lanes[2][TILE_WG];
 #ifdef HAVE_SUBGROUP_SHUFFLE
     __local acc_t level[TILE_WG / 32];
@@ -221,7 +249,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
                 u = combine(u, sub_group_shuffle_down(u, d));
             // A single group has the result already: no roots, no ticket.
             if (lid == 0)
-                out[groups == 1 ? 0 : 1 + get_group_id(0)] = u;
+                STORE_ROOT(groups == 1 ? 0 : 1 + get_group_id(0), u);
         }
         if (groups == 1)
             return;
@@ -242,7 +270,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
     uint p = 0;
 #if USE_WARP_TILES
     if ((WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM) || tiles <= WARP_TILES_UPTO)
-        warp_subtrees(in, out, n, tiles, k, subtrees);
+        warp_subtrees(in, out, n, tiles, k, subtrees RESULT_ARG);
     else
 #endif
     for (ulong s = get_group_id(0); s < subtrees; s += groups) {
@@ -350,7 +378,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             acc_t x = stack[--depth];
             while (depth > 0)
                 x = combine(stack[--depth], x);
-            out[subtrees == 1 ? 0 : 1 + s] = x;
+            STORE_ROOT(subtrees == 1 ? 0 : 1 + s, x);
         }
     }
     // One tile: whoever folded it wrote the result; no roots, no ticket.
@@ -413,7 +441,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             for (uint d = 1; d < TILE_WG / 32; d <<= 1)
                 u = combine(u, sub_group_shuffle_down(u, d));
             if (lid == 0) {
-                out[0] = u;
+                STORE_ROOT(0, u);
                 *counter = 0;
             }
         }
@@ -430,7 +458,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n) {
             level[i] = combine(level[i], level[i + w]);
     }
     if (lid == 0) {
-        out[0] = level[0];
+        STORE_ROOT(0, level[0]);
         *counter = 0;
     }
 #endif

@@ -219,7 +219,7 @@ inline acc_t warp_tile(const __global in_t* in, ulong start, ulong n, uint t) {
 // merges tile results with the binary counter of canonical_one.cl and writes each root
 // to out[1 + s], or straight to out[0] when the whole input is one tile.
 inline void warp_subtrees(const __global in_t* in, __global acc_t* out, ulong n, ulong tiles,
-                          uint k, ulong subtrees) {
+                          uint k, ulong subtrees RESULT_PARAM) {
     uint t = get_local_id(0) & 31;
     ulong warps_per_group = TILE_WG / 32;
     ulong warp = get_group_id(0) * warps_per_group + (get_local_id(0) >> 5);
@@ -242,7 +242,7 @@ inline void warp_subtrees(const __global in_t* in, __global acc_t* out, ulong n,
             acc_t x = stack[--depth];
             while (depth > 0)
                 x = combine(stack[--depth], x);
-            out[subtrees == 1 ? 0 : 1 + s] = x;
+            STORE_ROOT(subtrees == 1 ? 0 : 1 + s, x);
         }
     }
 }
