@@ -1,13 +1,16 @@
-//! Kernel arguments from the command line: `buffer:TYPE:COUNT:random|zeros|ones|iota`
-//! for global buffers, `local:TYPE:COUNT` for `__local` pointers, and plain values for
-//! scalars, each checked against the kernel's signature.
+//! Kernel arguments from the command line:
+//! `buffer:TYPE:COUNT:random|zeros|ones|iota|uninit[:ro|wo|rw]` for global buffers (the
+//! access flag is what the host declares, `CL_MEM_READ_ONLY` and the like, and the
+//! simulator reports kernels that break it; `uninit` leaves the buffer unwritten and
+//! reports reads before the kernel writes), `local:TYPE:COUNT` for `__local` pointers,
+//! and plain values for scalars, each checked against the kernel's signature.
 
 use redlab_core::generate::{generate, Distribution};
 use redlab_core::size::parse_size;
 use redlab_core::DType;
 
 use crate::ast::Function;
-use crate::memory::{Buffer, Memory};
+use crate::memory::{Access, Buffer, Memory};
 use crate::sim::Arg;
 use crate::types::{Scalar, Space, Type};
 use crate::value::{from_bytes, to_bytes, Value};
@@ -24,6 +27,8 @@ pub enum Fill {
     Ones,
     /// 0, 1, 2, … per scalar.
     Iota,
+    /// Nothing written: the kernel's reads before its writes are reported.
+    Uninit,
 }
 
 /// One argument as written.
@@ -37,6 +42,8 @@ pub enum ArgSpec {
         count: usize,
         /// Contents.
         fill: Fill,
+        /// What the kernel may do with it.
+        access: Access,
     },
     /// A `__local` buffer.
     Local {
@@ -75,23 +82,45 @@ pub fn parse_spec(s: &str) -> Result<ArgSpec, String> {
         Type::from_name(opencl_name(name)).ok_or_else(|| format!("unknown type '{name}' in '{s}'"))
     };
     let count = |c: &str| parse_size(c).map_err(|e| format!("{e} in '{s}'"));
+    let fill = |f: &str| match f {
+        "random" => Ok(Fill::Random),
+        "zeros" => Ok(Fill::Zeros),
+        "ones" => Ok(Fill::Ones),
+        "iota" => Ok(Fill::Iota),
+        "uninit" => Ok(Fill::Uninit),
+        other => Err(format!(
+            "unknown fill '{other}' in '{s}' (random, zeros, ones, iota, uninit)"
+        )),
+    };
+    let access = |a: &str| match a {
+        "rw" => Ok(Access::ReadWrite),
+        "ro" => Ok(Access::ReadOnly),
+        "wo" => Ok(Access::WriteOnly),
+        other => Err(format!("unknown access '{other}' in '{s}' (ro, wo, rw)")),
+    };
     match parts.as_slice() {
-        ["buffer", t, c, fill] => Ok(ArgSpec::Buffer {
+        ["buffer", t, c, f, a] => Ok(ArgSpec::Buffer {
             ty: ty(t)?,
             count: count(c)?,
-            fill: match *fill {
-                "random" => Fill::Random,
-                "zeros" => Fill::Zeros,
-                "ones" => Fill::Ones,
-                "iota" => Fill::Iota,
-                other => return Err(format!("unknown fill '{other}' (random, zeros, ones, iota)")),
-            },
+            fill: fill(f)?,
+            access: access(a)?,
         }),
-        ["buffer", t, c] => Ok(ArgSpec::Buffer { ty: ty(t)?, count: count(c)?, fill: Fill::Random }),
+        ["buffer", t, c, f] => Ok(ArgSpec::Buffer {
+            ty: ty(t)?,
+            count: count(c)?,
+            fill: fill(f)?,
+            access: Access::ReadWrite,
+        }),
+        ["buffer", t, c] => Ok(ArgSpec::Buffer {
+            ty: ty(t)?,
+            count: count(c)?,
+            fill: Fill::Random,
+            access: Access::ReadWrite,
+        }),
         ["local", t, c] => Ok(ArgSpec::Local { ty: ty(t)?, count: count(c)? }),
         [value] => Ok(ArgSpec::Scalar(value.to_string())),
         _ => Err(format!(
-            "cannot read argument '{s}' (buffer:TYPE:COUNT:random|zeros|ones|iota, local:TYPE:COUNT, or a value)"
+            "cannot read argument '{s}' (buffer:TYPE:COUNT:random|zeros|ones|iota|uninit[:ro|wo|rw], local:TYPE:COUNT, or a value)"
         )),
     }
 }
@@ -186,9 +215,15 @@ pub fn bind(
         };
         let spec = parse_spec(spec).map_err(usage)?;
         let arg = match (&p.ty, spec) {
-            (Type::Pointer(t, space), ArgSpec::Buffer { ty, count, fill })
-                if *space != Some(Space::Local) =>
-            {
+            (
+                Type::Pointer(t, space),
+                ArgSpec::Buffer {
+                    ty,
+                    count,
+                    fill,
+                    access,
+                },
+            ) if *space != Some(Space::Local) => {
                 // A buffer of structs is given as its bytes (`buffer:uchar:BYTES:…`).
                 let raw_structs =
                     matches!(**t, Type::Struct(_)) && ty == Type::Scalar(Scalar::UChar);
@@ -203,9 +238,15 @@ pub fn bind(
                 let size = (ty.size() as u64).saturating_mul(count as u64);
                 mem.check_budget(size, || format!("buffer {} of {size} bytes", p.name))
                     .map_err(usage)?;
-                let bytes =
-                    contents(&ty, count, fill, seed.wrapping_add(k as u64)).map_err(usage)?;
-                mem.global.push(Buffer::new(&p.name, bytes));
+                let mut buffer = if fill == Fill::Uninit {
+                    Buffer::uninitialized(&p.name, size as usize)
+                } else {
+                    let bytes =
+                        contents(&ty, count, fill, seed.wrapping_add(k as u64)).map_err(usage)?;
+                    Buffer::new(&p.name, bytes)
+                };
+                buffer.access = access;
+                mem.global.push(buffer);
                 Arg::Global((mem.global.len() - 1) as u32)
             }
             (Type::Pointer(t, Some(Space::Local)), ArgSpec::Local { ty, count }) => {
@@ -314,7 +355,8 @@ mod tests {
             Ok(ArgSpec::Buffer {
                 ty: Type::Vector(Scalar::Float, 4),
                 count: 1024,
-                fill: Fill::Iota
+                fill: Fill::Iota,
+                access: Access::ReadWrite,
             })
         );
         assert_eq!(
@@ -325,6 +367,18 @@ mod tests {
             })
         );
         assert_eq!(parse_spec("42"), Ok(ArgSpec::Scalar("42".into())));
+        assert_eq!(
+            parse_spec("buffer:int:16:uninit:wo"),
+            Ok(ArgSpec::Buffer {
+                ty: Type::Scalar(Scalar::Int),
+                count: 16,
+                fill: Fill::Uninit,
+                access: Access::WriteOnly,
+            })
+        );
+        assert!(parse_spec("buffer:int:16:zeros:rx")
+            .expect_err("bad access")
+            .contains("unknown access 'rx'"));
         assert_eq!(
             parse_spec("buffer:f32:8:ones"),
             parse_spec("buffer:float:8:ones")

@@ -25,8 +25,24 @@ pub struct Buffer {
     pub bytes: Vec<u8>,
     /// Start in the group's local address space (local buffers; it decides the banks).
     pub base: u64,
+    /// What the kernel may do with a global buffer (`--arg …:ro|wo`).
+    pub access: Access,
+    /// Which bytes hold a written value: every local buffer, and global buffers left
+    /// uninitialized on purpose (empty otherwise: all bytes count as written).
     init: Vec<bool>,
     shadow: Vec<Shadow>,
+}
+
+/// What a kernel may do with a global buffer, as the host declared it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Access {
+    /// Reads and writes.
+    #[default]
+    ReadWrite,
+    /// Reads only (`CL_MEM_READ_ONLY`).
+    ReadOnly,
+    /// Writes only (`CL_MEM_WRITE_ONLY`).
+    WriteOnly,
 }
 
 impl Buffer {
@@ -36,8 +52,18 @@ impl Buffer {
             name: name.to_string(),
             bytes,
             base: 0,
+            access: Access::ReadWrite,
             init: Vec::new(),
             shadow: Vec::new(),
+        }
+    }
+
+    /// A global buffer of `len` bytes that nothing has written: a read of a byte before
+    /// the kernel writes it is reported.
+    pub fn uninitialized(name: &str, len: usize) -> Buffer {
+        Buffer {
+            init: vec![false; len],
+            ..Buffer::new(name, vec![0; len])
         }
     }
 }
@@ -169,6 +195,12 @@ impl Memory {
             if let Some(b) = self.local.get_mut(ptr.buffer as usize) {
                 b.init[r].iter_mut().for_each(|x| *x = true);
             }
+        } else if ptr.space == Space::Global {
+            if let Some(b) = self.global.get_mut(ptr.buffer as usize) {
+                if let Some(flags) = b.init.get_mut(r) {
+                    flags.iter_mut().for_each(|x| *x = true);
+                }
+            }
         } else if ptr.space == Space::Private {
             self.mark_private(lane, r);
         }
@@ -218,6 +250,7 @@ impl Memory {
             name: name.to_string(),
             bytes: vec![0; bytes],
             base,
+            access: Access::ReadWrite,
             init: vec![false; bytes],
             shadow: vec![Shadow::default(); bytes],
         });
@@ -305,6 +338,21 @@ impl Memory {
             .checked_sub(1)
             .and_then(|k| self.private_vars.get(k as usize))
             .map_or("private memory".into(), |(_, _, name)| name.clone())
+    }
+
+    /// Whether the data bytes `ranges` (relative to `ptr`) of a global buffer hold
+    /// written values (always, unless the buffer was left uninitialized on purpose).
+    pub fn global_initialized(&self, ptr: &Ptr, ranges: &[(usize, usize)]) -> bool {
+        let Some(b) = self.global.get(ptr.buffer as usize) else {
+            return true;
+        };
+        b.init.is_empty()
+            || ranges.iter().all(|(o, n)| {
+                let start = ptr.offset as usize + o;
+                b.init
+                    .get(start..start + n)
+                    .is_none_or(|s| s.iter().all(|x| *x))
+            })
     }
 
     /// Whether every byte in `ranges` (offsets relative to `ptr`) of a local buffer was

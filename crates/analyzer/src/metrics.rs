@@ -156,6 +156,11 @@ pub enum FindingKind {
     /// An async copy started with different arguments across the group, its bytes
     /// touched before `wait_group_events`, or never waited for.
     AsyncCopyMisuse,
+    /// A write to a buffer the host declared read-only, or a read of one it declared
+    /// write-only.
+    AccessViolation,
+    /// A read of global memory the host left uninitialized, before the kernel wrote it.
+    UninitializedGlobalRead,
 }
 
 /// One kind of error at one line, with where it happened first and how often.

@@ -258,3 +258,49 @@ fn show_prints_a_buffers_final_contents() {
         "no parameter nope",
     );
 }
+
+#[test]
+fn declared_access_and_unwritten_buffers_are_checked_from_the_command_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kernel = dir.path().join("acc.cl");
+    std::fs::write(
+        &kernel,
+        "__kernel void acc(__global const int* in, __global int* out) {\n\
+         \x20   uint i = get_global_id(0);\n\
+         \x20   out[i] += in[i];\n}\n",
+    )
+    .expect("write");
+    let path = kernel.to_str().expect("utf-8");
+    let run = |out_spec: &str| {
+        let o = redlab(&[
+            "analyze",
+            path,
+            "--global",
+            "32",
+            "--local",
+            "32",
+            "--arg",
+            "in=buffer:i32:32:iota:ro",
+            "--arg",
+            out_spec,
+            "--json",
+        ]);
+        let j: Json = serde_json::from_slice(&o.stdout).expect("stdout is one JSON object");
+        let kinds: Vec<String> = j["errors"]
+            .as_array()
+            .expect("errors")
+            .iter()
+            .map(|e| e["kind"].as_str().expect("kind").to_string())
+            .collect();
+        (o.status.code(), kinds)
+    };
+    assert_eq!(run("out=buffer:i32:32:zeros:rw"), (Some(0), vec![]));
+    assert_eq!(
+        run("out=buffer:i32:32:zeros:wo"),
+        (Some(1), vec!["access_violation".to_string()])
+    );
+    assert_eq!(
+        run("out=buffer:i32:32:uninit"),
+        (Some(1), vec!["uninitialized_global_read".to_string()])
+    );
+}

@@ -32,6 +32,7 @@ impl Sim<'_> {
             }
             if ptr.space == Space::Global {
                 self.note_global(pos, lane, &ptr, ty.size(), false, false);
+                self.check_declared(pos, lane, &ptr, ty.size(), &ranges, false);
             }
             if ptr.space == Space::Private
                 && !self.mem.private_initialized(&ptr, lane, &ranges)
@@ -92,6 +93,7 @@ impl Sim<'_> {
             }
             if ptr.space == Space::Global {
                 self.note_global(pos, lane, &ptr, ty.size(), true, false);
+                self.check_declared(pos, lane, &ptr, ty.size(), &[], true);
             }
             if ptr.space == Space::Local {
                 self.check_local(pos, lane, &ptr, ty.size(), true);
@@ -105,6 +107,46 @@ impl Sim<'_> {
             out[lane] = v;
         }
         Ok(out)
+    }
+
+    /// The host's declarations of a global buffer: its access (`ro`/`wo`) and, for one
+    /// left uninitialized on purpose, whether the bytes `ranges` a read takes were
+    /// written (`ranges` relative to `ptr`; a write passes none).
+    pub(crate) fn check_declared(
+        &mut self,
+        pos: Pos,
+        lane: usize,
+        ptr: &crate::value::Ptr,
+        bytes: usize,
+        ranges: &[(usize, usize)],
+        write: bool,
+    ) {
+        use crate::memory::Access;
+        let Some(access) = self.mem.global.get(ptr.buffer as usize).map(|b| b.access) else {
+            return;
+        };
+        let name = self.mem.name(ptr);
+        let (local, _) = self.ids(lane);
+        let span = format!("bytes {}..{}", ptr.offset, ptr.offset + bytes as i64);
+        let refused = match (access, write) {
+            (Access::ReadOnly, true) => Some("writes"),
+            (Access::WriteOnly, false) => Some("reads"),
+            _ => None,
+        };
+        if let Some(verb) = refused {
+            let declared = if write { "read-only" } else { "write-only" };
+            self.find(FindingKind::AccessViolation, pos, lane, || {
+                format!("work-item {local:?} {verb} {span} of {name}, which the host declared {declared}")
+            });
+        }
+        if !write
+            && !self.mem.global_initialized(ptr, ranges)
+            && self.mem.read(ptr, lane, bytes).is_ok()
+        {
+            self.find(FindingKind::UninitializedGlobalRead, pos, lane, || {
+                format!("work-item {local:?} reads {span} of {name}, which the host left uninitialized and nothing wrote")
+            });
+        }
     }
 
     fn out_of_bounds(&mut self, pos: Pos, lane: usize, verb: &str, what: String) {

@@ -364,6 +364,9 @@ fn atomic(sim: &mut Sim, op: &str, args: &[Expr], mask: &Mask, pos: Pos) -> Resu
         let size = elem.size();
         if p.space == crate::types::Space::Global {
             sim.note_global(pos, l, p, size, true, true);
+            // An atomic update reads the old value and writes the new one.
+            sim.check_declared(pos, l, p, size, &[(0, size)], false);
+            sim.check_declared(pos, l, p, size, &[], true);
         }
         let bytes = match sim.mem.read(p, l, size) {
             Ok(b) => b,

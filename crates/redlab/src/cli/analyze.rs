@@ -45,7 +45,8 @@ pub struct AnalyzeArgs {
     /// A preprocessor definition, NAME or NAME=VALUE (repeatable).
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     define: Vec<String>,
-    /// A kernel argument, NAME=SPEC: buffer:TYPE:COUNT:random|zeros|ones|iota,
+    /// A kernel argument, NAME=SPEC: buffer:TYPE:COUNT:random|zeros|ones|iota|uninit
+    /// with an optional :ro, :wo or :rw (the access the host declares, checked),
     /// local:TYPE:COUNT, or a value (repeatable).
     #[arg(long = "arg", value_name = "NAME=SPEC")]
     args: Vec<String>,
