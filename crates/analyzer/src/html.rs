@@ -22,14 +22,14 @@ pub struct Drawn<'a> {
     pub banks: usize,
 }
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222}\
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
 td.src{text-align:left;font-family:monospace;white-space:pre}th{background:#f3f3f3}\
 .bad{background:#fde2e2}.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}\
@@ -135,7 +135,7 @@ pub fn render(report: &Report, drawn: &[Drawn<'_>]) -> String {
     h
 }
 
-fn header() -> String {
+pub(crate) fn header() -> String {
     [
         "branches",
         "divergent",
@@ -155,7 +155,7 @@ fn header() -> String {
     .collect()
 }
 
-fn row(c: &Counts) -> String {
+pub(crate) fn row(c: &Counts) -> String {
     format!(
         "<td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
         c.branches,
@@ -174,7 +174,7 @@ fn row(c: &Counts) -> String {
 }
 
 /// Warp × step strips: one row per lane, one column per step of that warp.
-fn branching(d: &Drawn<'_>) -> String {
+pub(crate) fn branching(d: &Drawn<'_>) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -251,7 +251,7 @@ type PatternKey = (String, u32, bool, Vec<(usize, usize)>);
 
 /// One grid per distinct access pattern: a column per bank, a box per lane stacked by
 /// the distinct words of its bank.
-fn bank_maps(d: &Drawn<'_>) -> String {
+pub(crate) fn bank_maps(d: &Drawn<'_>) -> String {
     if d.trace.bank_maps.is_empty() {
         return String::new();
     }

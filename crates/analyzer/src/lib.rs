@@ -28,6 +28,7 @@ pub mod ast;
 pub mod clamsee;
 pub mod global_races;
 pub mod html;
+pub mod html_compare;
 pub mod lexer;
 pub mod mapped;
 pub mod mask;

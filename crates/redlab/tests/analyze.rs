@@ -304,3 +304,37 @@ fn declared_access_and_unwritten_buffers_are_checked_from_the_command_line() {
         (Some(1), vec!["uninitialized_global_read".to_string()])
     );
 }
+
+#[test]
+fn versions_side_by_side_tell_the_documents_story() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let html = dir.path().join("compare.html");
+    let out_html = html.to_str().expect("utf-8");
+    let o = redlab(&[
+        "analyze", "reduce1", "reduce2", "--global", "256", "--local", "64", "--json", "--html",
+        out_html,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Json = serde_json::from_slice(&o.stdout).expect("stdout is one JSON object");
+    let reports = j["reports"].as_array().expect("one report per version");
+    assert_eq!(reports.len(), 2);
+    let conflicts = |r: &Json| {
+        let c = &r["bank_conflicts"];
+        c["local_load"].as_u64().expect("loads") + c["local_store"].as_u64().expect("stores")
+    };
+    // Interleaved addressing with a strided index conflicts; sequential addressing does
+    // not (the reference documents' comparison of versions 2 and 3).
+    assert!(conflicts(&reports[0]) > 0, "reduce1 has bank conflicts");
+    assert_eq!(conflicts(&reports[1]), 0, "reduce2 has none");
+    let page = std::fs::read_to_string(&html).expect("page written");
+    for name in ["reduce1", "reduce2", "class=\"cols\"", "<svg", "Bank maps"] {
+        assert!(page.contains(name), "the page shows {name}");
+    }
+    let namespaces = page.matches("xmlns=\"http://www.w3.org/2000/svg\"").count();
+    assert_eq!(page.matches("http").count(), namespaces, "nothing fetched");
+    // Options that take one target are refused with one clear line.
+    common::assert_clean_error(
+        &["analyze", "reduce1", "reduce2", "--dump", "out"],
+        "take one target",
+    );
+}

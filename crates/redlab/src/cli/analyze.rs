@@ -21,11 +21,15 @@ use super::size::parse_size;
 use super::Verdict;
 
 /// Arguments of `redlab analyze`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct AnalyzeArgs {
     /// A built-in variant (`reduce0`, `sequential-addressing`, `production` …) or an
     /// OpenCL C file.
-    target: String,
+    pub(super) target: String,
+    /// More variants or files, analyzed with the same options and put side by side on
+    /// the --html page (`redlab analyze reduce1 reduce2 --html compare.html`).
+    #[arg(value_name = "MORE")]
+    pub(super) others: Vec<String>,
     /// The kernel to run (a file with one kernel needs none).
     #[arg(long)]
     kernel: Option<String>,
@@ -38,10 +42,10 @@ pub struct AnalyzeArgs {
     local: Option<String>,
     /// Lanes per warp (and per sub-group).
     #[arg(long, default_value_t = 32)]
-    warp: usize,
+    pub(super) warp: usize,
     /// Local-memory banks of 4 bytes.
     #[arg(long, default_value_t = 32)]
-    banks: usize,
+    pub(super) banks: usize,
     /// A preprocessor definition, NAME or NAME=VALUE (repeatable).
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     define: Vec<String>,
@@ -91,11 +95,11 @@ pub struct AnalyzeArgs {
     /// For a kernel file: print this buffer argument's final contents, element by
     /// element (repeatable; `buffers` in the JSON).
     #[arg(long, value_name = "NAME")]
-    show: Vec<String>,
+    pub(super) show: Vec<String>,
     /// Write a buffer argument's (or a session array's) final contents to
     /// `--out-dir/NAME.npy` (repeatable; an existing file needs --force).
     #[arg(long, value_name = "NAME")]
-    dump: Vec<String>,
+    pub(super) dump: Vec<String>,
     /// Where --dump writes.
     #[arg(long, value_name = "DIR", default_value = ".")]
     out_dir: std::path::PathBuf,
@@ -111,13 +115,13 @@ pub struct AnalyzeArgs {
     post: Option<String>,
     /// Print the report as one JSON object.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     /// Write an HTML page with the pictures.
     #[arg(long, value_name = "OUT.html")]
-    html: Option<std::path::PathBuf>,
+    pub(super) html: Option<std::path::PathBuf>,
     /// Replace --html if it exists.
     #[arg(long)]
-    force: bool,
+    pub(super) force: bool,
 }
 
 /// The most work-items one analyzed launch may have (the simulator runs each of them).
@@ -175,27 +179,10 @@ pub(super) fn write_npy(
 
 /// Runs `redlab analyze`.
 pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
-    let mut config = LaunchConfig::linear(1, 1);
-    config.warp = a.warp;
-    config.banks = a.banks;
-    config.trace_group = a.trace_group;
-    config.max_steps = a.max_steps;
-    config.max_memory = a.max_memory;
-    if !(a.max_seconds >= 0.0 && a.max_seconds <= 1e6) {
-        bail!(
-            "--max-seconds {} is not a number of seconds from 0 to 10^6",
-            a.max_seconds
-        );
+    if !a.others.is_empty() {
+        return super::analyze_compare::run(a, out);
     }
-    if a.max_seconds > 0.0 {
-        config.deadline =
-            Some(std::time::Instant::now() + std::time::Duration::from_secs_f64(a.max_seconds));
-    }
-    if !(1..=65536).contains(&a.compute_units) {
-        bail!("--compute-units {} is not in 1..=65536", a.compute_units);
-    }
-    config.watch = a.watch.clone();
-    let is_file = Path::new(&a.target).is_file();
+    let config = launch_config(a)?;
     let mut outputs = super::output::OutputPlan::new(a.force);
     if Path::new(&a.target).exists() {
         outputs.input("the kernel file", Path::new(&a.target));
@@ -211,40 +198,8 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     for path in &dump_paths {
         outputs.replace("--dump", path)?;
     }
-    let (report, drawn_traces) = match (is_file, registry::find(&a.target)) {
-        (true, _) if a.target.ends_with(".clamsee") => {
-            if a.kernel.is_some() || !a.args.is_empty() || a.global.is_some() || a.local.is_some() {
-                bail!("a session sets its own kernels, arguments and work sizes: leave out --kernel, --arg, --global and --local");
-            }
-            super::analyze_session::run(Path::new(&a.target), &a.show, &a.define, config, &a.dump, &dump_paths)?
-        }
-        (false, _) if a.target == "segments" => analyze_segments(a, config)?,
-        (false, Some(v)) => analyze_variant(a, &v, config)?,
-        (true, _) => analyze_file(a, config)?,
-        (false, None) => bail!(
-            "'{}' is neither a file nor a variant ('redlab bench --help' lists variants; 'segments' runs the axis kernels)",
-            a.target
-        ),
-    };
-    // A wrong result, or any error the simulator found (race, out-of-bounds, barrier
-    // divergence …), fails the run (exit code 1) after the report is written.
-    let errors = &report.total.errors;
-    let verdict = match &report.check {
-        Some(c) if !c.ok => Verdict::Mismatch(format!(
-            "{}: got {}, the reference gives {}",
-            c.problem, c.value, c.expected
-        )),
-        _ if !errors.is_empty() => Verdict::Mismatch(format!(
-            "the kernel has {} error{}; first: {:?} at {}:{}: {}",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" },
-            errors[0].kind,
-            errors[0].file,
-            errors[0].line,
-            errors[0].message
-        )),
-        _ => Verdict::Success,
-    };
+    let (report, drawn_traces) = analyze_target(a, config, &dump_paths)?;
+    let verdict = verdict_of(&report);
     if let Some(path) = &a.html {
         let drawn: Vec<Drawn<'_>> = drawn_traces
             .iter()
@@ -267,6 +222,78 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         }
     }
     Ok(verdict)
+}
+
+/// The simulator's settings from the options.
+pub(super) fn launch_config(a: &AnalyzeArgs) -> anyhow::Result<LaunchConfig> {
+    let mut config = LaunchConfig::linear(1, 1);
+    config.warp = a.warp;
+    config.banks = a.banks;
+    config.trace_group = a.trace_group;
+    config.max_steps = a.max_steps;
+    config.max_memory = a.max_memory;
+    if !(a.max_seconds >= 0.0 && a.max_seconds <= 1e6) {
+        bail!(
+            "--max-seconds {} is not a number of seconds from 0 to 10^6",
+            a.max_seconds
+        );
+    }
+    if a.max_seconds > 0.0 {
+        config.deadline =
+            Some(std::time::Instant::now() + std::time::Duration::from_secs_f64(a.max_seconds));
+    }
+    if !(1..=65536).contains(&a.compute_units) {
+        bail!("--compute-units {} is not in 1..=65536", a.compute_units);
+    }
+    config.watch = a.watch.clone();
+    Ok(config)
+}
+
+/// Runs the analysis `a.target` names: a session, the segment kernels, a variant or a
+/// file.
+pub(super) fn analyze_target(
+    a: &AnalyzeArgs,
+    config: LaunchConfig,
+    dump_paths: &[std::path::PathBuf],
+) -> anyhow::Result<(Report, Traces)> {
+    let is_file = Path::new(&a.target).is_file();
+    Ok(match (is_file, registry::find(&a.target)) {
+        (true, _) if a.target.ends_with(".clamsee") => {
+            if a.kernel.is_some() || !a.args.is_empty() || a.global.is_some() || a.local.is_some() {
+                bail!("a session sets its own kernels, arguments and work sizes: leave out --kernel, --arg, --global and --local");
+            }
+            super::analyze_session::run(Path::new(&a.target), &a.show, &a.define, config, &a.dump, dump_paths)?
+        }
+        (false, _) if a.target == "segments" => analyze_segments(a, config)?,
+        (false, Some(v)) => analyze_variant(a, &v, config)?,
+        (true, _) => analyze_file(a, config)?,
+        (false, None) => bail!(
+            "'{}' is neither a file nor a variant ('redlab bench --help' lists variants; 'segments' runs the axis kernels)",
+            a.target
+        ),
+    })
+}
+
+/// A wrong result, or any error the simulator found (race, out-of-bounds, barrier
+/// divergence …), fails the run (exit code 1) after the report is written.
+pub(super) fn verdict_of(report: &Report) -> Verdict {
+    let errors = &report.total.errors;
+    match &report.check {
+        Some(c) if !c.ok => Verdict::Mismatch(format!(
+            "{}: got {}, the reference gives {}",
+            c.problem, c.value, c.expected
+        )),
+        _ if !errors.is_empty() => Verdict::Mismatch(format!(
+            "the kernel has {} error{}; first: {:?} at {}:{}: {}",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" },
+            errors[0].kind,
+            errors[0].file,
+            errors[0].line,
+            errors[0].message
+        )),
+        _ => Verdict::Success,
+    }
 }
 
 pub(super) type Traces = Vec<(String, redlab_analyzer::metrics::Trace)>;
@@ -656,7 +683,7 @@ fn analyze_file(a: &AnalyzeArgs, mut config: LaunchConfig) -> anyhow::Result<(Re
     Ok((report, vec![(kernel, launch.trace)]))
 }
 
-fn print_text(r: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(super) fn print_text(r: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
     let t = &r.total;
     let c = &t.counts;
     writeln!(out, "{}", r.source)?;

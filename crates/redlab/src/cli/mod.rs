@@ -2,6 +2,7 @@
 //! non-zero exit code: 2 for bad usage or input, 1 for a result that fails verification.
 
 mod analyze;
+mod analyze_compare;
 mod analyze_session;
 mod bench;
 #[cfg(any(feature = "opencl", feature = "cuda"))]
