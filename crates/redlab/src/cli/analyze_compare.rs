@@ -37,7 +37,7 @@ pub(super) fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdic
         one.target = (*target).clone();
         one.others.clear();
         let analyzed =
-            analyze_target(&one, launch_config(&one)?, &[]).with_context(|| format!("{target}"))?;
+            analyze_target(&one, launch_config(&one)?, &[]).with_context(|| target.to_string())?;
         results.push(((*target).clone(), analyzed));
     }
     if let Some(path) = &a.html {
