@@ -33,7 +33,9 @@ pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24p
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
 td.src{text-align:left;font-family:monospace;white-space:pre}th{background:#f3f3f3}\
 .bad{background:#fde2e2}.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}\
-h2{margin-top:32px}figure{margin:12px 0}figcaption{font-size:13px;color:#555}";
+h2{margin-top:32px}figure{margin:12px 0}figcaption{font-size:13px;color:#555}\
+.lines details{font-size:13px}.lines summary{cursor:pointer;white-space:pre;font-family:monospace}\
+.lines .n{display:inline-block;width:3em;text-align:right;color:#777}";
 
 const INACTIVE: &str = "#e8e8e8";
 const ACTIVE: &str = "#4a7fc1";
@@ -111,27 +113,43 @@ pub fn render(report: &Report, drawn: &[Drawn<'_>]) -> String {
         }
         h.push_str("</table>");
     }
-    h.push_str("<h2>Per source line</h2><table><tr><th>line</th><th>source</th>");
-    h.push_str(&header());
-    h.push_str("</tr>");
-    for l in &t.lines {
-        let bad = l.counts.divergent_branches > 0
-            || l.counts.bank_conflicts.local_load + l.counts.bank_conflicts.local_store > 0;
-        let _ = write!(
-            h,
-            "<tr{}><td>{}</td><td class=\"src\">{}</td>{}</tr>",
-            if bad { " class=\"bad\"" } else { "" },
-            l.line,
-            esc(&l.text),
-            row(&l.counts)
-        );
-    }
-    h.push_str("</table>");
+    h.push_str(&per_line(&t.lines));
     for d in drawn {
         h.push_str(&branching(d));
         h.push_str(&bank_maps(d));
     }
     h.push_str("</body></html>\n");
+    h
+}
+
+/// The source, a line each: clicking a line opens its counters (a `details` element,
+/// so the page needs no script); lines with divergence or bank conflicts are marked.
+pub(crate) fn per_line(lines: &[crate::report::LineJson]) -> String {
+    let mut h = String::from(
+        "<h2>Per source line</h2><p>Click a line for its counters.</p><div class=\"lines\">",
+    );
+    for l in lines {
+        let conflicts = l.counts.bank_conflicts.local_load + l.counts.bank_conflicts.local_store;
+        let bad = l.counts.divergent_branches > 0 || conflicts > 0;
+        let _ = write!(
+            h,
+            "<details{}><summary><span class=\"n\">{}</span> <code>{}</code>{}</summary><table><tr>{}</tr><tr>{}</tr></table></details>",
+            if bad { " class=\"bad\"" } else { "" },
+            l.line,
+            esc(&l.text),
+            if bad {
+                format!(
+                    " <i>divergent {}, conflicts {conflicts}</i>",
+                    l.counts.divergent_branches
+                )
+            } else {
+                String::new()
+            },
+            header(),
+            row(&l.counts)
+        );
+    }
+    h.push_str("</div>");
     h
 }
 
@@ -194,32 +212,68 @@ pub(crate) fn branching(d: &Drawn<'_>) -> String {
             "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" preserveAspectRatio=\"none\">",
             width.min(1400)
         );
+        // Runs of equal colour become one stroke, each colour one path, over an "active"
+        // background: a rectangle element per run had made a 256-element page half a
+        // megabyte.
+        let colours = [INACTIVE, ACTIVE, TAKEN, NOT_TAKEN];
+        let mut paths = vec![String::new(); colours.len()];
+        let mut rows = String::new();
         for lane in 0..d.warp {
-            // Runs of equal colour become one rectangle.
-            let mut start = 0;
-            let colour = |s: &crate::metrics::TraceStep| {
-                let bit = 1u64 << lane;
-                match (s.active & bit != 0, s.taken) {
-                    (false, _) => INACTIVE,
-                    (true, Some(t)) if t & bit != 0 => TAKEN,
-                    (true, Some(_)) => NOT_TAKEN,
-                    (true, None) => ACTIVE,
-                }
+            let bit = 1u64 << lane;
+            let colour = |s: &crate::metrics::TraceStep| match (s.active & bit != 0, s.taken) {
+                (false, _) => 0,
+                (true, Some(t)) if t & bit != 0 => 2,
+                (true, Some(_)) => 3,
+                (true, None) => 1,
             };
+            let y = 8 + lane * cell_h;
+            let mut start = 0;
             for k in 1..=steps.len() {
                 if k == steps.len() || colour(&steps[k]) != colour(&steps[start]) {
-                    let _ = write!(
-                        h,
-                        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{cell_h}\" fill=\"{}\"/>",
-                        start * cell_w,
-                        8 + lane * cell_h,
-                        (k - start) * cell_w,
-                        colour(&steps[start])
-                    );
+                    // Active is the background; a run is a stroke along its row's middle.
+                    let c = colour(&steps[start]);
+                    if c != 1 {
+                        let _ = write!(
+                            paths[c],
+                            "M{} {}h{}",
+                            start * cell_w,
+                            y + cell_h / 2,
+                            (k - start) * cell_w
+                        );
+                    }
                     start = k;
                 }
             }
+            // Hovering a lane's row tells its branch pattern.
+            let active = steps.iter().filter(|s| s.active & bit != 0).count();
+            let taken = steps
+                .iter()
+                .filter(|s| s.active & bit != 0 && s.taken.is_some_and(|t| t & bit != 0))
+                .count();
+            let not_taken = steps
+                .iter()
+                .filter(|s| s.active & bit != 0 && s.taken.is_some_and(|t| t & bit == 0))
+                .count();
+            let _ = write!(
+                rows,
+                "<rect y=\"{y}\" width=\"{width}\" height=\"{cell_h}\" fill-opacity=\"0\"><title>warp {w}, lane {lane}: active {active} of {} steps; branches taken {taken}, not taken {not_taken}</title></rect>",
+                steps.len()
+            );
         }
+        let _ = write!(
+            h,
+            "<rect y=\"8\" width=\"{width}\" height=\"{}\" fill=\"{ACTIVE}\"/>",
+            d.warp * cell_h
+        );
+        for (colour, d) in colours.iter().zip(&paths) {
+            if !d.is_empty() {
+                let _ = write!(
+                    h,
+                    "<path stroke=\"{colour}\" stroke-width=\"{cell_h}\" d=\"{d}\"/>"
+                );
+            }
+        }
+        h.push_str(&rows);
         for (k, s) in steps.iter().enumerate() {
             if let Some(t) = s.taken {
                 if t != 0 && t != s.active {
@@ -310,9 +364,28 @@ fn bank_map(a: &BankAccess, banks: usize) -> String {
         } else {
             "#f4f4f4"
         };
+        // Hovering a bank tells which lanes hit it here and what it cost.
+        let lanes: Vec<String> = a
+            .lanes
+            .iter()
+            .filter(|(_, bank, _)| bank == &b)
+            .map(|(l, _, _)| l.to_string())
+            .collect();
+        let title = if lanes.is_empty() {
+            format!("bank {b}: no lane")
+        } else {
+            format!(
+                "bank {b}: lanes {}; {} word{}, {} conflict{}",
+                lanes.join(", "),
+                words.len(),
+                if words.len() == 1 { "" } else { "s" },
+                words.len().saturating_sub(1),
+                if words.len() == 2 { "" } else { "s" }
+            )
+        };
         let _ = write!(
             h,
-            "<rect x=\"{}\" y=\"12\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"#ddd\"/>",
+            "<rect x=\"{}\" y=\"12\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"#ddd\"><title>{title}</title></rect>",
             b * cw,
             cw - 1,
             rows * ch * 2

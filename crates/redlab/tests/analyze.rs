@@ -338,3 +338,35 @@ fn versions_side_by_side_tell_the_documents_story() {
         "take one target",
     );
 }
+
+#[test]
+fn the_page_answers_hovers_and_clicks_without_a_script() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let html = dir.path().join("reduce1.html");
+    let o = redlab(&[
+        "analyze",
+        "reduce1",
+        "--global",
+        "256",
+        "--local",
+        "256",
+        "--html",
+        html.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(&html).expect("page written");
+    // Hovering a bank names its lanes and conflicts; hovering a lane's row its branches;
+    // clicking a source line opens its counters.
+    for wanted in [
+        "<title>bank 0: lanes ",
+        "conflict",
+        "<title>warp 0, lane 0: active ",
+        "<details",
+        "<summary>",
+    ] {
+        assert!(page.contains(wanted), "the page has {wanted}");
+    }
+    assert!(!page.contains("<script"), "no scripts");
+    // Drawn compactly (one path per colour): it was 560 KB with a rectangle per run.
+    assert!(page.len() < 300_000, "{} bytes", page.len());
+}
