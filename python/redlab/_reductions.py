@@ -108,24 +108,25 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof=0.0):
         element = _arrays.type_name(str(a.dtype).replace("torch.", ""))
         landing = _enqueue_type(name, element, acc, place[1])
         if landing is not None:
+            # A 0-d result with room for the value alone: one launch writes it there.
             numpy_type = np.dtype(_arrays.NUMPY[landing[0]])
-            result_bytes = landing[1] * numpy_type.itemsize
+            result_bytes = numpy_type.itemsize
             if lib == "torch":
                 import torch
 
-                out = a.new_empty((landing[1],), dtype=getattr(torch, numpy_type.name))
+                out = a.new_empty((), dtype=getattr(torch, numpy_type.name))
                 result_address = out.data_ptr()
             else:
                 import cupy
 
                 with a.device:
-                    out = cupy.empty((landing[1],), dtype=numpy_type)
+                    out = cupy.empty((), dtype=numpy_type)
                 result_address = out.data.ptr
     triple = _native.reduce_dlpack(
         kind, name, capsule, axes, keepdims, acc, stream, result_address, result_bytes, ddof
     )
     if triple is None:
-        return out[0]
+        return out
     return _arrays.to_framework(_result(triple), a, lib)
 
 

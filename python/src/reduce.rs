@@ -255,6 +255,25 @@ pub fn enqueue_dtype(
         .map(|_| (problem.acc.name(), elements)))
 }
 
+/// Where an enqueued result goes: with room for the result alone, the kernel writes it
+/// there and keeps its roots and ticket in redlab's scratch for the stream (one launch);
+/// otherwise the buffer is the kernel's whole output.
+fn landing_for(
+    cuda: &redlab_cuda::CudaDevice,
+    problem: &redlab::Problem,
+    result: u64,
+    result_bytes: usize,
+) -> Landing {
+    if Some(result_bytes) == cuda.enqueue_result_bytes(problem) {
+        Landing::Result(result)
+    } else {
+        Landing::Buffer {
+            address: result,
+            bytes: result_bytes,
+        }
+    }
+}
+
 /// Enqueues `op` over the `n` contiguous elements at device address `address` of CUDA
 /// device `ordinal` on the caller's `stream`, into the `result_bytes` bytes at `result`:
 /// exactly the result's bytes (one launch), or a buffer sized by [`enqueue_dtype`] whose
@@ -284,17 +303,7 @@ pub fn enqueue_pointer(
     let cuda = device
         .cuda()
         .ok_or_else(|| errors::device("not a CUDA device"))?;
-    // Room for the result alone: the kernel writes it there and keeps its roots and
-    // ticket in redlab's scratch for the stream (one launch); otherwise the buffer is
-    // the kernel's whole output.
-    let landing = if Some(result_bytes) == cuda.enqueue_result_bytes(&problem) {
-        Landing::Result(result)
-    } else {
-        Landing::Buffer {
-            address: result,
-            bytes: result_bytes,
-        }
-    };
+    let landing = landing_for(cuda, &problem, result, result_bytes);
     // SAFETY: the caller passes a live tensor of this device, its element count, a
     // result tensor of the right type, and its current stream on that device.
     py.allow_threads(|| unsafe { cuda.enqueue_reduce(&problem, address, n, stream, landing) })
@@ -348,12 +357,9 @@ pub fn reduce_dlpack(
             .cuda()
             .ok_or_else(|| errors::device("not a CUDA device"))?;
         let start = view.start() as u64;
+        let landing = landing_for(cuda, &problem, result, result_bytes);
         // SAFETY: the tensor lives on this device (DLPack says so) and the caller keeps
         // it and `result` alive; `stream` is the caller's stream of that device.
-        let landing = Landing::Buffer {
-            address: result,
-            bytes: result_bytes,
-        };
         py.allow_threads(|| unsafe {
             cuda.enqueue_reduce(&problem, start, view.count(), stream, landing)
         })
