@@ -27,6 +27,7 @@ mod error;
 pub mod eval;
 pub mod host;
 pub mod lexer;
+mod loops;
 pub mod oracle;
 pub mod parser;
 mod reduction;
