@@ -193,7 +193,8 @@ impl Group {
                                 .map(|(i, _)| (i + 1).to_string())
                                 .collect();
                             return Err(self.failed(format!(
-                                "ranks {} did not arrive within {:?}",
+                                "rank{} {} did not arrive within {:?}",
+                                if missing.len() == 1 { "" } else { "s" },
                                 missing.join(", "),
                                 self.timeout
                             )));
