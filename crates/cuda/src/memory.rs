@@ -190,11 +190,7 @@ impl Timeline {
         global: usize,
         local: usize,
     ) -> Result<(), RunError> {
-        let local = local.max(1);
-        let grid = global.div_ceil(local);
-        let grid = u32::try_from(grid)
-            .map_err(|_| RunError::Skipped(format!("{grid} blocks exceed CUDA's grid limit")))?;
-        Self::enqueue_args(function, stream, input, output, n, None, grid, local)
+        Self::enqueue_args(function, stream, input, output, n, None, global, local)
     }
 
     /// [`Timeline::enqueue`] of a kernel built with `SEPARATE_RESULT`, whose fourth
@@ -210,10 +206,6 @@ impl Timeline {
         local: usize,
         result: sys::CUdeviceptr,
     ) -> Result<(), RunError> {
-        let local = local.max(1);
-        let grid = global.div_ceil(local);
-        let grid = u32::try_from(grid)
-            .map_err(|_| RunError::Skipped(format!("{grid} blocks exceed CUDA's grid limit")))?;
         Self::enqueue_args(
             function,
             stream,
@@ -221,7 +213,7 @@ impl Timeline {
             output,
             n,
             Some(result),
-            grid,
+            global,
             local,
         )
     }
@@ -234,9 +226,13 @@ impl Timeline {
         output: sys::CUdeviceptr,
         n: usize,
         result: Option<sys::CUdeviceptr>,
-        grid: u32,
+        global: usize,
         local: usize,
     ) -> Result<(), RunError> {
+        let local = local.max(1);
+        let grid = global.div_ceil(local);
+        let grid = u32::try_from(grid)
+            .map_err(|_| RunError::Skipped(format!("{grid} blocks exceed CUDA's grid limit")))?;
         let (mut input, mut output, mut n) = (input, output, n as u64);
         let mut result = result.unwrap_or(0);
         let mut all: [*mut c_void; 4] = [

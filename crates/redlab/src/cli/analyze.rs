@@ -201,16 +201,7 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     let (report, drawn_traces) = analyze_target(a, config, &dump_paths)?;
     let verdict = verdict_of(&report);
     if let Some(path) = &a.html {
-        let drawn: Vec<Drawn<'_>> = drawn_traces
-            .iter()
-            .map(|(label, trace)| Drawn {
-                label: label.clone(),
-                trace,
-                warp: a.warp,
-                banks: a.banks,
-            })
-            .collect();
-        std::fs::write(path, html::render(&report, &drawn))
+        std::fs::write(path, html::render(&report, &drawn(a, &drawn_traces)))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if a.json {
@@ -222,6 +213,19 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         }
     }
     Ok(verdict)
+}
+
+/// The traced launches to draw, with the options' warp and bank counts.
+pub(super) fn drawn<'t>(a: &AnalyzeArgs, traces: &'t Traces) -> Vec<Drawn<'t>> {
+    traces
+        .iter()
+        .map(|(label, trace)| Drawn {
+            label: label.clone(),
+            trace,
+            warp: a.warp,
+            banks: a.banks,
+        })
+        .collect()
 }
 
 /// The simulator's settings from the options.

@@ -7,10 +7,9 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{bail, Context};
-use redlab_analyzer::html::Drawn;
 use redlab_analyzer::html_compare::{render_compare, Version};
 
-use super::analyze::{analyze_target, launch_config, verdict_of, AnalyzeArgs};
+use super::analyze::{analyze_target, drawn, launch_config, verdict_of, AnalyzeArgs};
 use super::Verdict;
 
 /// Runs every target of `a` and reports them together.
@@ -46,15 +45,7 @@ pub(super) fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> anyhow::Result<Verdic
             .map(|(name, (report, traces))| Version {
                 name: name.clone(),
                 report,
-                drawn: traces
-                    .iter()
-                    .map(|(label, trace)| Drawn {
-                        label: label.clone(),
-                        trace,
-                        warp: a.warp,
-                        banks: a.banks,
-                    })
-                    .collect(),
+                drawn: drawn(a, traces),
             })
             .collect();
         std::fs::write(path, render_compare(&versions))
