@@ -27,13 +27,7 @@ pub(crate) fn from_inputs(
         ty: Ty,
     ) -> Option<Vec<T>>
     where
-        T: redlab_core::Element
-            + FloatRules
-            + Copy
-            + std::ops::Add<Output = T>
-            + std::ops::Sub<Output = T>
-            + std::ops::Mul<Output = T>
-            + std::ops::Div<Output = T>,
+        T: redlab_core::Element + Float,
         Val: ScalarOf<T>,
     {
         let part = |n: &Node| in_place::<T>(n, inputs, ty).map(|s| &s[start..start + len]);
@@ -61,6 +55,26 @@ pub(crate) fn from_inputs(
     }
 }
 
+/// The float types the loops run over (f32, f64): their rules and plain arithmetic.
+pub(crate) trait Float:
+    FloatRules
+    + Copy
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+}
+impl<T> Float for T where
+    T: FloatRules
+        + Copy
+        + std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>
+{
+}
+
 /// The value of a constant as `T`, when it is one.
 trait ScalarOf<T> {
     fn scalar_of(v: Val) -> Option<T>;
@@ -85,18 +99,7 @@ impl ScalarOf<f64> for Val {
 }
 
 /// `x[k] op q` into a new column, the operator chosen outside the loop.
-fn float_scalar_from<
-    T: FloatRules
-        + Copy
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>,
->(
-    op: Arith,
-    x: &[T],
-    q: T,
-) -> Vec<T> {
+fn float_scalar_from<T: Float>(op: Arith, x: &[T], q: T) -> Vec<T> {
     match op {
         Arith::Add => x.iter().map(|&p| p + q).collect(),
         Arith::Sub => x.iter().map(|&p| p - q).collect(),
@@ -107,18 +110,7 @@ fn float_scalar_from<
 }
 
 /// `x[k] op y[k]` into a new column, as [`float_scalar_from`].
-fn float_columns_from<
-    T: FloatRules
-        + Copy
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>,
->(
-    op: Arith,
-    x: &[T],
-    y: &[T],
-) -> Vec<T> {
+fn float_columns_from<T: Float>(op: Arith, x: &[T], y: &[T]) -> Vec<T> {
     match op {
         Arith::Add => zip(x, y, |p, q| p + q),
         Arith::Sub => zip(x, y, |p, q| p - q),
@@ -130,17 +122,7 @@ fn float_columns_from<
 
 /// `x[k] = x[k] op q`, with the operator chosen once outside the loop so each loop
 /// vectorizes.
-pub(crate) fn float_scalar<
-    T: FloatRules
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>,
->(
-    op: Arith,
-    x: &mut [T],
-    q: T,
-) {
+pub(crate) fn float_scalar<T: Float>(op: Arith, x: &mut [T], q: T) {
     match op {
         Arith::Add => x.iter_mut().for_each(|p| *p = *p + q),
         Arith::Sub => x.iter_mut().for_each(|p| *p = *p - q),
@@ -151,17 +133,7 @@ pub(crate) fn float_scalar<
 }
 
 /// `x[k] = x[k] op y[k]`, vectorizable as [`float_scalar`].
-pub(crate) fn float_columns<
-    T: FloatRules
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>,
->(
-    op: Arith,
-    x: &mut [T],
-    y: &[T],
-) {
+pub(crate) fn float_columns<T: Float>(op: Arith, x: &mut [T], y: &[T]) {
     let pairs = x.iter_mut().zip(y);
     match op {
         Arith::Add => pairs.for_each(|(p, &q)| *p = *p + q),

@@ -433,50 +433,18 @@ fn bench_writes_verified_rows_with_roof_and_skips_what_cannot_run() {
 
 #[test]
 fn run_param_needs_a_named_variant_that_has_it() {
+    let base = ["run", "--op", "sum", "--dtype", "f32", "--n", "100"];
+    let named = [&base[..], &["--variant", "production"]].concat();
     assert_clean_error(
-        &[
-            "run",
-            "--op",
-            "sum",
-            "--dtype",
-            "f32",
-            "--n",
-            "100",
-            "--param",
-            "WARP_ROWS=2",
-        ],
+        &[&base[..], &["--param", "WARP_ROWS=2"]].concat(),
         "add --variant",
     );
     assert_clean_error(
-        &[
-            "run",
-            "--op",
-            "sum",
-            "--dtype",
-            "f32",
-            "--n",
-            "100",
-            "--variant",
-            "production",
-            "--param",
-            "BOGUS=1",
-        ],
+        &[&named[..], &["--param", "BOGUS=1"]].concat(),
         "has no parameter BOGUS",
     );
     assert_clean_error(
-        &[
-            "run",
-            "--op",
-            "sum",
-            "--dtype",
-            "f32",
-            "--n",
-            "100",
-            "--variant",
-            "production",
-            "--param",
-            "GROUPS_PER_CU=0",
-        ],
+        &[&named[..], &["--param", "GROUPS_PER_CU=0"]].concat(),
         "is outside",
     );
 }

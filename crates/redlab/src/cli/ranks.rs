@@ -65,6 +65,8 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     let problem = Problem::new(op, dtype, args.acc)?;
     let plan = shard::plan(n, ranks.world);
     let mine = plan.shard(ranks.rank);
+    // This rank's elements, and the element index its view starts at: a file is read
+    // whole and sliced, generated data is made for the rank's range only.
     let generated = match &loaded {
         Some(_) => None,
         None => Some(generate_range(
@@ -75,17 +77,16 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
             args.seed,
         )?),
     };
+    let (local, offset) = match (&loaded, &generated) {
+        (Some(array), _) => (array.view(), 0),
+        (None, Some(g)) => (g.view(), mine.start),
+        (None, None) => unreachable!("one of the two is set"),
+    };
 
     let reduce_started = Instant::now();
     let mut roots = Vec::new();
     for subtree in plan.subtrees_of(ranks.rank) {
-        let part = match (&loaded, &generated) {
-            (Some(array), _) => array.view().slice(subtree.start, subtree.end),
-            (None, Some(g)) => g
-                .view()
-                .slice(subtree.start - mine.start, subtree.end - mine.start),
-            (None, None) => unreachable!("one of the two is set"),
-        };
+        let part = local.slice(subtree.start - offset, subtree.end - offset);
         roots.extend_from_slice(&value_bytes::encode(&device.reduce(&problem, part)?.value));
     }
     let reduced = reduce_started.elapsed().as_secs_f64();
@@ -115,12 +116,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     }
     let value = if n == 0 {
         // No subtrees anywhere: the device's own empty result (+0.0, 1, or nothing).
-        let empty = match (&loaded, &generated) {
-            (Some(array), _) => array.view(),
-            (None, Some(g)) => g.view(),
-            (None, None) => unreachable!("one of the two is set"),
-        };
-        device.reduce(&problem, empty)?.value
+        device.reduce(&problem, local)?.value
     } else {
         shard::combine(&problem, &plan, &all).unwrap_or(Value::Empty)
     };

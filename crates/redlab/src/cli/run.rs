@@ -282,13 +282,19 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     }
     // A named strategy follows the canonical float order or its own; the result is
     // judged by the same rule as in the bench (accuracy::check_result).
+    let params = super::params::parse_params(&args.params)?;
+    if !params.is_empty() && args.variant == "auto" {
+        bail!(
+            "--param sets a named strategy's parameters: add --variant (e.g. --variant production)"
+        );
+    }
     let canonical = match args.variant.as_str() {
         "auto" => true,
         name => {
             let chosen = super::bench_lab::choose(name)?;
             match chosen.as_slice() {
                 [one] => {
-                    for (param, value) in &super::params::parse_params(&args.params)? {
+                    for (param, value) in &params {
                         one.check_param(param, *value)
                             .map_err(|why| anyhow::anyhow!("--param {param}={value}: {why}"))?;
                     }
@@ -300,12 +306,6 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             }
         }
     };
-    let params = super::params::parse_params(&args.params)?;
-    if !params.is_empty() && args.variant == "auto" {
-        bail!(
-            "--param sets a named strategy's parameters: add --variant (e.g. --variant production)"
-        );
-    }
     let opened = if args.device == "auto" {
         None
     } else {
