@@ -10,7 +10,8 @@ use rand_distr::StandardNormal;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::{host_memory, with_dtype, DType, Element, Error, HostArray};
+use crate::hashed::{self, FromHash};
+use crate::{host_memory, with_dtype, DType, Error, HostArray};
 
 /// Elements generated from one random stream; fixed so results never depend on threads.
 const BLOCK: usize = 1 << 16;
@@ -25,6 +26,10 @@ pub enum Distribution {
     Normal,
     /// Small integers: -100..=100 (0..=100 for unsigned types), exact in every type.
     Ints,
+    /// Floats uniform in [-1, 1), integers uniform over the whole type, each element a
+    /// function of the seed and its index alone ([`crate::hashed`]): any device
+    /// generates any part of the array in place.
+    Hashed,
 }
 
 impl FromStr for Distribution {
@@ -35,15 +40,17 @@ impl FromStr for Distribution {
             "uniform" => Ok(Distribution::Uniform),
             "normal" => Ok(Distribution::Normal),
             "ints" => Ok(Distribution::Ints),
+            "hashed" => Ok(Distribution::Hashed),
             other => Err(format!(
-                "unknown distribution '{other}' (known: uniform, normal, ints)"
+                "unknown distribution '{other}' (known: uniform, normal, ints, hashed)"
             )),
         }
     }
 }
 
-/// Draws one element of a type from a distribution.
-trait Sample: Element {
+/// Draws one element of a type from a distribution. (`Hashed` draws from no stream: the
+/// fills hand it to [`crate::hashed`] before any stream is made.)
+trait Sample: FromHash {
     fn sample(rng: &mut ChaCha8Rng, dist: Distribution) -> Self;
 }
 
@@ -53,7 +60,7 @@ macro_rules! impl_sample_int {
             fn sample(rng: &mut ChaCha8Rng, dist: Distribution) -> Self {
                 let signed = <$t>::MIN != 0;
                 match dist {
-                    Distribution::Uniform => rng.gen::<$t>(),
+                    Distribution::Uniform | Distribution::Hashed => rng.gen::<$t>(),
                     Distribution::Normal => {
                         let x: f64 = rng.sample(StandardNormal);
                         let x = if signed { x * 1000.0 } else { (x * 1000.0).abs() };
@@ -72,7 +79,7 @@ impl_sample_int!(i8, u8, i16, u16, i32, u32, i64, u64);
 
 fn sample_f64(rng: &mut ChaCha8Rng, dist: Distribution) -> f64 {
     match dist {
-        Distribution::Uniform => rng.gen_range(-1.0..1.0),
+        Distribution::Uniform | Distribution::Hashed => rng.gen_range(-1.0..1.0),
         Distribution::Normal => rng.sample(StandardNormal),
         Distribution::Ints => rng.gen_range(-100i32..=100) as f64,
     }
@@ -108,6 +115,10 @@ fn fill<T: Sample>(n: usize, dist: Distribution, seed: u64) -> Result<Vec<T>, Er
     })?;
     host_memory::advise_huge_pages(data.as_ptr().cast(), n * T::DTYPE.size_bytes());
     data.resize(n, T::zeroed());
+    if dist == Distribution::Hashed {
+        hashed::fill(&mut data, 0, seed);
+        return Ok(data);
+    }
     data.par_chunks_mut(BLOCK)
         .enumerate()
         .for_each(|(block, chunk)| {
@@ -150,6 +161,10 @@ fn fill_range<T: Sample>(
             available: host_memory::available_bytes().unwrap_or(0) as u128,
         })?;
     data.resize(len, T::zeroed());
+    if dist == Distribution::Hashed {
+        hashed::fill(&mut data, start as u64, seed);
+        return Ok(data);
+    }
     // Pieces that each lie inside one block: the first may start inside its block.
     let end = start + len;
     let mut pieces: Vec<(usize, &mut [T])> = Vec::new();
@@ -203,8 +218,14 @@ mod tests {
     #[test]
     fn ranges_equal_the_same_part_of_the_whole_array() {
         let n = 3 * BLOCK + 1234;
-        for dtype in [DType::F32, DType::I16, DType::F16] {
-            let whole = generate(dtype, n, Distribution::Normal, 5).expect("fits");
+        for (dtype, dist) in [
+            (DType::F32, Distribution::Normal),
+            (DType::I16, Distribution::Normal),
+            (DType::F16, Distribution::Normal),
+            (DType::F64, Distribution::Hashed),
+            (DType::U8, Distribution::Hashed),
+        ] {
+            let whole = generate(dtype, n, dist, 5).expect("fits");
             let size = dtype.size_bytes();
             for (start, len) in [
                 (0, n),
@@ -215,8 +236,7 @@ mod tests {
                 (n - 1, 1),
                 (n, 0),
             ] {
-                let part =
-                    generate_range(dtype, start, len, Distribution::Normal, 5).expect("fits");
+                let part = generate_range(dtype, start, len, dist, 5).expect("fits");
                 assert_eq!(
                     part.view().bytes(),
                     &whole.view().bytes()[start * size..(start + len) * size],

@@ -1,7 +1,7 @@
 //! The reduction model of redlab, with no device dependency.
 //!
 //! - what to reduce: [`Op`], [`DType`], accumulator rules ([`acc`]), [`Problem`];
-//! - the data: [`HostArray`] and its typed view [`ArrayRef`], seeded inputs ([`generate`]),
+//! - the data: [`HostArray`] and its typed view [`ArrayRef`], seeded inputs ([`generate`], [`hashed`]),
 //!   shapes, axes and segments ([`shape`], [`segmented`]);
 //! - the answer: [`Value`], [`Outcome`];
 //! - who reduces: the [`Backend`] trait;
@@ -26,6 +26,7 @@ mod dispatch;
 mod dtype;
 mod error;
 pub mod generate;
+pub mod hashed;
 pub mod host_memory;
 pub mod merge;
 pub mod num;

@@ -16,6 +16,7 @@
 pub mod check;
 pub mod compile;
 pub mod discovery;
+mod generate;
 pub mod graph;
 mod mapped;
 pub mod memory;
@@ -39,6 +40,7 @@ use redlab_kernels::{Capabilities, Variant};
 
 pub use discovery::Query;
 pub use memory::DeviceBuffer;
+pub use redlab_kernels::generate::GeneratedParts;
 pub use redlab_kernels::{Run, RunError};
 
 use memory::{cu, Timeline};
@@ -173,17 +175,7 @@ impl CudaDevice {
                 upload_s: 0.0,
             });
         }
-        let (free, total) = self.memory()?;
-        // Headroom for partials and the driver's own needs.
-        let headroom = 64 << 20;
-        if bytes.len() + headroom > free {
-            return Err(RunError::Device(format!(
-                "the input needs {:.2} GiB on the device, which has {:.2} GiB free of {:.2} GiB",
-                bytes.len() as f64 / (1u64 << 30) as f64,
-                free as f64 / (1u64 << 30) as f64,
-                total as f64 / (1u64 << 30) as f64
-            )));
-        }
+        self.check_fits(bytes.len())?;
         let buffer = DeviceBuffer::alloc(self.timeline.ctx, bytes.len())?;
         let upload_s = self.timeline.write(&buffer, bytes)?;
         Ok(DeviceInput {

@@ -131,3 +131,19 @@ fn the_stream_path_kernel_takes_the_result_address() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn the_generation_kernel_compiles_for_every_type() {
+    require_nvrtc();
+    for dtype in DType::ALL {
+        let source = redlab_kernels::generate::source(dtype, Target::Cuda);
+        let ptx = compile::compile(&source, "generate.cl", "sm_90")
+            .unwrap_or_else(|f| panic!("generate {dtype}:\n{}", f.log));
+        let text = String::from_utf8_lossy(&ptx);
+        assert!(
+            text.contains(&format!(".entry {}", redlab_kernels::generate::ENTRY_POINT)),
+            "{dtype}"
+        );
+    }
+}

@@ -32,6 +32,7 @@ const FILES: &[(&str, &str)] = &[
     ("canonical.cl", include_str!("../cl/canonical.cl")),
     ("canonical_one.cl", include_str!("../cl/canonical_one.cl")),
     ("chunk_per_cu.cl", include_str!("../cl/chunk_per_cu.cl")),
+    ("generate.cl", include_str!("../cl/generate.cl")),
     (
         "khronos_subgroup.cl",
         include_str!("../cl/khronos_subgroup.cl"),

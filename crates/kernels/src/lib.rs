@@ -22,6 +22,7 @@ pub mod assembly;
 pub mod capability;
 pub mod codec;
 pub mod driver;
+pub mod generate;
 pub mod mapped;
 pub mod optype;
 pub mod registry;

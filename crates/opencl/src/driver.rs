@@ -53,7 +53,7 @@ pub(crate) fn write(
     event_seconds(&event)
 }
 
-fn read(
+pub(crate) fn read(
     queue: &CommandQueue,
     buffer: &Buffer<u8>,
     bytes: usize,

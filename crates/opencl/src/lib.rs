@@ -15,6 +15,7 @@
 
 pub mod discovery;
 pub mod driver;
+mod generate;
 mod mapped;
 pub mod program_cache;
 
@@ -32,6 +33,7 @@ use redlab_kernels::{Capabilities, Variant};
 
 pub use driver::DeviceInput;
 use program_cache::ProgramCache;
+pub use redlab_kernels::generate::GeneratedParts;
 pub use redlab_kernels::{Run, RunError};
 
 /// One OpenCL device, ready to run variants.

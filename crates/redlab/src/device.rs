@@ -171,6 +171,14 @@ impl Device {
         }
     }
 
+    /// The members of a group (`cuda:0,1`), in shard order; `None` for one device.
+    pub fn members(&self) -> Option<&[Device]> {
+        match &self.kind {
+            Kind::Sharded(sharded) => Some(sharded.members()),
+            _ => None,
+        }
+    }
+
     /// The CUDA device, for running individual variants.
     #[cfg(feature = "cuda")]
     pub fn cuda(&self) -> Option<&redlab_cuda::CudaDevice> {

@@ -36,6 +36,7 @@ pub mod cli;
 mod device;
 mod error;
 pub mod fuzzing;
+pub mod generated;
 pub mod input;
 pub mod npy_out;
 #[cfg(feature = "cuda")]

@@ -4,8 +4,9 @@
 //! and the roots joined in tree order on the host, so a float sum gives the same bits on
 //! any number of devices as on one and on the CPU.
 //!
-//! The partials are few (four subtrees per device) and are joined on the host; NCCL,
-//! multi-process runs and device-generated data are not here yet.
+//! The partials are few (four subtrees per device) and are joined on the host. Arrays
+//! made on the devices themselves go through [`crate::generated`]; one process per GPU
+//! joining through NCCL is `redlab run --rank` (`cli::ranks`).
 
 use redlab_core::shard::{combine, plan};
 use redlab_core::{ArrayRef, Backend, DeviceInfo, Error as CoreError, Outcome, Problem};
@@ -87,6 +88,11 @@ impl Sharded {
             )],
         };
         Sharded { devices, info }
+    }
+
+    /// The member devices, in shard order.
+    pub fn members(&self) -> &[Device] {
+        &self.devices
     }
 }
 

@@ -94,6 +94,35 @@ fn every_rank_prints_the_one_process_bits() {
 }
 
 #[test]
+fn ranks_that_make_their_part_in_place_give_the_one_process_bits() {
+    let mut devices = vec!["cpu"];
+    if redlab::Device::open("opencl:0", None).is_ok() {
+        devices.push("opencl:0");
+    }
+    for device in devices {
+        for (op, dtype) in [("sum", "f32"), ("argmin", "f64"), ("max", "i32")] {
+            let base = [
+                "run", "--op", op, "--dtype", dtype, "--n", "262147", "--seed", "5", "--dist",
+                "hashed", "--device", device,
+            ];
+            let single = json_of(&redlab(&[&base[..], &["--json"]].concat()));
+            assert_eq!(single["verified"], true, "{device} {op} {dtype}");
+            let rendezvous = format!("tcp://127.0.0.1:{}", free_port());
+            for (rank, r) in run_ranks(&base, 2, &rendezvous).iter().enumerate() {
+                let what = format!("{device} {op} {dtype} rank {rank}");
+                assert!(
+                    r["generate_on_device_s"].is_number(),
+                    "{what}: made in place"
+                );
+                for field in ["value_bits", "index", "empty"] {
+                    assert_eq!(r[field], single[field], "{what}: {field}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn bad_rank_options_end_as_one_clear_line() {
     let base = ["run", "--op", "sum", "--dtype", "f32", "--n", "1000"];
     let port = format!("tcp://127.0.0.1:{}", free_port());

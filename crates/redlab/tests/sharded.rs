@@ -1,7 +1,8 @@
 //! A group of devices (`cpu:0,0`, `opencl:0,0` here; `cuda:0,1` on a GPU machine) gives
 //! the one-device result bit for bit: floats in the canonical order, integers and
 //! selections exactly, argmin/argmax with global indices, for every operator on sizes
-//! around tile and subtree boundaries.
+//! around tile and subtree boundaries; arrays made on the devices themselves (`hashed`)
+//! give the host's bits too.
 
 use redlab::generate::{generate, Distribution};
 use redlab::{DType, Device, Op, Problem};
@@ -66,4 +67,40 @@ fn a_group_says_what_it_does_not_do_yet() {
         .expect_err("not yet");
     assert!(e.to_string().contains("reduces whole arrays only"), "{e}");
     assert!(Device::open("cuda:0,", None).is_err());
+}
+
+#[test]
+fn arrays_made_on_each_device_give_the_hosts_bits() {
+    let mut names = groups();
+    names.insert(0, "cpu");
+    if names.contains(&"opencl:0,0,0") {
+        names.push("opencl:0");
+    }
+    for name in names {
+        let device = Device::open(name, None).expect("opens");
+        for dtype in [DType::F32, DType::F64, DType::I32, DType::F16] {
+            for n in [0, 1, 8191, 8193, 3 * 65_536 + 17, (1 << 20) + 1] {
+                let data = generate(dtype, n, Distribution::Hashed, 4).expect("data");
+                for op in [Op::Sum, Op::Max, Op::ArgMin] {
+                    let problem = Problem::new(op, dtype, None).expect("valid");
+                    let want = redlab::reference::reduce(&problem, data.view()).expect("reference");
+                    let made = redlab::generated::reduce_hashed(&device, &problem, n, 4)
+                        .unwrap_or_else(|e| panic!("{name} {problem} n={n}: {e}"));
+                    assert!(
+                        made.value.same_as(&want),
+                        "{name} {problem} n={n}: {} vs {want}",
+                        made.value
+                    );
+                    let streamed =
+                        redlab::generated::reference_hashed(&problem, n, 4).expect("host");
+                    assert!(
+                        streamed.same_as(&want),
+                        "{problem} n={n}: {streamed} vs {want}"
+                    );
+                    let shares: usize = made.devices.iter().map(|d| d.elements).sum();
+                    assert_eq!(shares, n, "{name}: every element belongs to one device");
+                }
+            }
+        }
+    }
 }

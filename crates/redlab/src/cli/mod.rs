@@ -22,6 +22,7 @@ mod params;
 mod ranks;
 mod report;
 mod run;
+mod run_generated;
 mod shaped;
 mod size;
 #[cfg(any(feature = "opencl", feature = "cuda"))]

@@ -1,7 +1,8 @@
 //! `redlab run --rank R --world W --rendezvous ADDRESS`: one process of a multi-process
 //! reduction. Every rank plans the same split (`redlab_core::shard`, aligned subtrees of
 //! the canonical tile tree, one contiguous run per rank), takes its own run, generates
-//! just that part of the seeded input (or reads it from a file every rank can see),
+//! just that part of the seeded input (on its GPU, in place, for `--dist hashed`; or
+//! reads it from a file every rank can see),
 //! reduces each subtree on its device, and sends the roots to every other rank
 //! (through NCCL or the rendezvous, `super::exchange`); each rank then joins all roots in
 //! tree order. The result has
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use redlab::rendezvous::{Address, Group};
 use redlab::{Device, Problem, Value};
-use redlab_core::generate::generate_range;
+use redlab_core::generate::{generate_range, Distribution};
 use redlab_core::shard;
 use redlab_core::value_bytes::{self, VALUE_BYTES};
 use serde_json::json;
@@ -65,29 +66,49 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     let problem = Problem::new(op, dtype, args.acc)?;
     let plan = shard::plan(n, ranks.world);
     let mine = plan.shard(ranks.rank);
-    // This rank's elements, and the element index its view starts at: a file is read
-    // whole and sliced, generated data is made for the rank's range only.
-    let generated = match &loaded {
-        Some(_) => None,
-        None => Some(generate_range(
+    // `hashed` data is made by the rank's device in its own memory (never on the host).
+    let in_place = loaded.is_none() && args.dist == Distribution::Hashed && n > 0;
+    // Otherwise this rank's elements, and the element index its view starts at: a file
+    // is read whole and sliced, generated data is made for the rank's range only.
+    let generated = match (&loaded, in_place) {
+        (None, false) => Some(generate_range(
             dtype,
             mine.start,
             mine.len(),
             args.dist,
             args.seed,
         )?),
+        _ => None,
     };
     let (local, offset) = match (&loaded, &generated) {
-        (Some(array), _) => (array.view(), 0),
-        (None, Some(g)) => (g.view(), mine.start),
-        (None, None) => unreachable!("one of the two is set"),
+        (Some(array), _) => (Some(array.view()), 0),
+        (None, Some(g)) => (Some(g.view()), mine.start),
+        (None, None) => (None, mine.start),
     };
 
     let reduce_started = Instant::now();
     let mut roots = Vec::new();
-    for subtree in plan.subtrees_of(ranks.rank) {
-        let part = local.slice(subtree.start - offset, subtree.end - offset);
-        roots.extend_from_slice(&value_bytes::encode(&device.reduce(&problem, part)?.value));
+    let mut generate_s = None;
+    match local {
+        Some(local) => {
+            for subtree in plan.subtrees_of(ranks.rank) {
+                let part = local.slice(subtree.start - offset, subtree.end - offset);
+                let value = device.reduce(&problem, part)?.value;
+                roots.extend_from_slice(&value_bytes::encode(&value));
+            }
+        }
+        None => {
+            let parts = redlab::generated::reduce_parts(
+                &device,
+                &problem,
+                &plan.subtrees_of(ranks.rank),
+                args.seed,
+            )?;
+            generate_s = Some(parts.generate_s);
+            for value in &parts.values {
+                roots.extend_from_slice(&value_bytes::encode(value));
+            }
+        }
     }
     let reduced = reduce_started.elapsed().as_secs_f64();
 
@@ -114,7 +135,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
             plan.subtrees.len()
         );
     }
-    let value = if n == 0 {
+    let value = if let (0, Some(local)) = (n, local) {
         // No subtrees anywhere: the device's own empty result (+0.0, 1, or nothing).
         device.reduce(&problem, local)?.value
     } else {
@@ -135,6 +156,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         fields.insert("rendezvous".into(), json!(ranks.address.to_string()));
         fields.insert("join_s".into(), json!(joined));
         fields.insert("reduce_s".into(), json!(reduced));
+        fields.insert("generate_on_device_s".into(), json!(generate_s));
         fields.insert("exchange".into(), json!(exchanged.transport));
         fields.insert("exchange_why".into(), json!(exchanged.why));
         fields.insert("exchange_s".into(), json!(gathered));

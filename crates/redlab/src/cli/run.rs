@@ -54,7 +54,9 @@ pub struct RunArgs {
     /// Generate this many seeded random elements (1000003, 1e6, 2^20, 64Mi).
     #[arg(long, required_unless_present_any = ["input", "shape"], conflicts_with = "input")]
     pub(super) n: Option<Size>,
-    /// Distribution of generated elements: uniform, normal, ints.
+    /// Distribution of generated elements: uniform, normal, ints, or hashed (uniform,
+    /// each element a function of the seed and its index: made in place by the device
+    /// that reduces it, on each GPU of a group its own part, never on the host).
     #[arg(long, default_value = "normal")]
     pub(super) dist: Distribution,
     /// Seed of generated elements.
@@ -358,7 +360,10 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             let dtype = args
                 .dtype
                 .context("--n needs --dtype to know what to generate")?;
-            Problem::new(op, dtype, args.acc)?; // reject bad requests before allocating
+            let problem = Problem::new(op, dtype, args.acc)?; // reject bad requests before allocating
+            if let (Some(device), true) = (&opened, in_place(args)) {
+                return super::run_generated::run(args, device, &problem, n, out);
+            }
             let array = generate(dtype, n, args.dist, args.seed)?;
             (
                 array,
@@ -445,15 +450,8 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     let info = device.info();
 
     if args.json {
-        let mut fields = Map::new();
-        fields.insert("op".into(), json!(problem.op));
-        fields.insert("dtype".into(), json!(problem.dtype));
-        fields.insert("acc".into(), json!(problem.acc));
-        fields.insert("n".into(), json!(n));
-        fields.insert("device".into(), json!(info.id));
-        fields.insert("device_name".into(), json!(info.name));
+        let mut fields = record_head(&problem, n, info, &value);
         fields.insert("threads".into(), json!(info.compute_units));
-        value_json::value_fields(&value, &mut fields);
         fields.insert("seconds".into(), json!(stats.median));
         fields.insert("min_seconds".into(), json!(stats.min));
         fields.insert("max_seconds".into(), json!(stats.max));
@@ -470,16 +468,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         }
         writeln!(out, "{}", serde_json::Value::Object(fields))?;
     } else {
-        writeln!(
-            out,
-            "{problem}, n = {n}, on {} ({}, {} compute units)",
-            info.id, info.name, info.compute_units
-        )?;
-        writeln!(out, "  input     {source}")?;
-        match value.scalar() {
-            Some(s) => writeln!(out, "  value     {value}  [bits 0x{:x}]", s.bits())?,
-            None => writeln!(out, "  value     {value}")?,
-        }
+        report_head(out, &problem, n, info, &source, &value)?;
         let how = if !(problem.dtype.is_float() && problem.op.is_arithmetic()) {
             "equal to the exact host reference".to_string()
         } else if bitwise {
@@ -516,6 +505,56 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             "{problem}: device gave {value}, reference gives {expected}"
         ))
     })
+}
+
+/// The fields every `run` record starts with: the problem, the device, the value.
+pub(super) fn record_head(
+    problem: &Problem,
+    n: usize,
+    info: &redlab::DeviceInfo,
+    value: &Value,
+) -> Map<String, serde_json::Value> {
+    let mut fields = Map::new();
+    fields.insert("op".into(), json!(problem.op));
+    fields.insert("dtype".into(), json!(problem.dtype));
+    fields.insert("acc".into(), json!(problem.acc));
+    fields.insert("n".into(), json!(n));
+    fields.insert("device".into(), json!(info.id));
+    fields.insert("device_name".into(), json!(info.name));
+    value_json::value_fields(value, &mut fields);
+    fields
+}
+
+/// The lines every `run` report starts with: the problem, the device, the input, the
+/// value and its bits.
+pub(super) fn report_head(
+    out: &mut dyn Write,
+    problem: &Problem,
+    n: usize,
+    info: &redlab::DeviceInfo,
+    source: &str,
+    value: &Value,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{problem}, n = {n}, on {} ({}, {} compute units)",
+        info.id, info.name, info.compute_units
+    )?;
+    writeln!(out, "  input     {source}")?;
+    match value.scalar() {
+        Some(s) => writeln!(out, "  value     {value}  [bits 0x{:x}]", s.bits()),
+        None => writeln!(out, "  value     {value}"),
+    }
+}
+
+/// Whether generated data is made on the device that reduces it: `hashed` data, for
+/// the production path (`auto`) over the whole array, on a named device.
+fn in_place(args: &RunArgs) -> bool {
+    args.dist == Distribution::Hashed
+        && args.variant == "auto"
+        && !args.staged
+        && !args.shaped()
+        && args.device != "auto"
 }
 
 /// Chunk of the staged upload when `--device auto` picks the GPU.
