@@ -31,8 +31,6 @@ done
 echo "== (2) 200 GB on two GPUs"
 for case in "sum f32 5e10" "min i32 5e10" "argmax f32 5e10" "sum f64 2.5e10"; do
   set -- $case
-  "$bin" run --op "$1" --dtype "$2" --n "$3" --dist hashed --device cuda:0,1 --repeat 3 \
-    2>&1 | tee -a "$out/200gb.txt"
   "$bin" run --op "$1" --dtype "$2" --n "$3" --dist hashed --device cuda:0,1 --repeat 3 --json \
     >> "$out/200gb.jsonl" 2>&1
 done
