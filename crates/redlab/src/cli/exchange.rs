@@ -28,6 +28,10 @@ pub(super) struct Exchanged {
     pub transport: &'static str,
     pub why: String,
     pub seconds: f64,
+    /// Through NCCL: seconds of a first, untimed-for-the-result all-gather of the same
+    /// size, which waits for the slowest rank and makes NCCL's connections (it connects
+    /// lazily, on a communicator's first collective), so `seconds` is the step itself.
+    pub setup_seconds: Option<f64>,
 }
 
 /// This rank's description for the others: `cuda UUID nccl|-` or `host`.
@@ -98,6 +102,7 @@ pub(super) fn exchange(
             transport: "rendezvous",
             why,
             seconds: started.elapsed().as_secs_f64(),
+            setup_seconds: None,
         }),
     }
 }
@@ -124,6 +129,9 @@ fn over_nccl(
     let mut padded = (mine.len() as u64).to_le_bytes().to_vec();
     padded.extend_from_slice(mine);
     padded.resize(8 + slot, 0);
+    let (_, setup_seconds) = comm
+        .all_gather(&padded)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let (all, seconds) = comm
         .all_gather(&padded)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -141,6 +149,7 @@ fn over_nccl(
         transport: "nccl",
         why: "every rank has a GPU of its own and NCCL".into(),
         seconds,
+        setup_seconds: Some(setup_seconds),
     })
 }
 

@@ -160,6 +160,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         fields.insert("exchange".into(), json!(exchanged.transport));
         fields.insert("exchange_why".into(), json!(exchanged.why));
         fields.insert("exchange_s".into(), json!(gathered));
+        fields.insert("exchange_setup_s".into(), json!(exchanged.setup_seconds));
         super::json::value_fields(&value, &mut fields);
         writeln!(out, "{}", serde_json::Value::Object(fields))?;
     } else {
@@ -187,6 +188,13 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
             exchanged.transport,
             exchanged.why
         )?;
+        if let Some(setup) = exchanged.setup_seconds {
+            writeln!(
+                out,
+                "            (after a first all-gather of the same size, {}: waiting for the other ranks and NCCL's connections)",
+                super::run::seconds_text(setup)
+            )?;
+        }
     }
     Ok(Verdict::Success)
 }
