@@ -2,6 +2,9 @@
 """Axis reductions on one CUDA GPU: redlab beside torch and CuPy (with CUB), same shapes.
 
 Usage: tools/axis_compare.py REDLAB_BINARY [--reps 30] [--json OUT.jsonl]
+                              [--ops sum,max,argmax,var,std,logsumexp] [--shapes 0,1]
+
+var and std are the population statistics (ddof 0) in every library.
 
 For every shape, axis and operator it prints the median time per call and the GB/s of
 input read for each library, then a Markdown table. torch and CuPy are timed with CUDA
@@ -25,6 +28,8 @@ SHAPES = [
     ((1 << 22, 32), 0),
 ]
 OPS = ["sum", "max", "argmax"]
+# Statistics run with `redlab run --stat`, the others with `--op`.
+STATS = {"var", "std", "logsumexp"}
 
 
 def timed(call, reps, sync, event, elapsed_ms=lambda a, b: a.elapsed_time(b)):
@@ -49,7 +54,10 @@ def torch_rows(reps):
         print(f"torch not available: {e}", file=sys.stderr)
         return {}
     out = {}
-    fns = {"sum": torch.sum, "max": lambda x, dim: torch.amax(x, dim=dim), "argmax": torch.argmax}
+    fns = {"sum": torch.sum, "max": lambda x, dim: torch.amax(x, dim=dim), "argmax": torch.argmax,
+           "var": lambda x, dim: torch.var(x, dim=dim, correction=0),
+           "std": lambda x, dim: torch.std(x, dim=dim, correction=0),
+           "logsumexp": torch.logsumexp}
     for shape, axis in SHAPES:
         x = torch.randn(shape, device="cuda", dtype=torch.float32)
         for op in OPS:
@@ -71,10 +79,17 @@ def cupy_rows(reps):
     set_reduction_accelerators(["cub"])
     set_routine_accelerators(["cub"])
     out = {}
-    fns = {"sum": cp.sum, "max": cp.max, "argmax": cp.argmax}
+    fns = {"sum": cp.sum, "max": cp.max, "argmax": cp.argmax, "var": cp.var, "std": cp.std}
+    try:
+        from cupyx.scipy.special import logsumexp
+        fns["logsumexp"] = logsumexp
+    except ImportError:
+        pass
     for shape, axis in SHAPES:
         x = cp.random.standard_normal(shape, dtype=cp.float32)
         for op in OPS:
+            if op not in fns:
+                continue
             f = fns[op]
             out[(shape, axis, op)] = timed(lambda: f(x, axis=axis), reps,
                                            cp.cuda.Device().synchronize, cp.cuda.Event,
@@ -88,7 +103,8 @@ def redlab_rows(binary, reps):
     out = {}
     for shape, axis in SHAPES:
         for op in OPS:
-            cmd = [binary, "run", "--device", "cuda:0", "--op", op, "--dtype", "f32", "--shape",
+            what = ["--stat", op] if op in STATS else ["--op", op]
+            cmd = [binary, "run", "--device", "cuda:0", *what, "--dtype", "f32", "--shape",
                    f"{shape[0]}x{shape[1]}", "--axis", str(axis), "--repeat", str(reps), "--json",
                    "--explain"]
             p = subprocess.run(cmd, capture_output=True, text=True)
@@ -107,7 +123,13 @@ def main():
     ap.add_argument("redlab")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--json")
+    ap.add_argument("--ops", help="comma-separated operators and statistics")
+    ap.add_argument("--shapes", help="comma-separated indices into the shape list")
     args = ap.parse_args()
+    if args.ops:
+        OPS[:] = args.ops.split(",")
+    if args.shapes:
+        SHAPES[:] = [SHAPES[int(k)] for k in args.shapes.split(",")]
     ours = redlab_rows(args.redlab, args.reps)
     torch_t = torch_rows(args.reps)
     cupy_t = cupy_rows(args.reps)

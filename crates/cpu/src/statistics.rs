@@ -335,13 +335,84 @@ fn nan_extreme(view: ArrayRef<'_>, largest: bool) -> Result<Option<f64>, Error> 
         )?;
         for &x in buffer.iter().filter(|x| !x.is_nan()) {
             best = Some(match best {
-                None => x,
-                Some(b) if largest => b.max(x),
-                Some(b) => b.min(x),
+                Some(b) if !better(x, b, largest) => b,
+                _ => x,
             });
         }
     }
     Ok(best)
+}
+
+/// Whether `x` beats `best` for the minimum (or the maximum when `largest`); of two
+/// zeros, -0.0 is the smaller, so the result never depends on the order of the search.
+pub fn better(x: f64, best: f64, largest: bool) -> bool {
+    if x == best {
+        return x.is_sign_negative() != best.is_sign_negative() && x.is_sign_negative() != largest;
+    }
+    if largest {
+        x > best
+    } else {
+        x < best
+    }
+}
+
+/// The finished statistic of one output from the states of its tiles in order, as
+/// devices compute them (`statistics.cl`: 3 numbers per tile: moments `(count, mean,
+/// M2)`, log-sum-exp `(max, sum, -)`, extremes `(kept, best, -)`), joined in the aligned
+/// pairwise tree like the CPU's own tiles. `input` is the element type. NaN-skipping
+/// means are not computed from tile states (their tiles are compacted first).
+pub fn finish_tiles(stat: Statistic, input: DType, tiles: &[[f64; 3]]) -> Result<Value, Error> {
+    let out = stat.result_dtype(input);
+    Ok(match stat {
+        Statistic::Var { ddof } | Statistic::Std { ddof } => {
+            let level = tiles
+                .iter()
+                .map(|&[count, mean, m2]| Moments { count, mean, m2 })
+                .collect();
+            let m = tree::<Moments>(level);
+            float_value(out, spread(stat, m.count, m.m2, ddof))
+        }
+        Statistic::LogSumExp => {
+            let level = tiles
+                .iter()
+                .map(|&[max, sum, _]| ExpSum { max, sum })
+                .collect();
+            float_value(out, tree::<ExpSum>(level).value())
+        }
+        Statistic::NanMin | Statistic::NanMax => {
+            let largest = stat == Statistic::NanMax;
+            if tiles.is_empty() {
+                return Ok(Value::Empty);
+            }
+            let mut best: Option<f64> = None;
+            for &[kept, b, _] in tiles {
+                if kept > 0.0 {
+                    best = Some(match best {
+                        Some(x) if !better(b, x, largest) => x,
+                        _ => b,
+                    });
+                }
+            }
+            extreme_value(input, best.unwrap_or(f64::NAN))
+        }
+        Statistic::NanMean => {
+            return Err(Error::Shape(
+                "nanmean is computed from compacted tiles, not from tile states".into(),
+            ))
+        }
+    })
+}
+
+/// An extreme found among the elements, back in the input's type (exact: it is one of
+/// them).
+fn extreme_value(input: DType, v: f64) -> Value {
+    Value::Scalar(match input {
+        DType::F16 => Scalar::F16(half::f16::from_f64(v)),
+        DType::BF16 => Scalar::BF16(half::bf16::from_f64(v)),
+        DType::F32 => Scalar::F32(v as f32),
+        DType::F64 => Scalar::F64(v),
+        _ => redlab_core::reference::wrap_int(input, v as i128),
+    })
 }
 
 /// The variance `M2 / (n − ddof)` (NaN when the divisor is not positive, as numpy), or
@@ -396,13 +467,7 @@ fn one(stat: Statistic, view: ArrayRef<'_>) -> Result<Value, Error> {
                 return Ok(Value::Empty);
             }
             let v = nan_extreme(view, stat == Statistic::NanMax)?.unwrap_or(f64::NAN);
-            Value::Scalar(match input {
-                DType::F16 => Scalar::F16(half::f16::from_f64(v)),
-                DType::BF16 => Scalar::BF16(half::bf16::from_f64(v)),
-                DType::F32 => Scalar::F32(v as f32),
-                DType::F64 => Scalar::F64(v),
-                _ => redlab_core::reference::wrap_int(input, v as i128),
-            })
+            extreme_value(input, v)
         }
     })
 }

@@ -24,6 +24,7 @@ mod modules;
 pub mod nccl;
 pub mod roof;
 pub mod staging;
+mod statistics;
 mod stream_call;
 
 pub use stream_call::Landing;

@@ -147,3 +147,42 @@ fn the_generation_kernel_compiles_for_every_type() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn the_statistics_kernel_compiles_for_every_state_and_type() {
+    use redlab_kernels::statistics::{source, StateKind, ENTRY_POINT};
+    require_nvrtc();
+    for kind in [
+        StateKind::Moments,
+        StateKind::ExpSum,
+        StateKind::NanMin,
+        StateKind::NanMax,
+    ] {
+        for dtype in [
+            DType::F32,
+            DType::F64,
+            DType::F16,
+            DType::BF16,
+            DType::I8,
+            DType::U64,
+        ] {
+            let ptx =
+                compile::compile(&source(kind, dtype, Target::Cuda), "statistics.cl", "sm_90")
+                    .unwrap_or_else(|f| panic!("{kind:?} {dtype}:\n{}", f.log));
+            let text = String::from_utf8_lossy(&ptx);
+            assert!(
+                text.contains(&format!(".entry {ENTRY_POINT}")),
+                "{kind:?} {dtype}"
+            );
+            // No multiply fused into an add, as the host never fuses (exp's own
+            // implementation uses FMA, so log-sum-exp is not checked).
+            if kind != StateKind::ExpSum {
+                assert!(
+                    !text.contains("fma.rn.f64"),
+                    "{kind:?} {dtype}: fused multiply-add"
+                );
+            }
+        }
+    }
+}

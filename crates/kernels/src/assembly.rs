@@ -51,6 +51,7 @@ const FILES: &[(&str, &str)] = &[
     ("reduce6.cl", include_str!("../cl/reduce6.cl")),
     ("roof.cl", include_str!("../cl/roof.cl")),
     ("segments.cl", include_str!("../cl/segments.cl")),
+    ("statistics.cl", include_str!("../cl/statistics.cl")),
     ("strided.cl", include_str!("../cl/strided.cl")),
     ("subgroup_block.cl", include_str!("../cl/subgroup_block.cl")),
     ("two_stage.cl", include_str!("../cl/two_stage.cl")),

@@ -27,6 +27,7 @@ pub mod mapped;
 pub mod optype;
 pub mod registry;
 pub mod segments;
+pub mod statistics;
 
 pub use capability::{Capabilities, Feature};
 pub use driver::{Launcher, Run, RunError};

@@ -18,6 +18,7 @@ pub mod driver;
 mod generate;
 mod mapped;
 pub mod program_cache;
+mod statistics;
 
 use std::sync::Mutex;
 

@@ -6,9 +6,10 @@ use std::time::Instant;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::{AxisPlan, Layout, Segments};
 use redlab_core::{ArrayRef, Backend, DeviceInfo, Element, Op, Outcome, Problem, Value};
-use redlab_cpu::statistics::Statistic;
+use redlab_cpu::statistics::{finish_tiles, Statistic};
 use redlab_cpu::CpuBackend;
 use redlab_expr::Reduction;
+use redlab_kernels::statistics::{StateKind, TilePlan};
 use serde::Serialize;
 
 use crate::Error;
@@ -294,14 +295,72 @@ impl Device {
         data: ArrayRef<'_>,
         selection: Selection<'_>,
     ) -> Result<Vec<Value>, Error> {
-        match &self.kind {
-            Kind::Cpu(cpu) => Ok(cpu.statistic(stat, data, selection)?),
-            _ => Err(Error::Unavailable {
-                backend: self.info().id.clone(),
-                reason: "var, std, logsumexp, nanmin, nanmax and nanmean run on the CPU only \
-                         (use --device cpu)"
-                    .into(),
+        Ok(self.statistic_timed(stat, data, selection)?.0)
+    }
+
+    /// [`Device::statistic`] with its seconds: the tile kernel's (device events) on
+    /// OpenCL and CUDA, without the upload and the host's tree over tile states; the
+    /// call's wall time on the CPU.
+    pub fn statistic_timed(
+        &self,
+        stat: Statistic,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<(Vec<Value>, f64), Error> {
+        let kind = match stat {
+            Statistic::Var { .. } | Statistic::Std { .. } => Some(StateKind::Moments),
+            Statistic::LogSumExp => Some(StateKind::ExpSum),
+            Statistic::NanMin => Some(StateKind::NanMin),
+            Statistic::NanMax => Some(StateKind::NanMax),
+            Statistic::NanMean => None,
+        };
+        type States = (Vec<[f64; 3]>, f64);
+        let tiles = |run: &dyn Fn(&TilePlan) -> Result<States, String>| {
+            let plan = TilePlan::new(data, selection)?;
+            let (states, seconds) = run(&plan).map_err(|message| redlab_core::Error::Backend {
+                backend: self.info().backend.clone(),
+                message,
+            })?;
+            let values = plan
+                .outputs
+                .iter()
+                .map(|r| Ok(finish_tiles(stat, data.dtype(), &states[r.clone()])?))
+                .collect::<Result<Vec<Value>, Error>>()?;
+            Ok((values, seconds))
+        };
+        match (&self.kind, kind) {
+            (Kind::Cpu(cpu), _) => {
+                let start = Instant::now();
+                let values = cpu.statistic(stat, data, selection)?;
+                Ok((values, start.elapsed().as_secs_f64()))
+            }
+            #[cfg(feature = "opencl")]
+            (Kind::OpenCl(device), Some(kind)) => tiles(&|plan| {
+                device
+                    .statistic_tiles(kind, data, plan)
+                    .map_err(|e| e.to_string())
             }),
+            #[cfg(feature = "cuda")]
+            (Kind::Cuda(device), Some(kind)) => tiles(&|plan| {
+                device
+                    .statistic_tiles(kind, data, plan)
+                    .map_err(|e| e.to_string())
+            }),
+            _ => {
+                let _ = (kind, tiles);
+                Err(Error::Unavailable {
+                    backend: self.info().id.clone(),
+                    reason: format!(
+                        "{} runs on the CPU and on single OpenCL and CUDA devices{} (use --device cpu)",
+                        stat.name(),
+                        if stat == Statistic::NanMean {
+                            "; nanmean runs on the CPU only"
+                        } else {
+                            ""
+                        }
+                    ),
+                })
+            }
         }
     }
 

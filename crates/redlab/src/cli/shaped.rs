@@ -5,7 +5,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{bail, Context};
 use redlab::segmented::{self, Selection};
@@ -220,9 +219,14 @@ pub fn run(
         None => Selection::Ranges(&ranges),
     };
 
+    let on_cpu = device.info().backend == "cpu";
     let strategy = match (compute, problem) {
-        (Compute::Statistic(_), _) | (_, None) => "one pass per output on the CPU: Welford \
-            updates per lane, Chan merges in the canonical order's shape"
+        (Compute::Statistic(_), _) | (_, None) if on_cpu => "one pass per output on the CPU: \
+            Welford updates per lane, Chan merges in the canonical order's shape"
+            .to_string(),
+        (Compute::Statistic(_), _) | (_, None) => "one work-group per canonical tile of each \
+            output (Welford updates per lane, Chan merges by halving, in f64), the tiles' \
+            states joined in the aligned tree on the host; time: the tile kernel"
             .to_string(),
         (_, Some(problem)) => device.explain_outputs(problem, selection),
     };
@@ -237,11 +241,7 @@ pub fn run(
                 let (got, passes) = device.reduce_outputs(problem, data, selection)?;
                 (got, passes.iter().sum::<f64>())
             }
-            (Compute::Statistic(stat), _) => {
-                let start = Instant::now();
-                let got = device.statistic(*stat, data, selection)?;
-                (got, start.elapsed().as_secs_f64())
-            }
+            (Compute::Statistic(stat), _) => device.statistic_timed(*stat, data, selection)?,
             (Compute::Reduce { .. }, None) => bail!("a reduction without its problem"),
         };
         times.push(seconds);

@@ -64,3 +64,20 @@ pub fn npy_with_header(dict: &str, data: &[u8]) -> Vec<u8> {
     bytes.extend(data);
     bytes
 }
+
+/// The first OpenCL device, or `None` after printing why `what` is skipped; without a
+/// platform the test fails instead when `REDLAB_REQUIRE_OPENCL=1` (CI sets it).
+pub fn opencl_or_skip(what: &str) -> Option<redlab::Device> {
+    match redlab::Device::open("opencl:0", None) {
+        Ok(device) => Some(device),
+        Err(e) => {
+            let required = std::env::var("REDLAB_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "REDLAB_REQUIRE_OPENCL=1 but OpenCL is not usable: {e}"
+            );
+            eprintln!("SKIPPED: {what} need a platform: {e}");
+            None
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Statistics with several numbers per lane on the CUDA device: the tile states of
+//! `statistics.cl` for a plan of tiles (`redlab_kernels::statistics`), over host data
+//! (uploaded) or a device-resident input.
+
+use redlab_core::ArrayRef;
+use redlab_kernels::assembly::Target;
+use redlab_kernels::statistics::{run_tiles, source, StateKind, TilePlan, ENTRY_POINT};
+use redlab_kernels::RunError;
+
+use crate::{CudaDevice, DeviceInput};
+
+impl CudaDevice {
+    /// The state of every tile of `plan` over `data` (or over the plan's gathered rows),
+    /// and the kernel's seconds.
+    pub fn statistic_tiles(
+        &self,
+        kind: StateKind,
+        data: ArrayRef<'_>,
+        plan: &TilePlan,
+    ) -> Result<(Vec<[f64; 3]>, f64), RunError> {
+        if plan.tiles() == 0 {
+            return Ok((Vec::new(), 0.0));
+        }
+        let rows = match &plan.gathered {
+            Some(bytes) => ArrayRef::from_bytes(data.dtype(), bytes)
+                .map_err(|e| RunError::Device(e.to_string()))?,
+            None => data,
+        };
+        let input = self.upload(rows)?;
+        self.statistic_tiles_resident(kind, &input, plan)
+    }
+
+    /// [`CudaDevice::statistic_tiles`] over an input already on the device (the plan
+    /// must not gather).
+    pub fn statistic_tiles_resident(
+        &self,
+        kind: StateKind,
+        input: &DeviceInput,
+        plan: &TilePlan,
+    ) -> Result<(Vec<[f64; 3]>, f64), RunError> {
+        if plan.tiles() == 0 {
+            return Ok((Vec::new(), 0.0));
+        }
+        let buffer = input
+            .buffer
+            .as_ref()
+            .ok_or_else(|| RunError::Device("empty input reached the device".into()))?;
+        self.timeline.bind()?;
+        let function = self.modules.functions(
+            &source(kind, input.dtype, Target::Cuda),
+            &self.query.arch(),
+            &[ENTRY_POINT],
+        )?[0];
+        let _guard = self
+            .running
+            .lock()
+            .map_err(|_| RunError::Device("device lock poisoned".into()))?;
+        self.timeline.bind()?;
+        run_tiles(&*self.timeline, &function, buffer, plan)
+    }
+}

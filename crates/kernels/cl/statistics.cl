@@ -1,0 +1,172 @@
+// Statistics whose accumulator holds several numbers, one canonical tile per work-group:
+// the variance's moments (count, mean, M2), log-sum-exp's (max, Σ exp(x − max)), and
+// the NaN-skipping extremes (kept count, best). The same steps, in the same order and in
+// f64, as the host's redlab_cpu::statistics (docs/canonical-order.md, "Statistics"):
+// lane j of a tile takes elements j, j + 1024, … in increasing index (Welford's update
+// for the moments, with one reciprocal per row), then the 1024 lanes are folded by
+// halving, the lower-index side first. Each work-group writes its tile's state; the host
+// joins the tiles of each output in the aligned pairwise tree, as the CPU does.
+//
+// No multiply may be fused with an add (the host never fuses): OpenCL turns contraction
+// off, CUDA multiplies with __dmul_rn.
+//
+// Set by redlab_kernels::statistics: STAT_KIND (0 moments, 1 log-sum-exp, 2 NaN-skipping
+// minimum, 3 maximum), in_t and stat_load (element i of the input as a double).
+//
+// out: the states (3 doubles per task), then the task table (3 ulongs per task: the
+// element offset of the tile's first element, its length ≤ 8192, and the signed step
+// between its elements in the buffer).
+
+#ifdef __OPENCL_VERSION__
+#pragma OPENCL FP_CONTRACT OFF
+#define ST_MUL(a, b) ((a) * (b))
+#else
+#define ST_MUL(a, b) __dmul_rn((a), (b))
+#endif
+
+#ifndef STAT_KIND
+#define STAT_KIND 0
+#endif
+
+#define ST_WG 256
+#define ST_LANES 1024
+#define ST_ROWS 8
+
+typedef struct {
+    double a; // moments: count; log-sum-exp: max; extremes: kept count
+    double b; // moments: mean; log-sum-exp: Σ exp(x − max); extremes: best
+    double c; // moments: M2
+} st_t;
+
+inline st_t st_empty(void) {
+    st_t s;
+#if STAT_KIND == 1
+    s.a = -(double)INFINITY;
+#else
+    s.a = 0.0;
+#endif
+    s.b = 0.0;
+    s.c = 0.0;
+    return s;
+}
+
+// One more element; `inverse` is 1 / (the lane's count after it), the row's reciprocal.
+inline void st_push(st_t* s, double x, double inverse) {
+#if STAT_KIND == 0
+    s->a = s->a + 1.0;
+    double d = x - s->b;
+    s->b = s->b + ST_MUL(d, inverse);
+    s->c = s->c + ST_MUL(d, x - s->b);
+#elif STAT_KIND == 1
+    (void)inverse;
+    if (x == s->a) {
+        s->b = s->b + 1.0;
+    } else if (x < s->a) {
+        s->b = s->b + exp(x - s->a);
+    } else {
+        // A larger element, or NaN (which then stays in the sum).
+        s->b = ST_MUL(s->b, exp(s->a - x)) + 1.0;
+        s->a = x;
+    }
+#else
+    (void)inverse;
+    if (!isnan(x)) {
+        s->a = s->a + 1.0;
+#if STAT_KIND == 2
+        // Ties of zeros keep -0.0 (the host's rule), so the order cannot show.
+        bool better = x < s->b || (x == s->b && signbit(x) && !signbit(s->b));
+#else
+        bool better = x > s->b || (x == s->b && !signbit(x) && signbit(s->b));
+#endif
+        if (s->a == 1.0 || better) {
+            s->b = x;
+        }
+    }
+#endif
+}
+
+// `lo` holds the lower indices.
+inline st_t st_merge(st_t lo, st_t hi) {
+#if STAT_KIND == 0
+    if (hi.a == 0.0) return lo;
+    if (lo.a == 0.0) return hi;
+    st_t r;
+    r.a = lo.a + hi.a;
+    double d = hi.b - lo.b;
+    r.b = lo.b + ST_MUL(d, hi.a / r.a);
+    r.c = lo.c + hi.c + ST_MUL(ST_MUL(d, d), ST_MUL(lo.a, hi.a) / r.a);
+    return r;
+#elif STAT_KIND == 1
+    if (hi.b == 0.0 && hi.a == -(double)INFINITY) return lo;
+    if (lo.b == 0.0 && lo.a == -(double)INFINITY) return hi;
+    st_t r;
+    r.c = 0.0;
+    if (isnan(lo.a) || isnan(hi.a)) {
+        // NaN (its bits are not promised): the side's NaN maximum.
+        r.a = isnan(lo.a) ? lo.a : hi.a;
+        r.b = r.a;
+        return r;
+    }
+    if (lo.a == hi.a) {
+        r.a = lo.a;
+        r.b = lo.b + hi.b;
+        return r;
+    }
+    r.a = lo.a > hi.a ? lo.a : hi.a;
+    // The side holding the maximum keeps its sum (exp(∞ − ∞) would be NaN).
+    double left = lo.a == r.a ? lo.b : ST_MUL(lo.b, exp(lo.a - r.a));
+    double right = hi.a == r.a ? hi.b : ST_MUL(hi.b, exp(hi.a - r.a));
+    r.b = left + right;
+    return r;
+#else
+    if (hi.a == 0.0) return lo;
+    if (lo.a == 0.0) return hi;
+    st_t r = lo;
+    r.a = lo.a + hi.a;
+#if STAT_KIND == 2
+    bool better = hi.b < lo.b || (hi.b == lo.b && signbit(hi.b) && !signbit(lo.b));
+#else
+    bool better = hi.b > lo.b || (hi.b == lo.b && !signbit(hi.b) && signbit(lo.b));
+#endif
+    if (better) r.b = hi.b;
+    return r;
+#endif
+}
+
+__kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
+void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
+    __local st_t level[ST_WG];
+    ulong task = get_group_id(0);
+    uint t = get_local_id(0);
+    __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * task;
+    ulong first = table[0];
+    ulong len = table[1];
+    long step = (long)table[2];
+    // Lanes t, t + 256, t + 512, t + 768, each over its rows in increasing index.
+    st_t lane[4];
+    for (uint q = 0; q < 4; q++) {
+        lane[q] = st_empty();
+        uint j = t + q * ST_WG;
+        for (uint r = 0; r < ST_ROWS; r++) {
+            ulong e = (ulong)r * ST_LANES + j;
+            if (e < len) {
+                st_push(&lane[q], stat_load(in, (ulong)((long)first + (long)e * step)),
+                        1.0 / (double)(r + 1));
+            }
+        }
+    }
+    // Fold by halving: widths 512 and 256 inside the work-item, then through local memory.
+    level[t] = st_merge(st_merge(lane[0], lane[2]), st_merge(lane[1], lane[3]));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint width = ST_WG / 2; width >= 1; width /= 2) {
+        if (t < width) {
+            level[t] = st_merge(level[t], level[t + width]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == 0) {
+        out[3 * task] = level[0].a;
+        out[3 * task + 1] = level[0].b;
+        out[3 * task + 2] = level[0].c;
+    }
+}

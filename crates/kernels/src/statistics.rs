@@ -1,0 +1,191 @@
+//! Statistics with several numbers per lane on OpenCL and CUDA devices
+//! (`statistics.cl`): variance and standard deviation (moments), log-sum-exp, and the
+//! NaN-skipping minimum and maximum. One work-group computes one canonical tile of one
+//! output, in f64, with the host's steps; the host joins each output's tile states in
+//! the aligned pairwise tree and finishes them (`redlab_cpu::statistics::finish_tiles`),
+//! so every output has the CPU's bits (log-sum-exp up to the device's `exp`).
+//!
+//! The tiles are listed in a task table (first element, length, signed step), so rows,
+//! columns, strided views and CSR segments all run through the same kernel; outputs
+//! whose elements do not step evenly are gathered into rows on the host first.
+
+use std::ops::Range;
+
+use redlab_core::canonical::TILE;
+use redlab_core::segmented::{gather_rows, Selection};
+use redlab_core::{ArrayRef, DType, Error};
+
+use crate::assembly::{self, Target};
+use crate::driver::{Launcher, RunError};
+use crate::optype::storage_type;
+
+/// The kernel's name.
+pub const ENTRY_POINT: &str = "stat_tiles";
+
+/// Work-items per group (each holds 4 of a tile's 1024 lanes).
+pub const WORK_GROUP: usize = 256;
+
+/// Which state the kernel keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateKind {
+    /// `(count, mean, M2)`: variance, standard deviation.
+    Moments = 0,
+    /// `(max, Σ exp(x − max))`: log-sum-exp.
+    ExpSum = 1,
+    /// `(kept, smallest)` of the values that are not NaN.
+    NanMin = 2,
+    /// `(kept, largest)` of the values that are not NaN.
+    NanMax = 3,
+}
+
+/// The complete source for `kind` over elements of `dtype` on `target`.
+pub fn source(kind: StateKind, dtype: DType, target: Target) -> String {
+    let mut text = String::new();
+    match target {
+        Target::Cuda => text.push_str(assembly::file("cuda_prelude.h").unwrap_or_default()),
+        Target::OpenCl => text.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"),
+    }
+    let read = match dtype {
+        DType::F16 => "(double)vload_half(i, (const __global half*)in)".to_string(),
+        DType::BF16 => "(double)as_float(((uint)in[i]) << 16)".to_string(),
+        _ => "(double)in[i]".to_string(),
+    };
+    text.push_str(&format!(
+        "#define STAT_KIND {}\ntypedef {} in_t;\ninline double stat_load(const __global in_t* in, ulong i) {{ return {read}; }}\n",
+        kind as u32,
+        storage_type(dtype)
+    ));
+    text.push_str(assembly::file("statistics.cl").unwrap_or_default());
+    text
+}
+
+/// The tiles of every output, for the kernel, and where they come from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TilePlan {
+    /// Three words per tile: first element, length, signed step (as bits).
+    pub table: Vec<u64>,
+    /// The tiles of each output, as a range of tile indices.
+    pub outputs: Vec<Range<usize>>,
+    /// The outputs' elements gathered into rows, when they do not step evenly in place
+    /// (the table then indexes these bytes).
+    pub gathered: Option<Vec<u8>>,
+}
+
+impl TilePlan {
+    /// Plans the tiles of `selection` over `data`.
+    pub fn new(data: ArrayRef<'_>, selection: Selection<'_>) -> Result<TilePlan, Error> {
+        let mut plan = TilePlan {
+            table: Vec::new(),
+            outputs: Vec::with_capacity(selection.outputs()),
+            gathered: None,
+        };
+        match selection {
+            Selection::Ranges(ranges) => {
+                for r in ranges {
+                    plan.output(r.start as i64, r.len(), 1);
+                }
+            }
+            Selection::Axes(axes) => match axes.reduced_runs().as_slice() {
+                [] | [_] => {
+                    let step = axes.reduced_runs().first().map_or(1, |&(_, s)| s as i64);
+                    let len = axes.segment_len();
+                    for k in 0..axes.outputs() {
+                        let first = if len == 0 { 0 } else { axes.start(k) as i64 };
+                        plan.output(first, len, step);
+                    }
+                }
+                _ => {
+                    let (bytes, ranges) = gather_rows(data, selection)?;
+                    for r in &ranges {
+                        plan.output(r.start as i64, r.len(), 1);
+                    }
+                    plan.gathered = Some(bytes);
+                }
+            },
+        }
+        Ok(plan)
+    }
+
+    /// Adds one output of `len` elements from `first`, `step` apart.
+    fn output(&mut self, first: i64, len: usize, step: i64) {
+        let start = self.tiles();
+        for t in 0..len.div_ceil(TILE) {
+            let from = first + (t * TILE) as i64 * step;
+            self.table.extend_from_slice(&[
+                from as u64,
+                (len - t * TILE).min(TILE) as u64,
+                step as u64,
+            ]);
+        }
+        self.outputs.push(start..self.tiles());
+    }
+
+    /// Tiles in all.
+    pub fn tiles(&self) -> usize {
+        self.table.len() / 3
+    }
+}
+
+/// Runs `kernel` over the tiles of `plan` in `input` (the data, or the gathered rows):
+/// each tile's state, and the seconds of the launch.
+pub fn run_tiles<L: Launcher>(
+    launcher: &L,
+    kernel: &L::Kernel,
+    input: &L::Buffer,
+    plan: &TilePlan,
+) -> Result<(Vec<[f64; 3]>, f64), RunError> {
+    let tiles = plan.tiles();
+    if tiles == 0 {
+        return Ok((Vec::new(), 0.0));
+    }
+    let states_bytes = tiles * 3 * 8;
+    let mut out = launcher.alloc(states_bytes + plan.table.len() * 8)?;
+    let mut bytes = vec![0u8; states_bytes];
+    bytes.extend(plan.table.iter().flat_map(|w| w.to_le_bytes()));
+    launcher.write(&mut out, &bytes)?;
+    let seconds = launcher.launch(kernel, input, &out, tiles, tiles * WORK_GROUP, WORK_GROUP)?;
+    let (states, _) = launcher.read(&out, states_bytes)?;
+    let states = states
+        .chunks_exact(24)
+        .map(|c| {
+            let word =
+                |k: usize| f64::from_le_bytes(c[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+            [word(0), word(1), word(2)]
+        })
+        .collect();
+    Ok((states, seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redlab_core::shape::{AxisPlan, Layout};
+
+    #[test]
+    fn tiles_follow_rows_columns_and_segments() {
+        let data = [0.0f32; 6 * 10_000];
+        let view = ArrayRef::from_slice(&data);
+        let rows = AxisPlan::new(Layout::c_order(&[6, 10_000]), Some(&[1]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
+        assert_eq!(plan.tiles(), 12);
+        assert_eq!(plan.outputs[1], 2..4);
+        assert_eq!(&plan.table[6..9], &[10_000, TILE as u64, 1]);
+        assert_eq!(
+            &plan.table[9..12],
+            &[10_000 + TILE as u64, (10_000 - TILE) as u64, 1]
+        );
+        let cols = AxisPlan::new(Layout::c_order(&[6, 10_000]), Some(&[0]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&cols)).expect("plan");
+        assert_eq!(plan.tiles(), 10_000);
+        assert_eq!(&plan.table[3..6], &[1, 6, 10_000]);
+        let ranges = [0..3, 3..3, 3..20_000];
+        let plan = TilePlan::new(view, Selection::Ranges(&ranges)).expect("plan");
+        assert_eq!(plan.outputs, vec![0..1, 1..1, 1..4]);
+        let split =
+            AxisPlan::new(Layout::c_order(&[2, 3, 10_000]), Some(&[0, 2]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&split)).expect("plan");
+        assert!(plan.gathered.is_some());
+        assert_eq!(plan.outputs.len(), 3);
+        assert!(source(StateKind::ExpSum, DType::BF16, Target::Cuda).contains("STAT_KIND 1"));
+    }
+}

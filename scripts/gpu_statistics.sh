@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Statistics on one CUDA GPU (statistics.cl): (1) the GPU's .npy output against the
+# CPU's, byte for byte, for var, std, logsumexp, nanmin and nanmax over rows, columns,
+# split axes and whole arrays of f32, f64 and f16; (2) speed beside torch and CuPy
+# (tools/axis_compare.py) for var, std, logsumexp and argmax; (3) compute-sanitizer.
+# Usage: scripts/gpu_statistics.sh REDLAB_BINARY OUT_DIR
+set -uo pipefail
+bin=${1:?redlab binary}
+out=${2:?output folder}
+mkdir -p "$out/npy"
+echo "== (1) GPU bytes against the CPU's"
+for dtype in f32 f64 f16; do
+  for shape in "300x30011:1" "5000x300:0" "4x5x9997:0,2" "1000003:0"; do
+    dims=${shape%%:*}; axis=${shape##*:}
+    for stat in var std logsumexp nanmin nanmax; do
+      for dev in cpu cuda:0; do
+        f="$out/npy/$stat-$dtype-$dims-$dev.npy"
+        "$bin" run --stat "$stat" --ddof 1 --dtype "$dtype" --shape "$dims" --axis "$axis" \
+          --device "$dev" --out "$f" --force --json > /dev/null 2>> "$out/check.err" \
+          || echo "FAILED $stat $dtype $dims $dev"
+      done
+      a="$out/npy/$stat-$dtype-$dims-cpu.npy"; b="$out/npy/$stat-$dtype-$dims-cuda:0.npy"
+      if cmp -s "$a" "$b"; then r=same; else r="differ ($(cmp -l "$a" "$b" 2>/dev/null | wc -l) bytes)"; fi
+      echo "$stat $dtype $dims axis $axis: $r" | tee -a "$out/check.txt"
+    done
+  done
+done
+rm -rf "$out/npy"
+echo "== (2) beside torch and CuPy"
+python3 tools/axis_compare.py "$bin" --ops var,std,logsumexp,argmax --json "$out/compare.jsonl" \
+  2>&1 | tee "$out/compare.md"
+echo "== (3) sanitizers"
+for tool in memcheck racecheck; do
+  compute-sanitizer --tool $tool "$bin" run --stat var --dtype f32 --shape 100x9000 --axis 1 \
+    --device cuda:0 > "$out/$tool-var.txt" 2>&1
+  compute-sanitizer --tool $tool "$bin" run --stat logsumexp --dtype f64 --shape 9000x100 --axis 0 \
+    --device cuda:0 > "$out/$tool-lse.txt" 2>&1
+  tail -1 "$out/$tool-var.txt" "$out/$tool-lse.txt"
+done
