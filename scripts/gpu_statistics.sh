@@ -10,7 +10,7 @@ out=${2:?output folder}
 mkdir -p "$out/npy"
 echo "== (1) GPU bytes against the CPU's"
 for dtype in f32 f64 f16; do
-  for shape in "300x30011:1" "5000x300:0" "4x5x9997:0,2" "1000003:0"; do
+  for shape in "300x30011:1" "5000x300:0" "4x5x9997:0,2" "1000003:0" "20000x30:1" "33x6000:0"; do
     dims=${shape%%:*}; axis=${shape##*:}
     for stat in var std logsumexp nanmin nanmax; do
       for dev in cpu cuda:0; do
@@ -35,5 +35,7 @@ for tool in memcheck racecheck; do
     --device cuda:0 > "$out/$tool-var.txt" 2>&1
   compute-sanitizer --tool $tool "$bin" run --stat logsumexp --dtype f64 --shape 9000x100 --axis 0 \
     --device cuda:0 > "$out/$tool-lse.txt" 2>&1
-  tail -1 "$out/$tool-var.txt" "$out/$tool-lse.txt"
+  compute-sanitizer --tool $tool "$bin" run --stat nanmax --dtype f32 --shape 3000x30 --axis 1 \
+    --device cuda:0 > "$out/$tool-short.txt" 2>&1
+  tail -n 1 "$out/$tool-var.txt" "$out/$tool-lse.txt" "$out/$tool-short.txt"
 done

@@ -4,7 +4,7 @@
 
 use redlab_core::ArrayRef;
 use redlab_kernels::assembly::Target;
-use redlab_kernels::statistics::{run_tiles, source, StateKind, TilePlan, ENTRY_POINT};
+use redlab_kernels::statistics::{program, run_tiles, StateKind, TilePlan};
 use redlab_kernels::RunError;
 
 use crate::{CudaDevice, DeviceInput};
@@ -46,11 +46,10 @@ impl CudaDevice {
             .as_ref()
             .ok_or_else(|| RunError::Device("empty input reached the device".into()))?;
         self.timeline.bind()?;
-        let function = self.modules.functions(
-            &source(kind, input.dtype, Target::Cuda),
-            &self.query.arch(),
-            &[ENTRY_POINT],
-        )?[0];
+        let (text, entry) = program(kind, input.dtype, Target::Cuda, plan);
+        let function = self
+            .modules
+            .functions(&text, &self.query.arch(), &[entry])?[0];
         let _guard = self
             .running
             .lock()

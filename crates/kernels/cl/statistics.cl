@@ -170,3 +170,37 @@ void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
         out[3 * task + 2] = level[0].c;
     }
 }
+
+#ifdef ST_WIDTH
+// Tiles of at most ST_WIDTH (≤ 256, a power of two) elements: ST_WG / ST_WIDTH tiles per
+// work-group, one element per lane. The full fold's first steps would merge only empty
+// lanes (every lane from ST_WIDTH on is empty, and merging an empty side changes
+// nothing), so folding the ST_WIDTH lanes by halving is the canonical fold itself.
+__kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
+void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
+    __local st_t level[ST_WG];
+    uint t = get_local_id(0);
+    uint lane = t % ST_WIDTH;
+    ulong task = get_group_id(0) * (ST_WG / ST_WIDTH) + t / ST_WIDTH;
+    st_t s = st_empty();
+    if (task < tasks) {
+        __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * task;
+        if (lane < table[1]) {
+            st_push(&s, stat_load(in, (ulong)((long)table[0] + (long)lane * (long)table[2])), 1.0);
+        }
+    }
+    level[t] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint width = ST_WIDTH / 2; width >= 1; width /= 2) {
+        if (lane < width) {
+            level[t] = st_merge(level[t], level[t + width]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lane == 0 && task < tasks) {
+        out[3 * task] = level[t].a;
+        out[3 * task + 1] = level[t].b;
+        out[3 * task + 2] = level[t].c;
+    }
+}
+#endif

@@ -5,7 +5,8 @@
 //! the aligned pairwise tree and finishes them (`redlab_cpu::statistics::finish_tiles`),
 //! so every output has the CPU's bits (log-sum-exp up to the device's `exp`).
 //!
-//! The tiles are listed in a task table (first element, length, signed step), so rows,
+//! Outputs whose tiles all have at most 256 elements run several tiles per work-group
+//! (`stat_short`), one element per lane. The tiles are listed in a task table (first element, length, signed step), so rows,
 //! columns, strided views and CSR segments all run through the same kernel; outputs
 //! whose elements do not step evenly are gathered into rows on the host first.
 
@@ -22,6 +23,13 @@ use crate::optype::storage_type;
 /// The kernel's name.
 pub const ENTRY_POINT: &str = "stat_tiles";
 
+/// The kernel for plans whose tiles all have at most [`SHORT_MAX`] elements.
+pub const SHORT_ENTRY_POINT: &str = "stat_short";
+
+/// The longest tile the short kernel takes (several tiles per work-group, one element
+/// per lane).
+pub const SHORT_MAX: usize = 256;
+
 /// Work-items per group (each holds 4 of a tile's 1024 lanes).
 pub const WORK_GROUP: usize = 256;
 
@@ -36,6 +44,23 @@ pub enum StateKind {
     NanMin = 2,
     /// `(kept, largest)` of the values that are not NaN.
     NanMax = 3,
+}
+
+/// The source and entry point that run `plan`: the short kernel when every tile fits
+/// in [`SHORT_MAX`] lanes, else one work-group per tile.
+pub fn program(
+    kind: StateKind,
+    dtype: DType,
+    target: Target,
+    plan: &TilePlan,
+) -> (String, &'static str) {
+    match plan.short_width() {
+        Some(width) => (
+            format!("#define ST_WIDTH {width}\n{}", source(kind, dtype, target)),
+            SHORT_ENTRY_POINT,
+        ),
+        None => (source(kind, dtype, target), ENTRY_POINT),
+    }
 }
 
 /// The complete source for `kind` over elements of `dtype` on `target`.
@@ -124,6 +149,13 @@ impl TilePlan {
     pub fn tiles(&self) -> usize {
         self.table.len() / 3
     }
+
+    /// The lanes per tile of the short kernel (the longest tile's length rounded up to
+    /// a power of two), when every tile has at most [`SHORT_MAX`] elements.
+    pub fn short_width(&self) -> Option<usize> {
+        let longest = self.table.chunks(3).map(|t| t[1] as usize).max()?;
+        (longest <= SHORT_MAX).then(|| longest.next_power_of_two().max(1))
+    }
 }
 
 /// Runs `kernel` over the tiles of `plan` in `input` (the data, or the gathered rows):
@@ -143,7 +175,11 @@ pub fn run_tiles<L: Launcher>(
     let mut bytes = vec![0u8; states_bytes];
     bytes.extend(plan.table.iter().flat_map(|w| w.to_le_bytes()));
     launcher.write(&mut out, &bytes)?;
-    let seconds = launcher.launch(kernel, input, &out, tiles, tiles * WORK_GROUP, WORK_GROUP)?;
+    let groups = match plan.short_width() {
+        Some(width) => tiles.div_ceil(WORK_GROUP / width),
+        None => tiles,
+    };
+    let seconds = launcher.launch(kernel, input, &out, tiles, groups * WORK_GROUP, WORK_GROUP)?;
     let (states, _) = launcher.read(&out, states_bytes)?;
     let states = states
         .chunks_exact(24)
@@ -187,5 +223,11 @@ mod tests {
         assert!(plan.gathered.is_some());
         assert_eq!(plan.outputs.len(), 3);
         assert!(source(StateKind::ExpSum, DType::BF16, Target::Cuda).contains("STAT_KIND 1"));
+        assert_eq!(plan.short_width(), None);
+        let short = AxisPlan::new(Layout::c_order(&[2000, 30]), Some(&[1]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&short)).expect("plan");
+        assert_eq!(plan.short_width(), Some(32));
+        let (text, entry) = program(StateKind::Moments, DType::F32, Target::OpenCl, &plan);
+        assert!(text.starts_with("#define ST_WIDTH 32\n") && entry == SHORT_ENTRY_POINT);
     }
 }

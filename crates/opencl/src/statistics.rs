@@ -3,7 +3,7 @@
 
 use redlab_core::{ArrayRef, DType};
 use redlab_kernels::assembly::Target;
-use redlab_kernels::statistics::{run_tiles, source, StateKind, TilePlan, ENTRY_POINT};
+use redlab_kernels::statistics::{program, run_tiles, StateKind, TilePlan};
 use redlab_kernels::{Feature, RunError};
 
 use crate::driver::ClLauncher;
@@ -43,17 +43,13 @@ impl OpenClDevice {
             .running
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
-        let program = self
+        let (text, entry) = program(kind, dtype, Target::OpenCl, plan);
+        let built = self
             .programs
-            .get(
-                &self.context,
-                &source(kind, dtype, Target::OpenCl),
-                "",
-                &[ENTRY_POINT],
-            )
+            .get(&self.context, &text, "", &[entry])
             .map_err(|e| RunError::Build(e.log))?;
-        let kernel = program
-            .kernel(ENTRY_POINT)
+        let kernel = built
+            .kernel(entry)
             .ok_or_else(|| RunError::Device("missing statistics kernel".into()))?;
         let launcher = ClLauncher {
             context: &self.context,

@@ -132,6 +132,9 @@ fn gpus_compute_the_cpus_statistics_bit_for_bit() {
             (vec![300, 41], Some(vec![0])),
             (vec![4, 5, 997], Some(vec![0, 2])),
             (vec![7, 1], Some(vec![0])),
+            (vec![50, 200], Some(vec![1])),
+            (vec![600, 33], Some(vec![1])),
+            (vec![33, 600], Some(vec![0])),
         ] {
             let n: usize = dims.iter().product();
             let clean = awkward(dtype, n, 3, false);
