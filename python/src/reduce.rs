@@ -114,8 +114,7 @@ fn compute_view(
     }
 }
 
-/// A several-number statistic over host data (these run on the CPU; other devices
-/// say so).
+/// A several-number statistic over host data, on `device` (nanmean on the CPU only).
 fn multi(
     device: &Device,
     stat: redlab::Statistic,
@@ -433,7 +432,28 @@ fn compute_on_cuda(
             stat_outputs(device, &reduction, host, view, axes, keepdims)
         }
         What::Multi(stat) => {
-            // These run on the CPU: from a host copy of the tensor's span.
+            // On the GPU, in place, where the outputs step evenly through the tensor.
+            let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+            let tiles = redlab_kernels::statistics::TilePlan::in_place(Selection::Axes(&plan));
+            if let (Some(kind), Some(tiles)) = (redlab::state_kind(*stat), tiles) {
+                let (states, _) = cuda
+                    .statistic_tiles_resident(kind, &input, &tiles)
+                    .map_err(errors::device)?;
+                let values = tiles
+                    .outputs
+                    .iter()
+                    .map(|r| redlab::finish_tiles(*stat, view.dtype, &states[r.clone()]))
+                    .collect::<Result<Vec<Value>, _>>()
+                    .map_err(|e| errors::from_core(&e))?;
+                return Ok(shaped(
+                    values,
+                    &plan,
+                    all,
+                    stat.result_dtype(view.dtype).name(),
+                ));
+            }
+            // nanmean, and outputs that do not step evenly: on the CPU, from a host copy
+            // of the tensor's span.
             let bytes = cuda.download(&input).map_err(errors::device)?;
             let host =
                 ArrayRef::from_bytes(view.dtype, &bytes).map_err(|e| errors::from_core(&e))?;

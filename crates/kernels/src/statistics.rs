@@ -97,8 +97,22 @@ pub struct TilePlan {
 }
 
 impl TilePlan {
-    /// Plans the tiles of `selection` over `data`.
+    /// Plans the tiles of `selection` over `data`, gathering the outputs into rows
+    /// when they do not step evenly in place.
     pub fn new(data: ArrayRef<'_>, selection: Selection<'_>) -> Result<TilePlan, Error> {
+        if let Some(plan) = TilePlan::in_place(selection) {
+            return Ok(plan);
+        }
+        let (bytes, ranges) = gather_rows(data, selection)?;
+        let mut plan = TilePlan::in_place(Selection::Ranges(&ranges))
+            .ok_or_else(|| Error::Shape("gathered rows do not step evenly".into()))?;
+        plan.gathered = Some(bytes);
+        Ok(plan)
+    }
+
+    /// Plans the tiles of `selection` where the data lies (for device-resident inputs),
+    /// or `None` when some output's elements do not step evenly through it.
+    pub fn in_place(selection: Selection<'_>) -> Option<TilePlan> {
         let mut plan = TilePlan {
             table: Vec::new(),
             outputs: Vec::with_capacity(selection.outputs()),
@@ -110,25 +124,20 @@ impl TilePlan {
                     plan.output(r.start as i64, r.len(), 1);
                 }
             }
-            Selection::Axes(axes) => match axes.reduced_runs().as_slice() {
-                [] | [_] => {
-                    let step = axes.reduced_runs().first().map_or(1, |&(_, s)| s as i64);
-                    let len = axes.segment_len();
-                    for k in 0..axes.outputs() {
-                        let first = if len == 0 { 0 } else { axes.start(k) as i64 };
-                        plan.output(first, len, step);
-                    }
+            Selection::Axes(axes) => {
+                let step = match axes.reduced_runs().as_slice() {
+                    [] => 1,
+                    [(_, s)] => *s as i64,
+                    _ => return None,
+                };
+                let len = axes.segment_len();
+                for k in 0..axes.outputs() {
+                    let first = if len == 0 { 0 } else { axes.start(k) as i64 };
+                    plan.output(first, len, step);
                 }
-                _ => {
-                    let (bytes, ranges) = gather_rows(data, selection)?;
-                    for r in &ranges {
-                        plan.output(r.start as i64, r.len(), 1);
-                    }
-                    plan.gathered = Some(bytes);
-                }
-            },
+            }
         }
-        Ok(plan)
+        Some(plan)
     }
 
     /// Adds one output of `len` elements from `first`, `step` apart.

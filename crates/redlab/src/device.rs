@@ -23,6 +23,18 @@ pub struct Unavailable {
     pub reason: String,
 }
 
+/// The state a device kernel keeps for `stat` (`statistics.cl`), or `None` for the
+/// statistics computed on the CPU only (nanmean: its tiles are compacted first).
+pub fn state_kind(stat: Statistic) -> Option<StateKind> {
+    match stat {
+        Statistic::Var { .. } | Statistic::Std { .. } => Some(StateKind::Moments),
+        Statistic::LogSumExp => Some(StateKind::ExpSum),
+        Statistic::NanMin => Some(StateKind::NanMin),
+        Statistic::NanMax => Some(StateKind::NanMax),
+        Statistic::NanMean => None,
+    }
+}
+
 /// What `redlab devices` shows.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceReport {
@@ -307,13 +319,7 @@ impl Device {
         data: ArrayRef<'_>,
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, f64), Error> {
-        let kind = match stat {
-            Statistic::Var { .. } | Statistic::Std { .. } => Some(StateKind::Moments),
-            Statistic::LogSumExp => Some(StateKind::ExpSum),
-            Statistic::NanMin => Some(StateKind::NanMin),
-            Statistic::NanMax => Some(StateKind::NanMax),
-            Statistic::NanMean => None,
-        };
+        let kind = state_kind(stat);
         type States = (Vec<[f64; 3]>, f64);
         let tiles = |run: &dyn Fn(&TilePlan) -> Result<States, String>| {
             let plan = TilePlan::new(data, selection)?;

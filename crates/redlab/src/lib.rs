@@ -46,13 +46,13 @@ pub mod sharded;
 
 use std::sync::OnceLock;
 
-pub use device::{list_devices, Device, DeviceReport, Unavailable};
+pub use device::{list_devices, state_kind, Device, DeviceReport, Unavailable};
 pub use error::Error;
 pub use redlab_core::{
     acc, canonical, generate, reference, segmented, shape, ArrayRef, Backend, DType, DeviceInfo,
     Element, HostArray, Op, Outcome, Problem, Scalar, Value,
 };
-pub use redlab_cpu::statistics::Statistic;
+pub use redlab_cpu::statistics::{finish_tiles, Statistic};
 use redlab_cpu::CpuBackend;
 pub use redlab_expr::{stats, ExprError, Reduction, ReductionBuilder};
 
