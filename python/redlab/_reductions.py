@@ -252,7 +252,8 @@ def norm(a, ord=None, axis=None, keepdims=False, device="auto"):  # noqa: A002
 
 def var(a, axis=None, ddof=0, keepdims=False, device="auto"):
     """Variance, in one pass: Welford updates per lane and Chan merges in the canonical
-    order's shape, in f64 (returned as f32 for narrower floats). Runs on the CPU."""
+    order's shape, in f64 (returned as f32 for narrower floats). Runs on the CPU and on
+    OpenCL and CUDA devices with the same bits (CUDA tensors are read in place)."""
     return _call("multi", "var", a, axis, keepdims, None, device, float(ddof))
 
 
@@ -263,7 +264,7 @@ def std(a, axis=None, ddof=0, keepdims=False, device="auto"):
 
 def logsumexp(a, axis=None, keepdims=False, device="auto"):
     """``log(sum(exp(a)))`` in one pass with a running maximum (no overflow). Runs on
-    the CPU; its bits depend on the platform's ``exp`` and ``log``."""
+    the CPU and on GPUs; its last bits depend on the platform's ``exp`` and ``log``."""
     return _call("multi", "logsumexp", a, axis, keepdims, None, device)
 
 
@@ -278,7 +279,8 @@ def nanmax(a, axis=None, keepdims=False, device="auto"):
 
 
 def nanmean(a, axis=None, keepdims=False, device="auto"):
-    """Mean of the elements that are not NaN (NaN where there are none)."""
+    """Mean of the elements that are not NaN (NaN where there are none). Runs on the
+    CPU only (a CUDA tensor is copied to the host for it)."""
     return _call("multi", "nanmean", a, axis, keepdims, None, device)
 
 

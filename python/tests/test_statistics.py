@@ -72,9 +72,17 @@ def test_nan_skipping_statistics_match_numpy():
         redlab.nanmin(np.zeros(0, dtype=np.float32))
 
 
-def test_these_statistics_say_they_run_on_the_cpu():
+def test_opencl_devices_give_the_cpus_bits_and_nanmean_says_cpu_only():
     gpus = [d["id"] for d in redlab.devices()["devices"] if d["id"].startswith("opencl")]
     if not gpus:
         pytest.skip("no OpenCL device here")
-    with pytest.raises(redlab.DeviceError, match="CPU"):
-        redlab.var(np.ones(10), device=gpus[0])
+    x = random_array(np.float64, 40 * 301, seed=3).reshape(40, 301)
+    x[::5, ::7] = np.nan
+    clean = np.nan_to_num(x, nan=0.5)
+    for axis in [None, 0, 1]:
+        for f, data in [(redlab.var, clean), (redlab.std, clean), (redlab.nanmin, x),
+                        (redlab.nanmax, x)]:
+            got = f(data, axis=axis, device=gpus[0])
+            assert np.asarray(got).tobytes() == np.asarray(f(data, axis=axis)).tobytes(), f
+    with pytest.raises(redlab.DeviceError, match="CPU only"):
+        redlab.nanmean(x, device=gpus[0])
