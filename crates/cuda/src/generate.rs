@@ -9,7 +9,7 @@ use std::ops::Range;
 use cudarc::driver::{result, sys};
 use redlab_core::{DType, Problem};
 use redlab_kernels::assembly::Target;
-use redlab_kernels::generate::{grid, source, GeneratedParts, ENTRY_POINT, WORK_GROUP};
+use redlab_kernels::generate::{byte_len, grid, source, GeneratedParts, ENTRY_POINT, WORK_GROUP};
 use redlab_kernels::RunError;
 
 use crate::memory::{cu, DeviceBuffer};
@@ -26,9 +26,7 @@ impl CudaDevice {
         len: usize,
         seed: u64,
     ) -> Result<(DeviceInput, f64), RunError> {
-        let bytes = len
-            .checked_mul(dtype.size_bytes())
-            .ok_or_else(|| RunError::Device(format!("{len} elements of {dtype} overflow")))?;
+        let bytes = byte_len(dtype, len)?;
         if len == 0 {
             return Ok((
                 DeviceInput {

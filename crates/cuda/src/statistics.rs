@@ -21,11 +21,7 @@ impl CudaDevice {
         if plan.tiles() == 0 {
             return Ok((Vec::new(), 0.0));
         }
-        let rows = match &plan.gathered {
-            Some(bytes) => ArrayRef::from_bytes(data.dtype(), bytes)
-                .map_err(|e| RunError::Device(e.to_string()))?,
-            None => data,
-        };
+        let rows = plan.rows(data)?;
         let input = self.upload(rows)?;
         self.statistic_tiles_resident(kind, &input, plan)
     }

@@ -25,6 +25,12 @@ pub struct GeneratedParts {
     pub kernel_s: f64,
 }
 
+/// Bytes of `len` elements of `dtype`, or the error for a length that overflows.
+pub fn byte_len(dtype: DType, len: usize) -> Result<usize, crate::RunError> {
+    len.checked_mul(dtype.size_bytes())
+        .ok_or_else(|| crate::RunError::Device(format!("{len} elements of {dtype} overflow")))
+}
+
 /// The kind and width `generate.cl` takes for `dtype`.
 fn kind(dtype: DType) -> (u32, u32) {
     let bits = 8 * dtype.size_bytes() as u32;

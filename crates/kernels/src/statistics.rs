@@ -154,6 +154,15 @@ impl TilePlan {
         self.outputs.push(start..self.tiles());
     }
 
+    /// What the kernel reads: the plan's gathered rows, or `data` itself.
+    pub fn rows<'a>(&'a self, data: ArrayRef<'a>) -> Result<ArrayRef<'a>, RunError> {
+        match &self.gathered {
+            Some(bytes) => ArrayRef::from_bytes(data.dtype(), bytes)
+                .map_err(|e| RunError::Device(e.to_string())),
+            None => Ok(data),
+        }
+    }
+
     /// Tiles in all.
     pub fn tiles(&self) -> usize {
         self.table.len() / 3

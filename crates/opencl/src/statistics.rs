@@ -28,12 +28,7 @@ impl OpenClDevice {
             ));
         }
         let dtype: DType = data.dtype();
-        let rows = match &plan.gathered {
-            Some(bytes) => {
-                ArrayRef::from_bytes(dtype, bytes).map_err(|e| RunError::Device(e.to_string()))?
-            }
-            None => data,
-        };
+        let rows = plan.rows(data)?;
         let input = self.upload(rows)?;
         let buffer = input
             .buffer
