@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Statistics on one CUDA GPU (statistics.cl): (1) the GPU's .npy output against the
-# CPU's, byte for byte, for var, std, logsumexp, nanmin and nanmax over rows, columns,
+# CPU's, byte for byte, for var, std, logsumexp, nanmin, nanmax and nanmean over rows, columns,
 # split axes and whole arrays of f32, f64 and f16; (2) speed beside torch and CuPy
 # (tools/axis_compare.py) for var, std, logsumexp and argmax; (3) compute-sanitizer.
 # Usage: scripts/gpu_statistics.sh REDLAB_BINARY OUT_DIR
@@ -12,7 +12,7 @@ echo "== (1) GPU bytes against the CPU's"
 for dtype in f32 f64 f16; do
   for shape in "300x30011:1" "5000x300:0" "4x5x9997:0,2" "1000003:0" "20000x30:1" "33x6000:0"; do
     dims=${shape%%:*}; axis=${shape##*:}
-    for stat in var std logsumexp nanmin nanmax; do
+    for stat in var std logsumexp nanmin nanmax nanmean; do
       for dev in cpu cuda:0; do
         f="$out/npy/$stat-$dtype-$dims-$dev.npy"
         "$bin" run --stat "$stat" --ddof 1 --dtype "$dtype" --shape "$dims" --axis "$axis" \

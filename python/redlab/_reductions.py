@@ -279,8 +279,8 @@ def nanmax(a, axis=None, keepdims=False, device="auto"):
 
 
 def nanmean(a, axis=None, keepdims=False, device="auto"):
-    """Mean of the elements that are not NaN (NaN where there are none). Runs on the
-    CPU only (a CUDA tensor is copied to the host for it)."""
+    """Mean of the elements that are not NaN (NaN where there are none), from each
+    canonical tile's kept values in order; on the CPU and on GPUs, with the same bits."""
     return _call("multi", "nanmean", a, axis, keepdims, None, device)
 
 

@@ -114,7 +114,7 @@ fn compute_view(
     }
 }
 
-/// A several-number statistic over host data, on `device` (nanmean on the CPU only).
+/// A several-number statistic over host data, on `device`.
 fn multi(
     device: &Device,
     stat: redlab::Statistic,
@@ -452,7 +452,7 @@ fn compute_on_cuda(
                     stat.result_dtype(view.dtype).name(),
                 ));
             }
-            // nanmean, and outputs that do not step evenly: on the CPU, from a host copy
+            // Outputs that do not step evenly: on the CPU, from a host copy
             // of the tensor's span.
             let bytes = cuda.download(&input).map_err(errors::device)?;
             let host =

@@ -359,8 +359,8 @@ pub fn better(x: f64, best: f64, largest: bool) -> bool {
 /// The finished statistic of one output from the states of its tiles in order, as
 /// devices compute them (`statistics.cl`: 3 numbers per tile: moments `(count, mean,
 /// M2)`, log-sum-exp `(max, sum, -)`, extremes `(kept, best, -)`), joined in the aligned
-/// pairwise tree like the CPU's own tiles. `input` is the element type. NaN-skipping
-/// means are not computed from tile states (their tiles are compacted first).
+/// pairwise tree like the CPU's own tiles (nanmean: the moments of each tile's kept
+/// values, joined in order). `input` is the element type.
 pub fn finish_tiles(stat: Statistic, input: DType, tiles: &[[f64; 3]]) -> Result<Value, Error> {
     let out = stat.result_dtype(input);
     Ok(match stat {
@@ -396,9 +396,13 @@ pub fn finish_tiles(stat: Statistic, input: DType, tiles: &[[f64; 3]]) -> Result
             extreme_value(input, best.unwrap_or(f64::NAN))
         }
         Statistic::NanMean => {
-            return Err(Error::Shape(
-                "nanmean is computed from compacted tiles, not from tile states".into(),
-            ))
+            // Each tile's moments of its kept values, joined one after another (as
+            // `one` does), not in the tree.
+            let sum = tiles
+                .iter()
+                .map(|&[count, mean, m2]| Moments { count, mean, m2 })
+                .fold(Moments::EMPTY, Moments::merge);
+            float_value(out, if sum.count == 0.0 { f64::NAN } else { sum.mean })
         }
     })
 }

@@ -42,15 +42,21 @@ impl CudaDevice {
             .as_ref()
             .ok_or_else(|| RunError::Device("empty input reached the device".into()))?;
         self.timeline.bind()?;
-        let (text, entry) = program(kind, input.dtype, Target::Cuda, plan);
-        let function = self
-            .modules
-            .functions(&text, &self.query.arch(), &[entry])?[0];
+        let program = program(kind, input.dtype, Target::Cuda, plan);
+        let function =
+            self.modules
+                .functions(&program.source, &self.query.arch(), &[program.entry])?[0];
         let _guard = self
             .running
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         self.timeline.bind()?;
-        run_tiles(&*self.timeline, &function, buffer, plan)
+        run_tiles(
+            &*self.timeline,
+            &function,
+            program.tiles_per_group,
+            buffer,
+            plan,
+        )
     }
 }

@@ -151,13 +151,16 @@ fn the_generation_kernel_compiles_for_every_type() {
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
 fn the_statistics_kernel_compiles_for_every_state_and_type() {
-    use redlab_kernels::statistics::{source, StateKind, ENTRY_POINT};
+    use redlab_kernels::statistics::{
+        source, StateKind, ENTRY_POINT, KEPT_ENTRY_POINT, SHORT_ENTRY_POINT,
+    };
     require_nvrtc();
     for kind in [
         StateKind::Moments,
         StateKind::ExpSum,
         StateKind::NanMin,
         StateKind::NanMax,
+        StateKind::NanMoments,
     ] {
         for dtype in [
             DType::F32,
@@ -167,14 +170,24 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
             DType::I8,
             DType::U64,
         ] {
-            let ptx =
-                compile::compile(&source(kind, dtype, Target::Cuda), "statistics.cl", "sm_90")
-                    .unwrap_or_else(|f| panic!("{kind:?} {dtype}:\n{}", f.log));
+            let mut text = source(kind, dtype, Target::Cuda);
+            let entries: &[&str] = match kind {
+                StateKind::NanMoments => &[ENTRY_POINT, KEPT_ENTRY_POINT],
+                _ => {
+                    // The short kernel too.
+                    text = format!("#define ST_WIDTH 64\n{text}");
+                    &[ENTRY_POINT, SHORT_ENTRY_POINT]
+                }
+            };
+            let ptx = compile::compile(&text, "statistics.cl", "sm_90")
+                .unwrap_or_else(|f| panic!("{kind:?} {dtype}:\n{}", f.log));
             let text = String::from_utf8_lossy(&ptx);
-            assert!(
-                text.contains(&format!(".entry {ENTRY_POINT}")),
-                "{kind:?} {dtype}"
-            );
+            for entry in entries {
+                assert!(
+                    text.contains(&format!(".entry {entry}")),
+                    "{kind:?} {dtype} {entry}"
+                );
+            }
             // No multiply fused into an add, as the host never fuses (exp's own
             // implementation uses FMA, so log-sum-exp is not checked).
             if kind != StateKind::ExpSum {

@@ -11,7 +11,8 @@
 // off, CUDA multiplies with __dmul_rn.
 //
 // Set by redlab_kernels::statistics: STAT_KIND (0 moments, 1 log-sum-exp, 2 NaN-skipping
-// minimum, 3 maximum), in_t and stat_load (element i of the input as a double).
+// minimum, 3 maximum, 4 moments of the values that are not NaN), in_t and stat_load
+// (element i of the input as a double).
 //
 // out: the states (3 doubles per task), then the task table (3 ulongs per task: the
 // element offset of the tile's first element, its length ≤ 8192, and the signed step
@@ -20,8 +21,11 @@
 #ifdef __OPENCL_VERSION__
 #pragma OPENCL FP_CONTRACT OFF
 #define ST_MUL(a, b) ((a) * (b))
+// Local memory passed to a helper (CUDA's pointers are generic).
+#define ST_LOCAL __local
 #else
 #define ST_MUL(a, b) __dmul_rn((a), (b))
+#define ST_LOCAL
 #endif
 
 #ifndef STAT_KIND
@@ -52,7 +56,7 @@ inline st_t st_empty(void) {
 
 // One more element; `inverse` is 1 / (the lane's count after it), the row's reciprocal.
 inline void st_push(st_t* s, double x, double inverse) {
-#if STAT_KIND == 0
+#if STAT_KIND == 0 || STAT_KIND == 4
     s->a = s->a + 1.0;
     double d = x - s->b;
     s->b = s->b + ST_MUL(d, inverse);
@@ -87,7 +91,7 @@ inline void st_push(st_t* s, double x, double inverse) {
 
 // `lo` holds the lower indices.
 inline st_t st_merge(st_t lo, st_t hi) {
-#if STAT_KIND == 0
+#if STAT_KIND == 0 || STAT_KIND == 4
     if (hi.a == 0.0) return lo;
     if (lo.a == 0.0) return hi;
     st_t r;
@@ -133,15 +137,11 @@ inline st_t st_merge(st_t lo, st_t hi) {
 #endif
 }
 
-__kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
-void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
-    __local st_t level[ST_WG];
-    ulong task = get_group_id(0);
+// The tile's lanes over its `len` values (value e at `first + e·step`, or, with `kept`,
+// at `first + kept[e]·step`), folded by halving; work-item 0 writes the state.
+inline void st_tile(__global const in_t* in, __global double* out, ulong task, ulong first,
+                    ulong len, long step, ST_LOCAL const ushort* kept, ST_LOCAL st_t* level) {
     uint t = get_local_id(0);
-    __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * task;
-    ulong first = table[0];
-    ulong len = table[1];
-    long step = (long)table[2];
     // Lanes t, t + 256, t + 512, t + 768, each over its rows in increasing index.
     st_t lane[4];
     for (uint q = 0; q < 4; q++) {
@@ -150,7 +150,8 @@ void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
         for (uint r = 0; r < ST_ROWS; r++) {
             ulong e = (ulong)r * ST_LANES + j;
             if (e < len) {
-                st_push(&lane[q], stat_load(in, (ulong)((long)first + (long)e * step)),
+                ulong at = kept ? (ulong)kept[e] : e;
+                st_push(&lane[q], stat_load(in, (ulong)((long)first + (long)at * step)),
                         1.0 / (double)(r + 1));
             }
         }
@@ -170,6 +171,58 @@ void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
         out[3 * task + 2] = level[0].c;
     }
 }
+
+__kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
+void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
+    __local st_t level[ST_WG];
+    ulong task = get_group_id(0);
+    __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * task;
+    st_tile(in, out, task, table[0], table[1], (long)table[2], 0, level);
+}
+
+#if STAT_KIND == 4
+// nanmean: the tile's values that are not NaN, compacted in order (a work-group scan of
+// each work-item's count over 32 consecutive positions), are the lanes' sequence.
+__kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
+void stat_kept(__global const in_t* in, __global double* out, ulong tasks) {
+    __local st_t level[ST_WG];
+    __local ushort kept[ST_LANES * ST_ROWS];
+    __local uint counts[ST_WG];
+    ulong task = get_group_id(0);
+    uint t = get_local_id(0);
+    __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * task;
+    ulong first = table[0];
+    ulong len = table[1];
+    long step = (long)table[2];
+    uint per = ST_LANES * ST_ROWS / ST_WG;
+    uint mine = 0;
+    for (uint k = 0; k < per; k++) {
+        ulong e = (ulong)t * per + k;
+        if (e < len && !isnan(stat_load(in, (ulong)((long)first + (long)e * step)))) {
+            mine++;
+        }
+    }
+    counts[t] = mine;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // Inclusive scan of the counts (Hillis–Steele).
+    for (uint d = 1; d < ST_WG; d *= 2) {
+        uint before = t >= d ? counts[t - d] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        counts[t] += before;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    uint at = counts[t] - mine;
+    ulong total = counts[ST_WG - 1];
+    for (uint k = 0; k < per; k++) {
+        ulong e = (ulong)t * per + k;
+        if (e < len && !isnan(stat_load(in, (ulong)((long)first + (long)e * step)))) {
+            kept[at++] = (ushort)e;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    st_tile(in, out, task, first, total, step, kept, level);
+}
+#endif
 
 #ifdef ST_WIDTH
 // Tiles of at most ST_WIDTH (≤ 256, a power of two) elements: ST_WG / ST_WIDTH tiles per

@@ -1,12 +1,13 @@
 //! Statistics with several numbers per lane on OpenCL and CUDA devices
 //! (`statistics.cl`): variance and standard deviation (moments), log-sum-exp, and the
-//! NaN-skipping minimum and maximum. One work-group computes one canonical tile of one
+//! NaN-skipping minimum, maximum and mean. One work-group computes one canonical tile of one
 //! output, in f64, with the host's steps; the host joins each output's tile states in
 //! the aligned pairwise tree and finishes them (`redlab_cpu::statistics::finish_tiles`),
 //! so every output has the CPU's bits (log-sum-exp up to the device's `exp`).
 //!
 //! Outputs whose tiles all have at most 256 elements run several tiles per work-group
-//! (`stat_short`), one element per lane. The tiles are listed in a task table (first element, length, signed step), so rows,
+//! (`stat_short`), one element per lane; nanmean compacts each tile's values that are not
+//! NaN first (`stat_kept`), as the host does. The tiles are listed in a task table (first element, length, signed step), so rows,
 //! columns, strided views and CSR segments all run through the same kernel; outputs
 //! whose elements do not step evenly are gathered into rows on the host first.
 
@@ -26,6 +27,9 @@ pub const ENTRY_POINT: &str = "stat_tiles";
 /// The kernel for plans whose tiles all have at most [`SHORT_MAX`] elements.
 pub const SHORT_ENTRY_POINT: &str = "stat_short";
 
+/// The kernel of [`StateKind::NanMoments`] (compacts each tile first).
+pub const KEPT_ENTRY_POINT: &str = "stat_kept";
+
 /// The longest tile the short kernel takes (several tiles per work-group, one element
 /// per lane).
 pub const SHORT_MAX: usize = 256;
@@ -44,22 +48,43 @@ pub enum StateKind {
     NanMin = 2,
     /// `(kept, largest)` of the values that are not NaN.
     NanMax = 3,
+    /// `(count, mean, M2)` of each tile's values that are not NaN, compacted in order:
+    /// nanmean.
+    NanMoments = 4,
 }
 
-/// The source and entry point that run `plan`: the short kernel when every tile fits
-/// in [`SHORT_MAX`] lanes, else one work-group per tile.
-pub fn program(
-    kind: StateKind,
-    dtype: DType,
-    target: Target,
-    plan: &TilePlan,
-) -> (String, &'static str) {
-    match plan.short_width() {
-        Some(width) => (
-            format!("#define ST_WIDTH {width}\n{}", source(kind, dtype, target)),
-            SHORT_ENTRY_POINT,
-        ),
-        None => (source(kind, dtype, target), ENTRY_POINT),
+/// What runs a plan: the source, the kernel's name, and tiles per work-group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    /// The complete source.
+    pub source: String,
+    /// The kernel to launch.
+    pub entry: &'static str,
+    /// Tiles each work-group of [`WORK_GROUP`] computes.
+    pub tiles_per_group: usize,
+}
+
+/// The program that runs `plan`: NaN-skipping moments compact each tile first; other
+/// states take the short kernel when every tile fits in [`SHORT_MAX`] lanes, else one
+/// work-group per tile.
+pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -> Program {
+    let source = source(kind, dtype, target);
+    match (kind, plan.short_width()) {
+        (StateKind::NanMoments, _) => Program {
+            source,
+            entry: KEPT_ENTRY_POINT,
+            tiles_per_group: 1,
+        },
+        (_, Some(width)) => Program {
+            source: format!("#define ST_WIDTH {width}\n{source}"),
+            entry: SHORT_ENTRY_POINT,
+            tiles_per_group: WORK_GROUP / width,
+        },
+        (_, None) => Program {
+            source,
+            entry: ENTRY_POINT,
+            tiles_per_group: 1,
+        },
     }
 }
 
@@ -176,11 +201,13 @@ impl TilePlan {
     }
 }
 
-/// Runs `kernel` over the tiles of `plan` in `input` (the data, or the gathered rows):
-/// each tile's state, and the seconds of the launch.
+/// Runs `kernel` (built from a [`Program`] with `tiles_per_group`) over the tiles of
+/// `plan` in `input` (the data, or the gathered rows): each tile's state, and the seconds
+/// of the launch.
 pub fn run_tiles<L: Launcher>(
     launcher: &L,
     kernel: &L::Kernel,
+    tiles_per_group: usize,
     input: &L::Buffer,
     plan: &TilePlan,
 ) -> Result<(Vec<[f64; 3]>, f64), RunError> {
@@ -193,10 +220,7 @@ pub fn run_tiles<L: Launcher>(
     let mut bytes = vec![0u8; states_bytes];
     bytes.extend(plan.table.iter().flat_map(|w| w.to_le_bytes()));
     launcher.write(&mut out, &bytes)?;
-    let groups = match plan.short_width() {
-        Some(width) => tiles.div_ceil(WORK_GROUP / width),
-        None => tiles,
-    };
+    let groups = tiles.div_ceil(tiles_per_group.max(1));
     let seconds = launcher.launch(kernel, input, &out, tiles, groups * WORK_GROUP, WORK_GROUP)?;
     let (states, _) = launcher.read(&out, states_bytes)?;
     let states = states
@@ -245,7 +269,10 @@ mod tests {
         let short = AxisPlan::new(Layout::c_order(&[2000, 30]), Some(&[1]), false).expect("plan");
         let plan = TilePlan::new(view, Selection::Axes(&short)).expect("plan");
         assert_eq!(plan.short_width(), Some(32));
-        let (text, entry) = program(StateKind::Moments, DType::F32, Target::OpenCl, &plan);
-        assert!(text.starts_with("#define ST_WIDTH 32\n") && entry == SHORT_ENTRY_POINT);
+        let p = program(StateKind::Moments, DType::F32, Target::OpenCl, &plan);
+        assert!(p.source.starts_with("#define ST_WIDTH 32\n") && p.entry == SHORT_ENTRY_POINT);
+        assert_eq!(p.tiles_per_group, 8);
+        let p = program(StateKind::NanMoments, DType::F32, Target::OpenCl, &plan);
+        assert_eq!((p.entry, p.tiles_per_group), (KEPT_ENTRY_POINT, 1));
     }
 }

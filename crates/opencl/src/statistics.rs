@@ -38,18 +38,18 @@ impl OpenClDevice {
             .running
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
-        let (text, entry) = program(kind, dtype, Target::OpenCl, plan);
+        let program = program(kind, dtype, Target::OpenCl, plan);
         let built = self
             .programs
-            .get(&self.context, &text, "", &[entry])
+            .get(&self.context, &program.source, "", &[program.entry])
             .map_err(|e| RunError::Build(e.log))?;
         let kernel = built
-            .kernel(entry)
+            .kernel(program.entry)
             .ok_or_else(|| RunError::Device("missing statistics kernel".into()))?;
         let launcher = ClLauncher {
             context: &self.context,
             queue: &self.queue,
         };
-        run_tiles(&launcher, kernel, buffer, plan)
+        run_tiles(&launcher, kernel, program.tiles_per_group, buffer, plan)
     }
 }

@@ -23,15 +23,15 @@ pub struct Unavailable {
     pub reason: String,
 }
 
-/// The state a device kernel keeps for `stat` (`statistics.cl`), or `None` for the
-/// statistics computed on the CPU only (nanmean: its tiles are compacted first).
+/// The state a device kernel keeps for `stat` (`statistics.cl`); `None` is kept for
+/// statistics a device cannot compute (every one can today).
 pub fn state_kind(stat: Statistic) -> Option<StateKind> {
     match stat {
         Statistic::Var { .. } | Statistic::Std { .. } => Some(StateKind::Moments),
         Statistic::LogSumExp => Some(StateKind::ExpSum),
         Statistic::NanMin => Some(StateKind::NanMin),
         Statistic::NanMax => Some(StateKind::NanMax),
-        Statistic::NanMean => None,
+        Statistic::NanMean => Some(StateKind::NanMoments),
     }
 }
 
@@ -357,13 +357,8 @@ impl Device {
                 Err(Error::Unavailable {
                     backend: self.info().id.clone(),
                     reason: format!(
-                        "{} runs on the CPU and on single OpenCL and CUDA devices{} (use --device cpu)",
-                        stat.name(),
-                        if stat == Statistic::NanMean {
-                            "; nanmean runs on the CPU only"
-                        } else {
-                            ""
-                        }
+                        "{} runs on the CPU and on single OpenCL and CUDA devices, not on a group (use one device)",
+                        stat.name()
                     ),
                 })
             }

@@ -24,8 +24,7 @@ pub struct RunArgs {
     pub(super) op: Option<Op>,
     /// A statistic instead of --op: mean, sumsq, norm1, norm2, norminf, nansum, any, all,
     /// count_nonzero (docs/expressions.md; any device), or var, std, logsumexp, nanmin,
-    /// nanmax (one pass, on the CPU, OpenCL and CUDA) and nanmean (the CPU); along axes
-    /// too.
+    /// nanmax, nanmean (one pass, on the CPU, OpenCL and CUDA); along axes too.
     #[arg(long, conflicts_with = "map")]
     pub(super) stat: Option<String>,
     /// Delta degrees of freedom of --stat var and std (the divisor is n − ddof).
@@ -192,8 +191,7 @@ impl RunArgs {
     }
 }
 
-/// `--stat var|std|logsumexp|nanmin|nanmax|nanmean`: one pass per output, on the device
-/// (nanmean on the CPU).
+/// `--stat var|std|logsumexp|nanmin|nanmax|nanmean`: one pass per output, on the device.
 fn statistic(
     args: &RunArgs,
     stat: redlab::Statistic,
