@@ -3,11 +3,14 @@
 # CPU's, byte for byte, for var, std, logsumexp, nanmin, nanmax and nanmean over rows, columns,
 # split axes and whole arrays of f32, f64 and f16; (2) speed beside torch and CuPy
 # (tools/axis_compare.py) for var, std, logsumexp and argmax; (3) compute-sanitizer.
-# Usage: scripts/gpu_statistics.sh REDLAB_BINARY OUT_DIR
+# Usage: scripts/gpu_statistics.sh REDLAB_BINARY OUT_DIR [SECTIONS, e.g. "1 3"]
 set -uo pipefail
 bin=${1:?redlab binary}
 out=${2:?output folder}
+sections=${3:-"1 2 3"}
+want() { [[ " $sections " == *" $1 "* ]]; }
 mkdir -p "$out/npy"
+if want 1; then
 echo "== (1) GPU bytes against the CPU's"
 for dtype in f32 f64 f16; do
   for shape in "300x30011:1" "5000x300:0" "4x5x9997:0,2" "1000003:0" "20000x30:1" "33x6000:0"; do
@@ -26,9 +29,13 @@ for dtype in f32 f64 f16; do
   done
 done
 rm -rf "$out/npy"
+fi
+if want 2; then
 echo "== (2) beside torch and CuPy"
 python3 tools/axis_compare.py "$bin" --ops var,std,logsumexp,argmax --json "$out/compare.jsonl" \
   2>&1 | tee "$out/compare.md"
+fi
+if want 3; then
 echo "== (3) sanitizers"
 for tool in memcheck racecheck; do
   compute-sanitizer --tool $tool "$bin" run --stat var --dtype f32 --shape 100x9000 --axis 1 \
@@ -37,5 +44,8 @@ for tool in memcheck racecheck; do
     --device cuda:0 > "$out/$tool-lse.txt" 2>&1
   compute-sanitizer --tool $tool "$bin" run --stat nanmax --dtype f32 --shape 3000x30 --axis 1 \
     --device cuda:0 > "$out/$tool-short.txt" 2>&1
-  tail -n 1 "$out/$tool-var.txt" "$out/$tool-lse.txt" "$out/$tool-short.txt"
+  compute-sanitizer --tool $tool "$bin" run --stat nanmean --dtype f32 --shape 40x9000 --axis 1 \
+    --device cuda:0 > "$out/$tool-nanmean.txt" 2>&1
+  tail -n 1 "$out/$tool-var.txt" "$out/$tool-lse.txt" "$out/$tool-short.txt" "$out/$tool-nanmean.txt"
 done
+fi
