@@ -88,6 +88,46 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
     }
 }
 
+/// How `kind` runs over `selection` on a device, in words (for `--explain`).
+pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
+    let how = match kind {
+        StateKind::Moments | StateKind::NanMoments => "Welford updates per lane, Chan merges",
+        StateKind::ExpSum => "an online maximum per lane, scaled merges",
+        StateKind::NanMin | StateKind::NanMax => "the kept count and extreme per lane",
+    };
+    let (plan, gathered) = match TilePlan::in_place(selection) {
+        Some(plan) => (plan, ""),
+        None => (
+            TilePlan::default(),
+            "; the outputs do not step evenly, so they are gathered into rows on the host first",
+        ),
+    };
+    let program = if gathered.is_empty() {
+        match (kind, plan.short_width()) {
+            (StateKind::NanMoments, _) => "stat_kept: one work-group per canonical tile, \
+                its values that are not NaN compacted in order first"
+                .to_string(),
+            (_, Some(width)) => format!(
+                "stat_short: tiles of at most {width} elements, {} per work-group, one element per lane",
+                WORK_GROUP / width
+            ),
+            (_, None) => "stat_tiles: one work-group per canonical tile, 4 lanes per work-item"
+                .to_string(),
+        }
+    } else {
+        "one work-group per canonical tile of the gathered rows".to_string()
+    };
+    let join = if kind == StateKind::NanMoments {
+        "one after another"
+    } else {
+        "in the aligned tree"
+    };
+    format!(
+        "{program} ({how}, lanes folded by halving, in f64); each output's tile states \
+         joined {join} on the host{gathered}; time: the tile kernel"
+    )
+}
+
 /// The complete source for `kind` over elements of `dtype` on `target`.
 pub fn source(kind: StateKind, dtype: DType, target: Target) -> String {
     let mut text = String::new();
@@ -110,7 +150,7 @@ pub fn source(kind: StateKind, dtype: DType, target: Target) -> String {
 }
 
 /// The tiles of every output, for the kernel, and where they come from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TilePlan {
     /// Three words per tile: first element, length, signed step (as bits).
     pub table: Vec<u64>,
@@ -274,5 +314,11 @@ mod tests {
         assert_eq!(p.tiles_per_group, 8);
         let p = program(StateKind::NanMoments, DType::F32, Target::OpenCl, &plan);
         assert_eq!((p.entry, p.tiles_per_group), (KEPT_ENTRY_POINT, 1));
+        let words = explain(StateKind::Moments, Selection::Axes(&short));
+        assert!(
+            words.starts_with("stat_short: tiles of at most 32 elements, 8 per"),
+            "{words}"
+        );
+        assert!(explain(StateKind::ExpSum, Selection::Axes(&split)).contains("gathered"));
     }
 }

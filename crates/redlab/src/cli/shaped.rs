@@ -224,10 +224,11 @@ pub fn run(
         (Compute::Statistic(_), _) | (_, None) if on_cpu => "one pass per output on the CPU: \
             Welford updates per lane, Chan merges in the canonical order's shape"
             .to_string(),
-        (Compute::Statistic(_), _) | (_, None) => "one work-group per canonical tile of each \
-            output (Welford updates per lane, Chan merges by halving, in f64), the tiles' \
-            states joined in the aligned tree on the host; time: the tile kernel"
-            .to_string(),
+        (Compute::Statistic(stat), _) => match redlab::state_kind(*stat) {
+            Some(kind) => redlab_kernels::statistics::explain(kind, selection),
+            None => format!("{} runs on the CPU", stat.name()),
+        },
+        (_, None) => "a reduction without its problem".to_string(),
         (_, Some(problem)) => device.explain_outputs(problem, selection),
     };
     if explain && !json_out {
