@@ -51,12 +51,6 @@ impl CudaDevice {
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         self.timeline.bind()?;
-        run_tiles(
-            &*self.timeline,
-            &function,
-            program.tiles_per_group,
-            buffer,
-            plan,
-        )
+        run_tiles(&*self.timeline, &function, program.groups, buffer, plan)
     }
 }

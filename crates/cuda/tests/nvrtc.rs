@@ -152,7 +152,7 @@ fn the_generation_kernel_compiles_for_every_type() {
 #[ignore = "needs libnvrtc; run with --include-ignored"]
 fn the_statistics_kernel_compiles_for_every_state_and_type() {
     use redlab_kernels::statistics::{
-        source, StateKind, ENTRY_POINT, KEPT_ENTRY_POINT, SHORT_ENTRY_POINT,
+        source, StateKind, COLUMNS_ENTRY_POINT, ENTRY_POINT, KEPT_ENTRY_POINT, SHORT_ENTRY_POINT,
     };
     require_nvrtc();
     for kind in [
@@ -174,9 +174,9 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
             let entries: &[&str] = match kind {
                 StateKind::NanMoments => &[ENTRY_POINT, KEPT_ENTRY_POINT],
                 _ => {
-                    // The short kernel too.
-                    text = format!("#define ST_WIDTH 64\n{text}");
-                    &[ENTRY_POINT, SHORT_ENTRY_POINT]
+                    // The short and column kernels too.
+                    text = format!("#define ST_WIDTH 64\n#define ST_COLUMNS 1\n{text}");
+                    &[ENTRY_POINT, SHORT_ENTRY_POINT, COLUMNS_ENTRY_POINT]
                 }
             };
             let ptx = compile::compile(&text, "statistics.cl", "sm_90")

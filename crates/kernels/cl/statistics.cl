@@ -257,3 +257,76 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
     }
 }
 #endif
+
+#ifdef ST_COLUMNS
+// Columns: 32 neighbouring outputs (one per warp lane, so every load reads 32 neighbouring
+// elements of one row) × 8 lane classes per work-group, all at the same tile index.
+// Work-item (output o, class w) takes the tile's lanes j = w + 8k, k = 0 … 127: the
+// canonical fold by halving joins those lanes among themselves first (widths 512 … 8), and
+// that fold is the aligned pairwise tree over k in bit-reversed order, which a binary
+// counter computes while the lanes stream in; the 8 classes are then folded by halving
+// (widths 4, 2, 1) through local memory. The word after the task table is the number of
+// tiles per output (every output has the same).
+#define ST_CLASSES 8
+#define ST_COLS 32
+#define ST_LEVELS 7
+
+__kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
+void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
+    __local st_t level[ST_WG];
+    __global const ulong* table = (__global const ulong*)(out + 3 * tasks);
+    ulong per_output = table[3 * tasks];
+    uint t = get_local_id(0);
+    uint o = t % ST_COLS;
+    uint w = t / ST_COLS;
+    ulong block = get_group_id(0) / per_output;
+    ulong tile = get_group_id(0) % per_output;
+    ulong output = block * ST_COLS + o;
+    ulong task = output * per_output + tile;
+    bool live = task < tasks;
+    ulong first = live ? table[3 * task] : 0;
+    ulong len = live ? table[3 * task + 1] : 0;
+    long step = live ? (long)table[3 * task + 2] : 0;
+    st_t stack[ST_LEVELS + 1];
+    uint filled = 0; // bit l: stack[l] holds a finished subtree of 2^l leaves
+    for (uint leaf = 0; leaf < ST_LANES / ST_CLASSES; leaf++) {
+        // Leaf `leaf` of the bit-reversed order is lane class position k = rev7(leaf).
+        uint k = 0;
+        for (uint b = 0; b < ST_LEVELS; b++) {
+            k |= ((leaf >> b) & 1u) << (ST_LEVELS - 1 - b);
+        }
+        uint j = w + ST_CLASSES * k;
+        st_t node = st_empty();
+        for (uint r = 0; r < ST_ROWS; r++) {
+            ulong e = (ulong)r * ST_LANES + j;
+            if (e < len) {
+                st_push(&node, stat_load(in, (ulong)((long)first + (long)e * step)),
+                        1.0 / (double)(r + 1));
+            }
+        }
+        // Binary counter: carry while the level is occupied (the older side is lower).
+        uint l = 0;
+        while (filled & (1u << l)) {
+            node = st_merge(stack[l], node);
+            filled &= ~(1u << l);
+            l++;
+        }
+        stack[l] = node;
+        filled |= 1u << l;
+    }
+    // 128 leaves: exactly one full subtree remains, at the top level.
+    level[t] = stack[ST_LEVELS];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint width = ST_CLASSES / 2; width >= 1; width /= 2) {
+        if (w < width) {
+            level[t] = st_merge(level[t], level[t + width * ST_COLS]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (w == 0 && live) {
+        out[3 * task] = level[t].a;
+        out[3 * task + 1] = level[t].b;
+        out[3 * task + 2] = level[t].c;
+    }
+}
+#endif

@@ -6,7 +6,8 @@
 //! so every output has the CPU's bits (log-sum-exp up to the device's `exp`).
 //!
 //! Outputs whose tiles all have at most 256 elements run several tiles per work-group
-//! (`stat_short`), one element per lane; nanmean compacts each tile's values that are not
+//! (`stat_short`), one element per lane; neighbouring strided outputs (columns) run 32
+//! side by side so that loads are coalesced (`stat_columns`); nanmean compacts each tile's values that are not
 //! NaN first (`stat_kept`), as the host does. The tiles are listed in a task table (first element, length, signed step), so rows,
 //! columns, strided views and CSR segments all run through the same kernel; outputs
 //! whose elements do not step evenly are gathered into rows on the host first.
@@ -29,6 +30,12 @@ pub const SHORT_ENTRY_POINT: &str = "stat_short";
 
 /// The kernel of [`StateKind::NanMoments`] (compacts each tile first).
 pub const KEPT_ENTRY_POINT: &str = "stat_kept";
+
+/// The kernel for neighbouring strided outputs (columns), 32 per work-group.
+pub const COLUMNS_ENTRY_POINT: &str = "stat_columns";
+
+/// Outputs side by side in a work-group of the columns kernel.
+const COLUMNS: usize = 32;
 
 /// The longest tile the short kernel takes (several tiles per work-group, one element
 /// per lane).
@@ -53,15 +60,15 @@ pub enum StateKind {
     NanMoments = 4,
 }
 
-/// What runs a plan: the source, the kernel's name, and tiles per work-group.
+/// What runs a plan: the source, the kernel's name, and its work-groups.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Program {
     /// The complete source.
     pub source: String,
     /// The kernel to launch.
     pub entry: &'static str,
-    /// Tiles each work-group of [`WORK_GROUP`] computes.
-    pub tiles_per_group: usize,
+    /// Work-groups of [`WORK_GROUP`] to launch.
+    pub groups: usize,
 }
 
 /// The program that runs `plan`: NaN-skipping moments compact each tile first; other
@@ -69,21 +76,27 @@ pub struct Program {
 /// work-group per tile.
 pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -> Program {
     let source = source(kind, dtype, target);
-    match (kind, plan.short_width()) {
-        (StateKind::NanMoments, _) => Program {
+    let tiles = plan.tiles();
+    match (kind, plan.short_width(), plan.columns()) {
+        (StateKind::NanMoments, _, _) => Program {
             source,
             entry: KEPT_ENTRY_POINT,
-            tiles_per_group: 1,
+            groups: tiles,
         },
-        (_, Some(width)) => Program {
+        (_, Some(width), _) => Program {
             source: format!("#define ST_WIDTH {width}\n{source}"),
             entry: SHORT_ENTRY_POINT,
-            tiles_per_group: WORK_GROUP / width,
+            groups: tiles.div_ceil(WORK_GROUP / width),
         },
-        (_, None) => Program {
+        (_, None, Some(per_output)) => Program {
+            source: format!("#define ST_COLUMNS 1\n{source}"),
+            entry: COLUMNS_ENTRY_POINT,
+            groups: plan.outputs.len().div_ceil(COLUMNS) * per_output,
+        },
+        (_, None, None) => Program {
             source,
             entry: ENTRY_POINT,
-            tiles_per_group: 1,
+            groups: tiles,
         },
     }
 }
@@ -103,16 +116,21 @@ pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
         ),
     };
     let program = if gathered.is_empty() {
-        match (kind, plan.short_width()) {
-            (StateKind::NanMoments, _) => "stat_kept: one work-group per canonical tile, \
+        match (kind, plan.short_width(), plan.columns()) {
+            (StateKind::NanMoments, _, _) => "stat_kept: one work-group per canonical tile, \
                 its values that are not NaN compacted in order first"
                 .to_string(),
-            (_, Some(width)) => format!(
+            (_, Some(width), _) => format!(
                 "stat_short: tiles of at most {width} elements, {} per work-group, one element per lane",
                 WORK_GROUP / width
             ),
-            (_, None) => "stat_tiles: one work-group per canonical tile, 4 lanes per work-item"
+            (_, None, Some(_)) => "stat_columns: the same tile of 32 neighbouring columns per \
+                work-group, each load reading 32 neighbours of one row, 8 lane classes per \
+                column each folded by a binary counter in bit-reversed order"
                 .to_string(),
+            (_, None, None) => {
+                "stat_tiles: one work-group per canonical tile, 4 lanes per work-item".to_string()
+            }
         }
     } else {
         "one work-group per canonical tile of the gathered rows".to_string()
@@ -233,6 +251,38 @@ impl TilePlan {
         self.table.len() / 3
     }
 
+    /// Tiles per output, when the outputs are columns: at least two, each with the same
+    /// tiles (lengths and strided step), output `o + 1` starting one element after output
+    /// `o`, so 32 of them side by side read 32 neighbouring elements per load.
+    pub fn columns(&self) -> Option<usize> {
+        let outputs = self.outputs.len();
+        let per = self.outputs.first()?.len();
+        if outputs < 2 || per == 0 || self.tiles() != outputs * per {
+            return None;
+        }
+        let row = |o: usize| &self.table[3 * o * per..3 * (o + 1) * per];
+        let first = row(0);
+        if first[2] as i64 == 1
+            || self
+                .outputs
+                .iter()
+                .enumerate()
+                .any(|(o, r)| r.start != o * per)
+        {
+            return None;
+        }
+        (1..outputs)
+            .all(|o| {
+                let this = row(o);
+                (0..per).all(|t| {
+                    this[3 * t] == first[3 * t] + o as u64
+                        && this[3 * t + 1] == first[3 * t + 1]
+                        && this[3 * t + 2] == first[3 * t + 2]
+                })
+            })
+            .then_some(per)
+    }
+
     /// The lanes per tile of the short kernel (the longest tile's length rounded up to
     /// a power of two), when every tile has at most [`SHORT_MAX`] elements.
     pub fn short_width(&self) -> Option<usize> {
@@ -241,13 +291,13 @@ impl TilePlan {
     }
 }
 
-/// Runs `kernel` (built from a [`Program`] with `tiles_per_group`) over the tiles of
+/// Runs `kernel` (built from a [`Program`] of `groups` work-groups) over the tiles of
 /// `plan` in `input` (the data, or the gathered rows): each tile's state, and the seconds
 /// of the launch.
 pub fn run_tiles<L: Launcher>(
     launcher: &L,
     kernel: &L::Kernel,
-    tiles_per_group: usize,
+    groups: usize,
     input: &L::Buffer,
     plan: &TilePlan,
 ) -> Result<(Vec<[f64; 3]>, f64), RunError> {
@@ -256,11 +306,12 @@ pub fn run_tiles<L: Launcher>(
         return Ok((Vec::new(), 0.0));
     }
     let states_bytes = tiles * 3 * 8;
-    let mut out = launcher.alloc(states_bytes + plan.table.len() * 8)?;
+    let mut out = launcher.alloc(states_bytes + (plan.table.len() + 1) * 8)?;
     let mut bytes = vec![0u8; states_bytes];
     bytes.extend(plan.table.iter().flat_map(|w| w.to_le_bytes()));
+    // After the table: tiles per output (read by the columns kernel).
+    bytes.extend((plan.columns().unwrap_or(0) as u64).to_le_bytes());
     launcher.write(&mut out, &bytes)?;
-    let groups = tiles.div_ceil(tiles_per_group.max(1));
     let seconds = launcher.launch(kernel, input, &out, tiles, groups * WORK_GROUP, WORK_GROUP)?;
     let (states, _) = launcher.read(&out, states_bytes)?;
     let states = states
@@ -295,7 +346,18 @@ mod tests {
         let cols = AxisPlan::new(Layout::c_order(&[6, 10_000]), Some(&[0]), false).expect("plan");
         let plan = TilePlan::new(view, Selection::Axes(&cols)).expect("plan");
         assert_eq!(plan.tiles(), 10_000);
+        assert_eq!((plan.columns(), plan.short_width()), (Some(1), Some(8)));
+        let p = program(StateKind::Moments, DType::F32, Target::OpenCl, &plan);
+        assert_eq!(
+            p.entry, SHORT_ENTRY_POINT,
+            "short columns take the short kernel"
+        );
         assert_eq!(&plan.table[3..6], &[1, 6, 10_000]);
+        let long = AxisPlan::new(Layout::c_order(&[10_000, 6]), Some(&[0]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&long)).expect("plan");
+        assert_eq!(plan.columns(), Some(2));
+        let p = program(StateKind::Moments, DType::F32, Target::OpenCl, &plan);
+        assert_eq!((p.entry, p.groups), (COLUMNS_ENTRY_POINT, 2));
         let ranges = [0..3, 3..3, 3..20_000];
         let plan = TilePlan::new(view, Selection::Ranges(&ranges)).expect("plan");
         assert_eq!(plan.outputs, vec![0..1, 1..1, 1..4]);
@@ -311,14 +373,16 @@ mod tests {
         assert_eq!(plan.short_width(), Some(32));
         let p = program(StateKind::Moments, DType::F32, Target::OpenCl, &plan);
         assert!(p.source.starts_with("#define ST_WIDTH 32\n") && p.entry == SHORT_ENTRY_POINT);
-        assert_eq!(p.tiles_per_group, 8);
+        assert_eq!(p.groups, 2000usize.div_ceil(8));
         let p = program(StateKind::NanMoments, DType::F32, Target::OpenCl, &plan);
-        assert_eq!((p.entry, p.tiles_per_group), (KEPT_ENTRY_POINT, 1));
+        assert_eq!((p.entry, p.groups), (KEPT_ENTRY_POINT, 2000));
         let words = explain(StateKind::Moments, Selection::Axes(&short));
         assert!(
             words.starts_with("stat_short: tiles of at most 32 elements, 8 per"),
             "{words}"
         );
         assert!(explain(StateKind::ExpSum, Selection::Axes(&split)).contains("gathered"));
+        let long = AxisPlan::new(Layout::c_order(&[10_000, 6]), Some(&[0]), false).expect("plan");
+        assert!(explain(StateKind::NanMax, Selection::Axes(&long)).starts_with("stat_columns"));
     }
 }

@@ -50,6 +50,6 @@ impl OpenClDevice {
             context: &self.context,
             queue: &self.queue,
         };
-        run_tiles(&launcher, kernel, program.tiles_per_group, buffer, plan)
+        run_tiles(&launcher, kernel, program.groups, buffer, plan)
     }
 }

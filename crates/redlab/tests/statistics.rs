@@ -132,6 +132,8 @@ fn gpus_compute_the_cpus_statistics_bit_for_bit() {
             (vec![50, 200], Some(vec![1])),
             (vec![600, 33], Some(vec![1])),
             (vec![33, 600], Some(vec![0])),
+            (vec![9000, 37], Some(vec![0])),
+            (vec![3, 2000, 40], Some(vec![1])),
         ] {
             let n: usize = dims.iter().product();
             let clean = awkward(dtype, n, 3, false);
