@@ -80,6 +80,31 @@ pub fn plan(n: usize, devices: usize) -> ShardPlan {
     }
 }
 
+/// [`plan`] for `problem`: where the result cannot depend on how the input is cut
+/// (everything but float sums and products: integers wrap or widen exactly, selections
+/// and bitwise operators are exact, ties go to the lowest index), each device's run of
+/// subtrees becomes one part, reduced in one launch; float sums and products keep the
+/// subtrees, whose roots the canonical tree needs.
+pub fn plan_for(problem: &Problem, n: usize, devices: usize) -> ShardPlan {
+    let subtrees = plan(n, devices);
+    if problem.dtype.is_float() && problem.op.is_arithmetic() {
+        return subtrees;
+    }
+    let mut whole = ShardPlan {
+        span_tiles: subtrees.span_tiles,
+        subtrees: Vec::new(),
+        owner: Vec::new(),
+    };
+    for d in 0..devices.max(1) {
+        let part = subtrees.shard(d);
+        if !part.is_empty() {
+            whole.subtrees.push(part);
+            whole.owner.push(d);
+        }
+    }
+    whole
+}
+
 /// Joins the subtrees' results (in plan order, each from its own input) into the
 /// result over all `n` elements: argmin/argmax indices offset, then the aligned tree.
 pub fn combine(problem: &Problem, plan: &ShardPlan, roots: &[Value]) -> Option<Value> {
@@ -128,6 +153,23 @@ mod tests {
     }
 
     #[test]
+    fn whole_shards_only_where_the_cut_cannot_show() {
+        let sum = Problem::new(Op::Sum, DType::F32, None).expect("valid");
+        let min = Problem::new(Op::Min, DType::F32, None).expect("valid");
+        let isum = Problem::new(Op::Sum, DType::I32, None).expect("valid");
+        let n = 1 << 22;
+        assert_eq!(plan_for(&sum, n, 3), plan(n, 3));
+        for p in [plan_for(&min, n, 3), plan_for(&isum, n, 3)] {
+            assert_eq!(p.subtrees.len(), 3);
+            assert_eq!(p.owner, vec![0, 1, 2]);
+            for d in 0..3 {
+                assert_eq!(p.shard(d), plan(n, 3).shard(d));
+            }
+        }
+        assert_eq!(plan_for(&min, 1, 4).subtrees, vec![0..1]);
+    }
+
+    #[test]
     fn any_split_combined_equals_the_one_device_result() {
         for (dtype, ops) in [
             (DType::F32, vec![Op::Sum, Op::Min, Op::ArgMax, Op::ArgMin]),
@@ -139,8 +181,10 @@ mod tests {
                 for op in &ops {
                     let problem = Problem::new(*op, dtype, None).expect("valid");
                     let whole = reference::reduce(&problem, data.view()).expect("reduces");
-                    for devices in [1, 2, 3, 4, 7] {
-                        let p = plan(n, devices);
+                    for (devices, p) in [1, 2, 3, 4, 7].into_iter().flat_map(|devices| {
+                        // Subtrees, and whole shards where the problem allows them.
+                        [plan(n, devices), plan_for(&problem, n, devices)].map(|p| (devices, p))
+                    }) {
                         let roots: Vec<Value> = p
                             .subtrees
                             .iter()

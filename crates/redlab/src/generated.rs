@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use redlab_core::generate::{generate_range, Distribution};
-use redlab_core::shard::{combine, plan};
+use redlab_core::shard::{combine, plan, plan_for};
 use redlab_core::{reference, Error as CoreError, Problem, Value};
 use redlab_kernels::generate::GeneratedParts;
 use serde::Serialize;
@@ -71,7 +71,7 @@ pub fn reduce_hashed(
 ) -> Result<GeneratedOutcome, Error> {
     let started = Instant::now();
     let members = device.members();
-    let shards = plan(n, members.map_or(1, <[Device]>::len));
+    let shards = plan_for(problem, n, members.map_or(1, <[Device]>::len));
     let (Some(members), false) = (members, shards.subtrees.is_empty()) else {
         // One device, or nothing to split: the whole array as one input.
         let only = device.members().map_or(device, |m| &m[0]);

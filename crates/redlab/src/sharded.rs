@@ -1,6 +1,7 @@
 //! Several devices as one (`cuda:0,1`, `cuda:all`, `opencl:0,1`): the input split at
 //! aligned subtree boundaries of the canonical order ([`redlab_core::shard`]), each
-//! device reducing its own subtrees with its production path, on its own host thread,
+//! device reducing its own subtrees (or, where the cut cannot show, its whole run in one
+//! launch: `shard::plan_for`) with its production path, on its own host thread,
 //! and the roots joined in tree order on the host, so a float sum gives the same bits on
 //! any number of devices as on one and on the CPU.
 //!
@@ -8,7 +9,7 @@
 //! made on the devices themselves go through [`crate::generated`]; one process per GPU
 //! joining through NCCL is `redlab run --rank` (`cli::ranks`).
 
-use redlab_core::shard::{combine, plan};
+use redlab_core::shard::{combine, plan_for};
 use redlab_core::{ArrayRef, Backend, DeviceInfo, Error as CoreError, Outcome, Problem};
 
 use crate::{Device, Error};
@@ -105,7 +106,7 @@ impl Backend for Sharded {
     /// slowest device's, `passes` holds each device's.
     fn reduce(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Outcome, CoreError> {
         problem.check_input(&data)?;
-        let shards = plan(data.len(), self.devices.len());
+        let shards = plan_for(problem, data.len(), self.devices.len());
         if shards.subtrees.is_empty() {
             return self.devices[0].backend().reduce(problem, data);
         }
