@@ -110,8 +110,8 @@ impl CudaDevice {
         let size = problem.dtype.size_bytes();
         let mut values = Vec::with_capacity(ranges.len());
         let mut kernel_s = 0.0;
+        let base = part.device_ptr().unwrap_or(0);
         for r in ranges {
-            let base = part.device_ptr().unwrap_or(0);
             let ptr = base + ((r.start - first.start) * size) as u64;
             // SAFETY: the range lies inside `part`, which lives until after the run. Its
             // start is a multiple of a canonical subtree (whole tiles), so 16-byte aligned.

@@ -18,6 +18,7 @@ use redlab_core::{reference, Error as CoreError, Problem, Value};
 use redlab_kernels::generate::GeneratedParts;
 use serde::Serialize;
 
+use crate::sharded::on_each_member;
 use crate::{Device, Error};
 
 /// Where one device's time went.
@@ -75,8 +76,7 @@ pub fn reduce_hashed(
     let (Some(members), false) = (members, shards.subtrees.is_empty()) else {
         // One device, or nothing to split: the whole array as one input.
         let only = device.members().map_or(device, |m| &m[0]);
-        let whole = std::iter::once(0..n).collect::<Vec<_>>();
-        let parts = reduce_parts(only, problem, &whole, seed)?;
+        let parts = reduce_parts(only, problem, std::slice::from_ref(&(0..n)), seed)?;
         let value = parts.values.into_iter().next().ok_or_else(no_value)?;
         return Ok(GeneratedOutcome {
             value,
@@ -85,23 +85,8 @@ pub fn reduce_hashed(
             wall_s: started.elapsed().as_secs_f64(),
         });
     };
-    let results: Vec<Result<GeneratedParts, Error>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = members
-            .iter()
-            .enumerate()
-            .map(|(d, member)| {
-                let mine = shards.subtrees_of(d);
-                scope.spawn(move || reduce_parts(member, problem, &mine, seed))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(CoreError::Shape("a device thread panicked".into()).into())
-                })
-            })
-            .collect()
+    let results = on_each_member(members, |d, member| {
+        reduce_parts(member, problem, &shards.subtrees_of(d), seed)
     });
     let mut roots = Vec::with_capacity(shards.subtrees.len());
     let mut devices = Vec::with_capacity(members.len());

@@ -97,6 +97,34 @@ impl Sharded {
     }
 }
 
+/// Runs `work(d, member)` for every member at once, each on its own host thread, and
+/// returns the results in member order (a panicking thread becomes an error).
+pub fn on_each_member<T, E>(
+    members: &[Device],
+    work: impl Fn(usize, &Device) -> Result<T, E> + Sync,
+) -> Vec<Result<T, E>>
+where
+    T: Send,
+    E: Send + From<CoreError>,
+{
+    std::thread::scope(|scope| {
+        let work = &work;
+        let handles: Vec<_> = members
+            .iter()
+            .enumerate()
+            .map(|(d, member)| scope.spawn(move || work(d, member)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(CoreError::Shape("a device thread panicked".into()).into())
+                })
+            })
+            .collect()
+    })
+}
+
 impl Backend for Sharded {
     fn info(&self) -> &DeviceInfo {
         &self.info
@@ -110,37 +138,19 @@ impl Backend for Sharded {
         if shards.subtrees.is_empty() {
             return self.devices[0].backend().reduce(problem, data);
         }
-        let results: Vec<Result<(Vec<redlab_core::Value>, f64), CoreError>> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = self
-                    .devices
-                    .iter()
-                    .enumerate()
-                    .map(|(d, device)| {
-                        let mine = shards.subtrees_of(d);
-                        scope.spawn(move || {
-                            let mut values = Vec::with_capacity(mine.len());
-                            let mut seconds = 0.0;
-                            for r in mine {
-                                let outcome = device
-                                    .backend()
-                                    .reduce(problem, data.slice(r.start, r.end))?;
-                                seconds += outcome.seconds;
-                                values.push(outcome.value);
-                            }
-                            Ok((values, seconds))
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(CoreError::Shape("a device thread panicked".into()))
-                        })
-                    })
-                    .collect()
-            });
+        let results = on_each_member(&self.devices, |d, device| {
+            let mine = shards.subtrees_of(d);
+            let mut values = Vec::with_capacity(mine.len());
+            let mut seconds = 0.0;
+            for r in mine {
+                let outcome = device
+                    .backend()
+                    .reduce(problem, data.slice(r.start, r.end))?;
+                seconds += outcome.seconds;
+                values.push(outcome.value);
+            }
+            Ok::<_, CoreError>((values, seconds))
+        });
         let mut roots = Vec::with_capacity(shards.subtrees.len());
         let mut passes = Vec::with_capacity(self.devices.len());
         for r in results {
