@@ -419,11 +419,22 @@ fn unpack(packed: &[u8], world: usize) -> std::io::Result<Vec<Vec<u8>>> {
 mod tests {
     use super::*;
 
+    /// A port nobody listens on now and that no other test of this process was given:
+    /// tests run in parallel threads, and the system may hand the same just-released port to
+    /// two of them, so every port given out is remembered.
     fn free_port() -> u16 {
-        TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port")
+        static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+        let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .expect("a free port");
+            if !given.contains(&port) {
+                given.push(port);
+                return port;
+            }
+        }
     }
 
     fn gather_in_threads(address: Address, world: usize) -> Vec<Vec<Vec<u8>>> {
