@@ -120,6 +120,32 @@ fn warp_tiles_merge_subtrees_and_partial_subtrees() {
 }
 
 #[test]
+fn warp_tiles_loading_ahead_keep_the_canonical_order() {
+    // 16 warps (2 groups) over 41 one-tile subtrees: warps 0–8 load ahead into their
+    // next subtrees, and the last tile is partial (40·8192 + 3), so loading ahead stops
+    // before it; with 42 whole tiles it runs to the end.
+    let mut failures = Vec::new();
+    let ahead = ["GROUPS_PER_CU=1", "WARP_TILES_FROM=1", "WARP_PREFETCH=1"];
+    for p in [
+        problem(Op::Sum, DType::F32, None),
+        problem(Op::Sum, DType::F64, None),
+        problem(Op::Sum, DType::F32, Some(DType::F64)),
+    ] {
+        for (n, rows) in [(40 * 8192 + 3, "WARP_ROWS=4"), (42 * 8192, "WARP_ROWS=2")] {
+            check(&p, n, &[&ahead[..], &[rows]].concat(), &mut failures);
+        }
+    }
+    // 257 tiles under 256 roots: subtrees of two tiles, loaded ahead within a subtree.
+    check(
+        &problem(Op::Sum, DType::F32, None),
+        256 * 8192 + 5,
+        &[&ahead[..], &["MAX_PARTIALS=256", "WARP_ROWS=1"]].concat(),
+        &mut failures,
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
 fn group_tiles_with_shuffles_match_the_canonical_order() {
     // A work-group per tile, with the one-tile shortcut at n ≤ 8192: halves always,
     // f32/f64 between WARP_TILES_UPTO and WARP_TILES_FROM (here: everywhere).

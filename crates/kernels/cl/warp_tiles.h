@@ -53,6 +53,18 @@
 #error "WARP_ROWS must divide the tile's 8 rows"
 #endif
 
+// WARP_PREFETCH 1: a warp issues the loads of its next whole tile's first WARP_ROWS rows
+// before it folds the current tile and merges the result, so its loads stay in flight
+// through the fold's shuffles and the binary counter instead of stopping at every tile
+// boundary. The prefetched words take the registers the row loop uses anyway.
+#ifndef WARP_PREFETCH
+#define WARP_PREFETCH 0
+#endif
+#if defined(IN_IS_MAPPED)
+#undef WARP_PREFETCH
+#define WARP_PREFETCH 0
+#endif
+
 // Words of a partial row loaded together: at most 8, so that the partial tile does
 // not need more registers than the whole-tile loop (which would cost occupancy).
 #define PARTIAL_WORDS (WQ < 8 ? WQ : 8)
@@ -76,6 +88,39 @@
 #define FOLD_ACROSS(d)                               \
     for (uint i = 0; i < WV; i++)                    \
         acc[i] = combine(acc[i], sub_group_shuffle_down(acc[i], (d)))
+
+// Lanes of one tile held as work-item t's WQ·WV accumulators (see the top of this file),
+// folded by halving; the result is valid in sub-group lane 0.
+inline acc_t warp_fold(acc_t acc[WQ * WV]) {
+    // Fold steps 512 … 32·WV: slots of the same work-item. Each step is written out:
+    // NVRTC keeps the array in registers only when every index is a constant, and it
+    // does not unroll a loop whose step halves.
+#if WQ >= 16
+    FOLD_IN_ITEM(8 * WV);
+#endif
+#if WQ >= 8
+    FOLD_IN_ITEM(4 * WV);
+#endif
+#if WQ >= 4
+    FOLD_IN_ITEM(2 * WV);
+#endif
+    FOLD_IN_ITEM(WV);
+    // 16·WV … WV: work-items t and t + d.
+    FOLD_ACROSS(16);
+    FOLD_ACROSS(8);
+    FOLD_ACROSS(4);
+    FOLD_ACROSS(2);
+    FOLD_ACROSS(1);
+    // WV/2 … 1: elements of one word.
+#if WV >= 8
+    FOLD_IN_ITEM(4);
+#endif
+#if WV >= 4
+    FOLD_IN_ITEM(2);
+#endif
+    FOLD_IN_ITEM(1);
+    return acc[0];
+}
 
 // The tile that starts at element `start`, folded; the result is valid in sub-group lane
 // 0 (the other lanes hold partial folds).
@@ -185,35 +230,47 @@ inline acc_t warp_tile(const __global in_t* in, ulong start, ulong n, uint t) {
         }
     }
 #endif
-    // Fold steps 512 … 32·WV: slots of the same work-item. Each step is written out:
-    // NVRTC keeps the array in registers only when every index is a constant, and it
-    // does not unroll a loop whose step halves.
-#if WQ >= 16
-    FOLD_IN_ITEM(8 * WV);
-#endif
-#if WQ >= 8
-    FOLD_IN_ITEM(4 * WV);
-#endif
-#if WQ >= 4
-    FOLD_IN_ITEM(2 * WV);
-#endif
-    FOLD_IN_ITEM(WV);
-    // 16·WV … WV: work-items t and t + d.
-    FOLD_ACROSS(16);
-    FOLD_ACROSS(8);
-    FOLD_ACROSS(4);
-    FOLD_ACROSS(2);
-    FOLD_ACROSS(1);
-    // WV/2 … 1: elements of one word.
-#if WV >= 8
-    FOLD_IN_ITEM(4);
-#endif
-#if WV >= 4
-    FOLD_IN_ITEM(2);
-#endif
-    FOLD_IN_ITEM(1);
-    return acc[0];
+    return warp_fold(acc);
 }
+
+#if WARP_PREFETCH
+// Rows r0 … r0 + WARP_ROWS − 1 of the whole tile at `start`, as work-item t's words.
+inline void warp_load_rows(const __global in_t* in, ulong start, uint r0, uint t,
+                           uint4 w[WARP_ROWS * WQ]) {
+    const __global uint4* words = (const __global uint4*)(in + start) + t;
+#pragma unroll
+    for (uint r = 0; r < WARP_ROWS; r++)
+#pragma unroll
+        for (uint q = 0; q < WQ; q++)
+            w[r * WQ + q] = words[(r0 + r) * (LANES / WV) + 32 * q];
+}
+
+// The whole tile at `start`, whose first WARP_ROWS rows are already in `w`, folded; before
+// the fold, `w` is refilled with the first rows of the whole tile at `next` when
+// `has_next` (the same words warp_tile would load, so the lanes and their order are
+// unchanged).
+inline acc_t warp_tile_prefetched(const __global in_t* in, ulong start, uint t,
+                                  uint4 w[WARP_ROWS * WQ], ulong next, int has_next) {
+    acc_t acc[WQ * WV];
+#pragma unroll
+    for (uint j = 0; j < WQ * WV; j++)
+        acc[j] = IDENTITY;
+    for (uint r0 = 0; r0 < ROWS; r0 += WARP_ROWS) {
+        if (r0 > 0)
+            warp_load_rows(in, start, r0, t, w);
+#pragma unroll
+        for (uint r = 0; r < WARP_ROWS; r++)
+#pragma unroll
+            for (uint q = 0; q < WQ; q++)
+#pragma unroll
+                for (uint i = 0; i < WV; i++)
+                    acc[q * WV + i] = combine(acc[q * WV + i], WORD_ELEM(w[r * WQ + q], i));
+    }
+    if (has_next)
+        warp_load_rows(in, next, 0, t, w);
+    return warp_fold(acc);
+}
+#endif
 
 // Warps take the aligned subtrees of 2^k tiles in turn across the grid; sub-group lane 0
 // merges tile results with the binary counter of canonical_one.cl and writes each root
@@ -225,13 +282,34 @@ inline void warp_subtrees(const __global in_t* in, __global acc_t* out, ulong n,
     ulong warp = get_group_id(0) * warps_per_group + (get_local_id(0) >> 5);
     ulong warps = get_num_groups(0) * warps_per_group;
     ulong span = 1UL << k;
+#if WARP_PREFETCH
+    // The first rows of this warp's next whole tile, once loaded ahead.
+    uint4 w[WARP_ROWS * WQ];
+    int primed = 0;
+#endif
     for (ulong s = warp; s < subtrees; s += warps) {
         ulong first = s << k;
         ulong count = min(span, tiles - first);
         acc_t stack[STACK_DEPTH]; // used by sub-group lane 0 only
         uint depth = 0;
         for (ulong tt = 0; tt < count; tt++) {
-            acc_t v = warp_tile(in, (first + tt) * (ulong)TILE, n, t);
+            ulong start = (first + tt) * (ulong)TILE;
+#if WARP_PREFETCH
+            acc_t v;
+            if (start + TILE <= n) {
+                if (!primed)
+                    warp_load_rows(in, start, 0, t, w);
+                // This warp's next tile: the next in this subtree, or the first of its
+                // next subtree.
+                ulong next = tt + 1 < count ? start + TILE : ((s + warps) << k) * (ulong)TILE;
+                primed = (tt + 1 < count || s + warps < subtrees) && next + TILE <= n;
+                v = warp_tile_prefetched(in, start, t, w, next, primed);
+            } else {
+                v = warp_tile(in, start, n, t);
+            }
+#else
+            acc_t v = warp_tile(in, start, n, t);
+#endif
             if (t == 0) {
                 for (ulong c = tt; c & 1; c >>= 1)
                     v = combine(stack[--depth], v);
