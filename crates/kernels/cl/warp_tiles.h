@@ -43,24 +43,32 @@
 #ifndef WARP_ROWS
 #define WARP_ROWS 0
 #endif
+#ifndef WARP_PREFETCH
+#define WARP_PREFETCH 1
+#endif
 #if WARP_ROWS == 0
 #undef WARP_ROWS
 // Four rows (16 words of 16 bytes per work-item) measured fastest for f32 and f64 on
-// the H200 (results/h200-cuda-warp-tiles).
+// the H200 without loading ahead (results/h200-cuda-warp-tiles); loading ahead, f64
+// takes two (32 words, as f32 at four: results/h200-cuda-prefetch).
+#if WARP_PREFETCH && WQ > 8 && !defined(IN_IS_MAPPED)
+#define WARP_ROWS 2
+#else
 #define WARP_ROWS 4
+#endif
 #endif
 #if ROWS % WARP_ROWS != 0
 #error "WARP_ROWS must divide the tile's 8 rows"
 #endif
 
-// WARP_PREFETCH 1: a warp issues the loads of its next whole tile's first WARP_ROWS rows
-// before it folds the current tile and merges the result, so its loads stay in flight
-// through the fold's shuffles and the binary counter instead of stopping at every tile
-// boundary. The prefetched words take the registers the row loop uses anyway.
-#ifndef WARP_PREFETCH
-#define WARP_PREFETCH 0
-#endif
-#if defined(IN_IS_MAPPED)
+// WARP_PREFETCH 1 (the default): a warp issues the loads of its next whole tile's first
+// WARP_ROWS rows before it folds the current tile and merges the result, so its loads stay
+// in flight through the fold's shuffles and the binary counter instead of stopping at
+// every tile boundary. The prefetched words take the registers the row loop uses anyway.
+// Loading ahead keeps a row batch live next to the accumulators; beyond 32 words per
+// work-item (f64 at four rows) ptxas spills and the kernel runs at a seventh of its
+// speed (measured), so it is off there whatever the setting.
+#if defined(IN_IS_MAPPED) || WARP_ROWS * WQ > 32
 #undef WARP_PREFETCH
 #define WARP_PREFETCH 0
 #endif
