@@ -1,13 +1,15 @@
-//! One self-contained HTML page (inline SVG and CSS, no scripts, no network) with the
-//! totals, the errors, the per-line table, a warp × step picture of the traced
-//! work-group (which lanes were active, and at each branch which way each lane went),
-//! and bank maps of the watched local arrays (which lane hit which bank, with banks
-//! that serve several words — conflicts — in red).
+//! One self-contained HTML page (inline CSS and script, nothing fetched) with the
+//! totals, the errors, the per-line table (click a line for its counters), a warp × step
+//! picture of the traced work-group (which lanes were active, and at each branch which
+//! way each lane went), and bank maps of the watched local arrays (which lane hit which
+//! bank, with banks that serve several words — conflicts — in red). The pictures travel
+//! as compact JSON data blocks that the page's script (`page.js`) draws as SVG and makes
+//! answer hovers, which keeps a 256-element run's page far below 100 KB.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
-use crate::metrics::{BankAccess, Trace};
+use crate::metrics::{Trace, TraceStep};
 use crate::report::{Counts, Report};
 
 /// A traced launch to draw: a label, its trace, its warp size and banks.
@@ -35,7 +37,9 @@ td.src{text-align:left;font-family:monospace;white-space:pre}th{background:#f3f3
 .bad{background:#fde2e2}.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}\
 h2{margin-top:32px}figure{margin:12px 0}figcaption{font-size:13px;color:#555}\
 .lines details{font-size:13px}.lines summary{cursor:pointer;white-space:pre;font-family:monospace}\
-.lines .n{display:inline-block;width:3em;text-align:right;color:#777}";
+.lines .n{display:inline-block;width:3em;text-align:right;color:#777}\
+#info{position:fixed;left:0;right:0;bottom:0;padding:6px 24px;background:#fffbe6;border-top:1px solid #ccc;font:13px monospace;white-space:pre-wrap}\
+body{padding-bottom:48px}svg.warp,svg.bank{cursor:crosshair}";
 
 const INACTIVE: &str = "#e8e8e8";
 const ACTIVE: &str = "#4a7fc1";
@@ -118,6 +122,7 @@ pub fn render(report: &Report, drawn: &[Drawn<'_>]) -> String {
         h.push_str(&branching(d));
         h.push_str(&bank_maps(d));
     }
+    h.push_str(&footer());
     h.push_str("</body></html>\n");
     h
 }
@@ -191,107 +196,40 @@ pub(crate) fn row(c: &Counts) -> String {
     )
 }
 
-/// Warp × step strips: one row per lane, one column per step of that warp.
+/// Warp × step strips: one row per lane, one column per step of that warp. Written as a
+/// data block that the page's script draws (see `page.js`): a palette of the distinct lane
+/// patterns of a step, and per warp one (line, pattern) pair per step.
 pub(crate) fn branching(d: &Drawn<'_>) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
-        "<h2>Active lanes, {}: work-group {}</h2><p class=\"legend\">Each strip is one warp, one row per lane, one column per step it ran.<span style=\"background:{ACTIVE}\"></span>active<span style=\"background:{INACTIVE}\"></span>inactive<span style=\"background:{TAKEN}\"></span>branch taken<span style=\"background:{NOT_TAKEN}\"></span>branch not taken; a red mark above a column: that branch diverged.</p>",
+        "<h2>Active lanes, {}: work-group {}</h2><p class=\"legend\">Each strip is one warp, one row per lane, one column per step it ran.<span style=\"background:{ACTIVE}\"></span>active<span style=\"background:{INACTIVE}\"></span>inactive<span style=\"background:{TAKEN}\"></span>branch taken<span style=\"background:{NOT_TAKEN}\"></span>branch not taken; a red mark above a column: that branch diverged. Hover a strip for its lanes' pattern at that step (. inactive, a active, T taken, N not taken) and the lane's branches.</p>",
         esc(&d.label),
         d.trace.group
     );
-    let (cell_w, cell_h) = (4usize, 4usize);
-    for (w, steps) in d.trace.warps.iter().enumerate() {
-        if steps.is_empty() {
-            continue;
-        }
-        let width = steps.len() * cell_w;
-        let height = d.warp * cell_h + 8;
-        let _ = write!(
-            h,
-            "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" preserveAspectRatio=\"none\">",
-            width.min(1400)
-        );
-        // Runs of equal colour become one stroke, each colour one path, over an "active"
-        // background: a rectangle element per run had made a 256-element page half a
-        // megabyte.
-        let colours = [INACTIVE, ACTIVE, TAKEN, NOT_TAKEN];
-        let mut paths = vec![String::new(); colours.len()];
-        let mut rows = String::new();
-        for lane in 0..d.warp {
-            let bit = 1u64 << lane;
-            let colour = |s: &crate::metrics::TraceStep| match (s.active & bit != 0, s.taken) {
-                (false, _) => 0,
-                (true, Some(t)) if t & bit != 0 => 2,
-                (true, Some(_)) => 3,
-                (true, None) => 1,
-            };
-            let y = 8 + lane * cell_h;
-            let mut start = 0;
-            for k in 1..=steps.len() {
-                if k == steps.len() || colour(&steps[k]) != colour(&steps[start]) {
-                    // Active is the background; a run is a stroke along its row's middle.
-                    let c = colour(&steps[start]);
-                    if c != 1 {
-                        let _ = write!(
-                            paths[c],
-                            "M{} {}h{}",
-                            start * cell_w,
-                            y + cell_h / 2,
-                            (k - start) * cell_w
-                        );
-                    }
-                    start = k;
+    let mut palette: Vec<String> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let warps: Vec<Vec<u64>> = d
+        .trace
+        .warps
+        .iter()
+        .map(|steps| {
+            let mut flat = Vec::with_capacity(2 * steps.len());
+            for s in steps {
+                let pattern = lane_pattern(s, d.warp);
+                let next = palette.len();
+                let k = *index.entry(pattern.clone()).or_insert(next);
+                if k == next {
+                    palette.push(pattern);
                 }
+                flat.push(u64::from(s.line));
+                flat.push(k as u64);
             }
-            // Hovering a lane's row tells its branch pattern.
-            let active = steps.iter().filter(|s| s.active & bit != 0).count();
-            let taken = steps
-                .iter()
-                .filter(|s| s.active & bit != 0 && s.taken.is_some_and(|t| t & bit != 0))
-                .count();
-            let not_taken = steps
-                .iter()
-                .filter(|s| s.active & bit != 0 && s.taken.is_some_and(|t| t & bit == 0))
-                .count();
-            let _ = write!(
-                rows,
-                "<rect y=\"{y}\" width=\"{width}\" height=\"{cell_h}\" fill-opacity=\"0\"><title>warp {w}, lane {lane}: active {active} of {} steps; branches taken {taken}, not taken {not_taken}</title></rect>",
-                steps.len()
-            );
-        }
-        let _ = write!(
-            h,
-            "<rect y=\"8\" width=\"{width}\" height=\"{}\" fill=\"{ACTIVE}\"/>",
-            d.warp * cell_h
-        );
-        for (colour, d) in colours.iter().zip(&paths) {
-            if !d.is_empty() {
-                let _ = write!(
-                    h,
-                    "<path stroke=\"{colour}\" stroke-width=\"{cell_h}\" d=\"{d}\"/>"
-                );
-            }
-        }
-        h.push_str(&rows);
-        for (k, s) in steps.iter().enumerate() {
-            if let Some(t) = s.taken {
-                if t != 0 && t != s.active {
-                    let _ = write!(
-                        h,
-                        "<rect x=\"{}\" y=\"0\" width=\"{cell_w}\" height=\"6\" fill=\"#d33\"><title>line {}: divergent</title></rect>",
-                        k * cell_w,
-                        s.line
-                    );
-                }
-            }
-        }
-        let _ = write!(
-            h,
-            "</svg><figcaption>warp {w}: {} steps</figcaption></figure>",
-            steps.len()
-        );
-    }
+            flat
+        })
+        .collect();
+    let data = serde_json::json!({ "lanes": d.warp, "palette": palette, "warps": warps });
+    h.push_str(&data_block("warps", &data));
     if d.trace.truncated {
         h.push_str(
             "<p>(The recording stopped at its limit; later steps are counted but not drawn.)</p>",
@@ -300,11 +238,44 @@ pub(crate) fn branching(d: &Drawn<'_>) -> String {
     h
 }
 
+/// A step's lanes as letters: `.` inactive, `a` active, `T` took the branch, `N` did not.
+fn lane_pattern(s: &TraceStep, lanes: usize) -> String {
+    (0..lanes)
+        .map(|lane| {
+            let bit = 1u64 << lane;
+            match (s.active & bit != 0, s.taken) {
+                (false, _) => '.',
+                (true, Some(t)) if t & bit != 0 => 'T',
+                (true, Some(_)) => 'N',
+                (true, None) => 'a',
+            }
+        })
+        .collect()
+}
+
+/// A JSON data block for `page.js` to draw as `view`. `<` is written as `\u003c` so no
+/// string in it (a user's array name, a label) can close the script element.
+fn data_block(view: &str, data: &serde_json::Value) -> String {
+    format!(
+        "<script type=\"application/json\" data-view=\"{view}\">{}</script>",
+        data.to_string().replace('<', "\\u003c")
+    )
+}
+
+/// The info bar that hovers write into and the script that draws the data blocks; ends
+/// every page.
+pub(crate) fn footer() -> String {
+    format!(
+        "<noscript><p>The pictures are drawn by the page's inline script.</p></noscript><div id=\"info\" role=\"status\">Hover a picture for details.</div><script>{}</script>",
+        include_str!("page.js")
+    )
+}
+
 /// What makes two watched accesses draw the same: array, line, direction, lane → bank.
 type PatternKey = (String, u32, bool, Vec<(usize, usize)>);
 
 /// One grid per distinct access pattern: a column per bank, a box per lane stacked by
-/// the distinct words of its bank.
+/// the distinct words of its bank (drawn by `page.js` from a data block).
 pub(crate) fn bank_maps(d: &Drawn<'_>) -> String {
     if d.trace.bank_maps.is_empty() {
         return String::new();
@@ -312,11 +283,12 @@ pub(crate) fn bank_maps(d: &Drawn<'_>) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
-        "<h2>Bank maps, {}</h2><p>Watched local arrays: each access of a warp drawn as banks (columns) × wavefronts (rows); each box is a lane (its number inside). Red columns serve more than one word: those lanes wait for extra wavefronts. Repeated patterns are drawn once.</p>",
+        "<h2>Bank maps, {}</h2><p>Watched local arrays: each access of a warp drawn as banks (columns) × wavefronts (rows); each box is a lane (its number inside). Red columns serve more than one word: those lanes wait for extra wavefronts. Hover a bank for its lanes and conflicts. Repeated patterns are drawn once.</p>",
         esc(&d.label)
     );
     let mut seen: HashSet<PatternKey> = HashSet::new();
-    let mut drawn = 0;
+    let mut maps = Vec::new();
+    let mut more = false;
     for a in &d.trace.bank_maps {
         let key = (
             a.array.clone(),
@@ -327,101 +299,26 @@ pub(crate) fn bank_maps(d: &Drawn<'_>) -> String {
         if !seen.insert(key) {
             continue;
         }
-        if drawn == 64 {
-            h.push_str("<p>(More patterns were recorded than are drawn.)</p>");
+        if maps.len() == MAX_BANK_MAPS {
+            more = true;
             break;
         }
-        drawn += 1;
-        h.push_str(&bank_map(a, d.banks));
+        let x: Vec<u64> = a
+            .lanes
+            .iter()
+            .flat_map(|(l, b, w)| [*l as u64, *b as u64, *w])
+            .collect();
+        maps.push(serde_json::json!({
+            "a": a.array, "l": a.line, "w": a.warp, "s": a.store, "f": a.wavefronts, "x": x
+        }));
+    }
+    let data = serde_json::json!({ "banks": d.banks, "maps": maps });
+    h.push_str(&data_block("banks", &data));
+    if more {
+        h.push_str("<p>(More patterns were recorded than are drawn.)</p>");
     }
     h
 }
 
-fn bank_map(a: &BankAccess, banks: usize) -> String {
-    let (cw, ch) = (26usize, 16usize);
-    // Row of each lane: the index of its word among the distinct words of its bank.
-    let mut words_per_bank: Vec<Vec<u64>> = vec![Vec::new(); banks];
-    for (_, b, w) in &a.lanes {
-        if !words_per_bank[*b].contains(w) {
-            words_per_bank[*b].push(*w);
-        }
-    }
-    let rows = words_per_bank
-        .iter()
-        .map(Vec::len)
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let mut stacked = vec![0usize; banks * rows];
-    let width = banks * cw;
-    let height = 14 + rows * ch * 2;
-    let mut h = format!(
-        "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-size=\"8\" font-family=\"monospace\">"
-    );
-    for (b, words) in words_per_bank.iter().enumerate() {
-        let fill = if words.len() > 1 {
-            "#fbd0d0"
-        } else {
-            "#f4f4f4"
-        };
-        // Hovering a bank tells which lanes hit it here and what it cost.
-        let lanes: Vec<String> = a
-            .lanes
-            .iter()
-            .filter(|(_, bank, _)| bank == &b)
-            .map(|(l, _, _)| l.to_string())
-            .collect();
-        let title = if lanes.is_empty() {
-            format!("bank {b}: no lane")
-        } else {
-            format!(
-                "bank {b}: lanes {}; {} word{}, {} conflict{}",
-                lanes.join(", "),
-                words.len(),
-                if words.len() == 1 { "" } else { "s" },
-                words.len().saturating_sub(1),
-                if words.len() == 2 { "" } else { "s" }
-            )
-        };
-        let _ = write!(
-            h,
-            "<rect x=\"{}\" y=\"12\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"#ddd\"><title>{title}</title></rect>",
-            b * cw,
-            cw - 1,
-            rows * ch * 2
-        );
-        let _ = write!(h, "<text x=\"{}\" y=\"9\">{b}</text>", b * cw + 2);
-    }
-    for (lane, b, w) in &a.lanes {
-        let row = words_per_bank[*b].iter().position(|x| x == w).unwrap_or(0);
-        // Lanes on the same word (broadcast) share the row; offset them a little.
-        let k = &mut stacked[b * rows + row];
-        let y = 12 + row * ch * 2 + (*k % 2) * ch;
-        *k += 1;
-        let colour = if words_per_bank[*b].len() > 1 {
-            "#d33"
-        } else {
-            "#4a7fc1"
-        };
-        let _ = write!(
-            h,
-            "<rect x=\"{}\" y=\"{y}\" width=\"{}\" height=\"{}\" fill=\"{colour}\"><title>lane {lane}: bank {b}, word {w}</title></rect><text x=\"{}\" y=\"{}\" fill=\"white\">{lane}</text>",
-            b * cw + 1,
-            cw - 3,
-            ch - 2,
-            b * cw + 3,
-            y + 10
-        );
-    }
-    let _ = write!(
-        h,
-        "</svg><figcaption>{} line {}, warp {}, {}: {} wavefront{}</figcaption></figure>",
-        esc(&a.array),
-        a.line,
-        a.warp,
-        if a.store { "store" } else { "load" },
-        a.wavefronts,
-        if a.wavefronts == 1 { "" } else { "s" }
-    );
-    h
-}
+/// Most distinct bank-map patterns drawn per launch.
+const MAX_BANK_MAPS: usize = 64;

@@ -1,13 +1,13 @@
 //! Several analyses on one page, side by side, as the reduction documents compare a
-//! kernel's versions: one totals table with a row per version, then each view (the warp
-//! × step branching picture of each traced launch, the bank maps of the watched arrays)
-//! in aligned columns, one per version, so the same launch of each version sits on the
-//! same row. Self-contained like the single page (`crate::html`): inline SVG and CSS,
-//! nothing fetched.
+//! kernel's versions: one totals table with a row per version, then each view (the
+//! errors, the source lines with their counters, the warp × step branching picture of
+//! each traced launch, the bank maps of the watched arrays) in aligned columns, one per
+//! version, so the same launch of each version sits on the same row. Self-contained like the single page (`crate::html`): inline CSS and the
+//! same drawing script, nothing fetched.
 
 use std::fmt::Write;
 
-use crate::html::{bank_maps, branching, esc, header, row, Drawn, STYLE};
+use crate::html::{bank_maps, branching, esc, footer, header, per_line, row, Drawn, STYLE};
 use crate::report::Report;
 
 /// One version: its name on the page, its report and its traced launches.
@@ -72,6 +72,16 @@ pub fn render_compare(versions: &[Version<'_>]) -> String {
         h.push_str("</div>");
     }
     h.push_str("</div>");
+    // Each version's source lines, click one for its counters.
+    h.push_str("<div class=\"cols\">");
+    for (v, name) in versions.iter().zip(&names) {
+        let _ = write!(
+            h,
+            "<div><p><b>{name}</b></p>{}</div>",
+            per_line(&v.report.total.lines)
+        );
+    }
+    h.push_str("</div>");
     // The k-th traced launch of every version on one row.
     let launches = versions.iter().map(|v| v.drawn.len()).max().unwrap_or(0);
     for k in 0..launches {
@@ -88,6 +98,7 @@ pub fn render_compare(versions: &[Version<'_>]) -> String {
             h.push_str("</div>");
         }
     }
+    h.push_str(&footer());
     h.push_str("</body></html>\n");
     h
 }
