@@ -135,6 +135,10 @@ pub struct LaunchJson {
     pub banks: usize,
     /// Local memory per work-group, bytes.
     pub local_memory_bytes: u64,
+    /// Work-groups smaller than the work-group size (a global size that is not a
+    /// multiple of it: OpenCL 2.0's non-uniform work-groups); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub partial_work_groups: usize,
     /// Totals.
     #[serde(flatten)]
     pub counts: Counts,
@@ -152,6 +156,10 @@ pub struct Launched<'a> {
     pub files: &'a Files,
     /// The launch.
     pub report: &'a LaunchReport,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Sums launches into one object (sizes of the first).
@@ -194,6 +202,10 @@ pub fn summarize(launches: &[Launched<'_>]) -> Option<LaunchJson> {
         warp_size: cfg.warp,
         banks: cfg.banks,
         local_memory_bytes: local_bytes,
+        partial_work_groups: launches
+            .iter()
+            .map(|l| l.report.config.partial_groups())
+            .sum(),
         counts: Counts::from(&total),
         errors,
         lines: lines

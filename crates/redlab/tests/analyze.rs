@@ -173,13 +173,13 @@ fn bad_input_is_one_clear_line() {
             "--global",
             "30",
             "--local",
-            "32",
+            "0",
             "--arg",
             "a=buffer:float:4:zeros",
             "--arg",
             "n=4",
         ],
-        "not a multiple",
+        "every dimension must be at least 1",
     );
 }
 
@@ -201,6 +201,47 @@ fn the_segment_kernels_run_in_the_simulator_with_their_check() {
     assert_eq!(j["check"]["ok"], true, "{j}");
     assert_eq!(j["passes"].as_array().map(Vec::len), Some(2), "{j}");
     assert_clean_error(&["analyze", "segments", "--axis", "0"], "needs --shape");
+}
+
+#[test]
+fn a_global_size_the_group_does_not_divide_runs_non_uniform_groups() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kernel = dir.path().join("sizes.cl");
+    std::fs::write(
+        &kernel,
+        "__kernel void sizes(__global uint* out) {\n\
+         \x20   out[get_global_id(0)] = get_local_size(0) * 100 + get_enqueued_local_size(0);\n}\n",
+    )
+    .expect("write");
+    let args = [
+        "analyze",
+        kernel.to_str().expect("utf-8"),
+        "--global",
+        "10",
+        "--local",
+        "4",
+        "--arg",
+        "out=buffer:u32:11:zeros",
+        "--show",
+        "out",
+    ];
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let j = json(&with_json);
+    assert_eq!(j["partial_work_groups"], 1);
+    // Groups of 4, 4 and 2; the eleventh element is past the global size.
+    let want: Vec<String> = [404, 404, 404, 404, 404, 404, 404, 404, 204, 204, 0]
+        .iter()
+        .map(|v: &u32| v.to_string())
+        .collect();
+    assert_eq!(j["buffers"]["out"], serde_json::json!(want));
+    let text = redlab(&args);
+    assert!(text.status.success());
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("1 work-group at the edge smaller"),
+        "{}",
+        String::from_utf8_lossy(&text.stdout)
+    );
 }
 
 #[test]

@@ -55,7 +55,8 @@ pub(super) fn call(
                         "get_local_id" => local[d],
                         "get_group_id" => sim.group[d],
                         "get_global_size" => sim.cfg.global[d],
-                        "get_local_size" | "get_enqueued_local_size" => sim.cfg.local[d],
+                        "get_local_size" => sim.group_local[d],
+                        "get_enqueued_local_size" => sim.cfg.local[d],
                         "get_num_groups" => sim.groups[d],
                         _ => 0,
                     }
@@ -127,8 +128,15 @@ pub(super) fn call(
         "get_max_sub_group_size" => {
             sim.broadcast(Value::Int(Scalar::UInt, sim.cfg.warp as u64), mask)
         }
-        "get_num_sub_groups" | "get_enqueued_num_sub_groups" => {
-            sim.broadcast(Value::Int(Scalar::UInt, sim.warps() as u64), mask)
+        "get_num_sub_groups" => sim.broadcast(Value::Int(Scalar::UInt, sim.warps() as u64), mask),
+        "get_enqueued_num_sub_groups" => {
+            let enqueued = sim
+                .cfg
+                .local
+                .iter()
+                .product::<usize>()
+                .div_ceil(sim.cfg.warp);
+            sim.broadcast(Value::Int(Scalar::UInt, enqueued as u64), mask)
         }
         "get_sub_group_id" => sim.per_lane_value(mask, |s, l| {
             Value::Int(Scalar::UInt, (l / s.cfg.warp) as u64)

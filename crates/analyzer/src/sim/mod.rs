@@ -59,6 +59,18 @@ pub struct LaunchConfig {
 pub const DEFAULT_MAX_STEPS: u64 = 2_000_000_000;
 
 impl LaunchConfig {
+    /// Work-groups smaller than `local`: those at an edge where `global` is not a
+    /// multiple of it (OpenCL 2.0 non-uniform work-groups).
+    pub fn partial_groups(&self) -> usize {
+        let all: usize = (0..3)
+            .map(|d| self.global[d].div_ceil(self.local[d].max(1)))
+            .product();
+        let full: usize = (0..3)
+            .map(|d| self.global[d] / self.local[d].max(1))
+            .product();
+        all - full
+    }
+
     /// A one-dimensional launch with the defaults: warps of 32, 32 banks.
     pub fn linear(global: usize, local: usize) -> LaunchConfig {
         LaunchConfig {
@@ -141,6 +153,9 @@ pub(crate) struct Sim<'a> {
     lanes: usize,
     groups: [usize; 3],
     group: [usize; 3],
+    /// The running group's work-items per dimension: the work-group size, or less in an
+    /// edge group of a non-uniform launch.
+    group_local: [usize; 3],
     tracing: bool,
     frames: Vec<Frame>,
     sp: usize,
@@ -179,14 +194,10 @@ pub fn launch(
                 names.join(", ")
             ))
         })?;
-    for d in 0..3 {
-        if cfg.local[d] == 0 || cfg.global[d] % cfg.local[d] != 0 {
-            return Err(usage(format!(
-                "global size {} is not a multiple of the work-group size {} in dimension {d}: \
-                 non-uniform work-groups (OpenCL 2.0) are not simulated",
-                cfg.global[d], cfg.local[d]
-            )));
-        }
+    // A global size that is not a multiple of the work-group size leaves smaller groups
+    // at the edge: OpenCL 2.0's non-uniform work-groups, simulated as such.
+    if let Some(d) = (0..3).find(|&d| cfg.local[d] == 0) {
+        return Err(usage(format!("work-group size 0 in dimension {d}")));
     }
     let lanes = cfg
         .local
@@ -240,8 +251,9 @@ pub fn launch(
             ..Trace::default()
         },
         lanes,
-        groups: [0, 1, 2].map(|d| cfg.global[d] / cfg.local[d]),
+        groups: [0, 1, 2].map(|d| cfg.global[d].div_ceil(cfg.local[d])),
         group: [0; 3],
+        group_local: cfg.local,
         tracing: false,
         frames: Vec::new(),
         sp: 0,
@@ -272,6 +284,9 @@ pub fn launch(
             (g / sim.groups[0]) % sim.groups[1],
             g / (sim.groups[0] * sim.groups[1]),
         ];
+        sim.group_local =
+            [0, 1, 2].map(|d| cfg.local[d].min(cfg.global[d] - sim.group[d] * cfg.local[d]));
+        sim.lanes = sim.group_local.iter().product();
         sim.tracing = g == cfg.trace_group;
         sim.global_races.start_group(g);
         sim.run_group(&f, args).map_err(|d| d.resolve(files))?;
@@ -500,10 +515,12 @@ impl Sim<'_> {
     }
 
     /// Local and global ids of a lane.
+    /// A lane's local and global ids: lanes count through the running group's own extent
+    /// (smaller at a non-uniform edge), groups start at multiples of the work-group size.
     fn ids(&self, lane: usize) -> ([usize; 3], [usize; 3]) {
-        let l = self.cfg.local;
+        let l = self.group_local;
         let local = [lane % l[0], (lane / l[0]) % l[1], lane / (l[0] * l[1])];
-        let global = [0, 1, 2].map(|d| self.group[d] * l[d] + local[d]);
+        let global = [0, 1, 2].map(|d| self.group[d] * self.cfg.local[d] + local[d]);
         (local, global)
     }
 

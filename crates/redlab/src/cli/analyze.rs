@@ -715,6 +715,14 @@ pub(super) fn print_text(r: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
             format!(", {} launches (sums below)", r.passes.len())
         }
     )?;
+    if t.partial_work_groups > 0 {
+        writeln!(
+            out,
+            "  {} work-group{} at the edge smaller than the work-group size (non-uniform work-groups: OpenCL 2.0 and later)",
+            t.partial_work_groups,
+            if t.partial_work_groups == 1 { "" } else { "s" }
+        )?;
+    }
     writeln!(
         out,
         "  branches {}, divergent {}, active lanes {:.1}%",
