@@ -378,6 +378,20 @@ fn analyzer_long_programs_and_endless_loops_finish() {
         &["--max-seconds", "2"],
     );
     assert!(started.elapsed() < Duration::from_secs(20));
+    // With the default limits, a loop one work-item never leaves stops within seconds
+    // (it ran for minutes when only the total step count limited it).
+    let started = std::time::Instant::now();
+    assert_kernel_refused(
+        d,
+        &kernel("if (get_local_id(0) == 5) { while (out[1] < 2.0f) { out[5] += 1.0f; } }"),
+        "without finishing (an endless loop? raise --max-warp-steps)",
+        &[],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]

@@ -48,6 +48,9 @@ pub struct LaunchConfig {
     pub watch: Vec<String>,
     /// Lane-steps after which the run stops (against endless loops).
     pub max_steps: u64,
+    /// Steps one warp may run in one work-group: an endless loop trips this within
+    /// seconds, while the total (`max_steps`) may stay large for big launches.
+    pub max_warp_steps: u64,
     /// The moment after which the run stops, whatever it is doing (against endless
     /// loops that take few steps each, and very large launches).
     pub deadline: Option<std::time::Instant>,
@@ -57,6 +60,12 @@ pub struct LaunchConfig {
 
 /// Lane-steps a launch may take unless told otherwise.
 pub const DEFAULT_MAX_STEPS: u64 = 2_000_000_000;
+
+/// Steps a warp may run in one work-group unless told otherwise. The simulator runs
+/// about 70,000 steps a second of a full 32-lane warp on one core, so an endless loop
+/// stops within about 4 s; a work-item of a real kernel rarely needs more than a few
+/// tens of thousands of steps (a 256-item group folding 2^20 elements takes about 20,000).
+pub const DEFAULT_MAX_WARP_STEPS: u64 = 250_000;
 
 impl LaunchConfig {
     /// Work-groups smaller than `local`: those at an edge where `global` is not a
@@ -81,6 +90,7 @@ impl LaunchConfig {
             trace_group: 0,
             watch: Vec::new(),
             max_steps: DEFAULT_MAX_STEPS,
+            max_warp_steps: DEFAULT_MAX_WARP_STEPS,
             deadline: None,
             max_memory: crate::memory::DEFAULT_LIMIT,
         }
@@ -162,6 +172,8 @@ pub(crate) struct Sim<'a> {
     local_decls: HashMap<usize, u32>,
     watched: HashSet<u32>,
     steps: u64,
+    /// Steps of each warp in the running group.
+    warp_steps: Vec<u64>,
     step_calls: u64,
     constants: HashMap<Rc<str>, Slot>,
     max_local_bytes: u64,
@@ -260,6 +272,7 @@ pub fn launch(
         local_decls: HashMap::new(),
         watched: HashSet::new(),
         steps: 0,
+        warp_steps: Vec::new(),
         step_calls: 0,
         constants: HashMap::new(),
         max_local_bytes: 0,
@@ -339,6 +352,7 @@ impl Sim<'_> {
 
     fn run_group(&mut self, f: &Rc<Function>, args: &[Arg]) -> Result<(), Diag> {
         self.mem.start_group(self.lanes);
+        self.warp_steps = vec![0; self.warps()];
         self.sp = 0;
         self.local_decls.clear();
         self.watched.clear();
@@ -547,6 +561,17 @@ impl Sim<'_> {
             }
             let count = active.count_ones() as u64;
             self.steps += count;
+            self.warp_steps[w] += 1;
+            if self.warp_steps[w] > self.cfg.max_warp_steps {
+                let (_, first) = self.ids(w * ws + active.trailing_zeros() as usize);
+                return Err(Diag::new(
+                    pos,
+                    format!(
+                        "stopped: warp {w} of work-group {:?} (work-items from {first:?}) ran more than {} steps without finishing (an endless loop? raise --max-warp-steps)",
+                        self.group, self.cfg.max_warp_steps
+                    ),
+                ));
+            }
             let taken_bits = taken.map(|t| t.warp_bits(w, ws));
             self.metrics.count(pos, Some(w), |c| {
                 c.active_lanes += count;

@@ -79,6 +79,10 @@ pub struct AnalyzeArgs {
     /// Stop after this many lane-steps.
     #[arg(long, default_value_t = redlab_analyzer::sim::DEFAULT_MAX_STEPS)]
     max_steps: u64,
+    /// Stop when one warp has run this many steps in one work-group: an endless loop
+    /// stops within seconds
+    #[arg(long, default_value_t = redlab_analyzer::sim::DEFAULT_MAX_WARP_STEPS)]
+    max_warp_steps: u64,
     /// Stop after this many seconds of simulation (0: no limit).
     #[arg(long, default_value_t = 30.0)]
     max_seconds: f64,
@@ -235,6 +239,7 @@ pub(super) fn launch_config(a: &AnalyzeArgs) -> anyhow::Result<LaunchConfig> {
     config.banks = a.banks;
     config.trace_group = a.trace_group;
     config.max_steps = a.max_steps;
+    config.max_warp_steps = a.max_warp_steps;
     config.max_memory = a.max_memory;
     if !(a.max_seconds >= 0.0 && a.max_seconds <= 1e6) {
         bail!(
