@@ -110,6 +110,9 @@ pub enum ExprKind {
     Compound(Type, Box<Initializer>),
     /// `sizeof`, already computed.
     SizeOf(usize),
+    /// `sizeof` of a variable, element or member: its declared type's size, found
+    /// when it runs (the parser keeps no scopes). The operand is not read.
+    SizeOfPlace(Box<Expr>),
     /// `a, b`.
     Comma(Box<Expr>, Box<Expr>),
 }

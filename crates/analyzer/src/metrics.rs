@@ -163,6 +163,42 @@ pub enum FindingKind {
     UninitializedGlobalRead,
 }
 
+impl FindingKind {
+    /// Every kind, in declaration order (the corpus test checks it covers each).
+    pub const ALL: [FindingKind; 10] = [
+        FindingKind::BarrierDivergence,
+        FindingKind::LocalRace,
+        FindingKind::GlobalRace,
+        FindingKind::OutOfBounds,
+        FindingKind::UninitializedLocalRead,
+        FindingKind::UninitializedPrivateRead,
+        FindingKind::DivisionByZero,
+        FindingKind::AsyncCopyMisuse,
+        FindingKind::AccessViolation,
+        FindingKind::UninitializedGlobalRead,
+    ];
+}
+
+/// Does not compile when a kind is added without updating [`FindingKind::ALL`] next to
+/// it (the match must name every kind).
+const _: () = {
+    const fn listed(k: FindingKind) -> bool {
+        match k {
+            FindingKind::BarrierDivergence
+            | FindingKind::LocalRace
+            | FindingKind::GlobalRace
+            | FindingKind::OutOfBounds
+            | FindingKind::UninitializedLocalRead
+            | FindingKind::UninitializedPrivateRead
+            | FindingKind::DivisionByZero
+            | FindingKind::AsyncCopyMisuse
+            | FindingKind::AccessViolation
+            | FindingKind::UninitializedGlobalRead => true,
+        }
+    }
+    assert!(listed(FindingKind::LocalRace));
+};
+
 /// One kind of error at one line, with where it happened first and how often.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {

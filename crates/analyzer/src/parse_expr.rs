@@ -174,7 +174,24 @@ impl Parser<'_> {
                     pos,
                 });
             }
-            return Err(Diag::new(pos, "sizeof is supported for type names only"));
+            let operand = self.unary()?;
+            if !matches!(
+                operand.kind,
+                ExprKind::Ident(_)
+                    | ExprKind::Index(..)
+                    | ExprKind::Member(..)
+                    | ExprKind::Arrow(..)
+                    | ExprKind::Unary(UnOp::Deref, _)
+            ) {
+                return Err(Diag::new(
+                    pos,
+                    "sizeof takes a type name, a variable, an element or a member (not a computed value)",
+                ));
+            }
+            return Ok(Expr {
+                kind: ExprKind::SizeOfPlace(Box::new(operand)),
+                pos,
+            });
         }
         if self.at("(") && self.starts_type(1) {
             self.i += 1;

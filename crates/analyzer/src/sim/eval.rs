@@ -73,6 +73,11 @@ impl Sim<'_> {
             ExprKind::Float(x, s) => Ok(self.broadcast(Value::float(*s, *x), mask)),
             ExprKind::Str(_) => Ok(self.broadcast(Value::Void, mask)),
             ExprKind::SizeOf(n) => Ok(self.broadcast(Value::Int(Scalar::ULong, *n as u64), mask)),
+            ExprKind::SizeOfPlace(operand) => {
+                // The operand's address and type, not its value: nothing is read.
+                let (_, ty) = self.place(operand, mask)?;
+                Ok(self.broadcast(Value::Int(Scalar::ULong, ty.size() as u64), mask))
+            }
             ExprKind::Ident(_)
             | ExprKind::Index(..)
             | ExprKind::Arrow(..)
