@@ -11,9 +11,10 @@
 //
 // Strategies (the host picks one by shape, `redlab run --explain` says which):
 //   short_rows    outputs of at most 1024 elements (one row of a tile): the next power
-//                 of two of the longest as lanes, on up to 256 work-items per output,
-//                 folded by halving (shuffles within a warp where an output fits one,
-//                 else local memory); 4 blocks of outputs per group.
+//                 of two of the longest as lanes, on up to 32 work-items per output
+//                 (lanes j + 32m in work-item j's registers), folded by halving (in
+//                 registers, then shuffles within the warp, or local memory where there
+//                 are no shuffles); 4 blocks of 8 or more outputs per group.
 //                 Lanes past an output's end hold IDENTITY, which changes no bit, so this
 //                 is the canonical fold of a short tile.
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
@@ -109,61 +110,85 @@ inline acc_t seg_fold_tail(acc_t x, uint width) {
 }
 
 // short_rows: each work-group takes SHORT_BLOCKS blocks of SEG_WG / WIDTH outputs, so a
-// group has several loads in flight. Where warps shuffle and an output fits in one
-// (WIDTH ≤ 32), the fold runs in registers without barriers.
+// group has several loads in flight. An output has at most SHORT_WIDTH = 32 work-items
+// (one warp where warps shuffle), work-item j holding lanes j + m·WIDTH: every halving
+// step w ≥ WIDTH pairs two of its own registers, and the steps below WIDTH are shuffles
+// within the warp (or local memory where there are none). No barrier where warps shuffle.
+// (Before, a 1024-lane output took 256 work-items and five barriers: rows of 1024 read at
+// half of torch's speed.)
 #define SHORT_BLOCKS 4
+#define SHORT_WIDTH 32
+// Registers per work-item (at most): the first halving step is applied as the upper
+// half of the lanes loads, so half of the 32 lanes are ever held.
+#define SHORT_HALF (LANES / SHORT_WIDTH / 2)
+
+// Fold step d of a work-item's registers (lanes m and m + d, m < d), where d is below
+// the registers in use.
+#define SHORT_FOLD(d)                                   \
+    if ((d) < used) {                                   \
+        for (uint m = 0; m < (d); m++)                  \
+            a[m] = combine(a[m], a[m + (d)]);           \
+    }
 
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t lanes[SEG_WG];
     __global ulong* h = seg_header(out, outputs);
     uint lid = get_local_id(0);
-    // SPAN lanes per output (a power of two ≤ 1024), on WIDTH = min(SPAN, 256) work-items:
-    // work-item j holds lanes j, j + 256, j + 512, j + 768 (as many as SPAN has), so the
-    // first halving steps (w = 512, 256) happen in its registers, as in a tile.
+    // SPAN lanes per output (a power of two ≤ 1024) on WIDTH = min(SPAN, 32) work-items,
+    // PER = SPAN / WIDTH lanes each.
     uint span = (uint)h[H_WIDTH];
-    uint width = span < SEG_WG ? span : SEG_WG;
+    uint width = span < SHORT_WIDTH ? span : SHORT_WIDTH;
     uint per = span / width;
+    uint used = per > 1 ? per / 2 : 1; // registers in use
     uint j = lid % width;
     ulong per_block = SEG_WG / width;
     ulong first = get_group_id(0) * (ulong)SHORT_BLOCKS * per_block + lid / width;
     acc_t v[SHORT_BLOCKS];
     for (uint u = 0; u < SHORT_BLOCKS; u++) {
         ulong k = first + u * per_block;
-        acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
+        acc_t a[SHORT_HALF];
+#pragma unroll
+        for (uint m = 0; m < SHORT_HALF; m++)
+            a[m] = IDENTITY;
         if (k < outputs) {
             ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
-            if (j < len)
-                l0 = seg_load(in, start + j * stride, j);
+            // Lanes j + m·width for m < used, then the upper half combined into them:
+            // the halving step w = SPAN / 2, in the canonical grouping (lower lane left).
+#pragma unroll
+            for (uint m = 0; m < SHORT_HALF; m++) {
+                ulong at = j + (ulong)m * width;
+                if (m < used && at < len)
+                    a[m] = seg_load(in, start + at * stride, at);
+            }
             if (per > 1) {
-                ulong at = j + SEG_WG;
-                if (at < len)
-                    l1 = seg_load(in, start + at * stride, at);
-                if (per > 2) {
-                    if (at + SEG_WG < len)
-                        l2 = seg_load(in, start + (at + SEG_WG) * stride, at + SEG_WG);
-                    if (at + 2 * SEG_WG < len)
-                        l3 = seg_load(in, start + (at + 2 * SEG_WG) * stride, at + 2 * SEG_WG);
+#pragma unroll
+                for (uint m = 0; m < SHORT_HALF; m++) {
+                    ulong at = j + (ulong)(m + used) * width;
+                    if (m < used && at < len)
+                        a[m] = combine(a[m], seg_load(in, start + at * stride, at));
                 }
             }
         }
-        v[u] = per == 4 ? combine(combine(l0, l2), combine(l1, l3))
-             : per == 2 ? combine(l0, l1)
-                        : l0;
+        // The remaining steps down to w = WIDTH, written out (the compiler keeps the
+        // array in registers only with constant indices).
+        SHORT_FOLD(8);
+        SHORT_FOLD(4);
+        SHORT_FOLD(2);
+        SHORT_FOLD(1);
+        v[u] = a[0];
     }
 #ifdef HAVE_SUBGROUP_SHUFFLE
-    if (width <= 32) {
-        for (uint u = 0; u < SHORT_BLOCKS; u++) {
-            ulong k = first + u * per_block;
-            acc_t x = v[u];
-            // Lane j takes j + w of the same output (same warp): the halving fold.
-            for (uint w = width / 2; w > 0; w >>= 1)
-                x = combine(x, sub_group_shuffle_down(x, w));
-            if (j == 0 && k < outputs)
-                out[k] = x;
-        }
-        return;
+    for (uint u = 0; u < SHORT_BLOCKS; u++) {
+        ulong k = first + u * per_block;
+        acc_t x = v[u];
+        // Lane j takes j + w of the same output (same warp): the halving fold.
+        for (uint w = width / 2; w > 0; w >>= 1)
+            x = combine(x, sub_group_shuffle_down(x, w));
+        if (j == 0 && k < outputs)
+            out[k] = x;
     }
+    return;
 #endif
     for (uint u = 0; u < SHORT_BLOCKS; u++) {
         ulong k = first + u * per_block;

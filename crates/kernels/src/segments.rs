@@ -23,6 +23,9 @@ const WG: usize = 256;
 const HEADER_WORDS: usize = 16;
 /// Blocks of outputs per work-group of `short_rows` (`SHORT_BLOCKS`).
 const SHORT_BLOCKS: usize = 4;
+/// Most work-items per output of `short_rows` (`SHORT_WIDTH`: one warp, each holding
+/// up to 32 lanes in registers).
+const SHORT_WIDTH: usize = 32;
 /// Neighbouring outputs per work-group of `column_tiles` (`COL_OUTPUTS`).
 const COL_OUTPUTS: usize = 32;
 /// Neighbouring strided outputs from which `column_tiles` beats reading each output
@@ -39,7 +42,7 @@ pub enum Strategy {
     /// Outputs of at most 1024 elements, `width` work-items each (`short_rows`).
     ShortRows {
         /// Work-items per output: the next power of two of the longest output, at most
-        /// 256 (each holding up to 4 lanes).
+        /// 32 (each holding up to 32 lanes).
         width: usize,
     },
     /// A work-group per tile of each output (`row_tiles`), then `tree` where an output
@@ -209,7 +212,7 @@ impl SegmentJob {
             )
         } else if max_len <= 1024 {
             let span = max_len.max(1).next_power_of_two();
-            let width = span.min(WG);
+            let width = span.min(SHORT_WIDTH);
             self.header[2] = span as u64;
             (
                 Strategy::ShortRows { width },
@@ -391,7 +394,7 @@ mod tests {
         assert_eq!(job.strategy(), Strategy::ColumnTiles);
         // A device with smaller work-groups reads the same columns as rows.
         let small = job.for_device(256);
-        assert_eq!(small.strategy(), Strategy::ShortRows { width: 256 });
+        assert_eq!(small.strategy(), Strategy::ShortRows { width: 32 });
         assert!(
             small.explain().contains("allows 256"),
             "{}",
