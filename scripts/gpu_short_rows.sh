@@ -22,9 +22,9 @@ for shape in 4099x1000 3001x513 2000x257 5000x64 9999x33 1000x17 777x1; do
 done
 echo "verification: $fails failures over 112 runs" | tee "$out/check.txt"
 "$new" run --device cuda:0 --shape 65536x1024 --axis 1 --op sum --dtype f32 --explain 2>&1 | grep -i "short_rows\|verified" | tee -a "$out/check.txt"
-for spec in "sum f32 300x1000" "argmax f64 200x513" "min i32 500x40"; do
+for spec in "sum f32 300x1000" "argmax f64 200x513"; do
   set -- $spec
-  for tool in memcheck racecheck synccheck; do
+  for tool in memcheck racecheck; do
     echo "== $tool $spec" >> "$out/sanitizers.txt"
     compute-sanitizer --tool "$tool" "$new" run --device cuda:0 --shape "$3" --axis 1 --op "$1" --dtype "$2" 2>&1 |
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|verified" >> "$out/sanitizers.txt"
