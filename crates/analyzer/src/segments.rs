@@ -36,7 +36,7 @@ pub fn run(
     opts: &VariantOptions,
 ) -> Result<Option<SegmentsRun>, AnalyzeError> {
     let usage = AnalyzeError::Usage;
-    let Some(job) = SegmentJob::new(selection) else {
+    let Some(job) = SegmentJob::new(selection).map(|j| j.for_problem(problem)) else {
         return Ok(None);
     };
     let text = assembly::assemble_segments(problem, &[], Target::OpenCl)
@@ -65,14 +65,16 @@ pub fn run(
         compiled: compiled.clone(),
         name,
     };
-    let (short_rows, row_tiles, column_tiles, tree) = (
+    let (short_rows, short_rows_wide, row_tiles, column_tiles, tree) = (
         kernel(ENTRY_POINTS[0]),
         kernel(ENTRY_POINTS[1]),
         kernel(ENTRY_POINTS[2]),
         kernel(ENTRY_POINTS[3]),
+        kernel(ENTRY_POINTS[4]),
     );
     let kernels = SegmentKernels {
         short_rows: &short_rows,
+        short_rows_wide: &short_rows_wide,
         row_tiles: &row_tiles,
         column_tiles: &column_tiles,
         tree: &tree,

@@ -318,7 +318,7 @@ impl CudaDevice {
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
         problem.check_input(&data)?;
-        let (job, gathered) = prepare(data, selection, self.caps.max_work_group)?;
+        let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group)?;
         let rows = match &gathered {
             Some(bytes) => ArrayRef::from_bytes(problem.dtype, bytes)?,
             None => data,
@@ -349,9 +349,10 @@ impl CudaDevice {
             .functions(&assembled.source, &self.query.arch(), &ENTRY_POINTS)?;
         let kernels = SegmentKernels {
             short_rows: &f[0],
-            row_tiles: &f[1],
-            column_tiles: &f[2],
-            tree: &f[3],
+            short_rows_wide: &f[1],
+            row_tiles: &f[2],
+            column_tiles: &f[3],
+            tree: &f[4],
         };
         let _guard = self
             .running

@@ -11,10 +11,12 @@
 //
 // Strategies (the host picks one by shape, `redlab run --explain` says which):
 //   short_rows    outputs of at most 1024 elements (one row of a tile): the next power
-//                 of two of the longest as lanes, on up to 32 work-items per output
-//                 (lanes j + 32m in work-item j's registers), folded by halving (in
-//                 registers, then shuffles within the warp, or local memory where there
-//                 are no shuffles); 4 blocks of 8 or more outputs per group.
+//                 of two of the longest as lanes, on up to 256 work-items per output,
+//                 folded by halving (shuffles within a warp where an output fits one,
+//                 else local memory); 4 blocks of outputs per group.
+//   short_rows_wide  outputs of 64 to 1024 elements with accumulators of at most 8
+//                 bytes: 32 work-items per output, lanes j + 32m in work-item j's
+//                 registers, the fold in registers then shuffles (below).
 //                 Lanes past an output's end hold IDENTITY, which changes no bit, so this
 //                 is the canonical fold of a short tile.
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
@@ -110,93 +112,61 @@ inline acc_t seg_fold_tail(acc_t x, uint width) {
 }
 
 // short_rows: each work-group takes SHORT_BLOCKS blocks of SEG_WG / WIDTH outputs, so a
-// group has several loads in flight. An output has at most SHORT_WIDTH = 32 work-items
-// (one warp where warps shuffle), work-item j holding lanes j + m·WIDTH: every halving
-// step w ≥ WIDTH pairs two of its own registers, and the steps below WIDTH are shuffles
-// within the warp (or local memory where there are none). No barrier where warps shuffle.
-// (Before, a 1024-lane output took 256 work-items and five barriers: rows of 1024 read at
-// half of torch's speed.)
+// group has several loads in flight. Where warps shuffle and an output fits in one
+// (WIDTH ≤ 32), the fold runs in registers without barriers.
 #define SHORT_BLOCKS 4
-#define SHORT_WIDTH 32
-// Registers per work-item (at most): the first halving step is applied as the upper
-// half of the lanes loads, so half of the 32 lanes are ever held.
-#define SHORT_HALF (LANES / SHORT_WIDTH / 2)
-
-// Fold step d of a work-item's registers (lanes m and m + d, m < d), where d is below
-// the registers in use.
-#define SHORT_FOLD(d)                                   \
-    if ((d) < used) {                                   \
-        for (uint m = 0; m < (d); m++)                  \
-            a[m] = combine(a[m], a[m + (d)]);           \
-    }
 
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t lanes[SEG_WG];
     __global ulong* h = seg_header(out, outputs);
     uint lid = get_local_id(0);
-    // SPAN lanes per output (a power of two ≤ 1024) on WIDTH = min(SPAN, 32) work-items,
-    // PER = SPAN / WIDTH lanes each.
+    // SPAN lanes per output (a power of two ≤ 1024), on WIDTH = min(SPAN, 256) work-items:
+    // work-item j holds lanes j, j + 256, j + 512, j + 768 (as many as SPAN has), so the
+    // first halving steps (w = 512, 256) happen in its registers, as in a tile.
     uint span = (uint)h[H_WIDTH];
-    uint width = span < SHORT_WIDTH ? span : SHORT_WIDTH;
+    uint width = span < SEG_WG ? span : SEG_WG;
     uint per = span / width;
-    uint used = per > 1 ? per / 2 : 1; // registers in use
     uint j = lid % width;
     ulong per_block = SEG_WG / width;
     ulong first = get_group_id(0) * (ulong)SHORT_BLOCKS * per_block + lid / width;
     acc_t v[SHORT_BLOCKS];
-    // Unrolled, like every loop over `a` and `v`: an array indexed by a variable lives
-    // in local memory (measured: rows of 32 at 0.4 of the speed with it there).
-#pragma unroll
     for (uint u = 0; u < SHORT_BLOCKS; u++) {
         ulong k = first + u * per_block;
-        acc_t a[SHORT_HALF];
-#pragma unroll
-        for (uint m = 0; m < SHORT_HALF; m++)
-            a[m] = IDENTITY;
+        acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
         if (k < outputs) {
             ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
-            // Lanes j + m·width for m < used, then the upper half combined into them:
-            // the halving step w = SPAN / 2, in the canonical grouping (lower lane left).
-            // One lane per work-item (outputs of at most 32) skips the register loops.
-            if (per == 1) {
-                if (j < len)
-                    a[0] = seg_load(in, start + j * stride, j);
-            } else {
-#pragma unroll
-                for (uint m = 0; m < SHORT_HALF; m++) {
-                    ulong at = j + (ulong)m * width;
-                    if (m < used && at < len)
-                        a[m] = seg_load(in, start + at * stride, at);
-                }
-#pragma unroll
-                for (uint m = 0; m < SHORT_HALF; m++) {
-                    ulong at = j + (ulong)(m + used) * width;
-                    if (m < used && at < len)
-                        a[m] = combine(a[m], seg_load(in, start + at * stride, at));
+            if (j < len)
+                l0 = seg_load(in, start + j * stride, j);
+            if (per > 1) {
+                ulong at = j + SEG_WG;
+                if (at < len)
+                    l1 = seg_load(in, start + at * stride, at);
+                if (per > 2) {
+                    if (at + SEG_WG < len)
+                        l2 = seg_load(in, start + (at + SEG_WG) * stride, at + SEG_WG);
+                    if (at + 2 * SEG_WG < len)
+                        l3 = seg_load(in, start + (at + 2 * SEG_WG) * stride, at + 2 * SEG_WG);
                 }
             }
         }
-        // The remaining steps down to w = WIDTH, written out (the compiler keeps the
-        // array in registers only with constant indices).
-        SHORT_FOLD(8);
-        SHORT_FOLD(4);
-        SHORT_FOLD(2);
-        SHORT_FOLD(1);
-        v[u] = a[0];
+        v[u] = per == 4 ? combine(combine(l0, l2), combine(l1, l3))
+             : per == 2 ? combine(l0, l1)
+                        : l0;
     }
 #ifdef HAVE_SUBGROUP_SHUFFLE
-#pragma unroll
-    for (uint u = 0; u < SHORT_BLOCKS; u++) {
-        ulong k = first + u * per_block;
-        acc_t x = v[u];
-        // Lane j takes j + w of the same output (same warp): the halving fold.
-        for (uint w = width / 2; w > 0; w >>= 1)
-            x = combine(x, sub_group_shuffle_down(x, w));
-        if (j == 0 && k < outputs)
-            out[k] = x;
+    if (width <= 32) {
+        for (uint u = 0; u < SHORT_BLOCKS; u++) {
+            ulong k = first + u * per_block;
+            acc_t x = v[u];
+            // Lane j takes j + w of the same output (same warp): the halving fold.
+            for (uint w = width / 2; w > 0; w >>= 1)
+                x = combine(x, sub_group_shuffle_down(x, w));
+            if (j == 0 && k < outputs)
+                out[k] = x;
+        }
+        return;
     }
-    return;
 #endif
     for (uint u = 0; u < SHORT_BLOCKS; u++) {
         ulong k = first + u * per_block;
@@ -211,6 +181,108 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
         acc_t x = seg_fold_tail(lanes[lid], width);
         if (j == 0 && k < outputs)
             out[k] = x;
+    }
+}
+
+// short_rows_wide: outputs of 64 to 1024 elements whose accumulator is at most 8 bytes.
+// An output gets one warp's worth of work-items (SHORT_WIDTH = 32), work-item j holding
+// lanes j + 32m in registers: every halving step w ≥ 32 pairs two of its own registers,
+// the first applied as the upper half loads, and the steps below 32 are shuffles within
+// the warp (or local memory where there are none). No barrier where warps shuffle; on
+// the H200, rows of 1024 f32 read 1.35× (sum) and 1.6× (max) faster than short_rows'
+// 256 work-items and five barriers per output. Its own entry point: sharing a kernel
+// with short_rows' one-lane path took that path's occupancy (rows of 32 at half speed),
+// and 16-byte accumulators (argmin/argmax) hold too many registers here (measured).
+#define SHORT_WIDTH 32
+// Registers per work-item (at most): the first halving step is applied as the upper
+// half of the lanes loads, so half of the 32 lanes are ever held.
+#define SHORT_HALF (LANES / SHORT_WIDTH / 2)
+
+// Fold step d of a work-item's registers (lanes m and m + d, m < d), where d is below
+// the registers in use.
+#define SHORT_FOLD(d)                                   \
+    if ((d) < used) {                                   \
+        for (uint m = 0; m < (d); m++)                  \
+            a[m] = combine(a[m], a[m + (d)]);           \
+    }
+
+// The halving steps below WIDTH of a work-item's lane `x0` of output `k`, and the store
+// of lane 0: warp shuffles where there are any, else the group's `lanes` in local
+// memory (every work-item of the group runs this, so its barriers are uniform). A macro:
+// CUDA cannot pass a __shared__ array to a function.
+#ifdef HAVE_SUBGROUP_SHUFFLE
+#define SHORT_FINISH(x0, k)                                          \
+    do {                                                             \
+        acc_t x_ = (x0);                                             \
+        for (uint w_ = width / 2; w_ > 0; w_ >>= 1)                  \
+            x_ = combine(x_, sub_group_shuffle_down(x_, w_));        \
+        if (j == 0 && (k) < outputs)                                 \
+            out[k] = x_;                                             \
+    } while (0)
+#else
+#define SHORT_FINISH(x0, k)                                          \
+    do {                                                             \
+        barrier(CLK_LOCAL_MEM_FENCE);                                \
+        lanes[lid] = (x0);                                           \
+        for (uint w_ = width / 2; w_ > 0; w_ >>= 1) {                \
+            barrier(CLK_LOCAL_MEM_FENCE);                            \
+            if (j < w_)                                              \
+                lanes[lid] = combine(lanes[lid], lanes[lid + w_]);   \
+        }                                                            \
+        barrier(CLK_LOCAL_MEM_FENCE);                                \
+        if (j == 0 && (k) < outputs)                                 \
+            out[k] = lanes[lid];                                     \
+    } while (0)
+#endif
+
+__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
+void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs) {
+#ifndef HAVE_SUBGROUP_SHUFFLE
+    __local acc_t lanes[SEG_WG];
+#endif
+    __global ulong* h = seg_header(out, outputs);
+    uint lid = get_local_id(0);
+    // SPAN lanes per output (a power of two, 64 … 1024) on 32 work-items, PER = SPAN / 32
+    // lanes each, of which USED registers are held.
+    uint span = (uint)h[H_WIDTH];
+    uint width = SHORT_WIDTH;
+    uint per = span / width;
+    uint used = per / 2;
+    uint j = lid % width;
+    ulong per_block = SEG_WG / width;
+    ulong first = get_group_id(0) * (ulong)SHORT_BLOCKS * per_block + lid / width;
+    // Block by block; not unrolled, so one block's registers are all the kernel needs.
+#pragma unroll 1
+    for (uint u = 0; u < SHORT_BLOCKS; u++) {
+        ulong k = first + u * per_block;
+        acc_t a[SHORT_HALF];
+#pragma unroll
+        for (uint m = 0; m < SHORT_HALF; m++)
+            a[m] = IDENTITY;
+        if (k < outputs) {
+            ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
+            // Lanes j + m·32 for m < used, then the upper half combined into them: the
+            // halving step w = SPAN / 2, in the canonical grouping (lower lane left).
+#pragma unroll
+            for (uint m = 0; m < SHORT_HALF; m++) {
+                ulong at = j + (ulong)m * width;
+                if (m < used && at < len)
+                    a[m] = seg_load(in, start + at * stride, at);
+            }
+#pragma unroll
+            for (uint m = 0; m < SHORT_HALF; m++) {
+                ulong at = j + (ulong)(m + used) * width;
+                if (m < used && at < len)
+                    a[m] = combine(a[m], seg_load(in, start + at * stride, at));
+            }
+        }
+        // The remaining steps down to w = 32, written out (the compiler keeps the array
+        // in registers only with constant indices).
+        SHORT_FOLD(8);
+        SHORT_FOLD(4);
+        SHORT_FOLD(2);
+        SHORT_FOLD(1);
+        SHORT_FINISH(a[0], k);
     }
 }
 

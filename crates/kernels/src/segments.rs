@@ -10,7 +10,7 @@
 use std::ops::Range;
 
 use redlab_core::segmented::Selection;
-use redlab_core::{reference, ArrayRef, Problem, Value};
+use redlab_core::{reference, ArrayRef, Op, Problem, Value};
 
 use crate::codec::Codec;
 use crate::driver::{Launcher, RunError};
@@ -23,8 +23,7 @@ const WG: usize = 256;
 const HEADER_WORDS: usize = 16;
 /// Blocks of outputs per work-group of `short_rows` (`SHORT_BLOCKS`).
 const SHORT_BLOCKS: usize = 4;
-/// Most work-items per output of `short_rows` (`SHORT_WIDTH`: one warp, each holding
-/// up to 32 lanes in registers).
+/// Work-items per output of `short_rows_wide` (`SHORT_WIDTH`: one warp).
 const SHORT_WIDTH: usize = 32;
 /// Neighbouring outputs per work-group of `column_tiles` (`COL_OUTPUTS`).
 const COL_OUTPUTS: usize = 32;
@@ -42,9 +41,13 @@ pub enum Strategy {
     /// Outputs of at most 1024 elements, `width` work-items each (`short_rows`).
     ShortRows {
         /// Work-items per output: the next power of two of the longest output, at most
-        /// 32 (each holding up to 32 lanes).
+        /// 256 (each holding up to 4 lanes).
         width: usize,
     },
+    /// Outputs of 64 to 1024 elements with accumulators of at most 8 bytes: 32
+    /// work-items per output, each holding up to 32 lanes in registers
+    /// (`short_rows_wide`).
+    ShortRowsWide,
     /// A work-group per tile of each output (`row_tiles`), then `tree` where an output
     /// has more than one tile.
     RowTiles,
@@ -57,6 +60,8 @@ pub enum Strategy {
 pub struct SegmentKernels<'k, K: ?Sized> {
     /// `short_rows`.
     pub short_rows: &'k K,
+    /// `short_rows_wide`.
+    pub short_rows_wide: &'k K,
     /// `row_tiles`.
     pub row_tiles: &'k K,
     /// `column_tiles`.
@@ -66,7 +71,13 @@ pub struct SegmentKernels<'k, K: ?Sized> {
 }
 
 /// The entry points of `segments.cl`, in the order of [`SegmentKernels`]' fields.
-pub const ENTRY_POINTS: [&str; 4] = ["short_rows", "row_tiles", "column_tiles", "tree"];
+pub const ENTRY_POINTS: [&str; 5] = [
+    "short_rows",
+    "short_rows_wide",
+    "row_tiles",
+    "column_tiles",
+    "tree",
+];
 
 /// Where every output's elements are, and how the device will reduce them.
 #[derive(Debug, Clone)]
@@ -212,7 +223,7 @@ impl SegmentJob {
             )
         } else if max_len <= 1024 {
             let span = max_len.max(1).next_power_of_two();
-            let width = span.min(SHORT_WIDTH);
+            let width = span.min(WG);
             self.header[2] = span as u64;
             (
                 Strategy::ShortRows { width },
@@ -249,6 +260,26 @@ impl SegmentJob {
             self.reason.push_str(&format!(
                 " (column tiles need work-groups of {COL_WG}; this device allows {max_work_group})"
             ));
+        }
+        self
+    }
+
+    /// The job for `problem`: outputs of 64 to 1024 elements go to `short_rows_wide`
+    /// unless the accumulator is an (index, value) pair, which holds too many registers
+    /// there (argmin/argmax read slower than on `short_rows`, measured on the H200).
+    pub fn for_problem(mut self, problem: &Problem) -> SegmentJob {
+        let span = self.header[2] as usize;
+        let pairs = matches!(problem.op, Op::ArgMin | Op::ArgMax);
+        if matches!(self.strategy, Strategy::ShortRows { .. }) && span > SHORT_WIDTH && !pairs {
+            self.strategy = Strategy::ShortRowsWide;
+            self.reason = format!(
+                "short_rows_wide: outputs of at most {} elements; {SHORT_WIDTH} work-items per \
+                 output ({} lanes each, in registers), {} outputs per work-group, folded by \
+                 halving in registers then within the warp",
+                self.max_len,
+                span / SHORT_WIDTH,
+                SHORT_BLOCKS * WG / SHORT_WIDTH
+            );
         }
         self
     }
@@ -296,17 +327,21 @@ impl SegmentJob {
 /// work-items, and, where the outputs' elements do not step evenly through `data`, the
 /// rows gathered on the host to upload in its place (the job then reads those rows).
 pub fn prepare(
+    problem: &Problem,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
     max_work_group: usize,
 ) -> Result<(SegmentJob, Option<Vec<u8>>), redlab_core::Error> {
     if let Some(job) = SegmentJob::new(selection) {
-        return Ok((job.for_device(max_work_group), None));
+        return Ok((job.for_device(max_work_group).for_problem(problem), None));
     }
     let (bytes, ranges) = redlab_core::segmented::gather_rows(data, selection)?;
     let job = SegmentJob::new(Selection::Ranges(&ranges))
         .ok_or_else(|| redlab_core::Error::Shape("gathered rows do not touch".into()))?;
-    Ok((job.for_device(max_work_group), Some(bytes)))
+    Ok((
+        job.for_device(max_work_group).for_problem(problem),
+        Some(bytes),
+    ))
 }
 
 /// Runs `job` over `source` (the whole input buffer) and returns one value per output.
@@ -337,6 +372,17 @@ pub fn run_segments<L: Launcher>(
                 let groups = n.div_ceil(SHORT_BLOCKS * (WG / width));
                 passes.push(launcher.launch(
                     kernels.short_rows,
+                    source,
+                    &out,
+                    n,
+                    groups * WG,
+                    WG,
+                )?);
+            }
+            Strategy::ShortRowsWide => {
+                let groups = n.div_ceil(SHORT_BLOCKS * (WG / SHORT_WIDTH));
+                passes.push(launcher.launch(
+                    kernels.short_rows_wide,
                     source,
                     &out,
                     n,
@@ -394,11 +440,34 @@ mod tests {
         assert_eq!(job.strategy(), Strategy::ColumnTiles);
         // A device with smaller work-groups reads the same columns as rows.
         let small = job.for_device(256);
-        assert_eq!(small.strategy(), Strategy::ShortRows { width: 32 });
+        assert_eq!(small.strategy(), Strategy::ShortRows { width: 256 });
         assert!(
             small.explain().contains("allows 256"),
             "{}",
             small.explain()
+        );
+        // Rows of 64 to 1024 go to the register kernel unless the accumulator is a pair.
+        let wide = AxisPlan::new(Layout::c_order(&[10, 1000]), Some(&[1]), false).expect("plan");
+        let job = SegmentJob::new(Selection::Axes(&wide)).expect("job");
+        let sum = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("sum");
+        let argmax = Problem::new(Op::ArgMax, redlab_core::DType::F32, None).expect("argmax");
+        assert_eq!(
+            job.clone().for_problem(&sum).strategy(),
+            Strategy::ShortRowsWide
+        );
+        assert!(job
+            .clone()
+            .for_problem(&sum)
+            .explain()
+            .starts_with("short_rows_wide"));
+        assert_eq!(
+            job.for_problem(&argmax).strategy(),
+            Strategy::ShortRows { width: 256 }
+        );
+        let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
+        assert_eq!(
+            job.for_problem(&sum).strategy(),
+            Strategy::ShortRows { width: 32 }
         );
         let long = AxisPlan::new(Layout::c_order(&[4, 100_000]), Some(&[1]), false).expect("plan");
         let job = SegmentJob::new(Selection::Axes(&long)).expect("job");

@@ -264,7 +264,7 @@ impl OpenClDevice {
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
         problem.check_input(&data)?;
-        let (job, gathered) = prepare(data, selection, self.caps.max_work_group)?;
+        let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group)?;
         let rows = match &gathered {
             Some(bytes) => ArrayRef::from_bytes(problem.dtype, bytes)?,
             None => data,
@@ -303,9 +303,10 @@ impl OpenClDevice {
         };
         let kernels = SegmentKernels {
             short_rows: kernel(ENTRY_POINTS[0])?,
-            row_tiles: kernel(ENTRY_POINTS[1])?,
-            column_tiles: kernel(ENTRY_POINTS[2])?,
-            tree: kernel(ENTRY_POINTS[3])?,
+            short_rows_wide: kernel(ENTRY_POINTS[1])?,
+            row_tiles: kernel(ENTRY_POINTS[2])?,
+            column_tiles: kernel(ENTRY_POINTS[3])?,
+            tree: kernel(ENTRY_POINTS[4])?,
         };
         let launcher = driver::ClLauncher {
             context: &self.context,

@@ -371,7 +371,11 @@ impl Device {
             Kind::Cpu(cpu) => cpu.explain_outputs(problem, selection),
             #[cfg(any(feature = "opencl", feature = "cuda"))]
             _ => match redlab_kernels::segments::SegmentJob::new(selection) {
-                Some(job) => job.for_device(self.max_work_group()).explain().to_string(),
+                Some(job) => job
+                    .for_device(self.max_work_group())
+                    .for_problem(problem)
+                    .explain()
+                    .to_string(),
                 None => "the outputs' elements do not step evenly through the buffer (reduced \
                          axes that do not merge): gathered into rows on the host, then reduced \
                          as segments"
