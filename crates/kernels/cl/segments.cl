@@ -14,7 +14,7 @@
 //                 of two of the longest as lanes, on up to 256 work-items per output,
 //                 folded by halving (shuffles within a warp where an output fits one,
 //                 else local memory); 4 blocks of outputs per group.
-//   short_rows_wide  outputs of 64 to 1024 elements with accumulators of at most 8
+//   short_rows_wide  outputs of 33 to 1024 elements with accumulators of at most 8
 //                 bytes: 32 work-items per output, lanes j + 32m in work-item j's
 //                 registers, the fold in registers then shuffles (below).
 //                 Lanes past an output's end hold IDENTITY, which changes no bit, so this
@@ -184,15 +184,17 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
     }
 }
 
-// short_rows_wide: outputs of 64 to 1024 elements whose accumulator is at most 8 bytes.
+// short_rows_wide: outputs of 33 to 1024 elements (64 to 1024 lanes) whose accumulator
+// is at most 8 bytes.
 // An output gets one warp's worth of work-items (SHORT_WIDTH = 32), work-item j holding
 // lanes j + 32m in registers: every halving step w ≥ 32 pairs two of its own registers,
 // the first applied as the upper half loads, and the steps below 32 are shuffles within
 // the warp (or local memory where there are none). No barrier where warps shuffle; on
-// the H200, rows of 1024 f32 read 1.35× (sum) and 1.6× (max) faster than short_rows'
-// 256 work-items and five barriers per output. Its own entry point: sharing a kernel
-// with short_rows' one-lane path took that path's occupancy (rows of 32 at half speed),
-// and 16-byte accumulators (argmin/argmax) hold too many registers here (measured).
+// the H200, rows of 1024 f32 read 1.65× (sum) and 2.1× (max) faster than with
+// short_rows' 256 work-items and barriers per output (results/h200-short-rows). Its own
+// entry point: in one kernel with short_rows, whose register count is its paths'
+// largest, rows of 32 read at half speed; and argmin/argmax, whose accumulators are 16
+// bytes, read rows of 1024 at 0.6 of short_rows' speed here (both measured).
 #define SHORT_WIDTH 32
 // Registers per work-item (at most): the first halving step is applied as the upper
 // half of the lanes loads, so half of the 32 lanes are ever held.

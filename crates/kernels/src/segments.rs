@@ -44,7 +44,7 @@ pub enum Strategy {
         /// 256 (each holding up to 4 lanes).
         width: usize,
     },
-    /// Outputs of 64 to 1024 elements with accumulators of at most 8 bytes: 32
+    /// Outputs of 33 to 1024 elements with accumulators of at most 8 bytes: 32
     /// work-items per output, each holding up to 32 lanes in registers
     /// (`short_rows_wide`).
     ShortRowsWide,
@@ -264,7 +264,7 @@ impl SegmentJob {
         self
     }
 
-    /// The job for `problem`: outputs of 64 to 1024 elements go to `short_rows_wide`
+    /// The job for `problem`: outputs of 33 to 1024 elements go to `short_rows_wide`
     /// unless the accumulator is an (index, value) pair, which holds too many registers
     /// there (argmin/argmax read slower than on `short_rows`, measured on the H200).
     pub fn for_problem(mut self, problem: &Problem) -> SegmentJob {
@@ -446,7 +446,7 @@ mod tests {
             "{}",
             small.explain()
         );
-        // Rows of 64 to 1024 go to the register kernel unless the accumulator is a pair.
+        // Rows of 33 to 1024 go to the register kernel unless the accumulator is a pair.
         let wide = AxisPlan::new(Layout::c_order(&[10, 1000]), Some(&[1]), false).expect("plan");
         let job = SegmentJob::new(Selection::Axes(&wide)).expect("job");
         let sum = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("sum");
