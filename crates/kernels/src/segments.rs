@@ -368,27 +368,13 @@ pub fn run_segments<L: Launcher>(
         launcher.write(&mut out, &bytes)?;
         let n = job.outputs;
         match job.strategy {
-            Strategy::ShortRows { width } => {
+            Strategy::ShortRows { .. } | Strategy::ShortRowsWide => {
+                let (kernel, width) = match job.strategy {
+                    Strategy::ShortRows { width } => (kernels.short_rows, width),
+                    _ => (kernels.short_rows_wide, SHORT_WIDTH),
+                };
                 let groups = n.div_ceil(SHORT_BLOCKS * (WG / width));
-                passes.push(launcher.launch(
-                    kernels.short_rows,
-                    source,
-                    &out,
-                    n,
-                    groups * WG,
-                    WG,
-                )?);
-            }
-            Strategy::ShortRowsWide => {
-                let groups = n.div_ceil(SHORT_BLOCKS * (WG / SHORT_WIDTH));
-                passes.push(launcher.launch(
-                    kernels.short_rows_wide,
-                    source,
-                    &out,
-                    n,
-                    groups * WG,
-                    WG,
-                )?);
+                passes.push(launcher.launch(kernel, source, &out, n, groups * WG, WG)?);
             }
             Strategy::RowTiles => {
                 passes.push(launcher.launch(
