@@ -61,20 +61,65 @@ impl<A: AccFloat> Combine<A> for Mul {
     }
 }
 
-/// A tile of at most `N` elements (`N` a power of two ≤ [`LANES`]): one partial row.
+/// Where a tile's values come from: an array ([`Elements`]), or values computed row by
+/// row from other arrays (a user-defined map, without writing the mapped values out).
+/// The canonical order only ever asks a source to fold one row of at most [`LANES`]
+/// consecutive values into as many lanes.
+pub trait Rows<A>: Sync {
+    /// Per-task working memory (a map's row registers); made once per leaf of the tree.
+    type Scratch;
+    /// Number of values.
+    fn len(&self) -> usize;
+    /// Whether there are no values.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Fresh working memory for [`Rows::fold_row`].
+    fn scratch(&self) -> Self::Scratch;
+    /// `lanes[j] = op.combine(lanes[j], value(start + j))` for every `j < lanes.len()`.
+    fn fold_row<C: Combine<A>>(
+        &self,
+        op: C,
+        lanes: &mut [A],
+        start: usize,
+        scratch: &mut Self::Scratch,
+    );
+}
+
+/// The values of an array, converted exactly to the accumulator type.
+pub struct Elements<'a, T>(pub &'a [T]);
+
+impl<A: AccFloat, T: FloatInput<A>> Rows<A> for Elements<'_, T> {
+    type Scratch = ();
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn scratch(&self) {}
+    #[inline(always)]
+    fn fold_row<C: Combine<A>>(&self, op: C, lanes: &mut [A], start: usize, _: &mut ()) {
+        let row = &self.0[start..start + lanes.len()];
+        for (lane, &x) in lanes.iter_mut().zip(row) {
+            *lane = op.combine(*lane, x.to_acc());
+        }
+    }
+}
+
+/// A tile of at most `N` values (`N` a power of two ≤ [`LANES`]): one partial row.
 /// Lanes at or past its length hold the identity, and `x ⊕ identity = x` exactly, so the
 /// fold steps wider than the next power of two of the length change nothing and are
 /// skipped, as are the identity lanes' initial values: the same bits as the full tile,
 /// at a cost that follows the length (short rows of axis reductions).
-fn reduce_short<A: AccFloat, T: FloatInput<A>, C: Combine<A>, const N: usize>(
+fn reduce_short<A: AccFloat, R: Rows<A>, C: Combine<A>, const N: usize>(
     op: C,
-    tile: &[T],
+    rows: &R,
+    start: usize,
+    len: usize,
+    scratch: &mut R::Scratch,
 ) -> A {
     let mut lanes = [op.identity(); N];
-    for (lane, &x) in lanes.iter_mut().zip(tile) {
-        *lane = op.combine(op.identity(), x.to_acc());
-    }
-    let mut width = tile.len().next_power_of_two() / 2;
+    // identity ⊕ x == x: folding into identity lanes starts them as the reference does.
+    rows.fold_row(op, &mut lanes[..len], start, scratch);
+    let mut width = len.next_power_of_two() / 2;
     while width >= 1 {
         let (low, high) = lanes[..2 * width].split_at_mut(width);
         for (a, &b) in low.iter_mut().zip(high.iter()) {
@@ -85,29 +130,38 @@ fn reduce_short<A: AccFloat, T: FloatInput<A>, C: Combine<A>, const N: usize>(
     lanes[0]
 }
 
-/// Reduces one tile (at most `TILE` elements).
-fn reduce_tile<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, tile: &[T]) -> A {
-    match tile.len() {
-        0..=64 => reduce_short::<A, T, C, 64>(op, tile),
-        65..=512 => reduce_short::<A, T, C, 512>(op, tile),
-        _ => reduce_full_tile(op, tile),
+/// Reduces the tile of `len` (at most `TILE`) values from `start`.
+fn reduce_tile<A: AccFloat, R: Rows<A>, C: Combine<A>>(
+    op: C,
+    rows: &R,
+    start: usize,
+    len: usize,
+    scratch: &mut R::Scratch,
+) -> A {
+    match len {
+        0..=64 => reduce_short::<A, R, C, 64>(op, rows, start, len, scratch),
+        65..=512 => reduce_short::<A, R, C, 512>(op, rows, start, len, scratch),
+        _ => reduce_full_tile(op, rows, start, len, scratch),
     }
 }
 
 /// Reduces one tile of any length up to `TILE`.
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
-fn reduce_full_tile<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, tile: &[T]) -> A {
+fn reduce_full_tile<A: AccFloat, R: Rows<A>, C: Combine<A>>(
+    op: C,
+    rows: &R,
+    start: usize,
+    len: usize,
+    scratch: &mut R::Scratch,
+) -> A {
     let mut lanes = [op.identity(); LANES];
-    let rows = tile.chunks_exact(LANES);
-    let rest = rows.remainder();
-    for row in rows {
-        for (lane, &x) in lanes.iter_mut().zip(row) {
-            *lane = op.combine(*lane, x.to_acc());
-        }
+    let mut at = start;
+    let end = start + len;
+    while at + LANES <= end {
+        rows.fold_row(op, &mut lanes, at, scratch);
+        at += LANES;
     }
-    for (lane, &x) in lanes.iter_mut().zip(rest) {
-        *lane = op.combine(*lane, x.to_acc());
-    }
+    rows.fold_row(op, &mut lanes[..end - at], at, scratch);
     let mut width = LANES / 2;
     while width >= 1 {
         let (low, high) = lanes[..2 * width].split_at_mut(width);
@@ -120,20 +174,21 @@ fn reduce_full_tile<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, tile: &
 }
 
 /// Reduces the aligned tile range `[first, first + span)` clipped to `tiles`.
-fn reduce_node<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
+fn reduce_node<A: AccFloat, R: Rows<A>, C: Combine<A>>(
     op: C,
-    data: &[T],
+    rows: &R,
     first: usize,
     span: usize,
     tiles: usize,
 ) -> A {
     if span <= LEAF_TILES {
+        let mut scratch = rows.scratch();
         let mut level = [op.identity(); LEAF_TILES];
         let count = span.min(tiles - first);
         for (k, slot) in level.iter_mut().enumerate().take(count) {
             let start = (first + k) * TILE;
-            let end = (start + TILE).min(data.len());
-            *slot = reduce_tile(op, &data[start..end]);
+            let end = (start + TILE).min(rows.len());
+            *slot = reduce_tile(op, rows, start, end - start, &mut scratch);
         }
         // The pairwise tree inside the leaf, level by level, as in the reference.
         let mut len = count;
@@ -150,20 +205,25 @@ fn reduce_node<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     }
     let half = span / 2;
     if first + half >= tiles {
-        return reduce_node(op, data, first, half, tiles);
+        return reduce_node(op, rows, first, half, tiles);
     }
     let (left, right) = rayon::join(
-        || reduce_node(op, data, first, half, tiles),
-        || reduce_node(op, data, first + half, half, tiles),
+        || reduce_node(op, rows, first, half, tiles),
+        || reduce_node(op, rows, first + half, half, tiles),
     );
     op.combine(left, right)
 }
 
 /// The canonical reduction of `data`, or `None` when it is empty.
 pub fn reduce<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, data: &[T]) -> Option<A> {
-    let tiles = tile_count(data.len());
+    reduce_rows(op, &Elements(data))
+}
+
+/// The canonical reduction of the values of `rows`, or `None` when there are none.
+pub fn reduce_rows<A: AccFloat, R: Rows<A>, C: Combine<A>>(op: C, rows: &R) -> Option<A> {
+    let tiles = tile_count(rows.len());
     if tiles == 0 {
         return None;
     }
-    Some(reduce_node(op, data, 0, tiles.next_power_of_two(), tiles))
+    Some(reduce_node(op, rows, 0, tiles.next_power_of_two(), tiles))
 }

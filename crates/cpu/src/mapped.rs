@@ -1,12 +1,25 @@
-//! User-defined reductions on the CPU: the map evaluated in blocks over chunks that are
-//! aligned subtrees of the canonical order ([`redlab_expr::host`]), each chunk reduced by
-//! this backend's own kernel for the built-in problem, chunks in parallel on the pool.
+//! User-defined reductions on the CPU.
+//!
+//! - Float sums and products of a float map that compiles to a row program
+//!   ([`redlab_expr::rows`]) run fused: the canonical order asks for one row of mapped
+//!   values at a time, the program computes it into registers that stay in L1, and the
+//!   row is added into the tile's lanes at once ([`MappedRows`]). No mapped value is
+//!   written to memory.
+//! - Everything else maps in blocks over chunks that are aligned subtrees of the
+//!   canonical order ([`redlab_expr::host`]), each chunk reduced by this backend's own
+//!   kernel for the built-in problem, chunks in parallel on the pool.
+//!
+//! Both give the same bits: the fused path computes the same values in the same order.
 
 use std::time::Instant;
 
-use redlab_core::{ArrayRef, Error, Outcome};
-use redlab_expr::{host, Reduction};
+use redlab_core::canonical::TILE;
+use redlab_core::num::{AccFloat, FloatInput};
+use redlab_core::{ArrayRef, DType, Error, IntoScalar, Op, Outcome, Problem, Value};
+use redlab_expr::rows::{RowFloat, RowProgram, RowScratch};
+use redlab_expr::{host, Combine, Reduction};
 
+use crate::canonical::{self, Add, Mul, Rows};
 use crate::CpuBackend;
 
 impl CpuBackend {
@@ -21,12 +34,15 @@ impl CpuBackend {
         // round trip to the latency of small reductions.
         let one_chunk = inputs
             .first()
-            .is_none_or(|a| a.len() <= host::CHUNK_TILES * redlab_core::canonical::TILE);
+            .is_none_or(|a| a.len() <= host::CHUNK_TILES * TILE);
+        let run = || match fused(reduction, inputs) {
+            Some(value) => value,
+            None => host::reduce(reduction, inputs, crate::compute),
+        };
         let value = if one_chunk {
-            host::reduce(reduction, inputs, crate::compute)?
+            run()?
         } else {
-            self.pool
-                .install(|| host::reduce(reduction, inputs, crate::compute))?
+            self.pool.install(run)?
         };
         let seconds = start.elapsed().as_secs_f64();
         Ok(Outcome {
@@ -34,5 +50,93 @@ impl CpuBackend {
             seconds,
             passes: vec![seconds],
         })
+    }
+}
+
+/// The fused path's result (`post` applied), or `None` where the reduction does not
+/// take it: a combine other than a float sum or product, or a map that does not compile.
+pub fn fused(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Option<Result<Value, Error>> {
+    let Combine::Builtin(problem) = &reduction.combine else {
+        return None;
+    };
+    if !(problem.op.is_arithmetic() && problem.dtype.is_float()) {
+        return None;
+    }
+    match (reduction.mapped, problem.acc) {
+        (DType::F32, DType::F32) => fused_as::<f32, f32>(reduction, problem, inputs),
+        (DType::F32, DType::F64) => fused_as::<f32, f64>(reduction, problem, inputs),
+        (DType::F64, DType::F64) => fused_as::<f64, f64>(reduction, problem, inputs),
+        _ => None,
+    }
+}
+
+fn fused_as<T, A>(
+    reduction: &Reduction,
+    problem: &Problem,
+    inputs: &[ArrayRef<'_>],
+) -> Option<Result<Value, Error>>
+where
+    T: RowFloat + FloatInput<A>,
+    A: AccFloat + IntoScalar,
+{
+    let program = RowProgram::<T>::compile(&reduction.map, &reduction.inputs)?;
+    let n = match host::check_inputs(reduction, inputs) {
+        Ok(n) => n,
+        Err(e) => return Some(Err(Error::Shape(e.to_string()))),
+    };
+    // Inputs the map reads are arrays of `T` (the program compiled); others stay empty.
+    let arrays: Vec<&[T]> = inputs
+        .iter()
+        .map(|a| a.typed::<T>().unwrap_or(&[]))
+        .collect();
+    let rows = MappedRows {
+        program: &program,
+        inputs: arrays,
+        len: n,
+    };
+    let total: Option<A> = if problem.op == Op::Sum {
+        canonical::reduce_rows(Add, &rows)
+    } else {
+        canonical::reduce_rows(Mul, &rows)
+    };
+    let empty = if problem.op == Op::Sum {
+        A::POS_ZERO
+    } else {
+        A::ONE
+    };
+    let value = Value::Scalar(total.unwrap_or(empty).into_scalar());
+    Some(Ok(reduction.finish(value, n)))
+}
+
+/// The mapped values of a row program, as the canonical order reads them.
+struct MappedRows<'a, T> {
+    program: &'a RowProgram<T>,
+    inputs: Vec<&'a [T]>,
+    len: usize,
+}
+
+impl<A: AccFloat, T: RowFloat + FloatInput<A>> Rows<A> for MappedRows<'_, T> {
+    type Scratch = RowScratch<T>;
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn scratch(&self) -> RowScratch<T> {
+        self.program.scratch()
+    }
+
+    #[inline(always)]
+    fn fold_row<C: canonical::Combine<A>>(
+        &self,
+        op: C,
+        lanes: &mut [A],
+        start: usize,
+        scratch: &mut RowScratch<T>,
+    ) {
+        self.program
+            .fold(&self.inputs, start, lanes, scratch, |lane, x: T| {
+                op.combine(lane, x.to_acc())
+            });
     }
 }

@@ -5,8 +5,8 @@
 //! - [`types`] checks it and makes every conversion explicit;
 //! - [`Reduction`] puts map, combine, identity, post and accumulator together;
 //! - [`eval`] (one element) and [`oracle`] are the reference; [`block`] and [`host`]
-//!   are the fast host path; [`codegen`] writes the OpenCL C that the GPU kernels and the
-//!   analyzer compile.
+//!   are the fast host path, [`rows`] its fused form for float maps; [`codegen`]
+//!   writes the OpenCL C that the GPU kernels and the analyzer compile.
 //!
 //! ```
 //! use redlab_core::{ArrayRef, DType, Scalar, Value};
@@ -31,6 +31,7 @@ mod loops;
 pub mod oracle;
 pub mod parser;
 mod reduction;
+pub mod rows;
 pub mod stats;
 pub mod types;
 
