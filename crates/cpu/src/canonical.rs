@@ -105,10 +105,10 @@ impl<A: AccFloat, T: FloatInput<A>> Rows<A> for Elements<'_, T> {
 }
 
 /// A tile of at most `N` values (`N` a power of two ≤ [`LANES`]): one partial row.
-/// Lanes at or past its length hold the identity, and `x ⊕ identity = x` exactly, so the
-/// fold steps wider than the next power of two of the length change nothing and are
-/// skipped, as are the identity lanes' initial values: the same bits as the full tile,
-/// at a cost that follows the length (short rows of axis reductions).
+/// Lanes at or past its length hold the identity, and `x ⊕ identity = x` exactly, so
+/// folding all `N` lanes gives the bits of the full tile's fold; with `N` a constant the
+/// fold unrolls into vector operations (a fold bounded by the length ran scalar and
+/// took most of the time of rows of 32 elements).
 fn reduce_short<A: AccFloat, R: Rows<A>, C: Combine<A>, const N: usize>(
     op: C,
     rows: &R,
@@ -119,7 +119,7 @@ fn reduce_short<A: AccFloat, R: Rows<A>, C: Combine<A>, const N: usize>(
     let mut lanes = [op.identity(); N];
     // identity ⊕ x == x: folding into identity lanes starts them as the reference does.
     rows.fold_row(op, &mut lanes[..len], start, scratch);
-    let mut width = len.next_power_of_two() / 2;
+    let mut width = N / 2;
     while width >= 1 {
         let (low, high) = lanes[..2 * width].split_at_mut(width);
         for (a, &b) in low.iter_mut().zip(high.iter()) {
@@ -139,8 +139,9 @@ fn reduce_tile<A: AccFloat, R: Rows<A>, C: Combine<A>>(
     scratch: &mut R::Scratch,
 ) -> A {
     match len {
-        0..=64 => reduce_short::<A, R, C, 64>(op, rows, start, len, scratch),
-        65..=512 => reduce_short::<A, R, C, 512>(op, rows, start, len, scratch),
+        0..=32 => reduce_short::<A, R, C, 32>(op, rows, start, len, scratch),
+        33..=128 => reduce_short::<A, R, C, 128>(op, rows, start, len, scratch),
+        129..=512 => reduce_short::<A, R, C, 512>(op, rows, start, len, scratch),
         _ => reduce_full_tile(op, rows, start, len, scratch),
     }
 }

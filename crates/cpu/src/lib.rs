@@ -24,11 +24,12 @@ mod mapped;
 pub mod outputs;
 pub mod roof;
 pub mod select;
+pub mod short_rows;
 pub mod statistics;
 
 use std::time::Instant;
 
-use redlab_core::num::{AccFloat, IntElement};
+use redlab_core::num::{AccFloat, FloatInput, IntElement};
 use redlab_core::reference::wrap_int;
 use redlab_core::segmented::Selection;
 use redlab_core::IntoScalar;
@@ -104,6 +105,12 @@ impl CpuBackend {
         if let Some(values) = self
             .pool
             .install(|| float_columns(problem, data, selection))
+        {
+            return values;
+        }
+        if let Some(values) = self
+            .pool
+            .install(|| short_rows::compute(problem, data, selection))
         {
             return values;
         }
@@ -187,20 +194,24 @@ fn compute(problem: &Problem, data: ArrayRef<'_>) -> Result<Value, Error> {
     }
     if problem.op.is_arithmetic() {
         return with_float_pair!(problem.dtype, problem.acc, T, A => {
-            let data = data.typed::<T>()?;
-            let total: Option<A> = if problem.op == Op::Sum {
-                canonical::reduce(Add, data)
-            } else {
-                canonical::reduce(Mul, data)
-            };
-            let empty = if problem.op == Op::Sum { A::POS_ZERO } else { A::ONE };
-            Ok(Value::Scalar(total.unwrap_or(empty).into_scalar()))
+            Ok(float_value::<T, A>(problem.op, data.typed::<T>()?))
         }, else Err(Error::AccNotAllowed {
             op: problem.op, dtype: problem.dtype, acc: problem.acc, allowed: "f32, f64".into(),
         }));
     }
     with_float_dtype!(problem.dtype, T => selection_value::<T>(problem.op, data.typed::<T>()?),
         else unreachable!("float dtype"))
+}
+
+/// The canonical sum (or product, for any other `op`) of `data`; numpy's empty result.
+fn float_value<T: FloatInput<A>, A: AccFloat + IntoScalar>(op: Op, data: &[T]) -> Value {
+    let total: Option<A> = if op == Op::Sum {
+        canonical::reduce(Add, data)
+    } else {
+        canonical::reduce(Mul, data)
+    };
+    let empty = if op == Op::Sum { A::POS_ZERO } else { A::ONE };
+    Value::Scalar(total.unwrap_or(empty).into_scalar())
 }
 
 /// Float sums and products of columns ([`columns`]), where `selection` is one: outputs

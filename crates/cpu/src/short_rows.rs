@@ -1,0 +1,77 @@
+//! Short contiguous outputs (rows along the last axis of a C-order array, at most one
+//! tile each): one typed loop over a run of outputs per task, instead of a view, a type
+//! dispatch and a task per output, which cost several times the reduction of a row of
+//! 32 elements. Each output is still the 1-D reduction of its own elements by the same
+//! functions, so the bits are those of reducing it alone.
+
+use rayon::prelude::*;
+use redlab_core::canonical::TILE;
+use redlab_core::segmented::Selection;
+use redlab_core::shape::AxisPlan;
+use redlab_core::{with_float_dtype, with_float_pair, with_int_dtype};
+use redlab_core::{ArrayRef, Element, Error, Problem, Value};
+
+/// The longest output this path takes: longer ones split their own tiles over threads.
+pub const MAX_LEN: usize = TILE;
+/// Outputs per task at least: a task per short output cost more than its reduction.
+const OUTPUTS_PER_TASK: usize = 256;
+
+/// One value per output where `selection` is contiguous outputs of at most
+/// [`MAX_LEN`] elements; `None` otherwise.
+pub fn compute(
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Option<Result<Vec<Value>, Error>> {
+    let Selection::Axes(plan) = selection else {
+        return None;
+    };
+    let len = plan.segment_len();
+    if plan.outputs() == 0 || len == 0 || len > MAX_LEN || plan.contiguous(0).is_none() {
+        return None;
+    }
+    Some(typed(problem, data, plan, len))
+}
+
+fn typed(
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    plan: &AxisPlan,
+    len: usize,
+) -> Result<Vec<Value>, Error> {
+    if problem.dtype.is_integer() {
+        return with_int_dtype!(problem.dtype, T => {
+            each(data.typed::<T>()?, plan, len, |row| crate::integer_value::<T>(problem, row))
+        }, else unreachable!("integer dtype"));
+    }
+    if problem.op.is_arithmetic() {
+        return with_float_pair!(problem.dtype, problem.acc, T, A => {
+            each(data.typed::<T>()?, plan, len, |row| Ok(crate::float_value::<T, A>(problem.op, row)))
+        }, else Err(Error::AccNotAllowed {
+            op: problem.op, dtype: problem.dtype, acc: problem.acc, allowed: "f32, f64".into(),
+        }));
+    }
+    with_float_dtype!(problem.dtype, T => {
+        each(data.typed::<T>()?, plan, len, |row| crate::selection_value::<T>(problem.op, row))
+    }, else unreachable!("float dtype"))
+}
+
+/// `reduce` of every output's row, outputs in runs of [`OUTPUTS_PER_TASK`] per task.
+fn each<T: Element + Sync>(
+    src: &[T],
+    plan: &AxisPlan,
+    len: usize,
+    reduce: impl Fn(&[T]) -> Result<Value, Error> + Sync,
+) -> Result<Vec<Value>, Error> {
+    (0..plan.outputs())
+        .into_par_iter()
+        .with_min_len(OUTPUTS_PER_TASK)
+        .map(|k| {
+            let row = plan
+                .contiguous(k)
+                .and_then(|start| src.get(start..start + len))
+                .ok_or_else(|| Error::Shape(format!("output {k} lies outside the input")))?;
+            reduce(row)
+        })
+        .collect()
+}
