@@ -119,15 +119,7 @@ fn reduce_short<A: AccFloat, R: Rows<A>, C: Combine<A>, const N: usize>(
     let mut lanes = [op.identity(); N];
     // identity ⊕ x == x: folding into identity lanes starts them as the reference does.
     rows.fold_row(op, &mut lanes[..len], start, scratch);
-    let mut width = N / 2;
-    while width >= 1 {
-        let (low, high) = lanes[..2 * width].split_at_mut(width);
-        for (a, &b) in low.iter_mut().zip(high.iter()) {
-            *a = op.combine(*a, b);
-        }
-        width /= 2;
-    }
-    lanes[0]
+    fold_halving(op, &mut lanes)
 }
 
 /// Reduces the tile of `len` (at most `TILE`) values from `start`.
@@ -163,7 +155,14 @@ fn reduce_full_tile<A: AccFloat, R: Rows<A>, C: Combine<A>>(
         at += LANES;
     }
     rows.fold_row(op, &mut lanes[..end - at], at, scratch);
-    let mut width = LANES / 2;
+    fold_halving(op, &mut lanes)
+}
+
+/// The tile's fold: lane `m` takes lane `m + w` for w = len/2 … 1 (`lanes.len()` a power
+/// of two); inlined, so a constant length unrolls.
+#[inline(always)]
+fn fold_halving<A: AccFloat, C: Combine<A>>(op: C, lanes: &mut [A]) -> A {
+    let mut width = lanes.len() / 2;
     while width >= 1 {
         let (low, high) = lanes[..2 * width].split_at_mut(width);
         for (a, &b) in low.iter_mut().zip(high.iter()) {
