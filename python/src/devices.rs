@@ -34,6 +34,31 @@ pub fn device(name: &str) -> PyResult<Arc<Device>> {
     Ok(device)
 }
 
+/// CUDA device `ordinal`, as [`device`] opens it, from a table by ordinal (the torch
+/// fast path calls this per call; a name built and looked up per call cost more).
+pub fn cuda(ordinal: usize) -> PyResult<Arc<Device>> {
+    type ByOrdinal = Mutex<Vec<Option<Arc<Device>>>>;
+    static BY_ORDINAL: OnceLock<ByOrdinal> = OnceLock::new();
+    let table = BY_ORDINAL.get_or_init(Default::default);
+    if let Some(device) = table
+        .lock()
+        .map_err(|_| errors::device("device table poisoned"))?
+        .get(ordinal)
+        .and_then(Option::clone)
+    {
+        return Ok(device);
+    }
+    let device = self::device(&format!("cuda:{ordinal}"))?;
+    let mut slots = table
+        .lock()
+        .map_err(|_| errors::device("device table poisoned"))?;
+    if slots.len() <= ordinal {
+        slots.resize(ordinal + 1, None);
+    }
+    slots[ordinal] = Some(device.clone());
+    Ok(device)
+}
+
 /// The CPU device, without a table lookup (the common case, on the per-call path).
 fn cpu() -> PyResult<Arc<Device>> {
     static CPU: OnceLock<Arc<Device>> = OnceLock::new();

@@ -298,7 +298,7 @@ pub fn enqueue_pointer(
         return Err(PyValueError::new_err("only operators are enqueued"));
     };
     let problem = What::problem(op, dtype(element)?, acc)?;
-    let device = devices::device(&format!("cuda:{ordinal}"))?;
+    let device = devices::cuda(ordinal)?;
     let cuda = device
         .cuda()
         .ok_or_else(|| errors::device("not a CUDA device"))?;

@@ -44,6 +44,30 @@ def test_torch_sum_equals_numpy_and_canonical(n):
     assert torch.equal(t.cpu(), torch.from_numpy(x))  # the input is untouched
 
 
+@needs_torch
+def test_torch_results_are_never_reused():
+    """Results come from blocks of 0-d views: more calls than a block holds, on two
+    streams and two types, each result keeps its own value while all are alive."""
+    xs = [random_array(np.float32, 1000 + k, seed=k) for k in range(600)]
+    side = torch.cuda.Stream()
+    kept = []
+    for k, x in enumerate(xs):
+        t = torch.from_numpy(x).cuda()
+        if k % 3 == 0:
+            with torch.cuda.stream(side):
+                side.wait_stream(torch.cuda.default_stream())
+                t.record_stream(side)
+                kept.append((redlab.sum(t), x, np.float32))
+        else:
+            kept.append((redlab.sum(t.double()), x.astype(np.float64), np.float64))
+    torch.cuda.synchronize()
+    addresses = {out.data_ptr() for out, _, _ in kept}
+    assert len(addresses) == len(kept)
+    for out, x, dtype in kept:
+        assert out.dim() == 0 and out.dtype == getattr(torch, np.dtype(dtype).name)
+        assert bits(out) == bits(canonical(x, dtype))
+
+
 @needs_cupy
 @pytest.mark.parametrize("n", SIZES)
 def test_cupy_sum_equals_numpy_and_canonical(n):

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Where the per-call time of ``redlab.sum`` on a small torch CUDA tensor goes.
+
+Times, back to back with one synchronize per round (as ``python_overhead.py``'s
+pipelined column), each piece of the torch fast path on its own beside ``torch.sum``
+and the whole call: the result allocation, the stream query, the tensor attribute
+reads, the native launch with a result allocated once, and an empty Python call.
+Prints one JSON line per piece; median microseconds per call of 7 rounds.
+
+    python3 tools/python_breakdown.py --n 1024 --out breakdown.jsonl
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+
+def per_call_us(torch, fn, inner=4000, rounds=7):
+    fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - start) / inner * 1e6)
+    return statistics.median(samples)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=1024)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    import torch
+
+    import redlab
+    from redlab import _native, _reductions
+
+    t = torch.randn(args.n, device="cuda", dtype=torch.float32)
+    out = t.new_empty((), dtype=torch.float32)
+    pool = torch.empty(1024, device="cuda", dtype=torch.float32)
+    stream = _reductions._torch_stream(0)
+    counter = [0]
+
+    def pool_select():
+        counter[0] = (counter[0] + 1) & 1023
+        return pool.select(0, counter[0])
+
+    def attributes():
+        return (t.dtype, t.is_contiguous(), t.get_device(), t.data_ptr(), t.numel())
+
+    def nothing(a, b, c):
+        return None
+
+    pieces = [
+        ("torch.sum", lambda: torch.sum(t)),
+        ("redlab.sum", lambda: redlab.sum(t)),
+        ("_torch_fast", lambda: _reductions._torch_fast("sum", t, None)),
+        ("t.new_empty(())", lambda: t.new_empty((), dtype=torch.float32)),
+        ("torch.empty((), device)", lambda: torch.empty((), dtype=torch.float32, device=t.device)),
+        ("pool.select(0, k)", pool_select),
+        ("_torch_stream", lambda: _reductions._torch_stream(0)),
+        ("tensor attributes", attributes),
+        ("enqueue_dtype (cached dict)", lambda: _reductions._enqueue_type("sum", "f32", None, 0)),
+        ("_native.enqueue_pointer", lambda: _native.enqueue_pointer(
+            "sum", "f32", None, t.data_ptr(), t.numel(), 0, stream, out.data_ptr(), 4)),
+        ("empty python call", lambda: nothing(1, 2, 3)),
+    ]
+    rows = []
+    for name, fn in pieces:
+        rows.append({"piece": name, "n": args.n, "us_per_call": per_call_us(torch, fn)})
+    rows.append({"device_name": torch.cuda.get_device_name(0), "torch": torch.__version__})
+    with open(args.out, "a", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    for row in rows:
+        print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()
