@@ -17,6 +17,7 @@ mod harness;
 mod plan;
 mod record;
 pub mod report;
+pub mod report_shapes;
 mod stats;
 
 pub use harness::{time_row, RowOutcome};

@@ -2,7 +2,8 @@
 //! scripts, nothing fetched) built from records. Per problem: bandwidth against size per
 //! variant with the measured roof, the variants ranked at one size, the time of each
 //! pass at that size, transfer against kernel time; and, where the records hold both,
-//! the CPU against the GPU for data that starts in host memory.
+//! the CPU against the GPU for data that starts in host memory. Axis reductions get a
+//! section per shape instead ([`crate::report_shapes`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -72,6 +73,15 @@ pub fn html(records: &[Record], focus: Option<usize>, title: &str) -> String {
         );
     }
     h.push_str("</p>");
+    // Rows of axis reductions get a section per shape at the end; the per-size charts
+    // take the whole-array rows only (shapes share n, so a line over n would mix them).
+    let by_shape = crate::report_shapes::sections(records, esc);
+    let whole: Vec<Record> = records
+        .iter()
+        .filter(|r| r.shape.is_none())
+        .cloned()
+        .collect();
+    let records = &whole[..];
     // Problems in record order.
     let mut problems: Vec<(String, String)> = Vec::new();
     for r in records {
@@ -80,7 +90,9 @@ pub fn html(records: &[Record], focus: Option<usize>, title: &str) -> String {
             problems.push(key);
         }
     }
-    h.push_str(&headline(records, &problems));
+    if !problems.is_empty() {
+        h.push_str(&headline(records, &problems));
+    }
     for (op, dtype) in &problems {
         let rows: Vec<&Record> = records
             .iter()
@@ -124,6 +136,7 @@ pub fn html(records: &[Record], focus: Option<usize>, title: &str) -> String {
             h.push_str(&figure(cpu_gpu_chart(op, dtype, &cpu, &main), "For data in host memory: the CPU reducing it in place, the GPU's kernel alone (data already on the device), and the GPU end to end (upload + kernel + readback)."));
         }
     }
+    h.push_str(&by_shape);
     h.push_str("</body></html>\n");
     h
 }

@@ -133,10 +133,26 @@ impl CpuBackend {
             }
             Selection::Ranges(_) => false,
         };
+        let short_rows = match selection {
+            Selection::Axes(plan) => {
+                plan.outputs() > 0
+                    && (1..=short_rows::MAX_LEN).contains(&plan.segment_len())
+                    && plan.contiguous(0).is_some()
+            }
+            Selection::Ranges(_) => false,
+        };
         if columns {
             format!(
                 "cpu columns: {} outputs side by side, 1024 canonical lanes per block of columns, \
                  rows added vectorized across columns, blocks on {} threads",
+                selection.outputs(),
+                self.threads()
+            )
+        } else if short_rows {
+            format!(
+                "cpu short rows: {} contiguous outputs of at most one tile, reduced in typed runs \
+                 of outputs per task on {} threads, each the 1-D canonical reduction of its own \
+                 elements",
                 selection.outputs(),
                 self.threads()
             )

@@ -202,6 +202,49 @@ fn bench_report_is_one_self_contained_page_with_charts() {
 }
 
 #[test]
+fn bench_report_has_a_section_per_shape() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("shapes.html");
+    let out = redlab(
+        &[
+            "bench",
+            "--shapes",
+            "64x96:1,64x96:0,6x7x8:0+2",
+            "--ops",
+            "sum,max",
+            "--dtypes",
+            "f32",
+            "--min-reps",
+            "2",
+            "--min-time",
+            "0",
+            "--report",
+            page.to_str().expect("utf-8"),
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).expect("report written");
+    for heading in [
+        "<h2>64×96, axis 1</h2>",
+        "<h2>64×96, axis 0</h2>",
+        "<h2>6×7×8, axes 0, 2</h2>",
+    ] {
+        assert!(html.contains(heading), "{heading} missing");
+    }
+    assert_eq!(html.matches("<svg").count(), 3, "one chart per shape");
+    // Shapes share their element count: no chart against n mixes them.
+    assert!(!html.contains("bandwidth against size"));
+    // Each row says what ran it.
+    assert!(html.contains("cpu short rows") && html.contains("cpu columns"));
+}
+
+#[test]
 fn report_rebuilds_the_page_from_records_and_rejects_other_files() {
     let dir = tempfile::tempdir().expect("temp dir");
     let records = dir.path().join("rows.jsonl");
