@@ -6,7 +6,7 @@
 use redlab_core::half::{bf16, f16};
 use redlab_core::{ArrayRef, DType};
 
-use crate::eval::{convert_val, narrow_val, IntRules};
+use crate::eval::{convert_val, IntRules};
 use crate::loops::{
     compare_scalar, float_binary, float_columns, float_scalar, float_unary, from_inputs,
 };
@@ -333,6 +333,12 @@ pub fn eval_block(
             let Column::Bool(c) = truth(eval_block(c, inputs, start, len, vars)) else {
                 unreachable!("truth() returns bools")
             };
+            // Two constants (`x > t ? 1 : 0`, an indicator): the values straight from the
+            // mask, without two columns of copies (their allocation per block cost more
+            // than the whole select).
+            if let (Kind::Const(p), Kind::Const(q)) = (&a.kind, &b.kind) {
+                return select_constants(&c, *p, *q);
+            }
             let (a, b) = (
                 eval_block(a, inputs, start, len, vars),
                 eval_block(b, inputs, start, len, vars),
@@ -345,10 +351,7 @@ pub fn eval_block(
             call(*f, a, b)
         }
         Kind::Convert(e) => convert_column(eval_block(e, inputs, start, len, vars), node.ty),
-        Kind::Narrow(d, e) => {
-            let col = eval_block(e, inputs, start, len, vars);
-            map_values(&col, |v| narrow_val(*d, v), node.ty, len)
-        }
+        Kind::Narrow(d, e) => narrow_column(*d, eval_block(e, inputs, start, len, vars), node.ty),
     }
 }
 
@@ -437,8 +440,46 @@ pub fn convert_column(col: Column, ty: Ty) -> Column {
         (Column::F64(v), Ty::Bool) => Column::Bool(v.iter().map(|&x| x != 0.0).collect()),
         (Column::I64(v), Ty::Bool) => Column::Bool(v.iter().map(|&x| x != 0).collect()),
         (Column::U64(v), Ty::Bool) => Column::Bool(v.iter().map(|&x| x != 0).collect()),
+        // The rest of convert_val's table, each a typed loop (through Val they cost 10–20×
+        // the loop): bools are 0/1, floats saturate into integers with NaN → 0 (`as`).
+        (Column::Bool(v), Ty::I64) => Column::I64(v.iter().map(|&x| x as i64).collect()),
+        (Column::Bool(v), Ty::U64) => Column::U64(v.iter().map(|&x| x as u64).collect()),
+        (Column::Bool(v), Ty::F32) => Column::F32(v.iter().map(|&x| x as u8 as f32).collect()),
+        (Column::Bool(v), Ty::F64) => Column::F64(v.iter().map(|&x| x as u8 as f64).collect()),
+        (Column::I64(v), Ty::U64) => Column::U64(v.iter().map(|&x| x as u64).collect()),
+        (Column::U64(v), Ty::I64) => Column::I64(v.iter().map(|&x| x as i64).collect()),
+        (Column::F32(v), Ty::I64) => Column::I64(v.iter().map(|&x| x as i64).collect()),
+        (Column::F32(v), Ty::U64) => Column::U64(v.iter().map(|&x| x as u64).collect()),
+        (Column::F64(v), Ty::I64) => Column::I64(v.iter().map(|&x| x as i64).collect()),
+        (Column::F64(v), Ty::U64) => Column::U64(v.iter().map(|&x| x as u64).collect()),
         _ => map_values(&col, |v| convert_val(v, ty), ty, col.len()),
     }
+}
+
+/// `col` cast to the narrow integer `dtype` and widened back, elementwise by
+/// [`crate::eval::narrow_val`]'s rules, as typed loops.
+fn narrow_column(dtype: DType, col: Column, ty: Ty) -> Column {
+    macro_rules! through {
+        ($narrow:ty, $wide:ty, $out:ident) => {
+            Column::$out(match &col {
+                Column::Bool(v) => v.iter().map(|&x| x as $narrow as $wide).collect(),
+                Column::I64(v) => v.iter().map(|&x| x as $narrow as $wide).collect(),
+                Column::U64(v) => v.iter().map(|&x| x as $narrow as $wide).collect(),
+                Column::F32(v) => v.iter().map(|&x| x as $narrow as $wide).collect(),
+                Column::F64(v) => v.iter().map(|&x| x as $narrow as $wide).collect(),
+            })
+        };
+    }
+    let out = match dtype {
+        DType::I8 => through!(i8, i64, I64),
+        DType::I16 => through!(i16, i64, I64),
+        DType::I32 => through!(i32, i64, I64),
+        DType::U8 => through!(u8, u64, U64),
+        DType::U16 => through!(u16, u64, U64),
+        DType::U32 => through!(u32, u64, U64),
+        other => convert_column(col, Ty::of_dtype(other)),
+    };
+    convert_column(out, ty)
 }
 
 fn compare(op: Cmp, a: &Column, b: &Column) -> Vec<bool> {
@@ -468,6 +509,29 @@ fn compare(op: Cmp, a: &Column, b: &Column) -> Vec<bool> {
 /// as random, and a mispredicted branch per element had made `x > 0 ? x : 0` ten times
 /// slower than `abs(x)`. The bits are picked through a mask (`-1` or `0` from the
 /// condition), which the compiler turns into vector blends.
+/// `c[k] ? p : q` for two constants of one type (the checker gives both branches the
+/// node's type).
+fn select_constants(c: &[bool], p: Val, q: Val) -> Column {
+    match (p, q) {
+        (Val::Bool(p), Val::Bool(q)) => {
+            Column::Bool(c.iter().map(|&k| if k { p } else { q }).collect())
+        }
+        (Val::I64(p), Val::I64(q)) => {
+            Column::I64(c.iter().map(|&k| if k { p } else { q }).collect())
+        }
+        (Val::U64(p), Val::U64(q)) => {
+            Column::U64(c.iter().map(|&k| if k { p } else { q }).collect())
+        }
+        (Val::F32(p), Val::F32(q)) => {
+            Column::F32(c.iter().map(|&k| if k { p } else { q }).collect())
+        }
+        (Val::F64(p), Val::F64(q)) => {
+            Column::F64(c.iter().map(|&k| if k { p } else { q }).collect())
+        }
+        (p, q) => select(c, Column::splat(p, c.len()), Column::splat(q, c.len())),
+    }
+}
+
 fn select(c: &[bool], a: Column, b: Column) -> Column {
     fn go<
         T: Copy,

@@ -250,3 +250,61 @@ proptest! {
         let _ = Reduction::builder("x", &text).identity(&text).post(&text).build(&[DType::F32]);
     }
 }
+
+#[test]
+fn casts_and_constant_selects_in_blocks_equal_the_scalar_evaluator() {
+    // Values that every cast handles differently: NaN, infinities, beyond every integer
+    // range, negative, fractions, both zeros; repeated past one block and a partial tile.
+    let specials = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1e20,
+        -1e20,
+        -1.5,
+        300.7,
+        70000.2,
+        -0.0,
+        0.0,
+        4.2e9,
+        -129.9,
+    ];
+    let n = 2 * 8192 + 77;
+    let x: Vec<f32> = (0..n)
+        .map(|k| specials[k % specials.len()] * (1.0 + (k % 7) as f32))
+        .collect();
+    let y = f32s(n, 5);
+    let inputs = [ArrayRef::from_slice(&x), ArrayRef::from_slice(&y)];
+    let both = [DType::F32, DType::F32];
+    let maps = [
+        "i8(x)",
+        "u8(x)",
+        "i16(x)",
+        "u16(x)",
+        "i32(x)",
+        "u32(x)",
+        "i64(x)",
+        "u64(x)",
+        "f64(x)",
+        "i32(x > y)",
+        "u8(x < 0)",
+        "f32(i16(x))",
+        "i8(f64(x) * 3)",
+        "x > 0 ? 1 : 0",
+        "x > y ? -3 : 7",
+        "x > 0 ? 2.5 : -0.0",
+        "(x > 0) + (y < 0)",
+        "u64(x) + u64(y > 1)",
+        "i64(x) * 2 - (x != x)",
+    ];
+    for map in maps {
+        for combine in ["sum", "max", "argmin"] {
+            let r = Reduction::builder(map, combine)
+                .build(&both)
+                .expect("builds");
+            let want = oracle::reduce(&r, &inputs).expect("reference");
+            let got = fast(&r, &inputs);
+            assert!(got.same_as(&want), "{}: {got} vs {want}", r.describe());
+        }
+    }
+}
