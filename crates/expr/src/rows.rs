@@ -165,6 +165,17 @@ enum Step<T> {
         a: Slot<T>,
         b: Slot<T>,
     },
+    /// `row cmp value ? a : b`: a select whose condition compares a row with a constant
+    /// (`x > 0 ? x : 0`), the comparison made inside the select's loop instead of in a
+    /// mask register of its own.
+    SelectCompare {
+        op: Cmp,
+        dst: usize,
+        row: Slot<T>,
+        value: T,
+        a: Slot<T>,
+        b: Slot<T>,
+    },
 }
 
 /// A compiled map; see the module documentation.
@@ -274,6 +285,10 @@ impl<T: RowFloat> Compiler<T> {
                 _ => return None,
             },
             Kind::Select(c, x, y) => {
+                if let Some(step) = self.select_compare(c, x, y) {
+                    let dst = step?;
+                    return Some(Slot::Reg(dst));
+                }
                 let mask = self.mask(c)?;
                 let (a, b) = (self.value(x)?, self.value(y)?);
                 let dst = self.alloc.value();
@@ -285,6 +300,40 @@ impl<T: RowFloat> Compiler<T> {
             }
             _ => return None,
         })
+    }
+
+    /// `c ? x : y` as one [`Step::SelectCompare`] when `c` compares a value of `T`
+    /// (not a constant) with a constant. `None`: not of that shape (the general select
+    /// takes it); `Some(None)`: of that shape, but a part does not compile; otherwise
+    /// the destination register.
+    fn select_compare(&mut self, c: &Node, x: &Node, y: &Node) -> Option<Option<usize>> {
+        let Kind::Compare(op, l, r) = &c.kind else {
+            return None;
+        };
+        let Kind::Const(v) = r.kind else {
+            return None;
+        };
+        let value = T::of(v)?;
+        if l.ty != T::TY || matches!(l.kind, Kind::Const(_)) {
+            return None;
+        }
+        Some((|| {
+            let row = self.value(l)?;
+            let (a, b) = (self.value(x)?, self.value(y)?);
+            let dst = self.alloc.value();
+            for slot in [row, a, b] {
+                self.release(slot);
+            }
+            self.steps.push(Step::SelectCompare {
+                op: *op,
+                dst,
+                row,
+                value,
+                a,
+                b,
+            });
+            Some(dst)
+        })())
     }
 
     /// A bool node: a comparison of two `T` values, or `&&`, `||`, `!` of such.
@@ -511,7 +560,8 @@ fn run_step<T: RowFloat>(
         | Step::Arith { dst, .. }
         | Step::Unary { dst, .. }
         | Step::Binary { dst, .. }
-        | Step::Select { dst, .. } => {
+        | Step::Select { dst, .. }
+        | Step::SelectCompare { dst, .. } => {
             let mut out = std::mem::take(&mut scratch.regs[dst]);
             let sink = Store(&mut out[..len]);
             value_step(
@@ -588,6 +638,48 @@ fn value_step<T: RowFloat>(
                 (Operand::Row(a), Operand::Value(q)) => sink.each(|j| pick(m[j], a[j], q)),
                 (Operand::Value(p), Operand::Row(b)) => sink.each(|j| pick(m[j], p, b[j])),
                 (Operand::Value(p), Operand::Value(q)) => sink.each(|j| pick(m[j], p, q)),
+            }
+        }
+        Step::SelectCompare {
+            op,
+            row: l,
+            value,
+            a,
+            b,
+            ..
+        } => {
+            let Operand::Row(l) = row(l) else {
+                unreachable!("the compiler gives SelectCompare a row")
+            };
+            let pick = |c: bool, p: T, q: T| {
+                let m = T::mask(c);
+                T::with_bits((p.bits() & m) | (q.bits() & !m))
+            };
+            macro_rules! branches {
+                ($cmp:expr) => {
+                    match (row(a), row(b)) {
+                        (Operand::Row(a), Operand::Row(b)) => {
+                            sink.each(|j| pick($cmp(l[j], value), a[j], b[j]))
+                        }
+                        (Operand::Row(a), Operand::Value(q)) => {
+                            sink.each(|j| pick($cmp(l[j], value), a[j], q))
+                        }
+                        (Operand::Value(p), Operand::Row(b)) => {
+                            sink.each(|j| pick($cmp(l[j], value), p, b[j]))
+                        }
+                        (Operand::Value(p), Operand::Value(q)) => {
+                            sink.each(|j| pick($cmp(l[j], value), p, q))
+                        }
+                    }
+                };
+            }
+            match op {
+                Cmp::Eq => branches!(|p: T, q: T| p == q),
+                Cmp::Ne => branches!(|p: T, q: T| p != q),
+                Cmp::Lt => branches!(|p: T, q: T| p < q),
+                Cmp::Le => branches!(|p: T, q: T| p <= q),
+                Cmp::Gt => branches!(|p: T, q: T| p > q),
+                Cmp::Ge => branches!(|p: T, q: T| p >= q),
             }
         }
         Step::Compare { .. } | Step::Logic { .. } | Step::Not { .. } => {
@@ -697,6 +789,13 @@ mod tests {
             "x > 0 ? x : 0",
             "(x > 0 && y < 1) || !(x == y) ? x * y : -y",
             "x >= y ? (x <= 1 ? x : 1) : (y != 2 ? y : x)",
+            "x == 0.5 ? y : x",
+            "x != 1 ? 2 : y",
+            "x < -1 ? y : 4.5 + x",
+            "abs(x) <= 1 ? x * y : 0",
+            "y >= 0 ? x : y",
+            "2.5 > x ? x : y",
+            "(x > 0 ? x : 0) + (y < 0.5 ? y : -x)",
         ];
         for map in maps {
             check::<f32>(map, 2, true);
