@@ -91,6 +91,10 @@ def _torch_fast(name, a, acc):
 # view is handed out once, so no result is ever written twice; a block's memory goes
 # back to torch's allocator when its last result is dropped.
 _RESULT_BLOCK = 256
+# Blocks kept for at most this many (device, type, stream) keys: a program that makes
+# streams as it goes must not grow the table without end (dropping the table frees only
+# the views not handed out yet).
+_RESULT_KEYS = 64
 _results = {}
 
 
@@ -98,6 +102,8 @@ def _torch_result(a, ordinal, dtype, stream):
     key = (ordinal, dtype, stream)
     free = _results.get(key)
     if not free:
+        if len(_results) >= _RESULT_KEYS:
+            _results.clear()
         block = a.new_empty((_RESULT_BLOCK,), dtype=dtype)
         free = list(reversed(block.unbind(0)))
         _results[key] = free

@@ -68,6 +68,23 @@ def test_torch_results_are_never_reused():
         assert bits(out) == bits(canonical(x, dtype))
 
 
+@needs_torch
+def test_torch_results_on_many_streams_stay_right():
+    """More streams than the result table keeps: the table is dropped and refilled, and
+    results already handed out keep their values."""
+    x = random_array(np.float32, 4097, seed=3)
+    t = torch.from_numpy(x).cuda()
+    kept = []
+    for _ in range(80):
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.default_stream())
+        with torch.cuda.stream(stream):
+            kept.append(redlab.sum(t))
+    torch.cuda.synchronize()
+    want = bits(canonical(x, np.float32))
+    assert all(bits(out) == want for out in kept)
+
+
 @needs_cupy
 @pytest.mark.parametrize("n", SIZES)
 def test_cupy_sum_equals_numpy_and_canonical(n):
