@@ -12,21 +12,15 @@ Prints one JSON line per piece; median microseconds per call of 7 rounds.
 
 import argparse
 import json
-import statistics
-import time
+
+from python_overhead import median_call
 
 
 def per_call_us(torch, fn, inner=4000, rounds=7):
+    """Median microseconds per call, pipelined: one synchronize per round."""
     fn()
     torch.cuda.synchronize()
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        torch.cuda.synchronize()
-        samples.append((time.perf_counter() - start) / inner * 1e6)
-    return statistics.median(samples)
+    return median_call(fn, rounds, inner, finish=torch.cuda.synchronize) * 1e6
 
 
 def main():

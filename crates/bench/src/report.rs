@@ -11,7 +11,8 @@ use std::fmt::Write;
 use crate::charts::{bars, lines, Bar, Line};
 use crate::record::{Record, Status};
 
-fn esc(s: &str) -> String {
+/// `s` with the characters HTML gives meaning to escaped.
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -75,7 +76,7 @@ pub fn html(records: &[Record], focus: Option<usize>, title: &str) -> String {
     h.push_str("</p>");
     // Rows of axis reductions get a section per shape at the end; the per-size charts
     // take the whole-array rows only (shapes share n, so a line over n would mix them).
-    let by_shape = crate::report_shapes::sections(records, esc);
+    let by_shape = crate::report_shapes::sections(records);
     let whole: Vec<Record> = records
         .iter()
         .filter(|r| r.shape.is_none())
@@ -141,7 +142,8 @@ pub fn html(records: &[Record], focus: Option<usize>, title: &str) -> String {
     h
 }
 
-fn figure(chart: Result<String, String>, caption: &str) -> String {
+/// A chart with its caption, or the reason it could not be drawn.
+pub(crate) fn figure(chart: Result<String, String>, caption: &str) -> String {
     match chart {
         Ok(svg) => format!(
             "<figure>{svg}<figcaption>{}</figcaption></figure>",

@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use crate::charts::{bars, Bar};
 use crate::record::{Record, Status};
+use crate::report::{esc, figure};
 
 /// `4096×8192, axis 1`, `… axes 0, 2`, `… all axes`.
 pub fn shape_label(shape: &[usize], axes: Option<&[isize]>) -> String {
@@ -30,7 +31,7 @@ pub fn shape_label(shape: &[usize], axes: Option<&[isize]>) -> String {
 }
 
 /// The sections, one per (shape, axes) in record order; empty when no row has a shape.
-pub fn sections(records: &[Record], esc: impl Fn(&str) -> String) -> String {
+pub fn sections(records: &[Record]) -> String {
     let mut keys: Vec<(Vec<usize>, Option<Vec<isize>>)> = Vec::new();
     for r in records {
         if let Some(shape) = &r.shape {
@@ -76,17 +77,10 @@ pub fn sections(records: &[Record], esc: impl Fn(&str) -> String) -> String {
         } else {
             "Median GB/s of each operator on this shape."
         };
-        match bars(&format!("{label}: GB/s of input read"), "GB/s", &chart) {
-            Ok(svg) => {
-                let _ = write!(
-                    h,
-                    "<figure>{svg}<figcaption>{caption}</figcaption></figure>"
-                );
-            }
-            Err(why) => {
-                let _ = write!(h, "<p>({})</p>", esc(&why));
-            }
-        }
+        h.push_str(&figure(
+            bars(&format!("{label}: GB/s of input read"), "GB/s", &chart),
+            caption,
+        ));
         h.push_str(
             "<table><tr><th class=\"l\">problem</th><th class=\"l\">device</th><th>GB/s</th>\
              <th class=\"l\">status</th><th class=\"l\">what ran</th></tr>",

@@ -32,6 +32,7 @@ use std::time::Instant;
 use redlab_core::num::{AccFloat, FloatInput, IntElement};
 use redlab_core::reference::wrap_int;
 use redlab_core::segmented::Selection;
+use redlab_core::shape::AxisPlan;
 use redlab_core::IntoScalar;
 use redlab_core::{
     with_float_dtype, with_float_pair, with_int_dtype, ArrayRef, Backend, DeviceInfo, Error, Op,
@@ -122,25 +123,8 @@ impl CpuBackend {
 impl CpuBackend {
     /// How [`CpuBackend::compute_outputs`] runs `selection`, in words (`--explain`).
     pub fn explain_outputs(&self, problem: &Problem, selection: Selection<'_>) -> String {
-        let columns = match selection {
-            Selection::Axes(plan) => {
-                problem.dtype.is_float()
-                    && problem.op.is_arithmetic()
-                    && plan.outputs() > 0
-                    && plan.segment_len() > 0
-                    && plan.contiguous(0).is_none()
-                    && plan.output_runs().is_some_and(|r| r > 1)
-            }
-            Selection::Ranges(_) => false,
-        };
-        let short_rows = match selection {
-            Selection::Axes(plan) => {
-                plan.outputs() > 0
-                    && (1..=short_rows::MAX_LEN).contains(&plan.segment_len())
-                    && plan.contiguous(0).is_some()
-            }
-            Selection::Ranges(_) => false,
-        };
+        let columns = float_columns_run(problem, selection).is_some();
+        let short_rows = short_rows::applies(selection).is_some();
         if columns {
             format!(
                 "cpu columns: {} outputs side by side, 1024 canonical lanes per block of columns, \
@@ -230,24 +214,36 @@ fn float_value<T: FloatInput<A>, A: AccFloat + IntoScalar>(op: Op, data: &[T]) -
     Value::Scalar(total.unwrap_or(empty).into_scalar())
 }
 
-/// Float sums and products of columns ([`columns`]), where `selection` is one: outputs
-/// with scattered elements whose neighbours read neighbouring elements.
+/// The axis plan and the run of neighbouring outputs where `selection` is float sums
+/// or products of columns: outputs with scattered elements whose neighbours read
+/// neighbouring elements. Shared by [`float_columns`] and the `--explain` text.
+fn float_columns_run<'a>(
+    problem: &Problem,
+    selection: Selection<'a>,
+) -> Option<(&'a AxisPlan, usize)> {
+    let Selection::Axes(plan) = selection else {
+        return None;
+    };
+    let eligible = problem.dtype.is_float()
+        && problem.op.is_arithmetic()
+        && plan.outputs() > 0
+        && plan.segment_len() > 0
+        && plan.contiguous(0).is_none();
+    if !eligible {
+        return None;
+    }
+    let run = plan.output_runs().filter(|&r| r > 1)?;
+    Some((plan, run))
+}
+
+/// Float sums and products of columns ([`columns`]), where [`float_columns_run`] takes
+/// `selection`.
 fn float_columns(
     problem: &Problem,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
 ) -> Option<Result<Vec<Value>, Error>> {
-    let Selection::Axes(plan) = selection else {
-        return None;
-    };
-    if !(problem.dtype.is_float() && problem.op.is_arithmetic())
-        || plan.outputs() == 0
-        || plan.segment_len() == 0
-        || plan.contiguous(0).is_some()
-    {
-        return None;
-    }
-    let run = plan.output_runs().filter(|&r| r > 1)?;
+    let (plan, run) = float_columns_run(problem, selection)?;
     Some(with_float_pair!(problem.dtype, problem.acc, T, A => {
         data.typed::<T>().map(|src| {
             let values: Vec<A> = if problem.op == Op::Sum {

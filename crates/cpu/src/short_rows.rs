@@ -16,20 +16,25 @@ pub const MAX_LEN: usize = TILE;
 /// Outputs per task at least: a task per short output cost more than its reduction.
 const OUTPUTS_PER_TASK: usize = 256;
 
-/// One value per output where `selection` is contiguous outputs of at most
-/// [`MAX_LEN`] elements; `None` otherwise.
+/// The axis plan and output length where `selection` is contiguous outputs of 1 to
+/// [`MAX_LEN`] elements, the outputs this path takes; `None` otherwise. Both
+/// [`compute`] and the `--explain` text ask this, so they cannot disagree.
+pub fn applies<'a>(selection: Selection<'a>) -> Option<(&'a AxisPlan, usize)> {
+    let Selection::Axes(plan) = selection else {
+        return None;
+    };
+    let len = plan.segment_len();
+    let eligible = plan.outputs() > 0 && (1..=MAX_LEN).contains(&len);
+    (eligible && plan.contiguous(0).is_some()).then_some((plan, len))
+}
+
+/// One value per output where [`applies`] takes `selection`; `None` otherwise.
 pub fn compute(
     problem: &Problem,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
 ) -> Option<Result<Vec<Value>, Error>> {
-    let Selection::Axes(plan) = selection else {
-        return None;
-    };
-    let len = plan.segment_len();
-    if plan.outputs() == 0 || len == 0 || len > MAX_LEN || plan.contiguous(0).is_none() {
-        return None;
-    }
+    let (plan, len) = applies(selection)?;
     Some(typed(problem, data, plan, len))
 }
 

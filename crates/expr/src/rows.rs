@@ -18,7 +18,9 @@ use redlab_core::canonical::LANES;
 use redlab_core::DType;
 
 use crate::eval::FloatRules;
-use crate::types::{Arith, Cmp, Func, Kind, Node, Ty, Val};
+
+mod compile;
+use crate::types::{Arith, Cmp, Func, Node, Ty, Val};
 
 /// The most value registers a program may use (8 KiB each for f64): a map needing more
 /// is unusual and runs on the block evaluator.
@@ -193,206 +195,11 @@ pub struct RowScratch<T: RowFloat> {
     masks: Vec<Vec<T::Bits>>,
 }
 
-/// Register allocation while compiling: registers are freed after their one use (the
-/// map is a tree).
-#[derive(Default)]
-struct Allocator {
-    free: Vec<usize>,
-    count: usize,
-    free_masks: Vec<usize>,
-    masks: usize,
-}
-
-impl Allocator {
-    fn value(&mut self) -> usize {
-        self.free.pop().unwrap_or_else(|| {
-            self.count += 1;
-            self.count - 1
-        })
-    }
-    fn mask(&mut self) -> usize {
-        self.free_masks.pop().unwrap_or_else(|| {
-            self.masks += 1;
-            self.masks - 1
-        })
-    }
-}
-
-struct Compiler<T> {
-    inputs: Vec<DType>,
-    steps: Vec<Step<T>>,
-    alloc: Allocator,
-}
-
-impl<T: RowFloat> Compiler<T> {
-    /// Frees `slot` after its one use, when it is a register.
-    fn release(&mut self, slot: Slot<T>) {
-        if let Slot::Reg(r) = slot {
-            self.alloc.free.push(r);
-        }
-    }
-
-    /// A value node of type `T`.
-    fn value(&mut self, node: &Node) -> Option<Slot<T>> {
-        if node.ty != T::TY {
-            return None;
-        }
-        Some(match &node.kind {
-            Kind::Input(k) => {
-                if *self.inputs.get(*k)? != T::DTYPE {
-                    return None;
-                }
-                Slot::Input(*k)
-            }
-            Kind::Const(v) => Slot::Const(T::of(*v)?),
-            Kind::Neg(e) => {
-                let a = self.value(e)?;
-                let dst = self.alloc.value();
-                self.release(a);
-                self.steps.push(Step::Neg { dst, a });
-                Slot::Reg(dst)
-            }
-            Kind::Arith(op, x, y) => {
-                if matches!(op, Arith::BitAnd | Arith::BitOr | Arith::BitXor) {
-                    return None;
-                }
-                let (a, b) = (self.value(x)?, self.value(y)?);
-                let dst = self.alloc.value();
-                self.release(a);
-                self.release(b);
-                self.steps.push(Step::Arith { op: *op, dst, a, b });
-                Slot::Reg(dst)
-            }
-            Kind::Call(f, args) => match (f, args.as_slice()) {
-                (Func::Min | Func::Max | Func::Pow, [x, y]) => {
-                    let (a, b) = (self.value(x)?, self.value(y)?);
-                    let dst = self.alloc.value();
-                    self.release(a);
-                    self.release(b);
-                    self.steps.push(Step::Binary { f: *f, dst, a, b });
-                    Slot::Reg(dst)
-                }
-                (
-                    Func::Abs | Func::Sqrt | Func::Exp | Func::Log | Func::Floor | Func::Ceil,
-                    [x],
-                ) => {
-                    let a = self.value(x)?;
-                    let dst = self.alloc.value();
-                    self.release(a);
-                    self.steps.push(Step::Unary { f: *f, dst, a });
-                    Slot::Reg(dst)
-                }
-                _ => return None,
-            },
-            Kind::Select(c, x, y) => {
-                if let Some(step) = self.select_compare(c, x, y) {
-                    let dst = step?;
-                    return Some(Slot::Reg(dst));
-                }
-                let mask = self.mask(c)?;
-                let (a, b) = (self.value(x)?, self.value(y)?);
-                let dst = self.alloc.value();
-                self.release(a);
-                self.release(b);
-                self.alloc.free_masks.push(mask);
-                self.steps.push(Step::Select { dst, mask, a, b });
-                Slot::Reg(dst)
-            }
-            _ => return None,
-        })
-    }
-
-    /// `c ? x : y` as one [`Step::SelectCompare`] when `c` compares a value of `T`
-    /// (not a constant) with a constant. `None`: not of that shape (the general select
-    /// takes it); `Some(None)`: of that shape, but a part does not compile; otherwise
-    /// the destination register.
-    fn select_compare(&mut self, c: &Node, x: &Node, y: &Node) -> Option<Option<usize>> {
-        let Kind::Compare(op, l, r) = &c.kind else {
-            return None;
-        };
-        let Kind::Const(v) = r.kind else {
-            return None;
-        };
-        let value = T::of(v)?;
-        if l.ty != T::TY || matches!(l.kind, Kind::Const(_)) {
-            return None;
-        }
-        Some((|| {
-            let row = self.value(l)?;
-            let (a, b) = (self.value(x)?, self.value(y)?);
-            let dst = self.alloc.value();
-            for slot in [row, a, b] {
-                self.release(slot);
-            }
-            self.steps.push(Step::SelectCompare {
-                op: *op,
-                dst,
-                row,
-                value,
-                a,
-                b,
-            });
-            Some(dst)
-        })())
-    }
-
-    /// A bool node: a comparison of two `T` values, or `&&`, `||`, `!` of such.
-    fn mask(&mut self, node: &Node) -> Option<usize> {
-        if node.ty != Ty::Bool {
-            return None;
-        }
-        Some(match &node.kind {
-            Kind::Compare(op, x, y) => {
-                let (a, b) = (self.value(x)?, self.value(y)?);
-                let dst = self.alloc.mask();
-                self.release(a);
-                self.release(b);
-                self.steps.push(Step::Compare { op: *op, dst, a, b });
-                dst
-            }
-            Kind::Logic(and, x, y) => {
-                let (a, b) = (self.mask(x)?, self.mask(y)?);
-                let dst = self.alloc.mask();
-                self.alloc.free_masks.extend([a, b]);
-                self.steps.push(Step::Logic {
-                    and: *and,
-                    dst,
-                    a,
-                    b,
-                });
-                dst
-            }
-            Kind::Not(x) => {
-                let a = self.mask(x)?;
-                let dst = self.alloc.mask();
-                self.alloc.free_masks.push(a);
-                self.steps.push(Step::Not { dst, a });
-                dst
-            }
-            _ => return None,
-        })
-    }
-}
-
 impl<T: RowFloat> RowProgram<T> {
     /// Compiles `map` over inputs of `inputs`' types, or `None` where the map is not all
     /// of type `T` over arrays of `T` (see the module documentation).
     pub fn compile(map: &Node, inputs: &[DType]) -> Option<RowProgram<T>> {
-        let mut compiler = Compiler::<T> {
-            inputs: inputs.to_vec(),
-            steps: Vec::new(),
-            alloc: Allocator::default(),
-        };
-        let result = compiler.value(map)?;
-        if compiler.alloc.count > MAX_REGISTERS {
-            return None;
-        }
-        Some(RowProgram {
-            steps: compiler.steps,
-            result,
-            registers: compiler.alloc.count,
-            masks: compiler.alloc.masks,
-        })
+        compile::compile(map, inputs)
     }
 
     /// Registers for one task.

@@ -102,15 +102,20 @@ async fn connect(port: u16, profile: &Path) -> Client {
         .expect("a WebDriver session with Chromium")
 }
 
-/// Scrolls `e` to the middle of the window and moves the mouse to (dx, dy) from its
-/// centre, as a user's hover.
-async fn hover(c: &Client, e: &Element, dx: f64, dy: f64) {
+/// Scrolls `e` to the middle of the window, as a user would before pointing at it.
+async fn scroll_to_centre(c: &Client, e: &Element) {
     c.execute(
         "arguments[0].scrollIntoView({block: 'center', inline: 'nearest'})",
         vec![serde_json::to_value(e).expect("element reference")],
     )
     .await
     .expect("scrolled");
+}
+
+/// Scrolls `e` to the middle of the window and moves the mouse to (dx, dy) from its
+/// centre, as a user's hover.
+async fn hover(c: &Client, e: &Element, dx: f64, dy: f64) {
+    scroll_to_centre(c, e).await;
     let moves = MouseActions::new("mouse".into()).then(PointerAction::MoveToElement {
         element: e.clone(),
         duration: None,
@@ -203,12 +208,7 @@ async fn single_page(c: &Client, path: &Path) {
     let table = line.find(Locator::Css("table")).await.expect("its table");
     assert!(!table.is_displayed().await.expect("visibility"), "closed");
     let summary = line.find(Locator::Css("summary")).await.expect("summary");
-    c.execute(
-        "arguments[0].scrollIntoView({block: 'center'})",
-        vec![serde_json::to_value(&summary).expect("element reference")],
-    )
-    .await
-    .expect("scrolled");
+    scroll_to_centre(&c, &summary).await;
     summary.click().await.expect("clicked");
     assert!(table.is_displayed().await.expect("visibility"), "opened");
     let counters = table.text().await.expect("counters");

@@ -1,0 +1,218 @@
+//! Compiling a typed map tree into [`RowProgram`] steps: each node becomes one step
+//! writing a row register, registers are reused after their one use (the map is a
+//! tree), and a select on a comparison with a constant becomes one fused step.
+
+use redlab_core::DType;
+
+use super::{RowFloat, RowProgram, Slot, Step, MAX_REGISTERS};
+use crate::types::{Arith, Cmp, Func, Kind, Node, Ty};
+
+/// `map` over inputs of `inputs`' types as a row program, or `None` where it is not
+/// all of type `T` over arrays of `T` or needs more than [`MAX_REGISTERS`] registers.
+pub(super) fn compile<T: RowFloat>(map: &Node, inputs: &[DType]) -> Option<RowProgram<T>> {
+    let mut compiler = Compiler::<T> {
+        inputs: inputs.to_vec(),
+        steps: Vec::new(),
+        alloc: Allocator::default(),
+    };
+    let result = compiler.value(map)?;
+    if compiler.alloc.count > MAX_REGISTERS {
+        return None;
+    }
+    Some(RowProgram {
+        steps: compiler.steps,
+        result,
+        registers: compiler.alloc.count,
+        masks: compiler.alloc.masks,
+    })
+}
+
+/// Register allocation while compiling: registers are freed after their one use (the
+/// map is a tree).
+#[derive(Default)]
+struct Allocator {
+    free: Vec<usize>,
+    count: usize,
+    free_masks: Vec<usize>,
+    masks: usize,
+}
+
+impl Allocator {
+    fn value(&mut self) -> usize {
+        self.free.pop().unwrap_or_else(|| {
+            self.count += 1;
+            self.count - 1
+        })
+    }
+    fn mask(&mut self) -> usize {
+        self.free_masks.pop().unwrap_or_else(|| {
+            self.masks += 1;
+            self.masks - 1
+        })
+    }
+}
+
+struct Compiler<T> {
+    inputs: Vec<DType>,
+    steps: Vec<Step<T>>,
+    alloc: Allocator,
+}
+
+impl<T: RowFloat> Compiler<T> {
+    /// Frees `slot` after its one use, when it is a register.
+    fn release(&mut self, slot: Slot<T>) {
+        if let Slot::Reg(r) = slot {
+            self.alloc.free.push(r);
+        }
+    }
+
+    /// A value node of type `T`.
+    fn value(&mut self, node: &Node) -> Option<Slot<T>> {
+        if node.ty != T::TY {
+            return None;
+        }
+        Some(match &node.kind {
+            Kind::Input(k) => {
+                if *self.inputs.get(*k)? != T::DTYPE {
+                    return None;
+                }
+                Slot::Input(*k)
+            }
+            Kind::Const(v) => Slot::Const(T::of(*v)?),
+            Kind::Neg(e) => {
+                let a = self.value(e)?;
+                let dst = self.alloc.value();
+                self.release(a);
+                self.steps.push(Step::Neg { dst, a });
+                Slot::Reg(dst)
+            }
+            Kind::Arith(op, x, y) => {
+                if matches!(op, Arith::BitAnd | Arith::BitOr | Arith::BitXor) {
+                    return None;
+                }
+                let (a, b) = (self.value(x)?, self.value(y)?);
+                let dst = self.alloc.value();
+                self.release(a);
+                self.release(b);
+                self.steps.push(Step::Arith { op: *op, dst, a, b });
+                Slot::Reg(dst)
+            }
+            Kind::Call(f, args) => match (f, args.as_slice()) {
+                (Func::Min | Func::Max | Func::Pow, [x, y]) => {
+                    let (a, b) = (self.value(x)?, self.value(y)?);
+                    let dst = self.alloc.value();
+                    self.release(a);
+                    self.release(b);
+                    self.steps.push(Step::Binary { f: *f, dst, a, b });
+                    Slot::Reg(dst)
+                }
+                (
+                    Func::Abs | Func::Sqrt | Func::Exp | Func::Log | Func::Floor | Func::Ceil,
+                    [x],
+                ) => {
+                    let a = self.value(x)?;
+                    let dst = self.alloc.value();
+                    self.release(a);
+                    self.steps.push(Step::Unary { f: *f, dst, a });
+                    Slot::Reg(dst)
+                }
+                _ => return None,
+            },
+            Kind::Select(c, x, y) => {
+                if let Some((op, l, value)) = Self::compare_with_constant(c) {
+                    return self.select_compare(op, l, value, x, y);
+                }
+                let mask = self.mask(c)?;
+                let (a, b) = (self.value(x)?, self.value(y)?);
+                let dst = self.alloc.value();
+                self.release(a);
+                self.release(b);
+                self.alloc.free_masks.push(mask);
+                self.steps.push(Step::Select { dst, mask, a, b });
+                Slot::Reg(dst)
+            }
+            _ => return None,
+        })
+    }
+
+    /// `c` as (operator, compared value, constant) where it compares a value of `T`
+    /// (not a constant) with a constant of `T`: the shape a [`Step::SelectCompare`]
+    /// takes. `None` leaves the select to the general mask path.
+    fn compare_with_constant(c: &Node) -> Option<(Cmp, &Node, T)> {
+        let Kind::Compare(op, l, r) = &c.kind else {
+            return None;
+        };
+        let Kind::Const(v) = r.kind else {
+            return None;
+        };
+        let value = T::of(v)?;
+        if l.ty != T::TY || matches!(l.kind, Kind::Const(_)) {
+            return None;
+        }
+        Some((*op, l, value))
+    }
+
+    /// `l op value ? x : y` as one [`Step::SelectCompare`]; `None` when a part does
+    /// not compile to row steps.
+    fn select_compare(
+        &mut self,
+        op: Cmp,
+        l: &Node,
+        value: T,
+        x: &Node,
+        y: &Node,
+    ) -> Option<Slot<T>> {
+        let row = self.value(l)?;
+        let (a, b) = (self.value(x)?, self.value(y)?);
+        let dst = self.alloc.value();
+        for slot in [row, a, b] {
+            self.release(slot);
+        }
+        self.steps.push(Step::SelectCompare {
+            op,
+            dst,
+            row,
+            value,
+            a,
+            b,
+        });
+        Some(Slot::Reg(dst))
+    }
+
+    /// A bool node: a comparison of two `T` values, or `&&`, `||`, `!` of such.
+    fn mask(&mut self, node: &Node) -> Option<usize> {
+        if node.ty != Ty::Bool {
+            return None;
+        }
+        Some(match &node.kind {
+            Kind::Compare(op, x, y) => {
+                let (a, b) = (self.value(x)?, self.value(y)?);
+                let dst = self.alloc.mask();
+                self.release(a);
+                self.release(b);
+                self.steps.push(Step::Compare { op: *op, dst, a, b });
+                dst
+            }
+            Kind::Logic(and, x, y) => {
+                let (a, b) = (self.mask(x)?, self.mask(y)?);
+                let dst = self.alloc.mask();
+                self.alloc.free_masks.extend([a, b]);
+                self.steps.push(Step::Logic {
+                    and: *and,
+                    dst,
+                    a,
+                    b,
+                });
+                dst
+            }
+            Kind::Not(x) => {
+                let a = self.mask(x)?;
+                let dst = self.alloc.mask();
+                self.alloc.free_masks.push(a);
+                self.steps.push(Step::Not { dst, a });
+                dst
+            }
+            _ => return None,
+        })
+    }
+}
