@@ -174,8 +174,14 @@ fn warp_tiles_through_the_async_ring_keep_the_canonical_order() {
         &[&ring[..], &["MAX_PARTIALS=256", "WARP_ASYNC=2"]].concat(),
         &mut failures,
     );
-    assert!(failures.is_empty(), "{}", failures.join("
-"));
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures.join(
+            "
+"
+        )
+    );
 }
 
 #[test]

@@ -153,6 +153,7 @@ fn the_generation_kernel_compiles_for_every_type() {
 fn the_statistics_kernel_compiles_for_every_state_and_type() {
     use redlab_kernels::statistics::{
         source, StateKind, COLUMNS_ENTRY_POINT, ENTRY_POINT, KEPT_ENTRY_POINT, SHORT_ENTRY_POINT,
+        WARP_ROWS_ENTRY_POINT,
     };
     require_nvrtc();
     for kind in [
@@ -174,9 +175,16 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
             let entries: &[&str] = match kind {
                 StateKind::NanMoments => &[ENTRY_POINT, KEPT_ENTRY_POINT],
                 _ => {
-                    // The short and column kernels too.
-                    text = format!("#define ST_WIDTH 64\n#define ST_COLUMNS 1\n{text}");
-                    &[ENTRY_POINT, SHORT_ENTRY_POINT, COLUMNS_ENTRY_POINT]
+                    // The short, column and warp-row kernels too.
+                    text = format!(
+                        "#define ST_WIDTH 64\n#define ST_COLUMNS 1\n#define ST_WARP_ROWS 1\n{text}"
+                    );
+                    &[
+                        ENTRY_POINT,
+                        SHORT_ENTRY_POINT,
+                        COLUMNS_ENTRY_POINT,
+                        WARP_ROWS_ENTRY_POINT,
+                    ]
                 }
             };
             let ptx = compile::compile(&text, "statistics.cl", "sm_90")
@@ -213,10 +221,9 @@ fn warp_tiles_through_the_async_ring_compile_to_cp_async() {
         let problem = Problem::new(Op::Sum, dtype, acc).expect("valid");
         for stages in [2, 4, 5] {
             let params = [("WARP_ASYNC", stages)];
-            let source =
-                assembly::assemble(&variant, &problem, &params, &[], Target::Cuda, true)
-                    .expect("assembles")
-                    .source;
+            let source = assembly::assemble(&variant, &problem, &params, &[], Target::Cuda, true)
+                .expect("assembles")
+                .source;
             let ptx = compile::compile(&source, variant.file, "sm_90")
                 .unwrap_or_else(|f| panic!("{problem} WARP_ASYNC={stages}:\n{}", f.log));
             let text = String::from_utf8_lossy(&ptx);

@@ -258,6 +258,80 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
 }
 #endif
 
+#ifdef ST_WARP_ROWS
+// Tiles of 33 to 1024 elements (one row of the tile, so one element per lane): a warp of
+// 32 work-items per tile, 8 tiles per work-group, work-item t holding lanes t + 32m
+// (m < 32). The fold by halving first joins lanes of the same t (widths 512 … 32), which
+// is the aligned pairwise tree over m in bit-reversed order: a binary counter computes it
+// as the elements load, in registers (every index below is a constant once the leaf loop
+// is unrolled). Lanes past the tile are empty and merging an empty side changes nothing,
+// so every tile length gets the canonical fold. Then widths 16 … 1 join work-items t and
+// t + w: shuffles where there are any, local memory elsewhere. stat_tiles gives such a
+// tile a whole work-group and eight barrier-separated merge levels; loads here read 32
+// neighbouring elements per warp and there is no barrier with shuffles.
+#define ST_WARP 32
+#define ST_WARP_LEVELS 5
+
+__kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
+void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) {
+#ifndef HAVE_SUBGROUP_SHUFFLE
+    __local st_t level[ST_WG];
+#endif
+    uint lid = get_local_id(0);
+    uint t = lid % ST_WARP;
+    ulong task = get_group_id(0) * (ST_WG / ST_WARP) + lid / ST_WARP;
+    bool live = task < tasks;
+    __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * (live ? task : 0);
+    ulong first = live ? table[0] : 0;
+    ulong len = live ? table[1] : 0;
+    long step = live ? (long)table[2] : 0;
+    st_t stack[ST_WARP_LEVELS + 1];
+    uint depth = 0;
+#pragma unroll
+    for (uint leaf = 0; leaf < ST_WARP; leaf++) {
+        // Leaf `leaf` of the bit-reversed order is lane slot m = rev5(leaf).
+        uint m = ((leaf & 1u) << 4) | ((leaf & 2u) << 2) | (leaf & 4u) | ((leaf & 8u) >> 2) |
+                 ((leaf & 16u) >> 4);
+        ulong e = (ulong)t + ST_WARP * (ulong)m;
+        st_t node = st_empty();
+        if (e < len) {
+            st_push(&node, stat_load(in, (ulong)((long)first + (long)e * step)), 1.0);
+        }
+        // Binary counter: leaf closes one subtree per trailing one bit (older side left).
+        for (uint c = leaf; c & 1u; c >>= 1) {
+            node = st_merge(stack[--depth], node);
+        }
+        stack[depth++] = node;
+    }
+    // 32 leaves: one full subtree remains.
+    st_t s = stack[0];
+#ifdef HAVE_SUBGROUP_SHUFFLE
+    for (uint w = ST_WARP / 2; w >= 1; w /= 2) {
+        st_t hi;
+        hi.a = sub_group_shuffle_down(s.a, w);
+        hi.b = sub_group_shuffle_down(s.b, w);
+        hi.c = sub_group_shuffle_down(s.c, w);
+        s = st_merge(s, hi);
+    }
+#else
+    level[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint w = ST_WARP / 2; w >= 1; w /= 2) {
+        if (t < w) {
+            level[lid] = st_merge(level[lid], level[lid + w]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    s = level[lid];
+#endif
+    if (t == 0 && live) {
+        out[3 * task] = s.a;
+        out[3 * task + 1] = s.b;
+        out[3 * task + 2] = s.c;
+    }
+}
+#endif
+
 #ifdef ST_COLUMNS
 // Columns: 32 neighbouring outputs (one per warp lane, so every load reads 32 neighbouring
 // elements of one row) × 8 lane classes per work-group, all at the same tile index.

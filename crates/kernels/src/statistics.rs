@@ -5,8 +5,9 @@
 //! the aligned pairwise tree and finishes them (`redlab_cpu::statistics::finish_tiles`),
 //! so every output has the CPU's bits (log-sum-exp up to the device's `exp`).
 //!
-//! Outputs whose tiles all have at most 256 elements run several tiles per work-group
-//! (`stat_short`), one element per lane; neighbouring strided outputs (columns) run 32
+//! Outputs whose tiles all have at most 32 elements run several tiles per work-group
+//! (`stat_short`), one element per lane; tiles of at most 1024 run a warp each
+//! (`stat_warp_rows`); neighbouring strided outputs (columns) run 32
 //! side by side so that loads are coalesced (`stat_columns`); nanmean compacts each tile's values that are not
 //! NaN first (`stat_kept`), as the host does. The tiles are listed in a task table (first element, length, signed step), so rows,
 //! columns, strided views and CSR segments all run through the same kernel; outputs
@@ -41,6 +42,16 @@ const COLUMNS: usize = 32;
 /// per lane).
 pub const SHORT_MAX: usize = 256;
 
+/// The kernel for tiles of one row (at most [`WARP_ROWS_MAX`] elements), a warp each.
+pub const WARP_ROWS_ENTRY_POINT: &str = "stat_warp_rows";
+
+/// The longest tile a warp takes: one row of lanes, one element per lane.
+pub const WARP_ROWS_MAX: usize = 1024;
+
+/// Tiles of at most this many lanes stay on the short kernel: a warp for each would
+/// leave lanes idle.
+const WARP_ROWS_FROM: usize = 32;
+
 /// Work-items per group (each holds 4 of a tile's 1024 lanes).
 pub const WORK_GROUP: usize = 256;
 
@@ -71,29 +82,65 @@ pub struct Program {
     pub groups: usize,
 }
 
-/// The program that runs `plan`: NaN-skipping moments compact each tile first; other
-/// states take the short kernel when every tile fits in [`SHORT_MAX`] lanes, else one
-/// work-group per tile.
+/// Which kernel runs a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kernel {
+    /// NaN-skipping moments: each tile compacted first, a work-group per tile.
+    Kept,
+    /// Tiles of at most this many lanes (a power of two), several per work-group.
+    Short(usize),
+    /// Columns, with this many tiles per output.
+    Columns(usize),
+    /// Tiles of 33 to 1024 elements, a warp each.
+    WarpRows,
+    /// A work-group per tile.
+    Tiles,
+}
+
+/// The kernel for `kind` over `plan`: tiles of at most [`WARP_ROWS_FROM`] lanes (and
+/// columns of at most [`SHORT_MAX`]) take the short kernel, other columns the columns
+/// kernel, other tiles of at most [`WARP_ROWS_MAX`] elements a warp each, the rest a
+/// work-group each.
+fn kernel(kind: StateKind, plan: &TilePlan) -> Kernel {
+    let columns = plan.columns();
+    if kind == StateKind::NanMoments {
+        return Kernel::Kept;
+    }
+    match (plan.short_width(), columns) {
+        (Some(width), _) if width <= WARP_ROWS_FROM => Kernel::Short(width),
+        (Some(width), Some(_)) => Kernel::Short(width),
+        (_, Some(per_output)) => Kernel::Columns(per_output),
+        _ if plan.longest().is_some_and(|l| l <= WARP_ROWS_MAX) => Kernel::WarpRows,
+        _ => Kernel::Tiles,
+    }
+}
+
+/// The program that runs `plan` (see [`kernel`] for which).
 pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -> Program {
     let source = source(kind, dtype, target);
     let tiles = plan.tiles();
-    match (kind, plan.short_width(), plan.columns()) {
-        (StateKind::NanMoments, _, _) => Program {
+    match kernel(kind, plan) {
+        Kernel::Kept => Program {
             source,
             entry: KEPT_ENTRY_POINT,
             groups: tiles,
         },
-        (_, Some(width), _) => Program {
+        Kernel::Short(width) => Program {
             source: format!("#define ST_WIDTH {width}\n{source}"),
             entry: SHORT_ENTRY_POINT,
             groups: tiles.div_ceil(WORK_GROUP / width),
         },
-        (_, None, Some(per_output)) => Program {
+        Kernel::Columns(per_output) => Program {
             source: format!("#define ST_COLUMNS 1\n{source}"),
             entry: COLUMNS_ENTRY_POINT,
             groups: plan.outputs.len().div_ceil(COLUMNS) * per_output,
         },
-        (_, None, None) => Program {
+        Kernel::WarpRows => Program {
+            source: format!("#define ST_WARP_ROWS 1\n{source}"),
+            entry: WARP_ROWS_ENTRY_POINT,
+            groups: tiles.div_ceil(WORK_GROUP / 32),
+        },
+        Kernel::Tiles => Program {
             source,
             entry: ENTRY_POINT,
             groups: tiles,
@@ -116,19 +163,23 @@ pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
         ),
     };
     let program = if gathered.is_empty() {
-        match (kind, plan.short_width(), plan.columns()) {
-            (StateKind::NanMoments, _, _) => "stat_kept: one work-group per canonical tile, \
-                its values that are not NaN compacted in order first"
+        match kernel(kind, &plan) {
+            Kernel::Kept => "stat_kept: one work-group per canonical tile, its values that \
+                are not NaN compacted in order first"
                 .to_string(),
-            (_, Some(width), _) => format!(
+            Kernel::Short(width) => format!(
                 "stat_short: tiles of at most {width} elements, {} per work-group, one element per lane",
                 WORK_GROUP / width
             ),
-            (_, None, Some(_)) => "stat_columns: the same tile of 32 neighbouring columns per \
+            Kernel::Columns(_) => "stat_columns: the same tile of 32 neighbouring columns per \
                 work-group, each load reading 32 neighbours of one row, 8 lane classes per \
                 column each folded by a binary counter in bit-reversed order"
                 .to_string(),
-            (_, None, None) => {
+            Kernel::WarpRows => "stat_warp_rows: a warp per tile of at most 1024 elements, \
+                32 lanes per work-item folded by a binary counter in bit-reversed order as \
+                they load, then across the warp"
+                .to_string(),
+            Kernel::Tiles => {
                 "stat_tiles: one work-group per canonical tile, 4 lanes per work-item".to_string()
             }
         }
@@ -286,8 +337,13 @@ impl TilePlan {
     /// The lanes per tile of the short kernel (the longest tile's length rounded up to
     /// a power of two), when every tile has at most [`SHORT_MAX`] elements.
     pub fn short_width(&self) -> Option<usize> {
-        let longest = self.table.chunks(3).map(|t| t[1] as usize).max()?;
+        let longest = self.longest()?;
         (longest <= SHORT_MAX).then(|| longest.next_power_of_two().max(1))
+    }
+
+    /// The length of the longest tile, when there is one.
+    pub fn longest(&self) -> Option<usize> {
+        self.table.chunks(3).map(|t| t[1] as usize).max()
     }
 }
 
@@ -353,6 +409,25 @@ mod tests {
             "short columns take the short kernel"
         );
         assert_eq!(&plan.table[3..6], &[1, 6, 10_000]);
+        // Rows of 33 to 1024 elements take a warp each; columns of them do not.
+        for (dims, axis, entry) in [
+            ([100, 33], 0, SHORT_ENTRY_POINT),
+            ([33, 100], 1, WARP_ROWS_ENTRY_POINT),
+            ([20, 1024], 1, WARP_ROWS_ENTRY_POINT),
+            ([20, 1025], 1, ENTRY_POINT),
+            ([1000, 50], 0, COLUMNS_ENTRY_POINT),
+        ] {
+            let rows = AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
+            let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
+            let p = program(StateKind::Moments, DType::F32, Target::Cuda, &plan);
+            assert_eq!(p.entry, entry, "{dims:?} axis {axis}");
+            if entry == WARP_ROWS_ENTRY_POINT {
+                assert!(p.source.starts_with("#define ST_WARP_ROWS 1\n"));
+                assert_eq!(p.groups, plan.tiles().div_ceil(8));
+                let words = explain(StateKind::Moments, Selection::Axes(&rows));
+                assert!(words.starts_with("stat_warp_rows"), "{words}");
+            }
+        }
         let long = AxisPlan::new(Layout::c_order(&[10_000, 6]), Some(&[0]), false).expect("plan");
         let plan = TilePlan::new(view, Selection::Axes(&long)).expect("plan");
         assert_eq!(plan.columns(), Some(2));
@@ -382,6 +457,25 @@ mod tests {
             "{words}"
         );
         assert!(explain(StateKind::ExpSum, Selection::Axes(&split)).contains("gathered"));
+        // Rows of 33 to 1024 elements take a warp each; columns of them do not.
+        for (dims, axis, entry) in [
+            ([100, 33], 0, SHORT_ENTRY_POINT),
+            ([33, 100], 1, WARP_ROWS_ENTRY_POINT),
+            ([20, 1024], 1, WARP_ROWS_ENTRY_POINT),
+            ([20, 1025], 1, ENTRY_POINT),
+            ([1000, 50], 0, COLUMNS_ENTRY_POINT),
+        ] {
+            let rows = AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
+            let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
+            let p = program(StateKind::Moments, DType::F32, Target::Cuda, &plan);
+            assert_eq!(p.entry, entry, "{dims:?} axis {axis}");
+            if entry == WARP_ROWS_ENTRY_POINT {
+                assert!(p.source.starts_with("#define ST_WARP_ROWS 1\n"));
+                assert_eq!(p.groups, plan.tiles().div_ceil(8));
+                let words = explain(StateKind::Moments, Selection::Axes(&rows));
+                assert!(words.starts_with("stat_warp_rows"), "{words}");
+            }
+        }
         let long = AxisPlan::new(Layout::c_order(&[10_000, 6]), Some(&[0]), false).expect("plan");
         assert!(explain(StateKind::NanMax, Selection::Axes(&long)).starts_with("stat_columns"));
     }
