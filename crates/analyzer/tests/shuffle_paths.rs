@@ -146,45 +146,6 @@ fn warp_tiles_loading_ahead_keep_the_canonical_order() {
 }
 
 #[test]
-fn warp_tiles_through_the_async_ring_keep_the_canonical_order() {
-    // The shared-memory ring (warp_async.h; synchronous copies in the simulator): 16
-    // warps over 41 one-tile subtrees with a partial last tile (the copy cursor runs
-    // into the warps' next subtrees and stops before the partial tile), 42 whole tiles
-    // to the end, subtrees of two tiles under 256 roots, one tile, and the single-group
-    // path of at most 8 tiles with a ring deeper than a tile's stages of f64.
-    let mut failures = Vec::new();
-    let ring = ["GROUPS_PER_CU=1", "WARP_TILES_FROM=1"];
-    for p in [
-        problem(Op::Sum, DType::F32, None),
-        problem(Op::Sum, DType::F64, None),
-        problem(Op::Prod, DType::F32, Some(DType::F64)),
-    ] {
-        for (n, stages) in [
-            (40 * 8192 + 3, "WARP_ASYNC=2"),
-            (42 * 8192, "WARP_ASYNC=4"),
-            (8192, "WARP_ASYNC=4"),
-            (3 * 8192 + 77, "WARP_ASYNC=5"),
-        ] {
-            check(&p, n, &[&ring[..], &[stages]].concat(), &mut failures);
-        }
-    }
-    check(
-        &problem(Op::Sum, DType::F32, None),
-        257 * 8192 + 5,
-        &[&ring[..], &["MAX_PARTIALS=256", "WARP_ASYNC=2"]].concat(),
-        &mut failures,
-    );
-    assert!(
-        failures.is_empty(),
-        "{}",
-        failures.join(
-            "
-"
-        )
-    );
-}
-
-#[test]
 fn group_tiles_with_shuffles_match_the_canonical_order() {
     // A work-group per tile, with the one-tile shortcut at n ≤ 8192: halves always,
     // f32/f64 between WARP_TILES_UPTO and WARP_TILES_FROM (here: everywhere).

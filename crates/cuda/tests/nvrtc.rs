@@ -207,30 +207,3 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
         }
     }
 }
-
-#[test]
-#[ignore = "needs libnvrtc; run with --include-ignored"]
-fn warp_tiles_through_the_async_ring_compile_to_cp_async() {
-    require_nvrtc();
-    let variant = registry::find("production").expect("registered");
-    for (dtype, acc) in [
-        (DType::F32, None),
-        (DType::F64, None),
-        (DType::F32, Some(DType::F64)),
-    ] {
-        let problem = Problem::new(Op::Sum, dtype, acc).expect("valid");
-        for stages in [2, 4, 5] {
-            let params = [("WARP_ASYNC", stages)];
-            let source = assembly::assemble(&variant, &problem, &params, &[], Target::Cuda, true)
-                .expect("assembles")
-                .source;
-            let ptx = compile::compile(&source, variant.file, "sm_90")
-                .unwrap_or_else(|f| panic!("{problem} WARP_ASYNC={stages}:\n{}", f.log));
-            let text = String::from_utf8_lossy(&ptx);
-            assert!(
-                text.contains("cp.async.cg.shared.global") && text.contains("cp.async.wait_group"),
-                "{problem} WARP_ASYNC={stages}: no asynchronous copies in the PTX"
-            );
-        }
-    }
-}

@@ -171,9 +171,6 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
 #if USE_VEC
     __local acc_t transposed[4 * TRANSPOSE_PITCH];
 #endif
-#if USE_WARP_TILES && WARP_ASYNC
-    __local uint4 ring[ASYNC_RING_WORDS];
-#endif
     uint lid = get_local_id(0);
     ulong tiles = (n + TILE - 1) / TILE;
     uint k = 0;
@@ -273,11 +270,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     uint p = 0;
 #if USE_WARP_TILES
     if ((WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM) || tiles <= WARP_TILES_UPTO)
-#if WARP_ASYNC
-        warp_subtrees_async(in, out, n, tiles, k, subtrees, ring RESULT_ARG);
-#else
         warp_subtrees(in, out, n, tiles, k, subtrees RESULT_ARG);
-#endif
     else
 #endif
     for (ulong s = get_group_id(0); s < subtrees; s += groups) {

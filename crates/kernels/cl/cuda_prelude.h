@@ -141,19 +141,3 @@ template <typename T> __device__ inline T sub_group_shuffle_down(T x, uint delta
 #define work_group_reduce_add(x) redlab_group_reduce((x), redlab_add())
 #define work_group_reduce_min(x) redlab_group_reduce((x), redlab_lesser())
 #define work_group_reduce_max(x) redlab_group_reduce((x), redlab_greater())
-
-// Per-thread asynchronous copies of 16 bytes from global into shared memory (sm_80's
-// cp.async, bypassing L1): a work-item's loads land in shared memory instead of
-// registers, so how many bytes it keeps in flight no longer costs registers. The copies
-// a work-item issues are visible to it after the wait, with no barrier, because every
-// work-item reads back only what it copied itself. Older devices copy synchronously.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define HAVE_CP_ASYNC 1
-#define RL_CP_ASYNC16(dst, src)                                                     \
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(                \
-                     (unsigned)__cvta_generic_to_shared(dst)),                       \
-                 "l"(src)                                                            \
-                 : "memory")
-#define RL_ASYNC_COMMIT() asm volatile("cp.async.commit_group;\n" ::: "memory")
-#define RL_ASYNC_WAIT(pending) asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory")
-#endif

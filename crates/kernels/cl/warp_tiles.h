@@ -73,16 +73,6 @@
 #define WARP_PREFETCH 0
 #endif
 
-// WARP_ASYNC > 0: whole tiles stream through a ring of that many stages in shared memory
-// instead of registers (warp_async.h). Not for mapped elements, which have no raw words.
-#ifndef WARP_ASYNC
-#define WARP_ASYNC 0
-#endif
-#if defined(IN_IS_MAPPED)
-#undef WARP_ASYNC
-#define WARP_ASYNC 0
-#endif
-
 // Words of a partial row loaded together: at most 8, so that the partial tile does
 // not need more registers than the whole-tile loop (which would cost occupancy).
 #define PARTIAL_WORDS (WQ < 8 ? WQ : 8)
@@ -342,7 +332,3 @@ inline void warp_subtrees(const __global in_t* in, __global acc_t* out, ulong n,
         }
     }
 }
-
-#if WARP_ASYNC
-#include "warp_async.h"
-#endif

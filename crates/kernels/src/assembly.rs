@@ -56,7 +56,6 @@ const FILES: &[(&str, &str)] = &[
     ("subgroup_block.cl", include_str!("../cl/subgroup_block.cl")),
     ("two_stage.cl", include_str!("../cl/two_stage.cl")),
     ("warp_tiles.h", include_str!("../cl/warp_tiles.h")),
-    ("warp_async.h", include_str!("../cl/warp_async.h")),
     ("wg_tree.cl", include_str!("../cl/wg_tree.cl")),
 ];
 

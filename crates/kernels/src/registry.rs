@@ -230,16 +230,6 @@ const WARP_PREFETCH: Param = Param {
     range: (0, 1),
     power_of_two: false,
 };
-const WARP_ASYNC: Param = Param {
-    name: "WARP_ASYNC",
-    // Stages of the shared-memory ring whole warp tiles stream through (warp_async.h);
-    // 0: registers, as before. Each stage is 8 KiB per work-group.
-    default: 0,
-    values: &[0, 2, 4],
-    applies: Applies::WarpTiles,
-    range: (0, 5),
-    power_of_two: false,
-};
 const ORDER_FREE_WORDS: Param = Param {
     name: "ORDER_FREE_WORDS",
     // On CUDA, order-free reductions of 4-byte elements load 16-byte words (1) or
@@ -403,7 +393,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_ASYNC, ORDER_FREE_WORDS], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, ORDER_FREE_WORDS], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),
