@@ -97,6 +97,16 @@ inline st_t st_merge(st_t lo, st_t hi) {
     st_t r;
     r.a = lo.a + hi.a;
     double d = hi.b - lo.b;
+    if (lo.a == hi.a) {
+        // Equal counts c (every merge of whole lanes, and of lanes holding one element
+        // each): c / 2c is exactly 0.5 and c·c / 2c exactly c / 2 (c ≤ 8192 inside a
+        // tile, so c·c is exact), so this is the general formula's result bit for bit,
+        // without its two divisions: var of 65536 rows of 1024 f32 on the H200 read
+        // 851 GB/s with them, 1214 without (results/h200-stat-warp-rows).
+        r.b = lo.b + ST_MUL(d, 0.5);
+        r.c = lo.c + hi.c + ST_MUL(ST_MUL(d, d), ST_MUL(lo.a, 0.5));
+        return r;
+    }
     r.b = lo.b + ST_MUL(d, hi.a / r.a);
     r.c = lo.c + hi.c + ST_MUL(ST_MUL(d, d), ST_MUL(lo.a, hi.a) / r.a);
     return r;
