@@ -14,9 +14,9 @@
 //                 of two of the longest as lanes, on up to 256 work-items per output,
 //                 folded by halving (shuffles within a warp where an output fits one,
 //                 else local memory); 4 blocks of outputs per group.
-//   short_rows_wide  outputs of 33 to 1024 elements with accumulators of at most 8
-//                 bytes: 32 work-items per output, lanes j + 32m in work-item j's
-//                 registers, the fold in registers then shuffles (below).
+//   short_rows_wide  outputs of 33 to 1024 elements: 32 work-items per output, lanes
+//                 j + 32m in work-item j's registers, the fold in registers then
+//                 shuffles (below); argmin/argmax fold their lanes as they load.
 //                 Lanes past an output's end hold IDENTITY, which changes no bit, so this
 //                 is the canonical fold of a short tile.
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
@@ -257,6 +257,23 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
 #pragma unroll 1
     for (uint u = 0; u < SHORT_BLOCKS; u++) {
         ulong k = first + u * per_block;
+#if defined(OP_ARGMIN) || defined(OP_ARGMAX)
+        // (value, index) pairs: the combine is a strict total order (the value, NaN
+        // first, then the lower index), so the answer is the same in any order, and each
+        // work-item folds its lanes j + 32m as they load, with one accumulator live
+        // instead of 16 registers of pairs.
+        acc_t x = IDENTITY;
+        if (k < outputs) {
+            ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
+#pragma unroll
+            for (uint m = 0; m < 2 * SHORT_HALF; m++) {
+                ulong at = j + (ulong)m * width;
+                if (m < per && at < len)
+                    x = combine(x, seg_load(in, start + at * stride, at));
+            }
+        }
+        SHORT_FINISH(x, k);
+#else
         acc_t a[SHORT_HALF];
 #pragma unroll
         for (uint m = 0; m < SHORT_HALF; m++)
@@ -285,6 +302,7 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
         SHORT_FOLD(2);
         SHORT_FOLD(1);
         SHORT_FINISH(a[0], k);
+#endif
     }
 }
 

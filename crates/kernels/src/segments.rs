@@ -264,18 +264,24 @@ impl SegmentJob {
         self
     }
 
-    /// The job for `problem`: outputs of 33 to 1024 elements go to `short_rows_wide`
-    /// unless the accumulator is an (index, value) pair, which holds too many registers
-    /// there (argmin/argmax read slower than on `short_rows`, measured on the H200).
+    /// The job for `problem`: outputs of 33 to 1024 elements go to `short_rows_wide`.
+    /// (value, index) pairs of argmin/argmax fold there as they load, whatever the
+    /// order, since their answer does not depend on it: held as 16 registers of pairs
+    /// for the halving fold they read slower than on `short_rows` (measured on the H200).
     pub fn for_problem(mut self, problem: &Problem) -> SegmentJob {
         let span = self.header[2] as usize;
         let pairs = matches!(problem.op, Op::ArgMin | Op::ArgMax);
-        if matches!(self.strategy, Strategy::ShortRows { .. }) && span > SHORT_WIDTH && !pairs {
+        if matches!(self.strategy, Strategy::ShortRows { .. }) && span > SHORT_WIDTH {
             self.strategy = Strategy::ShortRowsWide;
+            let fold = if pairs {
+                "each work-item's lanes folded as they load (any order gives the one answer), \
+                 then within the warp"
+            } else {
+                "folded by halving in registers then within the warp"
+            };
             self.reason = format!(
                 "short_rows_wide: outputs of at most {} elements; {SHORT_WIDTH} work-items per \
-                 output ({} lanes each, in registers), {} outputs per work-group, folded by \
-                 halving in registers then within the warp",
+                 output ({} lanes each, in registers), {} outputs per work-group, {fold}",
                 self.max_len,
                 span / SHORT_WIDTH,
                 SHORT_BLOCKS * WG / SHORT_WIDTH
@@ -432,7 +438,7 @@ mod tests {
             "{}",
             small.explain()
         );
-        // Rows of 33 to 1024 go to the register kernel unless the accumulator is a pair.
+        // Rows of 33 to 1024 go to the register kernel, pairs folding as they load.
         let wide = AxisPlan::new(Layout::c_order(&[10, 1000]), Some(&[1]), false).expect("plan");
         let job = SegmentJob::new(Selection::Axes(&wide)).expect("job");
         let sum = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("sum");
@@ -446,9 +452,12 @@ mod tests {
             .for_problem(&sum)
             .explain()
             .starts_with("short_rows_wide"));
-        assert_eq!(
-            job.for_problem(&argmax).strategy(),
-            Strategy::ShortRows { width: 256 }
+        let pairs = job.for_problem(&argmax);
+        assert_eq!(pairs.strategy(), Strategy::ShortRowsWide);
+        assert!(
+            pairs.explain().contains("folded as they load"),
+            "{}",
+            pairs.explain()
         );
         let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
         assert_eq!(
