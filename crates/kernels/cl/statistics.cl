@@ -147,6 +147,13 @@ inline st_t st_merge(st_t lo, st_t hi) {
 #endif
 }
 
+// Task `task`'s state, where the host reads it.
+inline void st_store(__global double* out, ulong task, st_t s) {
+    out[3 * task] = s.a;
+    out[3 * task + 1] = s.b;
+    out[3 * task + 2] = s.c;
+}
+
 // The tile's lanes over its `len` values (value e at `first + e·step`, or, with `kept`,
 // at `first + kept[e]·step`), folded by halving; work-item 0 writes the state.
 inline void st_tile(__global const in_t* in, __global double* out, ulong task, ulong first,
@@ -176,9 +183,7 @@ inline void st_tile(__global const in_t* in, __global double* out, ulong task, u
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (t == 0) {
-        out[3 * task] = level[0].a;
-        out[3 * task + 1] = level[0].b;
-        out[3 * task + 2] = level[0].c;
+        st_store(out, task, level[0]);
     }
 }
 
@@ -261,9 +266,7 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lane == 0 && task < tasks) {
-        out[3 * task] = level[t].a;
-        out[3 * task + 1] = level[t].b;
-        out[3 * task + 2] = level[t].c;
+        st_store(out, task, level[t]);
     }
 }
 #endif
@@ -335,9 +338,7 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     s = level[lid];
 #endif
     if (t == 0 && live) {
-        out[3 * task] = s.a;
-        out[3 * task + 1] = s.b;
-        out[3 * task + 2] = s.c;
+        st_store(out, task, s);
     }
 }
 #endif
@@ -408,9 +409,7 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (w == 0 && live) {
-        out[3 * task] = level[t].a;
-        out[3 * task + 1] = level[t].b;
-        out[3 * task + 2] = level[t].c;
+        st_store(out, task, level[t]);
     }
 }
 #endif

