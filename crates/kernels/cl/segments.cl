@@ -261,7 +261,8 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
         // (value, index) pairs: the combine is a strict total order (the value, NaN
         // first, then the lower index), so the answer is the same in any order, and each
         // work-item folds its lanes j + 32m as they load, with one accumulator live
-        // instead of 16 registers of pairs.
+        // instead of 16 registers of pairs; each comes later than the ones before, so
+        // combine_later skips the index comparisons.
         acc_t x = IDENTITY;
         if (k < outputs) {
             ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
@@ -269,7 +270,7 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
             for (uint m = 0; m < 2 * SHORT_HALF; m++) {
                 ulong at = j + (ulong)m * width;
                 if (m < per && at < len)
-                    x = combine(x, seg_load(in, start + at * stride, at));
+                    x = combine_later(x, seg_load(in, start + at * stride, at));
             }
         }
         SHORT_FINISH(x, k);
@@ -347,6 +348,20 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     ulong start = seg_start(h, k);
     ulong stride = h[H_STRIDE];
     acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
+#ifdef HAVE_COMBINE_LATER
+    if (stride == 1 && (t + 1) * TILE <= len) {
+        // argmin/argmax of a whole tile: each lane takes its rows in increasing index,
+        // so every next element comes later and combine_later skips the index
+        // comparisons (the answer is the same in any order).
+        for (uint r = 0; r < ROWS; r++) {
+            ulong j = t * TILE + (ulong)r * LANES + lid;
+            l0 = combine_later(l0, seg_load(in, start + j, j));
+            l1 = combine_later(l1, seg_load(in, start + j + 256, j + 256));
+            l2 = combine_later(l2, seg_load(in, start + j + 512, j + 512));
+            l3 = combine_later(l3, seg_load(in, start + j + 768, j + 768));
+        }
+    } else
+#endif
     if (stride == 1 && (t + 1) * TILE <= len) {
         // A whole tile of consecutive elements: no bounds checks, no stride products.
         for (uint r = 0; r < ROWS; r++) {

@@ -206,6 +206,13 @@ pub fn op_type_reading(problem: &Problem, map: Option<&MapSource<'_>>) -> OpType
                 } else {
                     ""
                 };
+                // combine() when b is known to come after a (a higher index): the
+                // earlier NaN, then the strictly better value, else the earlier pair.
+                let nan_later = if is_float {
+                    "    if (isnan(a.v)) return a;\n    if (isnan(b.v)) return b;\n"
+                } else {
+                    ""
+                };
                 s.push_str(&format!(
                 "typedef struct {{ val_t v; ulong i; }} acc_t;\n\
                  #define NO_INDEX 0xffffffffffffffffUL\n\
@@ -219,6 +226,12 @@ pub fn op_type_reading(problem: &Problem, map: Option<&MapSource<'_>>) -> OpType
                  \x20   if ({order}) return b;\n\
                  \x20   if ({equal} && b.i < a.i) return b;\n\
                  \x20   return a;\n\
+                 }}\n\
+                 #define HAVE_COMBINE_LATER 1\n\
+                 inline acc_t combine_later(acc_t a, acc_t b) {{\n\
+                 \x20   if (a.i == NO_INDEX) return b;\n\
+                 {nan_later}\
+                 \x20   return ({order}) ? b : a;\n\
                  }}\n"
             ));
                 16
