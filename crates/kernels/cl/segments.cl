@@ -336,6 +336,13 @@ inline void seg_store_tile(__global acc_t* out, __global ulong* h, ulong outputs
         seg_scratch(h)[g] = v;
 }
 
+// A whole tile's lane taking its next (later) element.
+#ifdef HAVE_COMBINE_LATER
+#define ROW_TAKE combine_later
+#else
+#define ROW_TAKE combine
+#endif
+
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t lanes[SEG_WG];
@@ -348,28 +355,16 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     ulong start = seg_start(h, k);
     ulong stride = h[H_STRIDE];
     acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
-#ifdef HAVE_COMBINE_LATER
-    if (stride == 1 && (t + 1) * TILE <= len) {
-        // argmin/argmax of a whole tile: each lane takes its rows in increasing index,
-        // so every next element comes later and combine_later skips the index
-        // comparisons (the answer is the same in any order).
-        for (uint r = 0; r < ROWS; r++) {
-            ulong j = t * TILE + (ulong)r * LANES + lid;
-            l0 = combine_later(l0, seg_load(in, start + j, j));
-            l1 = combine_later(l1, seg_load(in, start + j + 256, j + 256));
-            l2 = combine_later(l2, seg_load(in, start + j + 512, j + 512));
-            l3 = combine_later(l3, seg_load(in, start + j + 768, j + 768));
-        }
-    } else
-#endif
     if (stride == 1 && (t + 1) * TILE <= len) {
         // A whole tile of consecutive elements: no bounds checks, no stride products.
+        // Each lane takes its rows in increasing index, so argmin/argmax, whose next
+        // element always comes later here, use combine_later (no index comparisons).
         for (uint r = 0; r < ROWS; r++) {
             ulong j = t * TILE + (ulong)r * LANES + lid;
-            l0 = combine(l0, seg_load(in, start + j, j));
-            l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
-            l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
-            l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
+            l0 = ROW_TAKE(l0, seg_load(in, start + j, j));
+            l1 = ROW_TAKE(l1, seg_load(in, start + j + 256, j + 256));
+            l2 = ROW_TAKE(l2, seg_load(in, start + j + 512, j + 512));
+            l3 = ROW_TAKE(l3, seg_load(in, start + j + 768, j + 768));
         }
     } else {
         for (uint r = 0; r < ROWS; r++) {
