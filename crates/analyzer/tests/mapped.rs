@@ -26,6 +26,18 @@ fn expressions_run_in_the_simulator_with_the_reference_bits() {
         ("abs(x - y)", "max", None, &[DType::F32, DType::F16]),
         ("x * x", "argmax", None, &[DType::F32]),
         ("i32(x) ^ y", "xor", None, &[DType::I16, DType::I32]),
+        (
+            "f16(x * y) + f16(x * 1e-6) * 1e6 + bf16(x * y) + bf16(x * 1e-39) * 1e20 * 1e19 + (abs(f16(x * 7e4)) == inf)",
+            "sum",
+            None,
+            &[DType::F32, DType::F32],
+        ),
+        (
+            "f16(f64(x * y)) + f16(f64(x * y) * (1 + 1e-12)) + bf16(f64(x * y)) + bf16(f64(x * y) * (1 - 1e-12)) + f16(f64(x) * 1e-6) * 1e6 + (abs(f16(f64(x) * 7e4)) == inf)",
+            "sum",
+            None,
+            &[DType::F32, DType::F32],
+        ),
     ];
     for &(map, combine, post, inputs) in cases {
         let mut builder = Reduction::builder(map, combine);

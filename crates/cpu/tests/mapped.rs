@@ -122,7 +122,9 @@ fn expression() -> impl Strategy<Value = String> {
             )
                 .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
             (
-                prop::sample::select(vec!["abs", "sqrt", "exp", "log", "floor", "ceil", "-"]),
+                prop::sample::select(vec![
+                    "abs", "sqrt", "exp", "log", "floor", "ceil", "-", "f16", "bf16"
+                ]),
                 inner.clone()
             )
                 .prop_map(|(f, a)| format!("{f}({a})")),

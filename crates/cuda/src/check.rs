@@ -140,6 +140,16 @@ pub fn mapped_examples() -> Vec<redlab_expr::Reduction> {
         ("f64(x) * y + z", "sum", &[F32, F64, U64]),
         ("x * y + z - i", "sum", &[F16, I8, BF16]),
         ("x - y", "prod", &[U16, I8]),
+        (
+            "f16(x * y) + f16(x * 1e-6) * 1e6 + bf16(x * y) + bf16(x * 1e-39) * 1e20 * 1e19 + (abs(f16(x * 7e4)) == inf)",
+            "sum",
+            &[F32, F32],
+        ),
+        (
+            "f16(f64(x * y)) + f16(f64(x * y) * (1 + 1e-12)) + bf16(f64(x * y)) + bf16(f64(x * y) * (1 - 1e-12)) + f16(f64(x) * 1e-6) * 1e6 + (abs(f16(f64(x) * 7e4)) == inf)",
+            "sum",
+            &[F32, F32],
+        ),
     ];
     // Custom combines: a float sum by hand, an order-dependent integer combine, a wider
     // accumulator.

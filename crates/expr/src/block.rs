@@ -7,6 +7,7 @@ use redlab_core::half::{bf16, f16};
 use redlab_core::{ArrayRef, DType};
 
 use crate::eval::{convert_val, IntRules};
+use crate::half_round::Half;
 use crate::loops::{
     compare_scalar, float_binary, float_columns, float_scalar, float_unary, from_inputs,
 };
@@ -477,9 +478,30 @@ fn narrow_column(dtype: DType, col: Column, ty: Ty) -> Column {
         DType::U8 => through!(u8, u64, U64),
         DType::U16 => through!(u16, u64, U64),
         DType::U32 => through!(u32, u64, U64),
+        DType::F16 | DType::BF16 => {
+            let format = if dtype == DType::F16 {
+                Half::F16
+            } else {
+                Half::BF16
+            };
+            // Integers and bools go through f32 first, as `f32(…)` converts them.
+            Column::F32(match convert_column_unless_f64(col) {
+                Column::F64(v) => v.iter().map(|&x| format.round_f64(x)).collect(),
+                Column::F32(v) => v.iter().map(|&x| format.round_f32(x)).collect(),
+                _ => unreachable!("converted to a float column"),
+            })
+        }
         other => convert_column(col, Ty::of_dtype(other)),
     };
     convert_column(out, ty)
+}
+
+/// `col` as an f32 column, unless it is f64 (which rounds straight from its own bits).
+fn convert_column_unless_f64(col: Column) -> Column {
+    match col {
+        Column::F64(_) => col,
+        other => convert_column(other, Ty::F32),
+    }
 }
 
 fn compare(op: Cmp, a: &Column, b: &Column) -> Vec<bool> {

@@ -87,6 +87,7 @@ inline float rl_max_f(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : 
 inline long rl_f2l(float x) { return isnan(x) ? 0L : (x >= 9223372036854775808.0f ? (long)0x7fffffffffffffffUL : (x <= -9223372036854775808.0f ? (long)0x8000000000000000UL : (long)x)); }\n\
 inline ulong rl_f2ul(float x) { return (isnan(x) || x <= 0.0f) ? 0UL : (x >= 18446744073709551616.0f ? 0xffffffffffffffffUL : (ulong)x); }\n",
     );
+    s.push_str(crate::half_round::OPENCL_F32);
     if fp64 {
         s.push_str(
             "inline double rl_min_d(double a, double b) { return isnan(a) ? a : (isnan(b) ? b : (b < a ? b : a)); }\n\
@@ -94,6 +95,7 @@ inline double rl_max_d(double a, double b) { return isnan(a) ? a : (isnan(b) ? b
 inline long rl_d2l(double x) { return isnan(x) ? 0L : (x >= 9223372036854775808.0 ? (long)0x7fffffffffffffffUL : (x <= -9223372036854775808.0 ? (long)0x8000000000000000UL : (long)x)); }\n\
 inline ulong rl_d2ul(double x) { return (isnan(x) || x <= 0.0) ? 0UL : (x >= 18446744073709551616.0 ? 0xffffffffffffffffUL : (ulong)x); }\n",
         );
+        s.push_str(crate::half_round::OPENCL_F64);
     }
     s
 }
@@ -285,6 +287,15 @@ pub fn expr(node: &Node, vars: &[&str]) -> String {
             }
         }
         Kind::Convert(a) => convert(a.ty, node.ty, &e(a)),
+        Kind::Narrow(d @ (DType::F16 | DType::BF16), a) => {
+            let name = if *d == DType::F16 {
+                "rl_f16"
+            } else {
+                "rl_bf16"
+            };
+            let suffix = if a.ty == Ty::F64 { "d" } else { "f" };
+            format!("{name}_{suffix}({})", e(a))
+        }
         Kind::Narrow(d, a) => {
             let wide = c_type(node.ty);
             let st = storage(*d);

@@ -11,6 +11,7 @@
 
 use redlab_core::{ArrayRef, DType, Scalar};
 
+use crate::half_round::Half;
 use crate::types::{Arith, Cmp, Func, Kind, Node, Ty, Val};
 
 /// Integer rules shared by the evaluators.
@@ -189,6 +190,21 @@ pub fn narrow_val(dtype: DType, v: Val) -> Val {
         DType::U8 => Val::U64(through!(u8) as u64),
         DType::U16 => Val::U64(through!(u16) as u64),
         DType::U32 => Val::U64(through!(u32) as u64),
+        DType::F16 | DType::BF16 => {
+            let format = if dtype == DType::F16 {
+                Half::F16
+            } else {
+                Half::BF16
+            };
+            // Integers and bools go through f32 first, as `f32(…)` converts them.
+            Val::F32(match v {
+                Val::Bool(b) => format.round_f32(f32::from(u8::from(b))),
+                Val::I64(x) => format.round_f32(x as f32),
+                Val::U64(x) => format.round_f32(x as f32),
+                Val::F32(x) => format.round_f32(x),
+                Val::F64(x) => format.round_f64(x),
+            })
+        }
         other => convert_val(v, Ty::of_dtype(other)),
     }
 }

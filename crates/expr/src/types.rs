@@ -3,7 +3,8 @@
 //! Values have one of five types ([`Ty`]): `bool`, 64-bit signed and unsigned integers,
 //! `f32` and `f64`. Inputs widen on load (i8…i32 to i64, u8…u32 to u64, f16/bf16 to
 //! f32), so integer arithmetic wraps at 64 bits on every backend. Casts to the narrower
-//! types wrap (from integers) or saturate (from floats, NaN → 0) and widen again.
+//! integer types wrap (from integers) or saturate (from floats, NaN → 0) and widen
+//! again; casts to f16/bf16 round to nearest even ([`crate::half_round`]) and widen to f32.
 //!
 //! Promotion, for arithmetic, comparisons, `min`/`max` and `?:`: any f64 → f64; f32 with
 //! integers → f32; i64 with u64 → i64; bools count as i64. Literals are *weak*: `x * 2`
@@ -191,7 +192,8 @@ pub enum Kind {
     /// The operand converted to the node's type.
     Convert(Box<Node>),
     /// The operand (an integer of the node's type, or a float) cast to a narrower
-    /// integer type, then widened back to the node's type.
+    /// integer type, then widened back to the node's type; or (f16/bf16, an f32 node)
+    /// an f32 or f64 operand rounded to that format and widened to f32.
     Narrow(DType, Box<Node>),
 }
 
@@ -495,7 +497,7 @@ fn call(name: &str, mut args: Vec<Typed>) -> Result<Typed, String> {
     let Some((func, arity)) = Func::by_name(name) else {
         return Err(format!(
             "unknown function '{name}' (known: min max abs sqrt exp log pow floor ceil isnan, \
-             and casts i8 … u64, f32, f64, bool)"
+             and casts i8 … u64, f16, bf16, f32, f64, bool)"
         ));
     };
     if args.len() != arity {
@@ -556,12 +558,18 @@ fn cast(target: Option<DType>, arg: Node) -> Result<Node, String> {
         return Ok(convert(arg, Ty::Bool));
     };
     match dtype {
-        DType::F16 | DType::BF16 => Err(format!(
-            "casts to {} are not supported inside expressions; compute in f32 (inputs of \
-             type {} are read as f32)",
-            dtype.name(),
-            dtype.name()
-        )),
+        DType::F16 | DType::BF16 => {
+            // An f64 rounds once, straight from its own bits; anything else through f32.
+            let operand = if arg.ty == Ty::F64 {
+                arg
+            } else {
+                convert(arg, Ty::F32)
+            };
+            Ok(Node {
+                ty: Ty::F32,
+                kind: Kind::Narrow(dtype, Box::new(operand)),
+            })
+        }
         DType::I64 | DType::U64 | DType::F32 | DType::F64 => Ok(convert(arg, Ty::of_dtype(dtype))),
         narrow => {
             let class = Ty::of_dtype(narrow);

@@ -296,6 +296,11 @@ fn casts_and_constant_selects_in_blocks_equal_the_scalar_evaluator() {
         "(x > 0) + (y < 0)",
         "u64(x) + u64(y > 1)",
         "i64(x) * 2 - (x != x)",
+        "f16(x)",
+        "bf16(x)",
+        "f16(x * 1e-9) + bf16(x * 1e-45)",
+        "f16(f64(x) / 3) - bf16(f64(y) * 1e30)",
+        "bf16(i64(x)) + f16(x > y)",
     ];
     for map in maps {
         for combine in ["sum", "max", "argmin"] {

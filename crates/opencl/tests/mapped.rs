@@ -102,6 +102,24 @@ fn every_builtin_combine_and_mixed_input_types() {
         );
     }
     check(&device, "i8(x * 40.0) / 3", "sum", None, &[DType::F16]);
+    // Rounding to the 16-bit formats: ties (products of f32s land on them about once in
+    // 8192), f16 subnormals and overflow, bf16 subnormals, and from f64 both exact ties and
+    // near-ties decided by bits below the top 32. Each term is scaled to O(1) and overflow
+    // is counted, so no term hides behind another or poisons the sum.
+    check(
+        &device,
+        "f16(x * y) + f16(x * 1e-6) * 1e6 + bf16(x * y) + bf16(x * 1e-39) * 1e20 * 1e19 + (abs(f16(x * 7e4)) == inf)",
+        "sum",
+        None,
+        &[DType::F32, DType::F32],
+    );
+    check(
+        &device,
+        "f16(f64(x * y)) + f16(f64(x * y) * (1 + 1e-12)) + bf16(f64(x * y)) + bf16(f64(x * y) * (1 - 1e-12)) + f16(f64(x) * 1e-6) * 1e6 + (abs(f16(f64(x) * 7e4)) == inf)",
+        "sum",
+        None,
+        &[DType::F32, DType::F32],
+    );
     check(
         &device,
         "x < y ? sqrt(abs(x)) : floor(y) / 3",
@@ -184,7 +202,7 @@ fn random_map() -> impl proptest::strategy::Strategy<Value = String> {
             )
                 .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
             (
-                prop::sample::select(vec!["abs", "floor", "sqrt", "i16", "f64"]),
+                prop::sample::select(vec!["abs", "floor", "sqrt", "i16", "f64", "f16", "bf16"]),
                 inner.clone()
             )
                 .prop_map(|(f, a)| format!("{f}({a})")),
