@@ -10,6 +10,7 @@ use crate::eval::{convert_val, IntRules};
 use crate::half_round::Half;
 use crate::loops::{
     compare_scalar, float_binary, float_columns, float_scalar, float_unary, from_inputs,
+    int_call_columns, int_columns, int_scalar,
 };
 use crate::types::{Cmp, Func, Kind, Node, Ty, Val};
 
@@ -124,6 +125,8 @@ impl Column {
             (Column::F64(v), DType::F64) => Some(ArrayRef::from_slice(v)),
             (Column::I64(v), DType::I64) => Some(ArrayRef::from_slice(v)),
             (Column::U64(v), DType::U64) => Some(ArrayRef::from_slice(v)),
+            // A bool is one byte, 0 or 1: the u8 array a bool map's results are stored as.
+            (Column::Bool(v), DType::U8) => ArrayRef::from_bytes(DType::U8, as_bytes(v)).ok(),
             _ => None,
         }
     }
@@ -188,9 +191,11 @@ mod bytemuck_free {
     impl Pod for i64 {}
     impl Pod for u64 {}
     impl Pod for u8 {}
+    impl Pod for bool {}
 
     pub fn bytes<T: Pod>(v: &[T]) -> &[u8] {
-        // SAFETY: T is a primitive number (no padding, no invalid bytes); the length is
+        // SAFETY: T is a primitive number or a bool (one byte, 0 or 1: no padding, and
+        // any of its bytes is a valid u8); the length is
         // the slice's size in bytes and u8 has alignment 1.
         unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
     }
@@ -247,11 +252,13 @@ pub fn eval_block(
                     float_scalar(op, &mut x, q);
                     Column::F64(x)
                 }
-                (Column::I64(x), Val::I64(q)) => {
-                    Column::I64(x.into_iter().map(|p| IntRules::arith(op, p, q)).collect())
+                (Column::I64(mut x), Val::I64(q)) => {
+                    int_scalar(op, &mut x, q);
+                    Column::I64(x)
                 }
-                (Column::U64(x), Val::U64(q)) => {
-                    Column::U64(x.into_iter().map(|p| IntRules::arith(op, p, q)).collect())
+                (Column::U64(mut x), Val::U64(q)) => {
+                    int_scalar(op, &mut x, q);
+                    Column::U64(x)
                 }
                 (x, q) => per_element(&x, &Column::splat(q, len), |p, q| {
                     crate::eval::arith_val(op, p, q)
@@ -293,11 +300,13 @@ pub fn eval_block(
             );
             let op = *op;
             match (a, b) {
-                (Column::I64(x), Column::I64(y)) => {
-                    Column::I64(zip(&x, &y, |p, q| IntRules::arith(op, p, q)))
+                (Column::I64(mut x), Column::I64(y)) => {
+                    int_columns(op, &mut x, &y);
+                    Column::I64(x)
                 }
-                (Column::U64(x), Column::U64(y)) => {
-                    Column::U64(zip(&x, &y, |p, q| IntRules::arith(op, p, q)))
+                (Column::U64(mut x), Column::U64(y)) => {
+                    int_columns(op, &mut x, &y);
+                    Column::U64(x)
                 }
                 (Column::F32(mut x), Column::F32(y)) => {
                     float_columns(op, &mut x, &y);
@@ -505,6 +514,8 @@ fn convert_column_unless_f64(col: Column) -> Column {
 }
 
 fn compare(op: Cmp, a: &Column, b: &Column) -> Vec<bool> {
+    // Built for AVX2/AVX-512 too: the baseline has no 64-bit integer comparison.
+    #[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
     fn go<T: PartialOrd + Copy>(op: Cmp, x: &[T], y: &[T]) -> Vec<bool> {
         match op {
             Cmp::Eq => zip(x, y, |p, q| p == q),
@@ -631,17 +642,21 @@ fn call(f: Func, a: Column, b: Option<Column>) -> Column {
             float_binary(f, &mut x, &y);
             Column::F64(x)
         }
-        (Column::I64(x), None) => {
-            Column::I64(x.iter().map(|&p| crate::eval::int_call(f, p, p)).collect())
+        (Column::I64(mut x), None) => {
+            int_call_columns(f, &mut x, None);
+            Column::I64(x)
         }
-        (Column::U64(x), None) => {
-            Column::U64(x.iter().map(|&p| crate::eval::int_call(f, p, p)).collect())
+        (Column::U64(mut x), None) => {
+            int_call_columns(f, &mut x, None);
+            Column::U64(x)
         }
-        (Column::I64(x), Some(Column::I64(y))) => {
-            Column::I64(zip(&x, &y, |p, q| crate::eval::int_call(f, p, q)))
+        (Column::I64(mut x), Some(Column::I64(y))) => {
+            int_call_columns(f, &mut x, Some(&y));
+            Column::I64(x)
         }
-        (Column::U64(x), Some(Column::U64(y))) => {
-            Column::U64(zip(&x, &y, |p, q| crate::eval::int_call(f, p, q)))
+        (Column::U64(mut x), Some(Column::U64(y))) => {
+            int_call_columns(f, &mut x, Some(&y));
+            Column::U64(x)
         }
         (x, y) => {
             let y = y.unwrap_or_else(|| x.clone());
@@ -651,28 +666,31 @@ fn call(f: Func, a: Column, b: Option<Column>) -> Column {
 }
 
 /// Elements `start .. start + len` of `input` in their loaded type.
+/// `s` widened element by element; built for AVX2/AVX-512 too (the baseline has no
+/// sign-extending loads, and widening was most of a two-input integer map's time).
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
+fn widen<T: Copy, U: From<T>>(s: &[T]) -> Vec<U> {
+    s.iter().map(|&x| U::from(x)).collect()
+}
+
 fn load_block(input: &ArrayRef<'_>, start: usize, len: usize) -> Column {
     let part = input.slice(start, start + len);
     macro_rules! widen {
-        ($t:ty, $variant:ident, $conv:expr) => {
-            Column::$variant(
-                part.typed::<$t>()
-                    .map(|s| s.iter().map(|&x| $conv(x)).collect())
-                    .unwrap_or_default(),
-            )
+        ($t:ty, $variant:ident) => {
+            Column::$variant(part.typed::<$t>().map(widen).unwrap_or_default())
         };
     }
     match input.dtype() {
-        DType::I8 => widen!(i8, I64, i64::from),
-        DType::I16 => widen!(i16, I64, i64::from),
-        DType::I32 => widen!(i32, I64, i64::from),
+        DType::I8 => widen!(i8, I64),
+        DType::I16 => widen!(i16, I64),
+        DType::I32 => widen!(i32, I64),
         DType::I64 => Column::I64(part.typed::<i64>().map(<[i64]>::to_vec).unwrap_or_default()),
-        DType::U8 => widen!(u8, U64, u64::from),
-        DType::U16 => widen!(u16, U64, u64::from),
-        DType::U32 => widen!(u32, U64, u64::from),
+        DType::U8 => widen!(u8, U64),
+        DType::U16 => widen!(u16, U64),
+        DType::U32 => widen!(u32, U64),
         DType::U64 => Column::U64(part.typed::<u64>().map(<[u64]>::to_vec).unwrap_or_default()),
-        DType::F16 => widen!(f16, F32, f16::to_f32),
-        DType::BF16 => widen!(bf16, F32, bf16::to_f32),
+        DType::F16 => widen!(f16, F32),
+        DType::BF16 => widen!(bf16, F32),
         DType::F32 => Column::F32(part.typed::<f32>().map(<[f32]>::to_vec).unwrap_or_default()),
         DType::F64 => Column::F64(part.typed::<f64>().map(<[f64]>::to_vec).unwrap_or_default()),
     }

@@ -165,6 +165,31 @@ where
             ));
         }
     }
+    // Integer results do not depend on the order, so an integer tile reduced into an
+    // integer accumulator is mapped and reduced one row at a time (each row a tile of
+    // its own, below): 8192 mapped i64s are 64 KiB, past L1, and each of the map's passes
+    // and the reduction's read would go to L2 and back. Measured on 2 cores, i32 inputs:
+    // `x` 14.5 → 26.9 GB/s, `x & 255` 10.9 → 18.0 (the built-in sum: 37).
+    let exact = reduction.mapped.is_integer() && problem.acc.is_integer();
+    if exact && !problem.op.is_indexed() && len > LANES {
+        let mut total: Option<Value> = None;
+        for at in (start..start + len).step_by(LANES) {
+            let row = reduce_tile(
+                reduction,
+                problem,
+                inputs,
+                at,
+                LANES.min(start + len - at),
+                scratch,
+                kernel,
+            )?;
+            total = Some(match total {
+                None => row,
+                Some(t) => redlab_core::merge::merge(problem, t, row),
+            });
+        }
+        return Ok(total.unwrap_or(Value::Empty));
+    }
     let block = eval_block(&reduction.map, inputs, start, len, &[]);
     let value = match block.as_array(reduction.mapped) {
         Some(view) => kernel(problem, view)?,

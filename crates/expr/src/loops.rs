@@ -6,7 +6,7 @@
 use redlab_core::ArrayRef;
 
 use crate::block::{in_place, zip, Column};
-use crate::eval::FloatRules;
+use crate::eval::{FloatRules, IntRules};
 use crate::types::{Arith, Cmp, Func, Kind, Node, Ty, Val};
 
 /// One pass from the inputs for the commonest float shapes, `x op c`, `x op y` and
@@ -144,6 +144,74 @@ pub(crate) fn float_columns<T: Float>(op: Arith, x: &mut [T], y: &[T]) {
     }
 }
 
+/// `x[k] = x[k] op q` for wrapping integers: each arm is a loop of its own, with
+/// [`IntRules::arith`] inlined for a constant operator, so the common ones vectorize
+/// (a match per element had held `x * 2` on i32 to 0.17 of the built-in sum). Built
+/// for AVX-512 too, chosen at run time: it has the 64-bit multiply that AVX2 lacks.
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
+pub(crate) fn int_scalar<T: IntRules>(op: Arith, x: &mut [T], q: T) {
+    macro_rules! each {
+        ($o:expr) => {
+            x.iter_mut().for_each(|p| *p = T::arith($o, *p, q))
+        };
+    }
+    match op {
+        Arith::Add => each!(Arith::Add),
+        Arith::Sub => each!(Arith::Sub),
+        Arith::Mul => each!(Arith::Mul),
+        Arith::BitAnd => each!(Arith::BitAnd),
+        Arith::BitOr => each!(Arith::BitOr),
+        Arith::BitXor => each!(Arith::BitXor),
+        other => each!(other),
+    }
+}
+
+/// `x[k] = x[k] op y[k]` for wrapping integers, as [`int_scalar`].
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
+pub(crate) fn int_columns<T: IntRules>(op: Arith, x: &mut [T], y: &[T]) {
+    macro_rules! each {
+        ($o:expr) => {
+            x.iter_mut()
+                .zip(y)
+                .for_each(|(p, &q)| *p = T::arith($o, *p, q))
+        };
+    }
+    match op {
+        Arith::Add => each!(Arith::Add),
+        Arith::Sub => each!(Arith::Sub),
+        Arith::Mul => each!(Arith::Mul),
+        Arith::BitAnd => each!(Arith::BitAnd),
+        Arith::BitOr => each!(Arith::BitOr),
+        Arith::BitXor => each!(Arith::BitXor),
+        other => each!(other),
+    }
+}
+
+/// `x[k] = f(x[k], y[k])` (`y` is `x` for one-operand functions) for integers, each
+/// function a loop of its own as in [`int_scalar`].
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
+pub(crate) fn int_call_columns<T: IntRules>(f: Func, x: &mut [T], y: Option<&[T]>) {
+    macro_rules! each {
+        ($g:expr) => {
+            match y {
+                Some(y) => x
+                    .iter_mut()
+                    .zip(y)
+                    .for_each(|(p, &q)| *p = crate::eval::int_call($g, *p, q)),
+                None => x
+                    .iter_mut()
+                    .for_each(|p| *p = crate::eval::int_call($g, *p, *p)),
+            }
+        };
+    }
+    match f {
+        Func::Abs => each!(Func::Abs),
+        Func::Min => each!(Func::Min),
+        Func::Max => each!(Func::Max),
+        other => each!(other),
+    }
+}
+
 /// `x[k] = f(x[k])`: each arm is a loop of its own, with [`FloatRules::call`] inlined for
 /// a constant function.
 pub(crate) fn float_unary<T: FloatRules + Copy>(f: Func, x: &mut [T]) {
@@ -199,6 +267,7 @@ pub(crate) fn float_binary<T: FloatRules + Copy>(f: Func, x: &mut [T], y: &[T]) 
 }
 
 /// `x[k] op q`, the comparison chosen outside the loop.
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
 pub(crate) fn compare_scalar<T: PartialOrd + Copy>(op: Cmp, x: &[T], q: T) -> Vec<bool> {
     match op {
         Cmp::Eq => x.iter().map(|&p| p == q).collect(),
