@@ -35,6 +35,20 @@ fn fused(reduction: &Reduction) -> bool {
     }
 }
 
+/// Asserts that every backend in `cpus` gives the oracle's bits for `r` over `arrays`.
+fn agrees_on_every_pool(cpus: &[CpuBackend], r: &Reduction, arrays: &[ArrayRef<'_>], n: usize) {
+    let want = oracle::reduce(r, arrays).expect("reference");
+    for cpu in cpus {
+        let got = cpu.reduce_mapped(r, arrays).expect("reduces").value;
+        assert!(
+            got.same_as(&want),
+            "{} n={n} threads={}: {got} vs {want}",
+            r.describe(),
+            cpu.threads()
+        );
+    }
+}
+
 #[test]
 fn fused_maps_equal_the_oracle_on_edge_sizes_at_any_thread_count() {
     let maps = [
@@ -62,16 +76,7 @@ fn fused_maps_equal_the_oracle_on_edge_sizes_at_any_thread_count() {
                     }
                     let r = builder.build(&[dtype, dtype]).expect("builds");
                     assert!(fused(&r), "{map} over {dtype} should take the fused path");
-                    let want = oracle::reduce(&r, &arrays).expect("reference");
-                    for cpu in &cpus {
-                        let got = cpu.reduce_mapped(&r, &arrays).expect("reduces").value;
-                        assert!(
-                            got.same_as(&want),
-                            "{} n={n} threads={}: {got} vs {want}",
-                            r.describe(),
-                            cpu.threads()
-                        );
-                    }
+                    agrees_on_every_pool(&cpus, &r, &arrays, n);
                 }
             }
         }
@@ -105,16 +110,7 @@ fn integer_maps_equal_the_oracle_row_by_row_at_any_thread_count() {
                 let r = Reduction::builder(map, combine)
                     .build(&dtypes)
                     .expect("builds");
-                let want = oracle::reduce(&r, &arrays).expect("reference");
-                for cpu in &cpus {
-                    let got = cpu.reduce_mapped(&r, &arrays).expect("reduces").value;
-                    assert!(
-                        got.same_as(&want),
-                        "{} n={n} threads={}: {got} vs {want}",
-                        r.describe(),
-                        cpu.threads()
-                    );
-                }
+                agrees_on_every_pool(&cpus, &r, &arrays, n);
             }
         }
     }

@@ -9,8 +9,8 @@ use redlab_core::{ArrayRef, DType};
 use crate::eval::{convert_val, IntRules};
 use crate::half_round::Half;
 use crate::loops::{
-    compare_scalar, float_binary, float_columns, float_scalar, float_unary, from_inputs,
-    int_call_columns, int_columns, int_scalar,
+    compare_scalar, float_binary, float_columns, float_scalar, float_unary, from_inputs, int_arith,
+    int_call_columns, IntOperand,
 };
 use crate::types::{Cmp, Func, Kind, Node, Ty, Val};
 
@@ -253,11 +253,11 @@ pub fn eval_block(
                     Column::F64(x)
                 }
                 (Column::I64(mut x), Val::I64(q)) => {
-                    int_scalar(op, &mut x, q);
+                    int_arith(op, &mut x, IntOperand::Scalar(q));
                     Column::I64(x)
                 }
                 (Column::U64(mut x), Val::U64(q)) => {
-                    int_scalar(op, &mut x, q);
+                    int_arith(op, &mut x, IntOperand::Scalar(q));
                     Column::U64(x)
                 }
                 (x, q) => per_element(&x, &Column::splat(q, len), |p, q| {
@@ -301,11 +301,11 @@ pub fn eval_block(
             let op = *op;
             match (a, b) {
                 (Column::I64(mut x), Column::I64(y)) => {
-                    int_columns(op, &mut x, &y);
+                    int_arith(op, &mut x, IntOperand::Column(&y));
                     Column::I64(x)
                 }
                 (Column::U64(mut x), Column::U64(y)) => {
-                    int_columns(op, &mut x, &y);
+                    int_arith(op, &mut x, IntOperand::Column(&y));
                     Column::U64(x)
                 }
                 (Column::F32(mut x), Column::F32(y)) => {

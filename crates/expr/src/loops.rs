@@ -144,36 +144,29 @@ pub(crate) fn float_columns<T: Float>(op: Arith, x: &mut [T], y: &[T]) {
     }
 }
 
-/// `x[k] = x[k] op q` for wrapping integers: each arm is a loop of its own, with
+/// The right operand of [`int_arith`]: one constant, or a column.
+pub(crate) enum IntOperand<'a, T> {
+    /// The same value for every element (`x * 2` is one pass over x).
+    Scalar(T),
+    /// One value per element.
+    Column(&'a [T]),
+}
+
+/// `x[k] = x[k] op rhs[k]` for wrapping integers: each operator a loop of its own, with
 /// [`IntRules::arith`] inlined for a constant operator, so the common ones vectorize
 /// (a match per element had held `x * 2` on i32 to 0.17 of the built-in sum). Built
 /// for AVX-512 too, chosen at run time: it has the 64-bit multiply that AVX2 lacks.
 #[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
-pub(crate) fn int_scalar<T: IntRules>(op: Arith, x: &mut [T], q: T) {
+pub(crate) fn int_arith<T: IntRules>(op: Arith, x: &mut [T], rhs: IntOperand<'_, T>) {
     macro_rules! each {
         ($o:expr) => {
-            x.iter_mut().for_each(|p| *p = T::arith($o, *p, q))
-        };
-    }
-    match op {
-        Arith::Add => each!(Arith::Add),
-        Arith::Sub => each!(Arith::Sub),
-        Arith::Mul => each!(Arith::Mul),
-        Arith::BitAnd => each!(Arith::BitAnd),
-        Arith::BitOr => each!(Arith::BitOr),
-        Arith::BitXor => each!(Arith::BitXor),
-        other => each!(other),
-    }
-}
-
-/// `x[k] = x[k] op y[k]` for wrapping integers, as [`int_scalar`].
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
-pub(crate) fn int_columns<T: IntRules>(op: Arith, x: &mut [T], y: &[T]) {
-    macro_rules! each {
-        ($o:expr) => {
-            x.iter_mut()
-                .zip(y)
-                .for_each(|(p, &q)| *p = T::arith($o, *p, q))
+            match rhs {
+                IntOperand::Scalar(q) => x.iter_mut().for_each(|p| *p = T::arith($o, *p, q)),
+                IntOperand::Column(y) => x
+                    .iter_mut()
+                    .zip(y)
+                    .for_each(|(p, &q)| *p = T::arith($o, *p, q)),
+            }
         };
     }
     match op {
@@ -188,7 +181,7 @@ pub(crate) fn int_columns<T: IntRules>(op: Arith, x: &mut [T], y: &[T]) {
 }
 
 /// `x[k] = f(x[k], y[k])` (`y` is `x` for one-operand functions) for integers, each
-/// function a loop of its own as in [`int_scalar`].
+/// function a loop of its own as in [`int_arith`].
 #[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
 pub(crate) fn int_call_columns<T: IntRules>(f: Func, x: &mut [T], y: Option<&[T]>) {
     macro_rules! each {
