@@ -154,7 +154,8 @@ inline float rl_bf16_f(float x) {
 ";
 
 /// OpenCL C for `rl_f16_d(double)` and `rl_bf16_d(double)` (devices with `double`):
-/// [`Half::round_f64`]'s steps, the spacing exponent found from the binary exponent.
+/// [`Half::round_f64`]'s steps, the spacing exponent found from the binary exponent
+/// (zeros and f64 subnormals, far below both formats' smallest values, give ±0).
 pub const OPENCL_F64: &str = "\
 inline float rl_half_round_d(double x, int p, int emin, int emax) {
     ulong u = as_ulong(x), a = u & 0x7fffffffffffffffUL;
@@ -162,12 +163,11 @@ inline float rl_half_round_d(double x, int p, int emin, int emax) {
     if (a > 0x7ff0000000000000UL)
         return as_float(((s | 0x7fc00000u | ((uint)(a >> 29) & 0x7fffffu))) & (p == 11 ? 0xffffe000u : 0xffff0000u));
     if (a == 0x7ff0000000000000UL) return as_float(s | 0x7f800000u);
-    if (a == 0UL) return as_float(s);
     int biased = (int)(a >> 52);
-    ulong m = biased == 0 ? (a & 0xfffffffffffffUL) : ((a & 0xfffffffffffffUL) | 0x10000000000000UL);
-    int e = biased == 0 ? -1074 : biased - 1075;
-    int top = 63 - (int)clz(m) + e;
-    int quantum = max(top, emin) - (p - 1);
+    if (biased == 0) return as_float(s);
+    ulong m = (a & 0xfffffffffffffUL) | 0x10000000000000UL;
+    int e = biased - 1075;
+    int quantum = max(biased - 1023, emin) - (p - 1);
     int sh = quantum - e;
     ulong q;
     if (sh >= 64) q = 0UL;
