@@ -64,6 +64,29 @@ impl Layout {
         })
     }
 
+    /// The lowest and highest element offsets a non-empty view reaches.
+    fn reach(&self) -> (i128, i128) {
+        let (mut low, mut high) = (self.offset as i128, self.offset as i128);
+        for (&d, &s) in self.dims.iter().zip(&self.strides) {
+            let reach = (d as i128 - 1) * s as i128;
+            if reach < 0 {
+                low += reach;
+            } else {
+                high += reach;
+            }
+        }
+        (low, high)
+    }
+
+    /// The elements of the buffer a checked, non-empty view reaches (`None` if empty).
+    pub fn span(&self) -> Option<std::ops::Range<usize>> {
+        if self.dims.contains(&0) {
+            return None;
+        }
+        let (low, high) = self.reach();
+        Some(low.max(0) as usize..(high + 1).max(0) as usize)
+    }
+
     /// Checks that every element the view names lies inside a buffer of `len` elements.
     pub fn check(&self, len: usize) -> Result<(), Error> {
         if self.dims.len() != self.strides.len() {
@@ -82,16 +105,7 @@ impl Layout {
         if self.count()? == 0 {
             return Ok(());
         }
-        // The lowest and highest element offsets the view reaches.
-        let (mut low, mut high) = (self.offset as i128, self.offset as i128);
-        for (&d, &s) in self.dims.iter().zip(&self.strides) {
-            let reach = (d as i128 - 1) * s as i128;
-            if reach < 0 {
-                low += reach;
-            } else {
-                high += reach;
-            }
-        }
+        let (low, high) = self.reach();
         if low < 0 || high >= len as i128 {
             return Err(shape_error(format!(
                 "the view {:?} (strides {:?}, offset {}) reaches elements {low}..={high}, outside the {len} elements of the data",
@@ -100,6 +114,18 @@ impl Layout {
         }
         Ok(())
     }
+}
+
+/// One part of an [`AxisPlan`] cut along its outermost kept axis
+/// ([`AxisPlan::split_outer`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanPart {
+    /// The part's own plan, its layout counted from `base`.
+    pub plan: AxisPlan,
+    /// The whole plan's outputs this part computes, in order.
+    pub outputs: std::ops::Range<usize>,
+    /// The buffer element the part's layout counts from.
+    pub base: usize,
 }
 
 /// Which axes a reduction folds, checked against a layout.
@@ -161,9 +187,51 @@ impl AxisPlan {
             .collect()
     }
 
+    /// The plan cut into at most `parts` plans along its outermost kept axis, each with
+    /// the range of outputs it computes: outputs are in C order of the kept axes, so each
+    /// part's outputs are one contiguous run of the whole plan's. Each part's layout is
+    /// rebased on the first element it reaches, and that element is returned with it, so
+    /// a part can be handed only its own elements. `None` when no axis is kept (one
+    /// output) or there are no outputs.
+    pub fn split_outer(&self, parts: usize) -> Option<Vec<PlanPart>> {
+        let &axis = self.kept.first()?;
+        let extent = self.layout.dims[axis];
+        let per_index = self.outputs() / extent.max(1);
+        if extent == 0 || per_index == 0 {
+            return None;
+        }
+        let parts = parts.clamp(1, extent);
+        let mut out = Vec::with_capacity(parts);
+        for p in 0..parts {
+            let (lo, hi) = (extent * p / parts, extent * (p + 1) / parts);
+            let mut layout = self.layout.clone();
+            layout.dims[axis] = hi - lo;
+            let moved = self.layout.offset as i128 + lo as i128 * layout.strides[axis] as i128;
+            layout.offset = moved as usize;
+            let base = layout.span().map_or(0, |r| r.start);
+            layout.offset -= base;
+            out.push(PlanPart {
+                plan: AxisPlan {
+                    layout,
+                    reduced: self.reduced.clone(),
+                    kept: self.kept.clone(),
+                    keepdims: self.keepdims,
+                },
+                outputs: lo * per_index..hi * per_index,
+                base,
+            });
+        }
+        Some(out)
+    }
+
     /// Number of output elements.
     pub fn outputs(&self) -> usize {
         self.kept.iter().map(|&a| self.layout.dims[a]).product()
+    }
+
+    /// The view the plan reduces.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
     }
 
     /// Elements per output (the product of the reduced axes).

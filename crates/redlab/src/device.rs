@@ -225,7 +225,9 @@ impl Device {
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
         match &self.kind {
-            Kind::Sharded(_) => Err(crate::sharded::not_yet("axis and segment reductions")),
+            Kind::Sharded(group) => {
+                crate::sharded_outputs::reduce_outputs(group.members(), problem, data, selection)
+            }
             Kind::Cpu(cpu) => {
                 let start = Instant::now();
                 let values = cpu.compute_outputs(problem, data, selection)?;

@@ -5,7 +5,8 @@
 //! and the roots joined in tree order on the host, so a float sum gives the same bits on
 //! any number of devices as on one and on the CPU.
 //!
-//! The partials are few (four subtrees per device) and are joined on the host. Arrays
+//! The partials are few (four subtrees per device) and are joined on the host. Axis and
+//! segment reductions split by outputs instead (`sharded_outputs`). Arrays
 //! made on the devices themselves go through [`crate::generated`]; one process per GPU
 //! joining through NCCL is `redlab run --rank` (`cli::ranks`).
 
@@ -62,7 +63,7 @@ pub fn member_names(name: &str) -> Result<Option<Vec<String>>, Error> {
 /// The error for what a sharded device does not do yet.
 pub fn not_yet(what: &str) -> Error {
     Error::Core(CoreError::Shape(format!(
-        "{what} run on one device; a group of devices (cuda:0,1) reduces whole arrays only, for now"
+        "{what} run on one device; a group of devices (cuda:0,1) reduces whole arrays, and along axes and over segments, only, for now"
     )))
 }
 

@@ -2,7 +2,8 @@
 //! the one-device result bit for bit: floats in the canonical order, integers and
 //! selections exactly, argmin/argmax with global indices, for every operator on sizes
 //! around tile and subtree boundaries; arrays made on the devices themselves (`hashed`)
-//! give the host's bits too.
+//! give the host's bits too; axis and segment reductions split by outputs give the one
+//! device's bits.
 
 use redlab::generate::{generate, Distribution};
 use redlab::{DType, Device, Op, Problem};
@@ -52,20 +53,90 @@ fn groups_of_devices_give_the_one_device_bits() {
 }
 
 #[test]
+fn axis_and_segment_reductions_on_a_group_give_the_one_device_bits() {
+    use redlab::segmented::Selection;
+    use redlab::shape::{AxisPlan, Layout, Segments};
+    let cpu = Device::open("cpu", None).expect("cpu");
+    // Views: C and Fortran order, three axes, rows reversed (a negative stride with an
+    // offset), an empty axis, and every axis reduced (one output).
+    let reversed = Layout {
+        dims: vec![20, 517],
+        strides: vec![-517, 1],
+        offset: 19 * 517,
+    };
+    let views: Vec<(Layout, Option<Vec<isize>>)> = vec![
+        (Layout::c_order(&[37, 1000]), Some(vec![1])),
+        (Layout::c_order(&[37, 1000]), Some(vec![0])),
+        (Layout::fortran_order(&[300, 41]), Some(vec![0])),
+        (Layout::c_order(&[5, 7, 300]), Some(vec![0, 2])),
+        (Layout::c_order(&[5, 7, 300]), Some(vec![1])),
+        (reversed, Some(vec![1])),
+        (Layout::c_order(&[0, 10]), Some(vec![1])),
+        (Layout::c_order(&[3, 9]), None),
+    ];
+    // Segments of random lengths, empty ones among them.
+    let mut offsets = vec![0u64];
+    for k in 0..300u64 {
+        let len = k * 7919 % 613 * u64::from(k % 5 != 0);
+        offsets.push(offsets.last().copied().unwrap_or(0) + len);
+    }
+    let n_segmented = *offsets.last().unwrap_or(&0) as usize;
+    for name in groups() {
+        let group = Device::open(name, None).expect("group opens");
+        for (dtype, op) in [
+            (DType::F32, Op::Sum),
+            (DType::F64, Op::Sum),
+            (DType::F32, Op::ArgMax),
+            (DType::I32, Op::Min),
+        ] {
+            let problem = Problem::new(op, dtype, None).expect("valid");
+            let check = |data: &redlab::HostArray, selection: Selection<'_>, what: &str| {
+                let (want, _) = cpu
+                    .reduce_outputs(&problem, data.view(), selection)
+                    .expect("cpu");
+                let (got, _) = group
+                    .reduce_outputs(&problem, data.view(), selection)
+                    .unwrap_or_else(|e| panic!("{name} {problem} {what}: {e}"));
+                assert_eq!(got.len(), want.len(), "{name} {problem} {what}");
+                for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        g.same_as(w),
+                        "{name} {problem} {what} output {k}: {g} vs {w}"
+                    );
+                }
+            };
+            for (layout, axes) in &views {
+                let n = layout.span().map_or(0, |r| r.end);
+                let data = generate(dtype, n, Distribution::Normal, 5).expect("data");
+                let plan = AxisPlan::new(layout.clone(), axes.as_deref(), false).expect("plan");
+                check(
+                    &data,
+                    Selection::Axes(&plan),
+                    &format!("{layout:?} axes {axes:?}"),
+                );
+            }
+            let data = generate(dtype, n_segmented, Distribution::Normal, 6).expect("data");
+            let ranges = Segments::Offsets(offsets.clone())
+                .ranges(n_segmented)
+                .expect("ranges");
+            check(&data, Selection::Ranges(&ranges), "segments");
+        }
+    }
+}
+
+#[test]
 fn a_group_says_what_it_does_not_do_yet() {
     let group = Device::open("cpu:0,0", None).expect("group opens");
-    let plan =
-        redlab::shape::AxisPlan::new(redlab::shape::Layout::c_order(&[2, 3]), Some(&[1]), false)
-            .expect("plan");
-    let problem = Problem::new(Op::Sum, DType::F32, None).expect("valid");
-    let e = group
-        .reduce_outputs(
-            &problem,
-            redlab::ArrayRef::from_slice(&[1.0f32; 6]),
-            redlab::segmented::Selection::Axes(&plan),
-        )
-        .expect_err("not yet");
-    assert!(e.to_string().contains("reduces whole arrays only"), "{e}");
+    let dot = redlab::Reduction::builder("x * y", "sum")
+        .build(&[DType::F32, DType::F32])
+        .expect("builds");
+    let x = [1.0f32; 6];
+    let views = [
+        redlab::ArrayRef::from_slice(&x),
+        redlab::ArrayRef::from_slice(&x),
+    ];
+    let e = group.reduce_mapped(&dot, &views).expect_err("not yet");
+    assert!(e.to_string().contains("reduces whole arrays"), "{e}");
     assert!(Device::open("cuda:0,", None).is_err());
 }
 

@@ -1,0 +1,142 @@
+//! Axis and segment reductions on a group of devices (`cuda:0,1`): the outputs split
+//! into one contiguous run per member, each member handed only the elements its outputs
+//! read, the values joined in order.
+//!
+//! Every output is reduced whole, in the canonical order of its own elements, on one
+//! member, so the bits are those of one device whatever the group: no output is cut
+//! across devices, and nothing is combined across them. An axis reduction splits its
+//! outermost kept axis ([`AxisPlan::split_outer`]): columns of a C-order matrix split by
+//! column blocks, rows by row blocks. Segments split into runs of whole segments with
+//! about equal element counts. A reduction with one output (every axis reduced) runs on
+//! the first member.
+
+use std::ops::Range;
+
+use redlab_core::segmented::Selection;
+use redlab_core::shape::PlanPart;
+use redlab_core::{ArrayRef, Problem, Value};
+
+use crate::sharded::on_each_member;
+use crate::{Device, Error};
+
+/// One member's share: the elements it reads (as a slice of the input) and what it
+/// reduces in them.
+enum Share {
+    Axes(PlanPart),
+    Ranges {
+        elements: Range<usize>,
+        ranges: Vec<Range<usize>>,
+    },
+}
+
+/// Reduces `selection` of `data` on `members`; the values in output order and each
+/// member's seconds.
+pub fn reduce_outputs(
+    members: &[Device],
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Result<(Vec<Value>, Vec<f64>), Error> {
+    let shares = match selection {
+        Selection::Axes(plan) => match plan.split_outer(members.len()) {
+            Some(parts) => parts.into_iter().map(Share::Axes).collect(),
+            None => return members[0].reduce_outputs(problem, data, selection),
+        },
+        Selection::Ranges(ranges) => split_ranges(ranges, members.len()),
+    };
+    if shares.len() <= 1 {
+        return members[0].reduce_outputs(problem, data, selection);
+    }
+    let results = on_each_member(&members[..shares.len()], |d, member| match &shares[d] {
+        Share::Axes(part) => {
+            let end = part_end(part, data.len());
+            member.reduce_outputs(
+                problem,
+                data.slice(part.base, end),
+                Selection::Axes(&part.plan),
+            )
+        }
+        Share::Ranges { elements, ranges } => member.reduce_outputs(
+            problem,
+            data.slice(elements.start, elements.end),
+            Selection::Ranges(ranges),
+        ),
+    });
+    let mut values = Vec::with_capacity(selection.outputs());
+    let mut seconds = Vec::with_capacity(results.len());
+    for r in results {
+        let (v, s) = r?;
+        values.extend(v);
+        seconds.push(s.iter().sum());
+    }
+    Ok((values, seconds))
+}
+
+/// Where a part's elements end in the buffer: its base plus its layout's span.
+fn part_end(part: &PlanPart, len: usize) -> usize {
+    part.plan
+        .layout()
+        .span()
+        .map_or(part.base, |r| part.base + r.end)
+        .min(len)
+}
+
+/// Segments cut into at most `parts` runs of whole segments, each with about the same
+/// number of elements, and each run's ranges moved to count from its first element.
+fn split_ranges(ranges: &[Range<usize>], parts: usize) -> Vec<Share> {
+    let total: usize = ranges.iter().map(|r| r.len()).sum();
+    let parts = parts.clamp(1, ranges.len().max(1));
+    let mut shares = Vec::with_capacity(parts);
+    let mut first = 0;
+    let mut seen = 0;
+    for p in 1..=parts {
+        // The run ends after the segment that reaches p/parts of the elements.
+        let goal = total * p / parts;
+        let mut last = first;
+        while last < ranges.len() && (seen < goal || p == parts) {
+            seen += ranges[last].len();
+            last += 1;
+        }
+        if last == first {
+            continue;
+        }
+        let run = &ranges[first..last];
+        let lo = run.iter().map(|r| r.start).min().unwrap_or(0);
+        let hi = run.iter().map(|r| r.end).max().unwrap_or(lo).max(lo);
+        shares.push(Share::Ranges {
+            elements: lo..hi,
+            ranges: run.iter().map(|r| r.start - lo..r.end - lo).collect(),
+        });
+        first = last;
+    }
+    shares
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{split_ranges, Share};
+
+    #[test]
+    fn segment_runs_cover_every_segment_once_in_order() {
+        let ranges: Vec<_> = [0..5, 5..5, 5..100, 100..101, 101..300, 300..301]
+            .into_iter()
+            .collect();
+        for parts in 1..8 {
+            let shares = split_ranges(&ranges, parts);
+            assert!(shares.len() <= parts);
+            let mut rebuilt = Vec::new();
+            for s in &shares {
+                let Share::Ranges { elements, ranges } = s else {
+                    panic!("ranges only")
+                };
+                rebuilt.extend(
+                    ranges
+                        .iter()
+                        .map(|r| r.start + elements.start..r.end + elements.start),
+                );
+            }
+            assert_eq!(rebuilt, ranges, "{parts} parts");
+        }
+        assert!(split_ranges(&[], 3).is_empty());
+    }
+}
