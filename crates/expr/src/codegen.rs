@@ -68,6 +68,12 @@ pub fn uses_device_math(node: &Node) -> bool {
     })
 }
 
+/// Whether the tree reads the element index `i` (whose value depends on where a slice
+/// of the inputs starts).
+pub fn uses_index(node: &Node) -> bool {
+    any_node(node, &|n| matches!(n.kind, Kind::Index))
+}
+
 /// The helper functions every generated expression may call.
 pub fn helpers(fp64: bool) -> String {
     let mut s = String::from(

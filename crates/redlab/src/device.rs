@@ -261,7 +261,7 @@ impl Device {
     ) -> Result<Outcome, Error> {
         Ok(match &self.kind {
             Kind::Cpu(cpu) => cpu.reduce_mapped(reduction, inputs)?,
-            Kind::Sharded(_) => return Err(crate::sharded::not_yet("user-defined reductions")),
+            Kind::Sharded(group) => group.reduce_mapped(reduction, inputs)?,
             #[cfg(feature = "opencl")]
             Kind::OpenCl(device) => device.reduce_mapped(reduction, inputs)?,
             #[cfg(feature = "cuda")]

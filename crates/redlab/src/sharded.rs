@@ -6,7 +6,8 @@
 //! any number of devices as on one and on the CPU.
 //!
 //! The partials are few (four subtrees per device) and are joined on the host. Axis and
-//! segment reductions split by outputs instead (`sharded_outputs`). Arrays
+//! segment reductions split by outputs instead (`sharded_outputs`); user-defined
+//! reductions with a built-in combine split as plain ones do. Arrays
 //! made on the devices themselves go through [`crate::generated`]; one process per GPU
 //! joining through NCCL is `redlab run --rank` (`cli::ranks`).
 
@@ -95,6 +96,60 @@ impl Sharded {
     /// The member devices, in shard order.
     pub fn members(&self) -> &[Device] {
         &self.devices
+    }
+}
+
+impl Sharded {
+    /// A user-defined reduction with a built-in combine over the group: each member maps
+    /// and reduces its subtrees of the inputs (as [`Backend::reduce`] does for plain
+    /// reductions), the roots are joined in tree order and `post` is applied once, so
+    /// the bits are one device's. Maps that read the index `i` and custom combines run
+    /// on one device (a slice's `i` would start again at 0; a custom combine's roots
+    /// would need the expression's own tree join).
+    pub fn reduce_mapped(
+        &self,
+        reduction: &redlab_expr::Reduction,
+        inputs: &[ArrayRef<'_>],
+    ) -> Result<Outcome, Error> {
+        let Some(problem) = reduction.problem().cloned() else {
+            return Err(not_yet("custom combines"));
+        };
+        if redlab_expr::codegen::uses_index(&reduction.map) {
+            return Err(not_yet("maps that read the index i"));
+        }
+        let n = redlab_expr::host::check_inputs(reduction, inputs)
+            .map_err(|e| Error::Core(CoreError::Shape(e.to_string())))?;
+        let shards = plan_for(&problem, n, self.devices.len());
+        if shards.subtrees.is_empty() {
+            return self.devices[0].reduce_mapped(reduction, inputs);
+        }
+        let mut bare = reduction.clone();
+        bare.post = None;
+        let results = on_each_member(&self.devices, |d, device| {
+            let mut values = Vec::new();
+            let mut seconds = 0.0;
+            for r in shards.subtrees_of(d) {
+                let slices: Vec<_> = inputs.iter().map(|a| a.slice(r.start, r.end)).collect();
+                let outcome = device.reduce_mapped(&bare, &slices)?;
+                seconds += outcome.seconds;
+                values.push(outcome.value);
+            }
+            Ok::<_, Error>((values, seconds))
+        });
+        let mut roots = Vec::with_capacity(shards.subtrees.len());
+        let mut passes = Vec::with_capacity(self.devices.len());
+        for r in results {
+            let (values, seconds) = r?;
+            roots.extend(values);
+            passes.push(seconds);
+        }
+        let value = combine(&problem, &shards, &roots)
+            .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
+        Ok(Outcome {
+            value: reduction.finish(value, n),
+            seconds: passes.iter().copied().fold(0.0, f64::max),
+            passes,
+        })
     }
 }
 

@@ -2,8 +2,8 @@
 //! the one-device result bit for bit: floats in the canonical order, integers and
 //! selections exactly, argmin/argmax with global indices, for every operator on sizes
 //! around tile and subtree boundaries; arrays made on the devices themselves (`hashed`)
-//! give the host's bits too; axis and segment reductions split by outputs give the one
-//! device's bits.
+//! give the host's bits too; axis and segment reductions split by outputs, and
+//! user-defined reductions split by subtrees, give the one device's bits.
 
 use redlab::generate::{generate, Distribution};
 use redlab::{DType, Device, Op, Problem};
@@ -125,18 +125,61 @@ fn axis_and_segment_reductions_on_a_group_give_the_one_device_bits() {
 }
 
 #[test]
+fn user_defined_reductions_on_a_group_give_the_one_device_bits() {
+    let cpu = Device::open("cpu", None).expect("cpu");
+    let cases: &[(&str, &str, Option<&str>, DType)] = &[
+        ("x * y", "sum", None, DType::F32),
+        ("x * x", "sum", Some("sqrt(r)"), DType::F64),
+        ("abs(x - y)", "max", None, DType::F32),
+        ("x * x", "argmax", None, DType::F32),
+        ("x > y", "sum", None, DType::F32),
+        ("x * 3 - y", "xor", None, DType::I32),
+    ];
+    for name in groups() {
+        let group = Device::open(name, None).expect("group opens");
+        for &(map, combine, post, dtype) in cases {
+            let mut builder = redlab::Reduction::builder(map, combine);
+            if let Some(p) = post {
+                builder = builder.post(p);
+            }
+            let r = builder.build(&[dtype, dtype]).expect("builds");
+            for n in [0, 1, 8193, 3 * 65_536 + 17, (1 << 20) + 3] {
+                let x = generate(dtype, n, Distribution::Normal, 8).expect("data");
+                let y = generate(dtype, n, Distribution::Normal, 9).expect("data");
+                let inputs = [x.view(), y.view()];
+                let want = cpu.reduce_mapped(&r, &inputs).expect("cpu").value;
+                let got = group
+                    .reduce_mapped(&r, &inputs)
+                    .unwrap_or_else(|e| panic!("{name} {} n={n}: {e}", r.describe()))
+                    .value;
+                assert!(
+                    got.same_as(&want),
+                    "{name} {} n={n}: {got} vs {want}",
+                    r.describe()
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn a_group_says_what_it_does_not_do_yet() {
     let group = Device::open("cpu:0,0", None).expect("group opens");
-    let dot = redlab::Reduction::builder("x * y", "sum")
-        .build(&[DType::F32, DType::F32])
-        .expect("builds");
     let x = [1.0f32; 6];
-    let views = [
-        redlab::ArrayRef::from_slice(&x),
-        redlab::ArrayRef::from_slice(&x),
-    ];
-    let e = group.reduce_mapped(&dot, &views).expect_err("not yet");
-    assert!(e.to_string().contains("reduces whole arrays"), "{e}");
+    let views = [redlab::ArrayRef::from_slice(&x)];
+    for (map, combine, identity, says) in [
+        ("x * i", "sum", None, "the index i"),
+        ("x", "a + b", Some("0"), "custom combines"),
+    ] {
+        let mut builder = redlab::Reduction::builder(map, combine);
+        if let Some(id) = identity {
+            builder = builder.identity(id);
+        }
+        let r = builder.build(&[DType::F32]).expect("builds");
+        let e = group.reduce_mapped(&r, &views).expect_err("not yet");
+        assert!(e.to_string().contains(says), "{e}");
+        assert!(e.to_string().contains("run on one device"), "{e}");
+    }
     assert!(Device::open("cuda:0,", None).is_err());
 }
 
