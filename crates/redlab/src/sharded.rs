@@ -11,7 +11,9 @@
 //! made on the devices themselves go through [`crate::generated`]; one process per GPU
 //! joining through NCCL is `redlab run --rank` (`cli::ranks`).
 
-use redlab_core::shard::{combine, plan_for};
+use std::ops::Range;
+
+use redlab_core::shard::{combine, plan_for, ShardPlan};
 use redlab_core::{ArrayRef, Backend, DeviceInfo, Error as CoreError, Outcome, Problem};
 
 use crate::{Device, Error};
@@ -125,32 +127,53 @@ impl Sharded {
         }
         let mut bare = reduction.clone();
         bare.post = None;
-        let results = on_each_member(&self.devices, |d, device| {
-            let mut values = Vec::new();
-            let mut seconds = 0.0;
-            for r in shards.subtrees_of(d) {
-                let slices: Vec<_> = inputs.iter().map(|a| a.slice(r.start, r.end)).collect();
-                let outcome = device.reduce_mapped(&bare, &slices)?;
-                seconds += outcome.seconds;
-                values.push(outcome.value);
-            }
-            Ok::<_, Error>((values, seconds))
-        });
-        let mut roots = Vec::with_capacity(shards.subtrees.len());
-        let mut passes = Vec::with_capacity(self.devices.len());
-        for r in results {
-            let (values, seconds) = r?;
-            roots.extend(values);
-            passes.push(seconds);
-        }
-        let value = combine(&problem, &shards, &roots)
-            .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
+        let joined = subtrees_joined(&self.devices, &problem, &shards, |device, r| {
+            let slices: Vec<_> = inputs.iter().map(|a| a.slice(r.start, r.end)).collect();
+            device.reduce_mapped(&bare, &slices)
+        })?;
         Ok(Outcome {
-            value: reduction.finish(value, n),
-            seconds: passes.iter().copied().fold(0.0, f64::max),
-            passes,
+            value: reduction.finish(joined.value, n),
+            ..joined
         })
     }
+}
+
+/// Every member reducing its subtrees of `shards` with `reduce(member, subtree)`, each on
+/// its own host thread, and the roots joined in tree order: the joined value, the
+/// slowest member's seconds, and each member's (its subtrees' seconds summed).
+fn subtrees_joined<E>(
+    devices: &[Device],
+    problem: &Problem,
+    shards: &ShardPlan,
+    reduce: impl Fn(&Device, Range<usize>) -> Result<Outcome, E> + Sync,
+) -> Result<Outcome, E>
+where
+    E: Send + From<CoreError>,
+{
+    let results = on_each_member(devices, |d, device| {
+        let mut values = Vec::new();
+        let mut seconds = 0.0;
+        for r in shards.subtrees_of(d) {
+            let outcome = reduce(device, r)?;
+            seconds += outcome.seconds;
+            values.push(outcome.value);
+        }
+        Ok::<_, E>((values, seconds))
+    });
+    let mut roots = Vec::with_capacity(shards.subtrees.len());
+    let mut passes = Vec::with_capacity(devices.len());
+    for r in results {
+        let (values, seconds) = r?;
+        roots.extend(values);
+        passes.push(seconds);
+    }
+    let value = combine(problem, shards, &roots)
+        .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
+    Ok(Outcome {
+        value,
+        seconds: passes.iter().copied().fold(0.0, f64::max),
+        passes,
+    })
 }
 
 /// Runs `work(d, member)` for every member at once, each on its own host thread, and
@@ -194,32 +217,8 @@ impl Backend for Sharded {
         if shards.subtrees.is_empty() {
             return self.devices[0].backend().reduce(problem, data);
         }
-        let results = on_each_member(&self.devices, |d, device| {
-            let mine = shards.subtrees_of(d);
-            let mut values = Vec::with_capacity(mine.len());
-            let mut seconds = 0.0;
-            for r in mine {
-                let outcome = device
-                    .backend()
-                    .reduce(problem, data.slice(r.start, r.end))?;
-                seconds += outcome.seconds;
-                values.push(outcome.value);
-            }
-            Ok::<_, CoreError>((values, seconds))
-        });
-        let mut roots = Vec::with_capacity(shards.subtrees.len());
-        let mut passes = Vec::with_capacity(self.devices.len());
-        for r in results {
-            let (values, seconds) = r?;
-            roots.extend(values);
-            passes.push(seconds);
-        }
-        let value = combine(problem, &shards, &roots)
-            .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
-        Ok(Outcome {
-            value,
-            seconds: passes.iter().copied().fold(0.0, f64::max),
-            passes,
+        subtrees_joined(&self.devices, problem, &shards, |device, r| {
+            device.backend().reduce(problem, data.slice(r.start, r.end))
         })
     }
 
