@@ -66,7 +66,7 @@ pub fn member_names(name: &str) -> Result<Option<Vec<String>>, Error> {
 /// The error for what a sharded device does not do yet.
 pub fn not_yet(what: &str) -> Error {
     Error::Core(CoreError::Shape(format!(
-        "{what} run on one device; a group of devices (cuda:0,1) reduces whole arrays, and along axes and over segments, only, for now"
+        "{what} run on one device, not on a group of devices (cuda:0,1), for now"
     )))
 }
 
