@@ -225,9 +225,15 @@ impl Device {
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
         match &self.kind {
-            Kind::Sharded(group) => {
-                crate::sharded_outputs::reduce_outputs(group.members(), problem, data, selection)
-            }
+            Kind::Sharded(group) => crate::sharded_outputs::split_outputs(
+                group.members(),
+                data,
+                selection,
+                |m, d, s| {
+                    let (values, passes) = m.reduce_outputs(problem, d, s)?;
+                    Ok((values, passes.iter().sum()))
+                },
+            ),
             Kind::Cpu(cpu) => {
                 let start = Instant::now();
                 let values = cpu.compute_outputs(problem, data, selection)?;
@@ -337,6 +343,15 @@ impl Device {
             Ok((values, seconds))
         };
         match (&self.kind, kind) {
+            (Kind::Sharded(group), _) => {
+                let (values, seconds) = crate::sharded_outputs::split_outputs(
+                    group.members(),
+                    data,
+                    selection,
+                    |m, d, s| m.statistic_timed(stat, d, s),
+                )?;
+                Ok((values, seconds.into_iter().fold(0.0, f64::max)))
+            }
             (Kind::Cpu(cpu), _) => {
                 let start = Instant::now();
                 let values = cpu.statistic(stat, data, selection)?;
@@ -359,7 +374,7 @@ impl Device {
                 Err(Error::Unavailable {
                     backend: self.info().id.clone(),
                     reason: format!(
-                        "{} runs on the CPU and on single OpenCL and CUDA devices, not on a group (use one device)",
+                        "{} runs on the CPU and on OpenCL and CUDA devices and groups of them",
                         stat.name()
                     ),
                 })

@@ -8,13 +8,13 @@
 //! outermost kept axis ([`AxisPlan::split_outer`]): columns of a C-order matrix split by
 //! column blocks, rows by row blocks. Segments split into runs of whole segments with
 //! about equal element counts. A reduction with one output (every axis reduced) runs on
-//! the first member.
+//! the first member. Statistics (variance, log-sum-exp, …) split the same way.
 
 use std::ops::Range;
 
 use redlab_core::segmented::Selection;
 use redlab_core::shape::PlanPart;
-use redlab_core::{ArrayRef, Problem, Value};
+use redlab_core::{ArrayRef, Value};
 
 use crate::sharded::on_each_member;
 use crate::{Device, Error};
@@ -29,35 +29,40 @@ enum Share {
     },
 }
 
-/// Reduces `selection` of `data` on `members`; the values in output order and each
-/// member's seconds.
-pub fn reduce_outputs(
+/// Runs `work(member, elements, selection)` for each member's share of `selection` over
+/// `data`, all at once, and returns the outputs in order with each member's seconds.
+/// `work` is a reduction or a statistic of one device.
+pub fn split_outputs<W>(
     members: &[Device],
-    problem: &Problem,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
-) -> Result<(Vec<Value>, Vec<f64>), Error> {
-    let shares = match selection {
+    work: W,
+) -> Result<(Vec<Value>, Vec<f64>), Error>
+where
+    W: Fn(&Device, ArrayRef<'_>, Selection<'_>) -> Result<(Vec<Value>, f64), Error> + Sync,
+{
+    let whole = || work(&members[0], data, selection).map(|(v, s)| (v, vec![s]));
+    let shares: Vec<Share> = match selection {
         Selection::Axes(plan) => match plan.split_outer(members.len()) {
             Some(parts) => parts.into_iter().map(Share::Axes).collect(),
-            None => return members[0].reduce_outputs(problem, data, selection),
+            None => return whole(),
         },
         Selection::Ranges(ranges) => split_ranges(ranges, members.len()),
     };
     if shares.len() <= 1 {
-        return members[0].reduce_outputs(problem, data, selection);
+        return whole();
     }
     let results = on_each_member(&members[..shares.len()], |d, member| match &shares[d] {
         Share::Axes(part) => {
             let end = part_end(part, data.len());
-            member.reduce_outputs(
-                problem,
+            work(
+                member,
                 data.slice(part.base, end),
                 Selection::Axes(&part.plan),
             )
         }
-        Share::Ranges { elements, ranges } => member.reduce_outputs(
-            problem,
+        Share::Ranges { elements, ranges } => work(
+            member,
             data.slice(elements.start, elements.end),
             Selection::Ranges(ranges),
         ),
@@ -67,7 +72,7 @@ pub fn reduce_outputs(
     for r in results {
         let (v, s) = r?;
         values.extend(v);
-        seconds.push(s.iter().sum());
+        seconds.push(s);
     }
     Ok((values, seconds))
 }

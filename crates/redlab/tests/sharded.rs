@@ -3,10 +3,11 @@
 //! selections exactly, argmin/argmax with global indices, for every operator on sizes
 //! around tile and subtree boundaries; arrays made on the devices themselves (`hashed`)
 //! give the host's bits too; axis and segment reductions split by outputs, and
-//! user-defined reductions split by subtrees, give the one device's bits.
+//! user-defined reductions split by subtrees, and statistics split by outputs, give the
+//! one device's bits.
 
 use redlab::generate::{generate, Distribution};
-use redlab::{DType, Device, Op, Problem};
+use redlab::{DType, Device, Op, Problem, Statistic};
 
 fn groups() -> Vec<&'static str> {
     let mut g = vec!["cpu:0,0", "cpu:0,0,0"];
@@ -120,6 +121,31 @@ fn axis_and_segment_reductions_on_a_group_give_the_one_device_bits() {
                 .ranges(n_segmented)
                 .expect("ranges");
             check(&data, Selection::Ranges(&ranges), "segments");
+        }
+        // Statistics split the same way.
+        for stat in [
+            Statistic::Var { ddof: 1.0 },
+            Statistic::LogSumExp,
+            Statistic::NanMean,
+        ] {
+            for (layout, axes) in &views {
+                let n = layout.span().map_or(0, |r| r.end);
+                let data = generate(DType::F32, n, Distribution::Normal, 7).expect("data");
+                let plan = AxisPlan::new(layout.clone(), axes.as_deref(), false).expect("plan");
+                let want = cpu
+                    .statistic(stat, data.view(), Selection::Axes(&plan))
+                    .expect("cpu");
+                let got = group
+                    .statistic(stat, data.view(), Selection::Axes(&plan))
+                    .unwrap_or_else(|e| panic!("{name} {stat:?} {layout:?}: {e}"));
+                assert_eq!(got.len(), want.len());
+                for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        g.same_as(w),
+                        "{name} {stat:?} {layout:?} output {k}: {g} vs {w}"
+                    );
+                }
+            }
         }
     }
 }
