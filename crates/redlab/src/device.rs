@@ -386,6 +386,17 @@ impl Device {
     pub fn explain_outputs(&self, problem: &Problem, selection: Selection<'_>) -> String {
         match &self.kind {
             Kind::Cpu(cpu) => cpu.explain_outputs(problem, selection),
+            Kind::Sharded(group) => {
+                let split = match selection {
+                    Selection::Axes(_) => "blocks of the outermost kept axis",
+                    Selection::Ranges(_) => "runs of whole segments of about equal size",
+                };
+                format!(
+                    "outputs split over the {} members by {split}, each output whole on one member; each member: {}",
+                    group.members().len(),
+                    group.members()[0].explain_outputs(problem, selection)
+                )
+            }
             #[cfg(any(feature = "opencl", feature = "cuda"))]
             _ => match redlab_kernels::segments::SegmentJob::new(selection) {
                 Some(job) => job

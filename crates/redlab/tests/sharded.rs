@@ -244,3 +244,15 @@ fn arrays_made_on_each_device_give_the_hosts_bits() {
         }
     }
 }
+
+#[test]
+fn a_group_explains_its_split_and_its_members_strategy() {
+    use redlab::segmented::Selection;
+    use redlab::shape::{AxisPlan, Layout};
+    let group = Device::open("cpu:0,0", None).expect("group opens");
+    let plan = AxisPlan::new(Layout::c_order(&[300, 1001]), Some(&[1]), false).expect("plan");
+    let problem = Problem::new(Op::Sum, DType::F32, None).expect("valid");
+    let text = group.explain_outputs(&problem, Selection::Axes(&plan));
+    assert!(text.contains("split over the 2 members"), "{text}");
+    assert!(text.contains("cpu short rows"), "{text}");
+}
