@@ -3,17 +3,34 @@
 //! twice on one device. A build failure carries the compiler's log.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use opencl3::context::Context;
 use opencl3::kernel::Kernel;
 use opencl3::program::Program;
 
+/// One lock for every program build and release in the process. PoCL keeps a
+/// process-wide cache of compiled kernel libraries whose reference counts are not safe
+/// against builds and releases on several contexts at once: a group of one device three
+/// times (`opencl:0,0,0`) building the same program on three threads aborted in
+/// `pocl_release_dlhandle_cache`. Builds are rare (each source once per device), so
+/// serializing them costs little.
+static BUILD_LOCK: Mutex<()> = Mutex::new(());
+
 /// A built program and its kernels by name.
 pub struct Built {
-    /// Keeps the program alive as long as its kernels.
-    _program: Program,
+    /// Keeps the program alive as long as its kernels (taken and released in `drop`,
+    /// under [`BUILD_LOCK`]).
+    program: Option<Program>,
     kernels: Vec<(String, Kernel)>,
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        let _guard = BUILD_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+        self.kernels.clear();
+        drop(self.program.take());
+    }
 }
 
 impl Built {
@@ -54,19 +71,24 @@ impl ProgramCache {
         if let Some(hit) = self.built.lock().map_err(|_| poisoned())?.get(&key) {
             return Ok(hit.clone());
         }
-        let program = Program::create_and_build_from_source(context, source, options)
-            .map_err(|log| BuildError { log })?;
-        let mut named = Vec::new();
-        for &name in kernels {
-            let kernel = Kernel::create(&program, name).map_err(|e| BuildError {
-                log: format!("kernel {name} not found after building: {e}"),
-            })?;
-            named.push((name.to_string(), kernel));
-        }
-        let built = Arc::new(Built {
-            _program: program,
-            kernels: named,
-        });
+        let built = {
+            let _guard = BUILD_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+            let program = Program::create_and_build_from_source(context, source, options)
+                .map_err(|log| BuildError { log })?;
+            let mut named = Vec::new();
+            for &name in kernels {
+                let kernel = Kernel::create(&program, name).map_err(|e| BuildError {
+                    log: format!("kernel {name} not found after building: {e}"),
+                })?;
+                named.push((name.to_string(), kernel));
+            }
+            Arc::new(Built {
+                program: Some(program),
+                kernels: named,
+            })
+        };
+        // The lock is released before the insert: an entry it replaces may drop a Built,
+        // whose drop takes the lock.
         self.built
             .lock()
             .map_err(|_| poisoned())?
