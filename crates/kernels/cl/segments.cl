@@ -16,7 +16,7 @@
 //                 else local memory); 4 blocks of outputs per group.
 //   short_rows_wide  outputs of 33 to 1024 elements: 32 work-items per output, lanes
 //                 j + 32m in work-item j's registers, the fold in registers then
-//                 shuffles (below); argmin/argmax fold their lanes as they load.
+//                 shuffles (below); argmin/argmax scan their lanes by key (below).
 //                 Lanes past an output's end hold IDENTITY, which changes no bit, so this
 //                 is the canonical fold of a short tile.
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
@@ -257,20 +257,36 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
 #pragma unroll 1
     for (uint u = 0; u < SHORT_BLOCKS; u++) {
         ulong k = first + u * per_block;
-#if defined(OP_ARGMIN) || defined(OP_ARGMAX)
-        // (value, index) pairs: the combine is a strict total order (the value, NaN
-        // first, then the lower index), so the answer is the same in any order, and each
-        // work-item folds its lanes j + 32m as they load, with one accumulator live
-        // instead of 16 registers of pairs; each comes later than the ones before, so
-        // combine_later skips the index comparisons.
+#ifdef HAVE_ARG_KEY
+        // argmin/argmax: each work-item's lanes j + 32m are all loaded first, then
+        // scanned in increasing index for the first strictly better key (combine() on
+        // later elements), with one (key, value, lane) live instead of 16 registers of
+        // pairs; the fold across work-items uses the full combine.
         acc_t x = IDENTITY;
         if (k < outputs) {
             ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
+            val_t v[2 * SHORT_HALF];
+            (void)used;
 #pragma unroll
             for (uint m = 0; m < 2 * SHORT_HALF; m++) {
                 ulong at = j + (ulong)m * width;
-                if (m < per && at < len)
-                    x = combine_later(x, seg_load(in, start + at * stride, at));
+                v[m] = (m < per && at < len) ? seg_load(in, start + at * stride, at).v : (val_t)0;
+            }
+            argkey_t bk = arg_key(v[0]);
+            val_t bv = v[0];
+            uint bm = 0;
+#pragma unroll
+            for (uint m = 1; m < 2 * SHORT_HALF; m++) {
+                argkey_t km = arg_key(v[m]);
+                int p = m < per && j + (ulong)m * width < len && ARG_BETTER(km, bk);
+                bk = p ? km : bk;
+                bv = p ? v[m] : bv;
+                bm = p ? m : bm;
+            }
+            // Lane j itself is in range whenever any of the work-item's lanes is.
+            if (j < len) {
+                x.v = bv;
+                x.i = j + (ulong)bm * width;
             }
         }
         SHORT_FINISH(x, k);
@@ -336,11 +352,27 @@ inline void seg_store_tile(__global acc_t* out, __global ulong* h, ulong outputs
         seg_scratch(h)[g] = v;
 }
 
-// A whole tile's lane taking its next (later) element.
-#ifdef HAVE_COMBINE_LATER
-#define ROW_TAKE combine_later
-#else
-#define ROW_TAKE combine
+#ifdef HAVE_ARG_KEY
+// argmin/argmax over ROWS loaded values vals[first + s * step] (s < ROWS), which are the
+// output's elements j0 + s * LANES: the first strictly better key in increasing index,
+// then its (value, index) pair. This is combine() over later elements, with selects
+// instead of branches, so every load goes out before the first compare. A macro, so the
+// register array is indexed with constants only.
+#define ARG_SCAN_ROWS(acc, vals, first, step, j0)                        \
+    do {                                                              \
+        argkey_t bk_ = arg_key(vals[(first)]);                           \
+        val_t bv_ = vals[(first)];                                       \
+        uint br_ = 0;                                                 \
+        for (uint s_ = 1; s_ < ROWS; s_++) {                          \
+            argkey_t k_ = arg_key(vals[(first) + s_ * (step)]);          \
+            int p_ = ARG_BETTER(k_, bk_);                             \
+            bk_ = p_ ? k_ : bk_;                                      \
+            bv_ = p_ ? vals[(first) + s_ * (step)] : bv_;                \
+            br_ = p_ ? s_ : br_;                                      \
+        }                                                             \
+        (acc).v = bv_;                                                \
+        (acc).i = (j0) + (ulong)br_ * LANES;                          \
+    } while (0)
 #endif
 
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
@@ -357,15 +389,25 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
     if (stride == 1 && (t + 1) * TILE <= len) {
         // A whole tile of consecutive elements: no bounds checks, no stride products.
-        // Each lane takes its rows in increasing index, so argmin/argmax, whose next
-        // element always comes later here, use combine_later (no index comparisons).
+#ifdef HAVE_ARG_KEY
+        // Every element is loaded before any compare; each lane then scans its rows.
+        ulong j0 = t * TILE + lid;
+        val_t v[4 * ROWS];
+        for (uint q = 0; q < 4 * ROWS; q++)
+            v[q] = seg_load(in, start + j0 + (ulong)(q / 4) * LANES + (q % 4) * 256, 0).v;
+        ARG_SCAN_ROWS(l0, v, 0, 4, j0);
+        ARG_SCAN_ROWS(l1, v, 1, 4, j0 + 256);
+        ARG_SCAN_ROWS(l2, v, 2, 4, j0 + 512);
+        ARG_SCAN_ROWS(l3, v, 3, 4, j0 + 768);
+#else
         for (uint r = 0; r < ROWS; r++) {
             ulong j = t * TILE + (ulong)r * LANES + lid;
-            l0 = ROW_TAKE(l0, seg_load(in, start + j, j));
-            l1 = ROW_TAKE(l1, seg_load(in, start + j + 256, j + 256));
-            l2 = ROW_TAKE(l2, seg_load(in, start + j + 512, j + 512));
-            l3 = ROW_TAKE(l3, seg_load(in, start + j + 768, j + 768));
+            l0 = combine(l0, seg_load(in, start + j, j));
+            l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
+            l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
+            l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
         }
+#endif
     } else {
         for (uint r = 0; r < ROWS; r++) {
             ulong j = t * TILE + (ulong)r * LANES + lid;
@@ -393,9 +435,29 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
 // Lane `lane` of tile `t` of an output: its (up to) 8 rows, combined in row order.
 inline acc_t seg_lane(__global const in_t* in, ulong start, ulong stride, ulong len, ulong t,
                       uint lane) {
+    ulong j0 = t * TILE + lane;
     acc_t v = IDENTITY;
+    if (j0 + (ROWS - 1) * LANES < len) {
+        // All 8 rows exist: the loads go out together before the first combine (with a
+        // bounds check between them, each waited for the one before).
+#ifdef HAVE_ARG_KEY
+        val_t x[ROWS];
+        for (uint r = 0; r < ROWS; r++)
+            x[r] = seg_load(in, start + (j0 + (ulong)r * LANES) * stride, 0).v;
+        ARG_SCAN_ROWS(v, x, 0, 1, j0);
+#else
+        acc_t x[ROWS];
+        for (uint r = 0; r < ROWS; r++) {
+            ulong j = j0 + (ulong)r * LANES;
+            x[r] = seg_load(in, start + j * stride, j);
+        }
+        for (uint r = 0; r < ROWS; r++)
+            v = combine(v, x[r]);
+#endif
+        return v;
+    }
     for (uint r = 0; r < ROWS; r++) {
-        ulong j = t * TILE + (ulong)r * LANES + lane;
+        ulong j = j0 + (ulong)r * LANES;
         if (j >= len)
             break;
         v = combine(v, seg_load(in, start + j * stride, j));

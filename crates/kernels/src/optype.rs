@@ -206,12 +206,19 @@ pub fn op_type_reading(problem: &Problem, map: Option<&MapSource<'_>>) -> OpType
                 } else {
                     ""
                 };
-                // combine() when b is known to come after a (a higher index): the
-                // earlier NaN, then the strictly better value, else the earlier pair.
-                let nan_later = if is_float {
-                    "    if (isnan(a.v)) return a;\n    if (isnan(b.v)) return b;\n"
-                } else {
-                    ""
+                // A scan over elements in increasing index keeps the first strictly
+                // better key: the key orders values as combine() does, with NaN above
+                // (argmax) or below (argmin) every number, so the earliest NaN wins.
+                // Selects on keys compile without branches, so a work-item's loads all
+                // go out before its compares (branchy combines held one load in flight).
+                let (key_t, key_of) = match (value, want_min) {
+                    (ValueKind::F32, false) => ("int", "isnan(x) ? 0x7fffffff : vkey(x)"),
+                    (ValueKind::F32, true) => ("int", "isnan(x) ? (-0x7fffffff - 1) : vkey(x)"),
+                    (ValueKind::F64, false) => ("long", "isnan(x) ? 0x7fffffffffffffffL : vkey(x)"),
+                    (ValueKind::F64, true) => {
+                        ("long", "isnan(x) ? (-0x7fffffffffffffffL - 1L) : vkey(x)")
+                    }
+                    _ => ("val_t", "x"),
                 };
                 s.push_str(&format!(
                 "typedef struct {{ val_t v; ulong i; }} acc_t;\n\
@@ -227,12 +234,10 @@ pub fn op_type_reading(problem: &Problem, map: Option<&MapSource<'_>>) -> OpType
                  \x20   if ({equal} && b.i < a.i) return b;\n\
                  \x20   return a;\n\
                  }}\n\
-                 #define HAVE_COMBINE_LATER 1\n\
-                 inline acc_t combine_later(acc_t a, acc_t b) {{\n\
-                 \x20   if (a.i == NO_INDEX) return b;\n\
-                 {nan_later}\
-                 \x20   return ({order}) ? b : a;\n\
-                 }}\n"
+                 #define HAVE_ARG_KEY 1\n\
+                 typedef {key_t} argkey_t;\n\
+                 inline argkey_t arg_key(val_t x) {{ return {key_of}; }}\n\
+                 #define ARG_BETTER(k, best) ((k) {cmp} (best))\n"
             ));
                 16
             }

@@ -154,3 +154,87 @@ fn axis_and_segment_outputs_match_the_reference() {
         assert!(strategies.contains(&wanted), "no case ran {wanted:?}");
     }
 }
+
+/// Values with many ties (small integers) and NaNs of both signs planted in some rows:
+/// argmin/argmax must keep the first of equal values and the first NaN, along rows that
+/// take each kernel path (short rows, wide short rows, whole and partial row tiles, the
+/// tree over tiles).
+fn tied_values_with_nans<T: Copy>(
+    count: usize,
+    row: usize,
+    seed: u64,
+    from_int: impl Fn(f64) -> T,
+    nans: [T; 2],
+) -> Vec<T> {
+    let ints = generate(DType::I32, count, Distribution::Ints, seed).expect("data");
+    let ints = ints.view().typed::<i32>().expect("i32").to_vec();
+    let mut values: Vec<T> = ints.iter().map(|&v| from_int(v as f64)).collect();
+    // Row r gets NaNs where r % 3 says: none, one negative NaN late in the row, or a
+    // positive NaN early and a negative one later.
+    for (r, chunk) in values.chunks_mut(row).enumerate() {
+        let len = chunk.len();
+        match r % 3 {
+            1 => chunk[len - 1 - len / 5] = nans[1],
+            2 => {
+                chunk[len / 3] = nans[0];
+                chunk[len - 1] = nans[1];
+            }
+            _ => {}
+        }
+    }
+    values
+}
+
+#[test]
+fn selections_keep_the_first_of_ties_and_the_first_nan() {
+    let Some(device) = device() else { return };
+    let shapes: [&[usize]; 6] = [
+        &[6, 20],
+        &[6, 1000],
+        &[6, 8192],
+        &[6, 8193],
+        &[3, 30011],
+        &[4, 3 * 8192],
+    ];
+    let mut failures = Vec::new();
+    for dims in shapes {
+        let (count, row) = (dims.iter().product::<usize>(), dims[1]);
+        let f32s = tied_values_with_nans(count, row, 7, |v| v as f32, [f32::NAN, -f32::NAN]);
+        let f64s = tied_values_with_nans(count, row, 8, |v| v, [f64::NAN, -f64::NAN]);
+        let i32s = tied_values_with_nans(count, row, 9, |v| v as i32, [7, -7]);
+        let plan = AxisPlan::new(Layout::c_order(dims), Some(&[1]), false).expect("plan");
+        for op in [Op::ArgMin, Op::ArgMax] {
+            for data in [
+                redlab_core::ArrayRef::from_slice(&f32s),
+                redlab_core::ArrayRef::from_slice(&f64s),
+                redlab_core::ArrayRef::from_slice(&i32s),
+            ] {
+                let problem = Problem::new(op, data.dtype(), None).expect("problem");
+                let selection = Selection::Axes(&plan);
+                let expected = segmented::reference(&problem, data, selection).expect("reference");
+                match device.compute_outputs(&problem, data, selection) {
+                    Ok((values, _)) if values.len() == expected.len() => {
+                        for (k, (got, want)) in values.iter().zip(&expected).enumerate() {
+                            if !got.same_as(want) {
+                                failures
+                                    .push(format!("{problem} {dims:?}: row {k}: {got} vs {want}"));
+                            }
+                        }
+                    }
+                    Ok((values, _)) => failures.push(format!(
+                        "{problem} {dims:?}: {} outputs, want {}",
+                        values.len(),
+                        expected.len()
+                    )),
+                    Err(e) => failures.push(format!("{problem} {dims:?}: {e}")),
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
