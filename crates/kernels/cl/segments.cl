@@ -237,6 +237,15 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
     } while (0)
 #endif
 
+// How many of work-item j's lanes j + 32m (m < per) lie inside an output of `len`
+// elements: one 32-bit bound per lane instead of a 64-bit compare.
+inline uint seg_lanes_in(ulong len, uint j, uint per) {
+    if (j >= len)
+        return 0;
+    ulong n = (len - j + SHORT_WIDTH - 1) / SHORT_WIDTH;
+    return n < per ? (uint)n : per;
+}
+
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs) {
 #ifndef HAVE_SUBGROUP_SHUFFLE
@@ -265,12 +274,13 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
         acc_t x = IDENTITY;
         if (k < outputs) {
             ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
+            uint valid = seg_lanes_in(len, j, per);
             val_t v[2 * SHORT_HALF];
             (void)used;
 #pragma unroll
             for (uint m = 0; m < 2 * SHORT_HALF; m++) {
                 ulong at = j + (ulong)m * width;
-                v[m] = (m < per && at < len) ? seg_load(in, start + at * stride, at).v : (val_t)0;
+                v[m] = m < valid ? seg_load(in, start + at * stride, at).v : (val_t)0;
             }
             argkey_t bk = arg_key(v[0]);
             val_t bv = v[0];
@@ -278,7 +288,7 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
 #pragma unroll
             for (uint m = 1; m < 2 * SHORT_HALF; m++) {
                 argkey_t km = arg_key(v[m]);
-                int p = m < per && j + (ulong)m * width < len && ARG_BETTER(km, bk);
+                int p = m < valid && ARG_BETTER(km, bk);
                 bk = p ? km : bk;
                 bv = p ? v[m] : bv;
                 bm = p ? m : bm;
@@ -297,18 +307,19 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
             a[m] = IDENTITY;
         if (k < outputs) {
             ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
+            uint valid = seg_lanes_in(len, j, per);
             // Lanes j + m·32 for m < used, then the upper half combined into them: the
             // halving step w = SPAN / 2, in the canonical grouping (lower lane left).
 #pragma unroll
             for (uint m = 0; m < SHORT_HALF; m++) {
                 ulong at = j + (ulong)m * width;
-                if (m < used && at < len)
+                if (m < used && m < valid)
                     a[m] = seg_load(in, start + at * stride, at);
             }
 #pragma unroll
             for (uint m = 0; m < SHORT_HALF; m++) {
                 ulong at = j + (ulong)(m + used) * width;
-                if (m < used && at < len)
+                if (m < used && m + used < valid)
                     a[m] = combine(a[m], seg_load(in, start + at * stride, at));
             }
         }
@@ -417,9 +428,26 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
             l3 = combine(l3, j + 768 < len ? seg_load(in, start + (j + 768) * stride, j + 768) : IDENTITY);
         }
     }
-    // Fold w = 512 and w = 256 in registers, then halving in local memory.
+    // Fold w = 512 and w = 256 in registers.
     l0 = combine(l0, l2);
     l1 = combine(l1, l3);
+#if defined(HAVE_ARG_KEY) && defined(HAVE_SUBGROUP_SHUFFLE)
+    // argmin/argmax select by a strict total order (NaN class, key, then index), so any
+    // grouping gives the same pair: each warp folds by shuffles first, then one warp
+    // folds the warps' results, one barrier instead of one per halving step.
+    acc_t x = combine(l0, l1);
+    for (uint w = 16; w > 0; w >>= 1)
+        x = combine(x, sub_group_shuffle_down(x, w));
+    if (lid % 32 == 0)
+        lanes[lid / 32] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < 32) {
+        x = lid < SEG_WG / 32 ? lanes[lid] : IDENTITY;
+        for (uint w = SEG_WG / 64; w > 0; w >>= 1)
+            x = combine(x, sub_group_shuffle_down(x, w));
+    }
+#else
+    // Halving in local memory: the canonical order, which float sums need.
     lanes[lid] = combine(l0, l1);
     for (uint w = SEG_WG / 2; w >= SEG_TAIL; w >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -428,6 +456,7 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     acc_t x = seg_fold_tail(lanes[lid], SEG_WG);
+#endif
     if (lid == 0 && k < outputs)
         seg_store_tile(out, h, outputs, k, g, len, x);
 }
@@ -465,6 +494,39 @@ inline acc_t seg_lane(__global const in_t* in, ulong start, ulong stride, ulong 
     return v;
 }
 
+// combine(lane `lane0`, lane `lane1`) of tile `t`: where both lanes have all 8 rows, all
+// 16 loads go out before the first combine.
+inline acc_t seg_lane_pair(__global const in_t* in, ulong start, ulong stride, ulong len,
+                           ulong t, uint lane0, uint lane1) {
+    ulong a0 = t * TILE + lane0, a1 = t * TILE + lane1;
+    if (a0 + (ROWS - 1) * LANES < len && a1 + (ROWS - 1) * LANES < len) {
+        acc_t v0 = IDENTITY, v1 = IDENTITY;
+#ifdef HAVE_ARG_KEY
+        val_t x[2 * ROWS];
+        for (uint r = 0; r < ROWS; r++) {
+            x[r] = seg_load(in, start + (a0 + (ulong)r * LANES) * stride, 0).v;
+            x[ROWS + r] = seg_load(in, start + (a1 + (ulong)r * LANES) * stride, 0).v;
+        }
+        ARG_SCAN_ROWS(v0, x, 0, 1, a0);
+        ARG_SCAN_ROWS(v1, x, ROWS, 1, a1);
+#else
+        acc_t x[2 * ROWS];
+        for (uint r = 0; r < ROWS; r++) {
+            ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
+            x[r] = seg_load(in, start + j0 * stride, j0);
+            x[ROWS + r] = seg_load(in, start + j1 * stride, j1);
+        }
+        for (uint r = 0; r < ROWS; r++) {
+            v0 = combine(v0, x[r]);
+            v1 = combine(v1, x[ROWS + r]);
+        }
+#endif
+        return combine(v0, v1);
+    }
+    return combine(seg_lane(in, start, stride, len, t, lane0),
+                   seg_lane(in, start, stride, len, t, lane1));
+}
+
 // column_tiles: a work-group of COL_WG holds COL_OUTPUTS neighbouring outputs × COL_CLASSES
 // lane classes; a warp is 32 neighbouring outputs of one class, so each of its loads
 // reads 32 neighbours in one row (a whole 128-byte line of f32).
@@ -489,14 +551,21 @@ inline acc_t seg_lane_class(__global const in_t* in, ulong start, ulong stride, 
         bits++;
     if (p < COL_CLASSES && y >= p)
         return IDENTITY;
+    if (q == 1)
+        return seg_lane(in, start, stride, len, t, y);
+    // Lanes i and i + 1 in pairs (q is a power of two): the counter's first merge always
+    // joins them, and loading both lanes' rows together doubles the loads in flight.
     acc_t stack[8];
     uint top = 0;
-    for (uint i = 0; i < q; i++) {
+    for (uint i = 0; i < q; i += 2) {
         uint m = 0;
         for (uint b = 0; b < bits; b++)
             m |= ((i >> b) & 1) << (bits - 1 - b);
-        acc_t r = seg_lane(in, start, stride, len, t, y + COL_CLASSES * m);
-        for (uint c = i + 1; (c & 1) == 0; c >>= 1)
+        // i is even, so i + 1 reverses to m plus the top bit.
+        uint m1 = m | (1u << (bits - 1));
+        acc_t r = seg_lane_pair(in, start, stride, len, t, y + COL_CLASSES * m,
+                                y + COL_CLASSES * m1);
+        for (uint c = (i + 2) >> 1; (c & 1) == 0; c >>= 1)
             r = combine(stack[--top], r);
         stack[top++] = r;
     }

@@ -158,7 +158,7 @@ fn axis_and_segment_outputs_match_the_reference() {
 /// Values with many ties (small integers) and NaNs of both signs planted in some rows:
 /// argmin/argmax must keep the first of equal values and the first NaN, along rows that
 /// take each kernel path (short rows, wide short rows, whole and partial row tiles, the
-/// tree over tiles).
+/// tree over tiles, column lanes).
 fn tied_values_with_nans<T: Copy>(
     count: usize,
     row: usize,
@@ -188,21 +188,25 @@ fn tied_values_with_nans<T: Copy>(
 #[test]
 fn selections_keep_the_first_of_ties_and_the_first_nan() {
     let Some(device) = device() else { return };
-    let shapes: [&[usize]; 6] = [
-        &[6, 20],
-        &[6, 1000],
-        &[6, 8192],
-        &[6, 8193],
-        &[3, 30011],
-        &[4, 3 * 8192],
+    // (shape, axis): rows along axis 1, columns along axis 0 (NaNs are planted per chunk
+    // of the flat array, so in some columns only).
+    let shapes: [(&[usize], isize); 8] = [
+        (&[6, 20], 1),
+        (&[6, 1000], 1),
+        (&[6, 8192], 1),
+        (&[6, 8193], 1),
+        (&[3, 30011], 1),
+        (&[4, 3 * 8192], 1),
+        (&[9000, 40], 0),
+        (&[20011, 33], 0),
     ];
     let mut failures = Vec::new();
-    for dims in shapes {
+    for (dims, axis) in shapes {
         let (count, row) = (dims.iter().product::<usize>(), dims[1]);
         let f32s = tied_values_with_nans(count, row, 7, |v| v as f32, [f32::NAN, -f32::NAN]);
         let f64s = tied_values_with_nans(count, row, 8, |v| v, [f64::NAN, -f64::NAN]);
         let i32s = tied_values_with_nans(count, row, 9, |v| v as i32, [7, -7]);
-        let plan = AxisPlan::new(Layout::c_order(dims), Some(&[1]), false).expect("plan");
+        let plan = AxisPlan::new(Layout::c_order(dims), Some(&[axis]), false).expect("plan");
         for op in [Op::ArgMin, Op::ArgMax] {
             for data in [
                 redlab_core::ArrayRef::from_slice(&f32s),
