@@ -154,6 +154,25 @@ inline void st_store(__global double* out, ulong task, st_t s) {
     out[3 * task + 2] = s.c;
 }
 
+// Lane j of a tile over its rows e = r·1024 + j < len, in increasing index (with `kept`,
+// the e-th kept position). Every row is loaded before the first push: with a push (and its
+// branches) between loads, each load waited for the one before.
+inline st_t st_lane(__global const in_t* in, ulong first, ulong len, long step,
+                    ST_LOCAL const ushort* kept, uint j) {
+    double x[ST_ROWS];
+    for (uint r = 0; r < ST_ROWS; r++) {
+        ulong e = (ulong)r * ST_LANES + j;
+        ulong at = (kept && e < len) ? (ulong)kept[e] : e;
+        x[r] = e < len ? stat_load(in, (ulong)((long)first + (long)at * step)) : 0.0;
+    }
+    st_t s = st_empty();
+    for (uint r = 0; r < ST_ROWS; r++) {
+        if ((ulong)r * ST_LANES + j < len)
+            st_push(&s, x[r], 1.0 / (double)(r + 1));
+    }
+    return s;
+}
+
 // The tile's lanes over its `len` values (value e at `first + e·step`, or, with `kept`,
 // at `first + kept[e]·step`), folded by halving; work-item 0 writes the state.
 inline void st_tile(__global const in_t* in, __global double* out, ulong task, ulong first,
@@ -161,18 +180,8 @@ inline void st_tile(__global const in_t* in, __global double* out, ulong task, u
     uint t = get_local_id(0);
     // Lanes t, t + 256, t + 512, t + 768, each over its rows in increasing index.
     st_t lane[4];
-    for (uint q = 0; q < 4; q++) {
-        lane[q] = st_empty();
-        uint j = t + q * ST_WG;
-        for (uint r = 0; r < ST_ROWS; r++) {
-            ulong e = (ulong)r * ST_LANES + j;
-            if (e < len) {
-                ulong at = kept ? (ulong)kept[e] : e;
-                st_push(&lane[q], stat_load(in, (ulong)((long)first + (long)at * step)),
-                        1.0 / (double)(r + 1));
-            }
-        }
-    }
+    for (uint q = 0; q < 4; q++)
+        lane[q] = st_lane(in, first, len, step, kept, t + q * ST_WG);
     // Fold by halving: widths 512 and 256 inside the work-item, then through local memory.
     level[t] = st_merge(st_merge(lane[0], lane[2]), st_merge(lane[1], lane[3]));
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -284,6 +293,13 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
 // neighbouring elements per warp and there is no barrier with shuffles.
 #define ST_WARP 32
 #define ST_WARP_LEVELS 5
+#define ST_CHUNK 8
+
+// Leaf `leaf` of the bit-reversed order is lane slot rev5(leaf).
+inline uint st_rev5(uint leaf) {
+    return ((leaf & 1u) << 4) | ((leaf & 2u) << 2) | (leaf & 4u) | ((leaf & 8u) >> 2) |
+           ((leaf & 16u) >> 4);
+}
 
 __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
 void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) {
@@ -300,21 +316,28 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     long step = live ? (long)table[2] : 0;
     st_t stack[ST_WARP_LEVELS + 1];
     uint depth = 0;
+    // Leaves in chunks of ST_CHUNK: a chunk's loads all go out before its first push.
 #pragma unroll
-    for (uint leaf = 0; leaf < ST_WARP; leaf++) {
-        // Leaf `leaf` of the bit-reversed order is lane slot m = rev5(leaf).
-        uint m = ((leaf & 1u) << 4) | ((leaf & 2u) << 2) | (leaf & 4u) | ((leaf & 8u) >> 2) |
-                 ((leaf & 16u) >> 4);
-        ulong e = (ulong)t + ST_WARP * (ulong)m;
-        st_t node = st_empty();
-        if (e < len) {
-            st_push(&node, stat_load(in, (ulong)((long)first + (long)e * step)), 1.0);
+    for (uint base = 0; base < ST_WARP; base += ST_CHUNK) {
+        double x[ST_CHUNK];
+#pragma unroll
+        for (uint u = 0; u < ST_CHUNK; u++) {
+            ulong e = (ulong)t + ST_WARP * (ulong)st_rev5(base + u);
+            x[u] = e < len ? stat_load(in, (ulong)((long)first + (long)e * step)) : 0.0;
         }
-        // Binary counter: leaf closes one subtree per trailing one bit (older side left).
-        for (uint c = leaf; c & 1u; c >>= 1) {
-            node = st_merge(stack[--depth], node);
+#pragma unroll
+        for (uint u = 0; u < ST_CHUNK; u++) {
+            uint leaf = base + u;
+            st_t node = st_empty();
+            if ((ulong)t + ST_WARP * (ulong)st_rev5(leaf) < len) {
+                st_push(&node, x[u], 1.0);
+            }
+            // Binary counter: leaf closes one subtree per trailing one bit (older side left).
+            for (uint c = leaf; c & 1u; c >>= 1) {
+                node = st_merge(stack[--depth], node);
+            }
+            stack[depth++] = node;
         }
-        stack[depth++] = node;
     }
     // 32 leaves: one full subtree remains.
     st_t s = stack[0];
@@ -380,15 +403,7 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
         for (uint b = 0; b < ST_LEVELS; b++) {
             k |= ((leaf >> b) & 1u) << (ST_LEVELS - 1 - b);
         }
-        uint j = w + ST_CLASSES * k;
-        st_t node = st_empty();
-        for (uint r = 0; r < ST_ROWS; r++) {
-            ulong e = (ulong)r * ST_LANES + j;
-            if (e < len) {
-                st_push(&node, stat_load(in, (ulong)((long)first + (long)e * step)),
-                        1.0 / (double)(r + 1));
-            }
-        }
+        st_t node = st_lane(in, first, len, step, 0, w + ST_CLASSES * k);
         // Binary counter: carry while the level is occupied (the older side is lower).
         uint l = 0;
         while (filled & (1u << l)) {
