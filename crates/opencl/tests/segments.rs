@@ -30,6 +30,8 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
         ("rows 3x7", c(&[3, 7]), Some(vec![1])),
         ("rows 5x257", c(&[5, 257]), Some(vec![1])),
         ("rows 7x1000", c(&[7, 1000]), Some(vec![1])),
+        ("rows 11x128 (full wide rows)", c(&[11, 128]), Some(vec![1])),
+        ("rows 5x1024 (full wide rows)", c(&[5, 1024]), Some(vec![1])),
         ("rows 3x1025", c(&[3, 1025]), Some(vec![1])),
         ("rows 3x8193", c(&[3, 8193]), Some(vec![-1])),
         ("rows 2x20011 (tree)", c(&[2, 20011]), Some(vec![1])),
@@ -190,9 +192,11 @@ fn selections_keep_the_first_of_ties_and_the_first_nan() {
     let Some(device) = device() else { return };
     // (shape, axis): rows along axis 1, columns along axis 0 (NaNs are planted per chunk
     // of the flat array, so in some columns only).
-    let shapes: [(&[usize], isize); 8] = [
+    let shapes: [(&[usize], isize); 10] = [
         (&[6, 20], 1),
         (&[6, 1000], 1),
+        (&[6, 1024], 1),
+        (&[9, 64], 1),
         (&[6, 8192], 1),
         (&[6, 8193], 1),
         (&[3, 30011], 1),
