@@ -24,6 +24,7 @@ mod mapped;
 pub mod outputs;
 pub mod roof;
 pub mod select;
+mod select_columns;
 pub mod short_rows;
 pub mod statistics;
 
@@ -115,6 +116,12 @@ impl CpuBackend {
         {
             return values;
         }
+        if let Some(values) = self
+            .pool
+            .install(|| select_columns::compute(problem, data, selection))
+        {
+            return values;
+        }
         self.pool
             .install(|| outputs::compute_outputs(data, selection, |view| compute(problem, view)))
     }
@@ -125,7 +132,15 @@ impl CpuBackend {
     pub fn explain_outputs(&self, problem: &Problem, selection: Selection<'_>) -> String {
         let columns = float_columns_run(problem, selection).is_some();
         let short_rows = short_rows::applies(selection).is_some();
-        if columns {
+        if select_columns::takes(problem, selection) {
+            format!(
+                "cpu selected columns: {} outputs side by side, each row updating the order \
+                 keys of a block of columns (8 KiB of each row, vectorized across columns), row chunks \
+                 on {} threads; a column holding a NaN is reduced again alone for its first NaN",
+                selection.outputs(),
+                self.threads()
+            )
+        } else if columns {
             format!(
                 "cpu columns: {} outputs side by side, 1024 canonical lanes per block of columns, \
                  rows added vectorized across columns, blocks on {} threads",

@@ -28,6 +28,8 @@ pub trait Selectable: Element {
     const HIGHEST: Self::Key;
     /// The order key.
     fn key(self) -> Self::Key;
+    /// The element whose key is `key` (the inverse of [`Selectable::key`]).
+    fn from_key(key: Self::Key) -> Self;
 }
 
 macro_rules! selectable_int {
@@ -38,6 +40,8 @@ macro_rules! selectable_int {
             const HIGHEST: $t = <$t>::MAX;
             #[inline(always)]
             fn key(self) -> $t { self }
+            #[inline(always)]
+            fn from_key(key: $t) -> $t { key }
         })*
     };
 }
@@ -61,6 +65,11 @@ macro_rules! selectable_float {
             #[inline(always)]
             fn key(self) -> $signed {
                 float_key!(self.to_bits(), $signed, $unsigned)
+            }
+            #[inline(always)]
+            fn from_key(key: $signed) -> Self {
+                // The magnitude flip is its own inverse (it keeps the sign bit).
+                <$t>::from_bits(float_key!(key, $signed, $unsigned) as $unsigned)
             }
         })*
     };

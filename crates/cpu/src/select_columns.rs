@@ -1,0 +1,150 @@
+//! min and max of columns (neighbouring outputs whose elements lie one row apart, as in
+//! axis 0 of a C-order matrix) without gathering. A selection's answer does not depend
+//! on the order its elements are visited in, so each input row updates the order keys
+//! of a whole block of columns at once (contiguous loads, vectorized across columns), and
+//! row chunks run in parallel even when there are few columns. Gathering each column
+//! first, as the general path does, read columns at a tenth of numpy's speed.
+//!
+//! A column holding a NaN answers with its first NaN (by index, with its bits), which
+//! the keys alone cannot say; such columns are reduced again on their own by the 1-D
+//! path, so every output equals the 1-D reduction of its column.
+
+use rayon::prelude::*;
+use redlab_core::segmented::Selection;
+use redlab_core::shape::AxisPlan;
+use redlab_core::{with_dtype, ArrayRef, Error, IntoScalar, Op, Problem, Value};
+
+use crate::select::Selectable;
+
+/// Bytes of each row a block of columns reads: two pages, so walking down the rows of a
+/// wide matrix is not a TLB miss per few cache lines, while the block's two key arrays
+/// stay in L1.
+const BLOCK_BYTES: usize = 8 << 10;
+/// Elements per task at least (rows × block width), so a task outweighs its scheduling.
+const TASK_ELEMENTS: usize = 1 << 16;
+
+/// The columns' geometry where `selection` is one this path takes: min or max over
+/// outputs in runs of neighbours, each output one arithmetic progression of elements.
+struct Columns<'a> {
+    plan: &'a AxisPlan,
+    /// Neighbouring outputs per run.
+    run: usize,
+    /// Elements per output.
+    len: usize,
+    /// Buffer elements between an output's consecutive elements.
+    stride: isize,
+}
+
+fn applies<'a>(problem: &Problem, selection: Selection<'a>) -> Option<Columns<'a>> {
+    if !matches!(problem.op, Op::Min | Op::Max) {
+        return None;
+    }
+    let Selection::Axes(plan) = selection else {
+        return None;
+    };
+    let run = plan.output_runs()?;
+    let len = plan.segment_len();
+    let reduced = plan.reduced_runs();
+    let &[(_, stride)] = reduced.as_slice() else {
+        return None;
+    };
+    // Rows of at least a few columns; a contiguous output is a row, not a column.
+    let wanted = run >= 8 && len > 1 && plan.outputs() > 0 && plan.contiguous(0).is_none();
+    wanted.then_some(Columns {
+        plan,
+        run,
+        len,
+        stride,
+    })
+}
+
+/// Whether [`compute`] takes `selection` (for `--explain`).
+pub fn takes(problem: &Problem, selection: Selection<'_>) -> bool {
+    applies(problem, selection).is_some()
+}
+
+/// One value per output where this path takes `selection`; `None` otherwise.
+pub fn compute(
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Option<Result<Vec<Value>, Error>> {
+    let columns = applies(problem, selection)?;
+    let want_min = problem.op == Op::Min;
+    Some(with_dtype!(data.dtype(), T => {
+        data.typed::<T>().map(|src| select_columns(src, &columns, want_min))
+    }))
+}
+
+fn select_columns<T: Selectable + IntoScalar>(
+    src: &[T],
+    columns: &Columns<'_>,
+    want_min: bool,
+) -> Vec<Value> {
+    let Columns {
+        plan,
+        run,
+        len,
+        stride,
+    } = *columns;
+    let block = BLOCK_BYTES / std::mem::size_of::<T>();
+    let blocks: Vec<(usize, usize)> = (0..plan.outputs() / run)
+        .flat_map(|r| {
+            (0..run)
+                .step_by(block)
+                .map(move |c| (r * run + c, block.min(run - c)))
+        })
+        .collect();
+    blocks
+        .into_par_iter()
+        .flat_map_iter(|(first, width)| {
+            let base = plan.start(first) as isize;
+            let row = |j: usize| -> &[T] {
+                let at = (base + j as isize * stride) as usize;
+                &src[at..at + width]
+            };
+            let rows_per_task = (TASK_ELEMENTS / width).max(1);
+            let (lo, hi) = (0..len.div_ceil(rows_per_task))
+                .into_par_iter()
+                .map(|q| {
+                    let mut lo = vec![T::HIGHEST; width];
+                    let mut hi = vec![T::LOWEST; width];
+                    for j in q * rows_per_task..len.min((q + 1) * rows_per_task) {
+                        key_range_row(&mut lo, &mut hi, row(j));
+                    }
+                    (lo, hi)
+                })
+                .reduce_with(|(mut lo, mut hi), (lo2, hi2)| {
+                    for c in 0..width {
+                        lo[c] = lo[c].min(lo2[c]);
+                        hi[c] = hi[c].max(hi2[c]);
+                    }
+                    (lo, hi)
+                })
+                .expect("at least one row");
+            (0..width)
+                .map(|c| {
+                    if lo[c] < T::LOWEST || hi[c] > T::HIGHEST {
+                        // A NaN: its first one, by the 1-D path on this column alone.
+                        let column: Vec<T> = (0..len).map(|j| row(j)[c]).collect();
+                        let best = crate::select::select(&column, want_min, false);
+                        return Value::from_selection(false, best);
+                    }
+                    let key = if want_min { lo[c] } else { hi[c] };
+                    Value::from_selection(false, Some((0, T::from_key(key))))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Every column's smallest and largest key so far, updated with one row (vectorizes:
+/// element-wise min and max over contiguous slices).
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn key_range_row<T: Selectable>(lo: &mut [T::Key], hi: &mut [T::Key], row: &[T]) {
+    for ((l, h), &x) in lo.iter_mut().zip(hi.iter_mut()).zip(row) {
+        let k = x.key();
+        *l = (*l).min(k);
+        *h = (*h).max(k);
+    }
+}
