@@ -1,9 +1,11 @@
-//! min and max of columns (neighbouring outputs whose elements lie one row apart, as in
-//! axis 0 of a C-order matrix) without gathering. A selection's answer does not depend
+//! min, max, argmin and argmax of columns (neighbouring outputs whose elements lie one
+//! row apart, as in axis 0 of a C-order matrix) without gathering. A selection's answer does not depend
 //! on the order its elements are visited in, so each input row updates the order keys
 //! of a whole block of columns at once (contiguous loads, vectorized across columns), and
 //! row chunks run in parallel even when there are few columns. Gathering each column
 //! first, as the general path does, read columns at a tenth of numpy's speed.
+//! argmin/argmax also keep, per column, the first row holding the best key: a row
+//! replaces it only when strictly better, and of two row chunks the earlier wins ties.
 //!
 //! A column holding a NaN answers with its first NaN (by index, with its bits), which
 //! the keys alone cannot say; such columns are reduced again on their own by the 1-D
@@ -23,7 +25,7 @@ const BLOCK_BYTES: usize = 8 << 10;
 /// Elements per task at least (rows × block width), so a task outweighs its scheduling.
 const TASK_ELEMENTS: usize = 1 << 16;
 
-/// The columns' geometry where `selection` is one this path takes: min or max over
+/// The columns' geometry where `selection` is one this path takes: a selection over
 /// outputs in runs of neighbours, each output one arithmetic progression of elements.
 struct Columns<'a> {
     plan: &'a AxisPlan,
@@ -36,7 +38,7 @@ struct Columns<'a> {
 }
 
 fn applies<'a>(problem: &Problem, selection: Selection<'a>) -> Option<Columns<'a>> {
-    if !matches!(problem.op, Op::Min | Op::Max) {
+    if !matches!(problem.op, Op::Min | Op::Max | Op::ArgMin | Op::ArgMax) {
         return None;
     }
     let Selection::Axes(plan) = selection else {
@@ -49,7 +51,12 @@ fn applies<'a>(problem: &Problem, selection: Selection<'a>) -> Option<Columns<'a
         return None;
     };
     // Rows of at least a few columns; a contiguous output is a row, not a column.
-    let wanted = run >= 8 && len > 1 && plan.outputs() > 0 && plan.contiguous(0).is_none();
+    // Row indices are kept as u32.
+    let wanted = run >= 8
+        && len > 1
+        && len <= u32::MAX as usize
+        && plan.outputs() > 0
+        && plan.contiguous(0).is_none();
     wanted.then_some(Columns {
         plan,
         run,
@@ -70,16 +77,26 @@ pub fn compute(
     selection: Selection<'_>,
 ) -> Option<Result<Vec<Value>, Error>> {
     let columns = applies(problem, selection)?;
-    let want_min = problem.op == Op::Min;
+    let want_min = matches!(problem.op, Op::Min | Op::ArgMin);
+    let indexed = problem.op.is_indexed();
     Some(with_dtype!(data.dtype(), T => {
-        data.typed::<T>().map(|src| select_columns(src, &columns, want_min))
+        data.typed::<T>().map(|src| select_columns(src, &columns, want_min, indexed))
     }))
+}
+
+/// A block's keys over some rows: every column's smallest and largest key and, for
+/// argmin/argmax, the first of those rows holding the wanted one.
+struct Partial<K> {
+    lo: Vec<K>,
+    hi: Vec<K>,
+    first: Vec<u32>,
 }
 
 fn select_columns<T: Selectable + IntoScalar>(
     src: &[T],
     columns: &Columns<'_>,
     want_min: bool,
+    indexed: bool,
 ) -> Vec<Value> {
     let Columns {
         plan,
@@ -104,22 +121,40 @@ fn select_columns<T: Selectable + IntoScalar>(
                 &src[at..at + width]
             };
             let rows_per_task = (TASK_ELEMENTS / width).max(1);
-            let (lo, hi) = (0..len.div_ceil(rows_per_task))
+            let Partial { lo, hi, first } = (0..len.div_ceil(rows_per_task))
                 .into_par_iter()
                 .map(|q| {
-                    let mut lo = vec![T::HIGHEST; width];
-                    let mut hi = vec![T::LOWEST; width];
+                    let mut p = Partial {
+                        lo: vec![T::HIGHEST; width],
+                        hi: vec![T::LOWEST; width],
+                        first: vec![0; if indexed { width } else { 0 }],
+                    };
                     for j in q * rows_per_task..len.min((q + 1) * rows_per_task) {
-                        key_range_row(&mut lo, &mut hi, row(j));
+                        if indexed {
+                            key_range_first_row(&mut p, row(j), j as u32, want_min);
+                        } else {
+                            key_range_row(&mut p.lo, &mut p.hi, row(j));
+                        }
                     }
-                    (lo, hi)
+                    p
                 })
-                .reduce_with(|(mut lo, mut hi), (lo2, hi2)| {
+                .reduce_with(|mut left, right| {
+                    // `left` holds the earlier rows: it keeps ties.
                     for c in 0..width {
-                        lo[c] = lo[c].min(lo2[c]);
-                        hi[c] = hi[c].max(hi2[c]);
+                        if indexed {
+                            let right_wins = if want_min {
+                                right.lo[c] < left.lo[c]
+                            } else {
+                                right.hi[c] > left.hi[c]
+                            };
+                            if right_wins {
+                                left.first[c] = right.first[c];
+                            }
+                        }
+                        left.lo[c] = left.lo[c].min(right.lo[c]);
+                        left.hi[c] = left.hi[c].max(right.hi[c]);
                     }
-                    (lo, hi)
+                    left
                 })
                 .expect("at least one row");
             (0..width)
@@ -127,11 +162,12 @@ fn select_columns<T: Selectable + IntoScalar>(
                     if lo[c] < T::LOWEST || hi[c] > T::HIGHEST {
                         // A NaN: its first one, by the 1-D path on this column alone.
                         let column: Vec<T> = (0..len).map(|j| row(j)[c]).collect();
-                        let best = crate::select::select(&column, want_min, false);
-                        return Value::from_selection(false, best);
+                        let best = crate::select::select(&column, want_min, indexed);
+                        return Value::from_selection(indexed, best);
                     }
                     let key = if want_min { lo[c] } else { hi[c] };
-                    Value::from_selection(false, Some((0, T::from_key(key))))
+                    let at = if indexed { first[c] as usize } else { 0 };
+                    Value::from_selection(indexed, Some((at, T::from_key(key))))
                 })
                 .collect::<Vec<_>>()
         })
@@ -144,6 +180,20 @@ fn select_columns<T: Selectable + IntoScalar>(
 fn key_range_row<T: Selectable>(lo: &mut [T::Key], hi: &mut [T::Key], row: &[T]) {
     for ((l, h), &x) in lo.iter_mut().zip(hi.iter_mut()).zip(row) {
         let k = x.key();
+        *l = (*l).min(k);
+        *h = (*h).max(k);
+    }
+}
+
+/// [`key_range_row`] that also moves a column's first row to `j` where this row's key is
+/// strictly better than every earlier one (branch-free selects, so it vectorizes).
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn key_range_first_row<T: Selectable>(p: &mut Partial<T::Key>, row: &[T], j: u32, want_min: bool) {
+    let cells = p.lo.iter_mut().zip(p.hi.iter_mut()).zip(p.first.iter_mut());
+    for (((l, h), f), &x) in cells.zip(row) {
+        let k = x.key();
+        let better = if want_min { k < *l } else { k > *h };
+        *f = if better { j } else { *f };
         *l = (*l).min(k);
         *h = (*h).max(k);
     }

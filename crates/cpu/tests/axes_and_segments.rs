@@ -261,7 +261,7 @@ fn awkward_values(dtype: DType, n: usize, nan: bool) -> HostArray {
 }
 
 #[test]
-fn min_and_max_of_columns_match_the_oracle_with_nans_zeros_and_ties() {
+fn selections_of_columns_match_the_oracle_with_nans_zeros_and_ties() {
     // Columns of C-order matrices (blocks of 8 KiB of a row and a remainder, few columns
     // over many rows, which split their rows across tasks), a middle axis, a reversed
     // strided view, and columns without NaNs so the key path answers alone.
@@ -279,7 +279,7 @@ fn min_and_max_of_columns_match_the_oracle_with_nans_zeros_and_ties() {
     ];
     let mut checked = 0;
     for dtype in DType::ALL {
-        for op in [Op::Min, Op::Max] {
+        for op in [Op::Min, Op::Max, Op::ArgMin, Op::ArgMax] {
             let problem = Problem::new(op, dtype, None).expect("problem");
             for &(dims, axes) in cases {
                 for (name, layout, len) in layouts(dims) {
