@@ -74,6 +74,31 @@ fn expected(problem: &Problem, data: &HostArray, offsets: &[usize]) -> Value {
     reference::reduce(problem, view).expect("reference")
 }
 
+/// `cpu`'s outputs for `plan` (one per output, asserted), each beside the oracle's value
+/// for the same output.
+fn with_oracle(
+    cpu: &CpuBackend,
+    problem: &Problem,
+    data: &HostArray,
+    layout: &Layout,
+    axes: &[usize],
+    plan: &AxisPlan,
+) -> Vec<(usize, (Value, Value))> {
+    let got = cpu
+        .compute_outputs(problem, data.view(), Selection::Axes(plan))
+        .expect("reduces");
+    assert_eq!(got.len(), plan.outputs());
+    got.into_iter()
+        .enumerate()
+        .map(|(k, v)| {
+            (
+                k,
+                (v, expected(problem, data, &oracle_offsets(layout, axes, k))),
+            )
+        })
+        .collect()
+}
+
 fn layouts(dims: &[usize]) -> Vec<(String, Layout, usize)> {
     let count: usize = dims.iter().product();
     let mut out = vec![
@@ -153,13 +178,9 @@ fn axis_reductions_match_the_oracle_for_every_layout_and_axis_set() {
                     )
                     .expect("plan");
                     for cpu in &backends {
-                        let got = cpu
-                            .compute_outputs(&problem, data.view(), Selection::Axes(&plan))
-                            .expect("reduces");
-                        assert_eq!(got.len(), plan.outputs());
-                        for (k, v) in got.iter().enumerate() {
-                            let want =
-                                expected(&problem, &data, &oracle_offsets(&layout, &axes, k));
+                        for (k, (v, want)) in
+                            with_oracle(cpu, &problem, &data, &layout, &axes, &plan)
+                        {
                             assert!(
                                 v.same_as(&want),
                                 "{problem} {name} {dims:?} axes {axes:?} output {k}: {v} vs {want}"
@@ -289,17 +310,13 @@ fn selections_of_columns_match_the_oracle_with_nans_zeros_and_ties() {
                         let plan =
                             AxisPlan::new(layout.clone(), Some(&axes_i), false).expect("plan");
                         for cpu in &backends {
-                            let got = cpu
-                                .compute_outputs(&problem, data.view(), Selection::Axes(&plan))
-                                .expect("reduces");
-                            assert_eq!(got.len(), plan.outputs());
-                            for (k, v) in got.iter().enumerate() {
-                                let want =
-                                    expected(&problem, &data, &oracle_offsets(&layout, axes, k));
+                            for (k, (v, want)) in
+                                with_oracle(cpu, &problem, &data, &layout, axes, &plan)
+                            {
                                 // Bits exactly, NaN payloads included: the first NaN wins.
                                 let bits = |x: &Value| x.scalar().map(|s| s.bits());
                                 assert!(
-                                    v.same_as(&want) && bits(v) == bits(&want),
+                                    v.same_as(&want) && bits(&v) == bits(&want),
                                     "{problem} {name} {dims:?} nan={nan} output {k}: {v} vs {want}"
                                 );
                                 checked += 1;

@@ -470,28 +470,37 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
         seg_store_tile(out, h, outputs, k, g, len, x);
 }
 
+// A whole lane (all 8 rows of element index `a`) loaded into x[at … at + 7], then folded
+// into `v` in row order: seg_lane and seg_lane_pair load every row before the first
+// combine (with a bounds check between loads, each waited for the one before). Macros, so
+// the register array is indexed with constants only. argmin/argmax keep the values and
+// scan them by key.
+#ifdef HAVE_ARG_KEY
+typedef val_t seg_row_t;
+#define SEG_LANE_LOAD(x, at, a)                                              \
+    for (uint r_ = 0; r_ < ROWS; r_++)                                       \
+        (x)[(at) + r_] = seg_load(in, start + ((a) + (ulong)r_ * LANES) * stride, 0).v
+#define SEG_LANE_FOLD(v, x, at, a) ARG_SCAN_ROWS(v, x, at, 1, a)
+#else
+typedef acc_t seg_row_t;
+#define SEG_LANE_LOAD(x, at, a)                                              \
+    for (uint r_ = 0; r_ < ROWS; r_++)                                       \
+        (x)[(at) + r_] = seg_load(in, start + ((a) + (ulong)r_ * LANES) * stride, \
+                                  (a) + (ulong)r_ * LANES)
+#define SEG_LANE_FOLD(v, x, at, a)                                           \
+    for (uint r_ = 0; r_ < ROWS; r_++)                                       \
+        (v) = combine((v), (x)[(at) + r_])
+#endif
+
 // Lane `lane` of tile `t` of an output: its (up to) 8 rows, combined in row order.
 inline acc_t seg_lane(__global const in_t* in, ulong start, ulong stride, ulong len, ulong t,
                       uint lane) {
     ulong j0 = t * TILE + lane;
     acc_t v = IDENTITY;
     if (j0 + (ROWS - 1) * LANES < len) {
-        // All 8 rows exist: the loads go out together before the first combine (with a
-        // bounds check between them, each waited for the one before).
-#ifdef HAVE_ARG_KEY
-        val_t x[ROWS];
-        for (uint r = 0; r < ROWS; r++)
-            x[r] = seg_load(in, start + (j0 + (ulong)r * LANES) * stride, 0).v;
-        ARG_SCAN_ROWS(v, x, 0, 1, j0);
-#else
-        acc_t x[ROWS];
-        for (uint r = 0; r < ROWS; r++) {
-            ulong j = j0 + (ulong)r * LANES;
-            x[r] = seg_load(in, start + j * stride, j);
-        }
-        for (uint r = 0; r < ROWS; r++)
-            v = combine(v, x[r]);
-#endif
+        seg_row_t x[ROWS];
+        SEG_LANE_LOAD(x, 0, j0);
+        SEG_LANE_FOLD(v, x, 0, j0);
         return v;
     }
     for (uint r = 0; r < ROWS; r++) {
@@ -510,26 +519,11 @@ inline acc_t seg_lane_pair(__global const in_t* in, ulong start, ulong stride, u
     ulong a0 = t * TILE + lane0, a1 = t * TILE + lane1;
     if (a0 + (ROWS - 1) * LANES < len && a1 + (ROWS - 1) * LANES < len) {
         acc_t v0 = IDENTITY, v1 = IDENTITY;
-#ifdef HAVE_ARG_KEY
-        val_t x[2 * ROWS];
-        for (uint r = 0; r < ROWS; r++) {
-            x[r] = seg_load(in, start + (a0 + (ulong)r * LANES) * stride, 0).v;
-            x[ROWS + r] = seg_load(in, start + (a1 + (ulong)r * LANES) * stride, 0).v;
-        }
-        ARG_SCAN_ROWS(v0, x, 0, 1, a0);
-        ARG_SCAN_ROWS(v1, x, ROWS, 1, a1);
-#else
-        acc_t x[2 * ROWS];
-        for (uint r = 0; r < ROWS; r++) {
-            ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
-            x[r] = seg_load(in, start + j0 * stride, j0);
-            x[ROWS + r] = seg_load(in, start + j1 * stride, j1);
-        }
-        for (uint r = 0; r < ROWS; r++) {
-            v0 = combine(v0, x[r]);
-            v1 = combine(v1, x[ROWS + r]);
-        }
-#endif
+        seg_row_t x[2 * ROWS];
+        SEG_LANE_LOAD(x, 0, a0);
+        SEG_LANE_LOAD(x, ROWS, a1);
+        SEG_LANE_FOLD(v0, x, 0, a0);
+        SEG_LANE_FOLD(v1, x, ROWS, a1);
         return combine(v0, v1);
     }
     return combine(seg_lane(in, start, stride, len, t, lane0),
