@@ -101,6 +101,25 @@ fn every_roof_configuration_compiles_for_sm_90() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn every_bulk_copy_roof_ring_compiles_for_sm_90() {
+    require_nvrtc();
+    let prelude = assembly::file("cuda_prelude.h").expect("prelude");
+    for (stages, stage_bytes) in redlab_cuda::roof::BULK_RINGS {
+        let source =
+            redlab_cuda::roof::bulk_source(prelude, stages, stage_bytes).expect("embedded");
+        let ptx = compile::compile(&source, "roof_bulk.cl", "sm_90")
+            .unwrap_or_else(|f| panic!("ring {stages}x{stage_bytes}:\n{}", f.log));
+        let text = String::from_utf8_lossy(&ptx);
+        assert!(text.contains(".entry roof_bulk"), "{stages}x{stage_bytes}");
+        assert!(text.contains("cp.async.bulk.shared"), "{stages}x{stage_bytes}");
+        // The ring and its barriers fit the 48 KiB of static shared memory a block has.
+        let ring = stages as usize * stage_bytes as usize;
+        assert!(ring + 8 * stages as usize <= 48 << 10, "{stages}x{stage_bytes}");
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn the_stream_path_kernel_takes_the_result_address() {
     require_nvrtc();
     let variant = registry::find("production").expect("registered");

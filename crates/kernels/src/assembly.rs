@@ -28,6 +28,7 @@ const FILES: &[(&str, &str)] = &[
     ("atomic_combine.h", include_str!("../cl/atomic_combine.h")),
     ("atomic_global.cl", include_str!("../cl/atomic_global.cl")),
     ("blocked.cl", include_str!("../cl/blocked.cl")),
+    ("bulk_copy.h", include_str!("../cl/bulk_copy.h")),
     ("builtin_wg.cl", include_str!("../cl/builtin_wg.cl")),
     ("canonical.cl", include_str!("../cl/canonical.cl")),
     ("canonical_one.cl", include_str!("../cl/canonical_one.cl")),
@@ -50,6 +51,7 @@ const FILES: &[(&str, &str)] = &[
     ("reduce5.cl", include_str!("../cl/reduce5.cl")),
     ("reduce6.cl", include_str!("../cl/reduce6.cl")),
     ("roof.cl", include_str!("../cl/roof.cl")),
+    ("roof_bulk.cl", include_str!("../cl/roof_bulk.cl")),
     ("segments.cl", include_str!("../cl/segments.cl")),
     ("statistics.cl", include_str!("../cl/statistics.cl")),
     ("strided.cl", include_str!("../cl/strided.cl")),
@@ -65,6 +67,13 @@ pub fn file(name: &str) -> Option<&'static str> {
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, text)| *text)
+}
+
+/// The text of an embedded kernel file with its `#include`s of the project's headers
+/// inlined, for kernels that are built outside [`assemble`] (the read roof).
+pub fn expanded(name: &str) -> Result<String, String> {
+    let text = file(name).ok_or_else(|| format!("no kernel file {name}"))?;
+    inline_includes(text, 0)
 }
 
 /// Every embedded file name.
@@ -282,7 +291,13 @@ mod tests {
         }
         // The roof, the axis/segment, statistics and generation kernels are assembled
         // outside the registry (each by its own module).
-        let own = ["roof.cl", "segments.cl", "statistics.cl", "generate.cl"];
+        let own = [
+            "roof.cl",
+            "roof_bulk.cl",
+            "segments.cl",
+            "statistics.cl",
+            "generate.cl",
+        ];
         for name in file_names().filter(|n| n.ends_with(".cl") && !own.contains(n)) {
             assert!(
                 variants.iter().any(|v| v.file == name),
