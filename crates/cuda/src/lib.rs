@@ -16,6 +16,7 @@
 pub mod check;
 pub mod compile;
 pub mod discovery;
+mod dynamic_shared;
 mod generate;
 pub mod graph;
 mod mapped;

@@ -254,7 +254,7 @@ impl Timeline {
                 function,
                 (grid, 1, 1),
                 (local as u32, 1, 1),
-                0,
+                crate::dynamic_shared::bytes_for(function, n),
                 stream,
                 params,
             )

@@ -10,11 +10,14 @@ use cudarc::driver::{result, sys};
 use redlab_kernels::RunError;
 
 use crate::compile;
+use crate::dynamic_shared::{self, DynamicShared};
 use crate::memory::cu;
 
 struct Module {
     handle: sys::CUmodule,
     functions: HashMap<String, sys::CUfunction>,
+    /// The dynamic shared memory the module's kernels ask for ([`dynamic_shared`]).
+    dynamic: Option<DynamicShared>,
 }
 
 /// Loaded modules by source.
@@ -55,11 +58,13 @@ impl ModuleCache {
             // SAFETY: `ptx` is NUL-terminated PTX text that outlives the call.
             let handle = unsafe { result::module::load_data(ptx.as_ptr().cast()) }
                 .map_err(cu("cuModuleLoadData"))?;
+            let dynamic = dynamic_shared::read_module(handle)?;
             modules.insert(
                 key.clone(),
                 Module {
                     handle,
                     functions: HashMap::new(),
+                    dynamic,
                 },
             );
         }
@@ -77,6 +82,9 @@ impl ModuleCache {
                 // SAFETY: the module is loaded and not unloaded while cached.
                 let f = unsafe { result::module::get_function(module.handle, c_name) }
                     .map_err(cu("cuModuleGetFunction"))?;
+                if let Some(asks) = module.dynamic {
+                    dynamic_shared::register(f, asks)?;
+                }
                 module.functions.insert(name.to_string(), f);
                 Ok(f)
             })

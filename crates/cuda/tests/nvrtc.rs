@@ -111,10 +111,16 @@ fn every_bulk_copy_roof_ring_compiles_for_sm_90() {
             .unwrap_or_else(|f| panic!("ring {stages}x{stage_bytes}:\n{}", f.log));
         let text = String::from_utf8_lossy(&ptx);
         assert!(text.contains(".entry roof_bulk"), "{stages}x{stage_bytes}");
-        assert!(text.contains("cp.async.bulk.shared"), "{stages}x{stage_bytes}");
+        assert!(
+            text.contains("cp.async.bulk.shared"),
+            "{stages}x{stage_bytes}"
+        );
         // The ring and its barriers fit the 48 KiB of static shared memory a block has.
         let ring = stages as usize * stage_bytes as usize;
-        assert!(ring + 8 * stages as usize <= 48 << 10, "{stages}x{stage_bytes}");
+        assert!(
+            ring + 8 * stages as usize <= 48 << 10,
+            "{stages}x{stage_bytes}"
+        );
     }
 }
 
@@ -149,6 +155,53 @@ fn the_stream_path_kernel_takes_the_result_address() {
             "{problem}: no fourth argument"
         );
     }
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn bulk_copy_warp_tiles_export_their_shared_memory_and_fit_it() {
+    require_nvrtc();
+    let variant = registry::find("production").expect("registered");
+    for (dtype, rows, row_bytes) in [(DType::F32, 6, 4096), (DType::F64, 6, 8192)] {
+        let problem = Problem::new(Op::Sum, dtype, None).expect("valid");
+        let source = assembly::assemble(
+            &variant,
+            &problem,
+            &[("WARP_BULK_ROWS", rows)],
+            &[],
+            Target::Cuda,
+            true,
+        )
+        .expect("assembles")
+        .source;
+        let ptx = compile::compile(&source, variant.file, "sm_90")
+            .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
+        let text = String::from_utf8_lossy(&ptx);
+        assert!(
+            text.contains("cp.async.bulk.shared"),
+            "{problem}: no bulk copy"
+        );
+        assert!(
+            text.contains("%dynamic_smem_size"),
+            "{problem}: no check of the memory given"
+        );
+        // The exported size: eight warps' rings (capped so they fit: f64 rows are
+        // 8 KiB, so 3 of the 6 asked for) and a barrier word per slot.
+        let fit = (225_280 / (8 * (row_bytes + 8))).min(rows as usize);
+        let bytes = 8 * fit * (row_bytes + 8);
+        assert!(
+            text.contains(&format!("redlab_dynamic_shared_bytes = {bytes};")),
+            "{problem}: expected {bytes} bytes exported"
+        );
+        assert!(text.contains("redlab_dynamic_shared_from"), "{problem}");
+    }
+    // Without the parameter nothing asks for dynamic shared memory.
+    let problem = Problem::new(Op::Sum, DType::F32, None).expect("valid");
+    let source = assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, true)
+        .expect("assembles")
+        .source;
+    let ptx = compile::compile(&source, variant.file, "sm_90").expect("compiles");
+    assert!(!String::from_utf8_lossy(&ptx).contains("redlab_dynamic_shared_bytes"));
 }
 
 #[test]

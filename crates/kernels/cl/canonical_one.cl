@@ -114,6 +114,25 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #else
 #define USE_WARP_TILES 0
 #endif
+// WARP_BULK_ROWS > 0: on sm_90 and later, warp tiles from WARP_TILES_FROM tiles on read
+// their whole tiles through bulk copies into a ring of that many rows per warp in
+// dynamic shared memory (warp_bulk.h), capped so the group's rings fit beside its static
+// shared memory; without the memory (a launch that gives none) the register path runs.
+#ifndef WARP_BULK_ROWS
+#define WARP_BULK_ROWS 0
+#endif
+#if USE_WARP_TILES && WARP_BULK_ROWS > 0 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && \
+    !defined(IN_IS_MAPPED) && WARP_TILES_FROM > 0
+#define USE_WARP_BULK 1
+#define BULK_ROWS_FIT (225280 / ((TILE_WG / 32) * (LANES * IN_BYTES + 8)))
+#if WARP_BULK_ROWS > BULK_ROWS_FIT
+#undef WARP_BULK_ROWS
+#define WARP_BULK_ROWS BULK_ROWS_FIT
+#endif
+#include "warp_bulk.h"
+#else
+#define USE_WARP_BULK 0
+#endif
 // Whole tiles of float sums can load 4 consecutive elements per work-item and row as one
 // word (8 bytes for halves, 16 for f32, two of 16 for f64), then transpose through local
 // memory into the canonical lane ownership. VEC_LOADS: 0 never, 1 for halves only, 2
@@ -268,6 +287,11 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     ulong roots = subtrees;
     // Which of the two lane arrays the next tile uses, alternating across subtrees too.
     uint p = 0;
+#if USE_WARP_BULK
+    if (WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM && bulk_rings_given())
+        warp_subtrees_bulk(in, out, n, tiles, k, subtrees RESULT_ARG);
+    else
+#endif
 #if USE_WARP_TILES
     if ((WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM) || tiles <= WARP_TILES_UPTO)
         warp_subtrees(in, out, n, tiles, k, subtrees RESULT_ARG);

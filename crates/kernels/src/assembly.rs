@@ -57,6 +57,7 @@ const FILES: &[(&str, &str)] = &[
     ("strided.cl", include_str!("../cl/strided.cl")),
     ("subgroup_block.cl", include_str!("../cl/subgroup_block.cl")),
     ("two_stage.cl", include_str!("../cl/two_stage.cl")),
+    ("warp_bulk.h", include_str!("../cl/warp_bulk.h")),
     ("warp_tiles.h", include_str!("../cl/warp_tiles.h")),
     ("wg_tree.cl", include_str!("../cl/wg_tree.cl")),
 ];

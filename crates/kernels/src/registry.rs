@@ -230,6 +230,16 @@ const WARP_PREFETCH: Param = Param {
     range: (0, 1),
     power_of_two: false,
 };
+const WARP_BULK_ROWS: Param = Param {
+    name: "WARP_BULK_ROWS",
+    // Rows per warp in flight through bulk copies into shared memory (warp_bulk.h, CUDA
+    // sm_90 and later, from WARP_TILES_FROM tiles on); 0: register loads.
+    default: 0,
+    values: &[0, 3, 4, 6],
+    applies: Applies::WarpTiles,
+    range: (0, 7),
+    power_of_two: false,
+};
 const ORDER_FREE_WORDS: Param = Param {
     name: "ORDER_FREE_WORDS",
     // On CUDA, order-free reductions of 4-byte elements load 16-byte words (1) or
@@ -393,7 +403,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, ORDER_FREE_WORDS], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),
