@@ -74,8 +74,10 @@ pub struct RoofChoice {
     pub calibration_gbps: f64,
     /// Configurations timed.
     pub tried: usize,
-    /// The fastest register-load configuration's GB/s at calibration.
+    /// The fastest register-load configuration's GB/s at calibration, grid-stride layout.
     pub best_loads_gbps: f64,
+    /// The same with a contiguous segment per block.
+    pub best_segments_gbps: f64,
     /// The fastest bulk-copy configuration's GB/s, where the device has bulk copies.
     pub best_bulk_gbps: Option<f64>,
 }
@@ -98,13 +100,14 @@ impl RoofChoice {
                 stage_bytes,
             } => format!("bulk copies BULK_STAGES={stages} BULK_STAGE_BYTES={stage_bytes}"),
         };
-        let families = match self.best_bulk_gbps {
-            Some(bulk) => format!(
-                "; best register loads {:.0} GB/s, best bulk copies {bulk:.0} GB/s",
-                self.best_loads_gbps
-            ),
-            None => String::new(),
-        };
+        let bulk = self
+            .best_bulk_gbps
+            .map(|bulk| format!(", bulk copies {bulk:.0} GB/s"))
+            .unwrap_or_default();
+        let families = format!(
+            "; best register loads {:.0} GB/s grid-stride, {:.0} GB/s segment per block{bulk}",
+            self.best_loads_gbps, self.best_segments_gbps
+        );
         format!(
             "{method} blocks/SM={}: fastest of {} at {:.0} GB/s on a {} MiB read{families}",
             self.blocks_per_sm,
@@ -222,7 +225,8 @@ impl RoofDevice<'_> {
         let configs = self.configurations();
         let gbps = |seconds: f64| (words * 16) as f64 / seconds / 1e9;
         let mut best: Option<(f64, RoofChoice)> = None;
-        let (mut best_loads, mut best_bulk) = (f64::INFINITY, f64::INFINITY);
+        let (mut best_loads, mut best_segments, mut best_bulk) =
+            (f64::INFINITY, f64::INFINITY, f64::INFINITY);
         for &(method, blocks_per_sm) in &configs {
             let choice = RoofChoice {
                 method,
@@ -230,6 +234,7 @@ impl RoofDevice<'_> {
                 calibration_gbps: 0.0,
                 tried: 0,
                 best_loads_gbps: 0.0,
+                best_segments_gbps: 0.0,
                 best_bulk_gbps: None,
             };
             // The first read of a configuration also loads its module.
@@ -240,7 +245,8 @@ impl RoofDevice<'_> {
             samples.sort_by(f64::total_cmp);
             let median = samples[SAMPLES / 2];
             match method {
-                RoofMethod::Loads { .. } => best_loads = best_loads.min(median),
+                RoofMethod::Loads { segments: 0, .. } => best_loads = best_loads.min(median),
+                RoofMethod::Loads { .. } => best_segments = best_segments.min(median),
                 RoofMethod::Bulk { .. } => best_bulk = best_bulk.min(median),
             }
             if best.as_ref().is_none_or(|b| median < b.0) {
@@ -253,6 +259,7 @@ impl RoofDevice<'_> {
             calibration_gbps: gbps(seconds),
             tried: configs.len(),
             best_loads_gbps: gbps(best_loads),
+            best_segments_gbps: gbps(best_segments),
             best_bulk_gbps: best_bulk.is_finite().then(|| gbps(best_bulk)),
             ..choice
         })
