@@ -19,6 +19,11 @@ use redlab_kernels::RunError;
 
 use crate::memory::cu;
 
+/// The global holding the bytes a module's kernels ask for.
+pub(crate) const SYMBOL_BYTES: &str = "redlab_dynamic_shared_bytes";
+/// The global holding the smallest element count that uses them.
+const SYMBOL_FROM: &str = "redlab_dynamic_shared_from";
+
 /// What a function asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DynamicShared {
@@ -40,10 +45,8 @@ pub(crate) fn read_module(module: sys::CUmodule) -> Result<Option<DynamicShared>
         // SAFETY: the module is loaded; a missing symbol is an error result, not UB.
         unsafe { result::module::get_global(module, name) }.ok()
     };
-    let (Some((bytes_at, 4)), Some((from_at, 8))) = (
-        global("redlab_dynamic_shared_bytes"),
-        global("redlab_dynamic_shared_from"),
-    ) else {
+    let (Some((bytes_at, 4)), Some((from_at, 8))) = (global(SYMBOL_BYTES), global(SYMBOL_FROM))
+    else {
         return Ok(None);
     };
     let (mut bytes, mut from) = ([0u32], [0u64]);

@@ -58,7 +58,13 @@ impl ModuleCache {
             // SAFETY: `ptx` is NUL-terminated PTX text that outlives the call.
             let handle = unsafe { result::module::load_data(ptx.as_ptr().cast()) }
                 .map_err(cu("cuModuleLoadData"))?;
-            let dynamic = dynamic_shared::read_module(handle)?;
+            // Only kernels that declare it are asked (a missing symbol is a driver error,
+            // which tools such as compute-sanitizer report).
+            let dynamic = if source.contains(dynamic_shared::SYMBOL_BYTES) {
+                dynamic_shared::read_module(handle)?
+            } else {
+                None
+            };
             modules.insert(
                 key.clone(),
                 Module {

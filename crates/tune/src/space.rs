@@ -105,13 +105,13 @@ mod tests {
             "groups per CU × prefetch × vector loads"
         );
         assert_eq!(i.len(), 5 * 4, "groups per CU × unroll");
-        // Where warps shuffle, f32/f64 sums also try the warp tiles' thresholds, rows and
-        // loading ahead.
+        // Where warps shuffle, f32/f64 sums also try the warp tiles' thresholds, rows,
+        // loading ahead and bulk-copy rings.
         let mut warps = caps();
         warps.features.push(redlab_kernels::Feature::WarpShuffle);
         assert_eq!(
             configs(&production, &float_sum, &warps).len(),
-            5 * 2 * 3 * 4 * 3 * 3 * 2
+            5 * 2 * 3 * 4 * 3 * 3 * 2 * 4
         );
         let half_sum = Problem::new(Op::Sum, DType::F16, None).expect("valid");
         assert_eq!(configs(&production, &half_sum, &warps).len(), 5 * 2 * 3);
