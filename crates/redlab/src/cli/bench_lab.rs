@@ -561,7 +561,7 @@ impl Judge {
 
     /// Accepts `got` when it equals the reference (canonical order for floats), or, for
     /// strategies with their own float order, when it lies within the any-order bound.
-    fn check(
+    pub(super) fn check(
         &mut self,
         problem: &Problem,
         w: usize,
