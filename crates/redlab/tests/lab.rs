@@ -333,3 +333,18 @@ fn tuning_the_cpu_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("runs one strategy per problem"), "{err}");
 }
+
+#[test]
+fn an_unknown_tuning_objective_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = redlab(
+        &["tune", "--device", "cpu", "--objective", "fastest"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--objective") && err.contains("graph"),
+        "{err}"
+    );
+}
