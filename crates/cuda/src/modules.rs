@@ -58,9 +58,11 @@ impl ModuleCache {
             // SAFETY: `ptx` is NUL-terminated PTX text that outlives the call.
             let handle = unsafe { result::module::load_data(ptx.as_ptr().cast()) }
                 .map_err(cu("cuModuleLoadData"))?;
-            // Only kernels that declare it are asked (a missing symbol is a driver error,
-            // which tools such as compute-sanitizer report).
-            let dynamic = if source.contains(dynamic_shared::SYMBOL_BYTES) {
+            // Only modules whose PTX declares it are asked (a missing symbol is a driver
+            // error, which tools such as compute-sanitizer report). The PTX, not the
+            // source: headers are inlined whole, also where the preprocessor drops them.
+            let symbol = dynamic_shared::SYMBOL_BYTES.as_bytes();
+            let dynamic = if ptx.windows(symbol.len()).any(|w| w == symbol) {
                 dynamic_shared::read_module(handle)?
             } else {
                 None
