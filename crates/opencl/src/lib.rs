@@ -20,7 +20,7 @@ mod mapped;
 pub mod program_cache;
 mod statistics;
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
@@ -46,8 +46,9 @@ pub struct OpenClDevice {
     info: DeviceInfo,
     programs: ProgramCache,
     /// Kernel arguments are per kernel object and not thread-safe to set: one run at a
-    /// time per device.
-    running: Mutex<()>,
+    /// time per device. PoCL devices share one lock across the process
+    /// ([`run_lock_for`]).
+    running: Arc<Mutex<()>>,
     /// The `auto` strategy's lookups for this device.
     auto: redlab_tune::Auto,
 }
@@ -71,6 +72,22 @@ pub fn list() -> Result<Vec<DeviceInfo>, String> {
         .iter()
         .map(|f| discovery::describe(f, &discovery::capabilities(&f.device)))
         .collect())
+}
+
+/// The lock a device's runs take. PoCL's process-wide cache of compiled kernel
+/// libraries counts references per launched command, and those counts are not safe
+/// against launches on several contexts at once: a group of one PoCL device three times
+/// (`opencl:0,0,0`) aborted in `pocl_release_dlhandle_cache` whenever its kernels were
+/// not yet in PoCL's on-disk cache, although builds and releases were already serialized
+/// (`program_cache.rs`). So every PoCL device handle in the process shares one run lock;
+/// other platforms keep one per device, and their groups run in parallel.
+fn run_lock_for(platform: &str) -> Arc<Mutex<()>> {
+    static POCL_RUNS: std::sync::OnceLock<Arc<Mutex<()>>> = std::sync::OnceLock::new();
+    if platform.contains("Portable Computing Language") || platform.contains("PoCL") {
+        POCL_RUNS.get_or_init(Arc::default).clone()
+    } else {
+        Arc::default()
+    }
 }
 
 impl OpenClDevice {
@@ -98,7 +115,7 @@ impl OpenClDevice {
             caps,
             info,
             programs: ProgramCache::default(),
-            running: Mutex::new(()),
+            running: run_lock_for(&entry.platform),
             auto,
         })
     }
