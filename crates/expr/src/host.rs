@@ -9,7 +9,7 @@ use redlab_core::canonical::{LANES, TILE};
 use redlab_core::merge::merge_tree;
 use std::sync::Arc;
 
-use redlab_core::{ArrayRef, Error, HostArray, Problem, Value};
+use redlab_core::{ArrayRef, DType, Error, HostArray, Op, Problem, Scalar, Value};
 
 use crate::block::{eval_block, AlignedBytes, Column};
 use crate::error::ExprError;
@@ -171,6 +171,20 @@ where
     // and the reduction's read would go to L2 and back. Measured on 2 cores, i32 inputs:
     // `x` 14.5 → 26.9 GB/s, `x & 255` 10.9 → 18.0 (the built-in sum: 37).
     let exact = reduction.mapped.is_integer() && problem.acc.is_integer();
+    // One operation over i32/i64 inputs summed into i64, or one comparison counted into
+    // u64: one fused loop (crate::fused).
+    if exact && problem.op == Op::Sum {
+        let fused = match problem.acc {
+            DType::I64 => crate::fused::int_sum(&reduction.map, inputs, start, len)
+                .map(|sum| Value::Scalar(Scalar::I64(sum))),
+            DType::U64 => crate::fused::int_count(&reduction.map, inputs, start, len)
+                .map(|count| Value::Scalar(Scalar::U64(count))),
+            _ => None,
+        };
+        if let Some(value) = fused {
+            return Ok(value);
+        }
+    }
     if exact && !problem.op.is_indexed() && len > LANES {
         let mut total: Option<Value> = None;
         for at in (start..start + len).step_by(LANES) {

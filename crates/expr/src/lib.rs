@@ -25,6 +25,7 @@ pub mod block;
 pub mod codegen;
 mod error;
 pub mod eval;
+mod fused;
 pub mod half_round;
 pub mod host;
 pub mod lexer;
