@@ -109,6 +109,7 @@ impl<A: AccFloat, T: FloatInput<A>> Rows<A> for Elements<'_, T> {
 /// folding all `N` lanes gives the bits of the full tile's fold; with `N` a constant the
 /// fold unrolls into vector operations (a fold bounded by the length ran scalar and
 /// took most of the time of rows of 32 elements).
+#[inline(always)]
 fn reduce_short<A: AccFloat, R: Rows<A>, C: Combine<A>, const N: usize>(
     op: C,
     rows: &R,
@@ -120,6 +121,15 @@ fn reduce_short<A: AccFloat, R: Rows<A>, C: Combine<A>, const N: usize>(
     // identity ⊕ x == x: folding into identity lanes starts them as the reference does.
     rows.fold_row(op, &mut lanes[..len], start, scratch);
     fold_halving(op, &mut lanes)
+}
+
+/// The canonical reduction of a row of 1 to 32 values: the one partial tile
+/// [`reduce`] would fold for it, without the tile tree's walk around it (short-row axis
+/// reductions call this once per output).
+#[inline(always)]
+pub fn reduce_row32<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, row: &[T]) -> A {
+    debug_assert!((1..=32).contains(&row.len()));
+    reduce_short::<A, Elements<'_, T>, C, 32>(op, &Elements(row), 0, row.len().min(32), &mut ())
 }
 
 /// Reduces the tile of `len` (at most `TILE`) values from `start`.

@@ -9,7 +9,9 @@ use redlab_core::canonical::TILE;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
 use redlab_core::{with_float_dtype, with_float_pair, with_int_dtype};
-use redlab_core::{ArrayRef, Element, Error, Problem, Value};
+use redlab_core::{ArrayRef, Element, Error, IntoScalar, Op, Problem, Value};
+
+use crate::canonical::{reduce_row32, Add, Mul};
 
 /// The longest output this path takes: longer ones split their own tiles over threads.
 pub const MAX_LEN: usize = TILE;
@@ -51,7 +53,14 @@ fn typed(
     }
     if problem.op.is_arithmetic() {
         return with_float_pair!(problem.dtype, problem.acc, T, A => {
-            each(data.typed::<T>()?, plan, len, |row| Ok(crate::float_value::<T, A>(problem.op, row)))
+            let src = data.typed::<T>()?;
+            // Rows of at most 32: their one partial tile, folded directly (the tile
+            // tree's walk around it cost more than the fold).
+            match (len <= 32, problem.op) {
+                (true, Op::Sum) => each(src, plan, len, |row| Ok(Value::Scalar(reduce_row32::<A, T, _>(Add, row).into_scalar()))),
+                (true, _) => each(src, plan, len, |row| Ok(Value::Scalar(reduce_row32::<A, T, _>(Mul, row).into_scalar()))),
+                (false, _) => each(src, plan, len, |row| Ok(crate::float_value::<T, A>(problem.op, row))),
+            }
         }, else Err(Error::AccNotAllowed {
             op: problem.op, dtype: problem.dtype, acc: problem.acc, allowed: "f32, f64".into(),
         }));
