@@ -4,6 +4,8 @@
 //! 32 elements. Each output is still the 1-D reduction of its own elements by the same
 //! functions, so the bits are those of reducing it alone.
 
+use std::sync::Mutex;
+
 use rayon::prelude::*;
 use redlab_core::canonical::TILE;
 use redlab_core::segmented::Selection;
@@ -71,21 +73,84 @@ fn typed(
 }
 
 /// `reduce` of every output's row, outputs in runs of [`OUTPUTS_PER_TASK`] per task.
+///
+/// The values are written straight into their places (an indexed collect); collecting
+/// `Result`s would have gathered them in pieces and copied them once more. The first
+/// error, if any, is kept aside and returned instead.
 fn each<T: Element + Sync>(
     src: &[T],
     plan: &AxisPlan,
     len: usize,
     reduce: impl Fn(&[T]) -> Result<Value, Error> + Sync,
 ) -> Result<Vec<Value>, Error> {
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
+    let mut values = Vec::new();
     (0..plan.outputs())
         .into_par_iter()
         .with_min_len(OUTPUTS_PER_TASK)
         .map(|k| {
-            let row = plan
+            let value = plan
                 .contiguous(k)
                 .and_then(|start| src.get(start..start + len))
-                .ok_or_else(|| Error::Shape(format!("output {k} lies outside the input")))?;
-            reduce(row)
+                .ok_or_else(|| Error::Shape(format!("output {k} lies outside the input")))
+                .and_then(&reduce);
+            value.unwrap_or_else(|e| {
+                failure
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .get_or_insert(e);
+                Value::Empty
+            })
         })
-        .collect()
+        .collect_into_vec(&mut values);
+    match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(values),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redlab_core::shape::Layout;
+    use redlab_core::Scalar;
+
+    /// 1000 rows of 3: more than one task's run of outputs, so the outputs are written
+    /// from several tasks.
+    fn rows() -> (Vec<i64>, AxisPlan) {
+        let data: Vec<i64> = (0..3000).map(|k| (k * 7919) % 1009).collect();
+        let plan = AxisPlan::new(Layout::c_order(&[1000, 3]), Some(&[1]), false).expect("plan");
+        (data, plan)
+    }
+
+    #[test]
+    fn every_output_lands_in_its_own_place() {
+        let (data, plan) = rows();
+        let values = each(&data, &plan, 3, |row| {
+            Ok(Value::Scalar(Scalar::I64(row[0] - row[2])))
+        })
+        .expect("no error");
+        let want: Vec<Value> = data
+            .chunks(3)
+            .map(|row| Value::Scalar(Scalar::I64(row[0] - row[2])))
+            .collect();
+        assert_eq!(values, want);
+    }
+
+    #[test]
+    fn an_error_of_any_output_is_returned() {
+        let (data, plan) = rows();
+        let failing = data[3 * 777];
+        let got = each(&data, &plan, 3, |row| {
+            if row[0] == failing {
+                Err(Error::Shape(format!("row starting {failing}")))
+            } else {
+                Ok(Value::Empty)
+            }
+        });
+        match got {
+            Err(Error::Shape(why)) => assert_eq!(why, format!("row starting {failing}")),
+            other => panic!("expected the row's error, got {other:?}"),
+        }
+    }
 }
