@@ -50,39 +50,33 @@ fn leaf<'a>(node: &Node, inputs: &[ArrayRef<'a>], start: usize, len: usize) -> O
 #[inline(always)]
 fn fold<F: Fn(i64, i64) -> i64 + Copy>(a: Leaf<'_>, b: Leaf<'_>, len: usize, f: F) -> i64 {
     use Leaf::{Const, I32, I64};
+    // Each operand is widened to i64 as it is read.
     match (a, b) {
-        (I32(x), I32(y)) => fold_pairs(x, y, f),
-        (I32(x), I64(y)) => fold_pairs(x, y, f),
-        (I64(x), I32(y)) => fold_pairs(x, y, f),
+        (I32(x), I32(y)) => fold_pairs(x, y, move |p: i32, q: i32| f(p.into(), q.into())),
+        (I32(x), I64(y)) => fold_pairs(x, y, move |p: i32, q: i64| f(p.into(), q)),
+        (I64(x), I32(y)) => fold_pairs(x, y, move |p: i64, q: i32| f(p, q.into())),
         (I64(x), I64(y)) => fold_pairs(x, y, f),
-        (I32(x), Const(c)) => fold_one(x, move |p| f(p, c)),
-        (I64(x), Const(c)) => fold_one(x, move |p| f(p, c)),
-        (Const(c), I32(y)) => fold_one(y, move |q| f(c, q)),
-        (Const(c), I64(y)) => fold_one(y, move |q| f(c, q)),
+        (I32(x), Const(c)) => fold_one(x, move |p: i32| f(p.into(), c)),
+        (I64(x), Const(c)) => fold_one(x, move |p: i64| f(p, c)),
+        (Const(c), I32(y)) => fold_one(y, move |q: i32| f(c, q.into())),
+        (Const(c), I64(y)) => fold_one(y, move |q: i64| f(c, q)),
         (Const(c), Const(d)) => f(c, d).wrapping_mul(len as i64),
     }
 }
 
+/// The wrapping i64 sum of `f(x[k], y[k])`: `f` widens (and maps) the elements.
 #[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
-fn fold_pairs<A, B, F>(x: &[A], y: &[B], f: F) -> i64
-where
-    A: Copy + Into<i64>,
-    B: Copy + Into<i64>,
-    F: Fn(i64, i64) -> i64 + Copy,
-{
+fn fold_pairs<A: Copy, B: Copy, F: Fn(A, B) -> i64 + Copy>(x: &[A], y: &[B], f: F) -> i64 {
     x.iter()
         .zip(y)
-        .map(|(&p, &q)| f(p.into(), q.into()))
+        .map(|(&p, &q)| f(p, q))
         .fold(0i64, i64::wrapping_add)
 }
 
+/// The wrapping i64 sum of `f(x[k])`: `f` widens (and maps) the element.
 #[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
-fn fold_one<A, F>(x: &[A], f: F) -> i64
-where
-    A: Copy + Into<i64>,
-    F: Fn(i64) -> i64 + Copy,
-{
-    x.iter().map(|&p| f(p.into())).fold(0i64, i64::wrapping_add)
+fn fold_one<A: Copy, F: Fn(A) -> i64 + Copy>(x: &[A], f: F) -> i64 {
+    x.iter().map(|&p| f(p)).fold(0i64, i64::wrapping_add)
 }
 
 /// The wrapping sum of an operand's elements (a constant counts `len` times).
@@ -131,8 +125,8 @@ fn narrow_select(func: Func, a: Leaf<'_>, b: Leaf<'_>) -> Option<i64> {
     macro_rules! select {
         ($pick:expr) => {
             match y {
-                Ok(c) => fold_narrow(x, move |p| $pick(p, c)),
-                Err(y) => fold_narrow_pairs(x, y, $pick),
+                Ok(c) => fold_one(x, move |p| i64::from($pick(p, c))),
+                Err(y) => fold_pairs(x, y, move |p, q| i64::from($pick(p, q))),
             }
         };
     }
@@ -141,21 +135,6 @@ fn narrow_select(func: Func, a: Leaf<'_>, b: Leaf<'_>) -> Option<i64> {
         Func::Max => select!(|p: i32, q: i32| p.max(q)),
         _ => return None,
     })
-}
-
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
-fn fold_narrow<F: Fn(i32) -> i32 + Copy>(x: &[i32], f: F) -> i64 {
-    x.iter()
-        .map(|&p| i64::from(f(p)))
-        .fold(0i64, i64::wrapping_add)
-}
-
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl", "x86_64+avx2+fma"))]
-fn fold_narrow_pairs<F: Fn(i32, i32) -> i32 + Copy>(x: &[i32], y: &[i32], f: F) -> i64 {
-    x.iter()
-        .zip(y)
-        .map(|(&p, &q)| i64::from(f(p, q)))
-        .fold(0i64, i64::wrapping_add)
 }
 
 /// The wrapping i64 sum of `map` over elements `start..start + len` of `inputs`, when
