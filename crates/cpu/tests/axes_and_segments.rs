@@ -195,6 +195,34 @@ fn axis_reductions_match_the_oracle_for_every_layout_and_axis_set() {
     assert!(checked > 10_000, "only {checked} outputs checked");
 }
 
+/// Columns wider than one block's lanes with full tiles: the path that builds one lane
+/// at a time in the fold's order, with all eight rows of a lane at once, over a partial
+/// last tile and across the tile tree.
+#[test]
+fn wide_columns_with_full_tiles_match_the_oracle() {
+    let cpu = CpuBackend::new(Some(2)).expect("cpu");
+    let mut checked = 0;
+    for (op, dtype, acc) in [
+        (Op::Sum, DType::F32, None),
+        (Op::Sum, DType::F16, None),
+        (Op::Prod, DType::F64, None),
+        (Op::Sum, DType::BF16, Some(DType::F64)),
+    ] {
+        let problem = Problem::new(op, dtype, acc).expect("valid");
+        for dims in [[16389, 67], [8192, 130]] {
+            let layout = Layout::c_order(&dims);
+            let data =
+                generate(dtype, dims[0] * dims[1], Distribution::Normal, 9).expect("data");
+            let plan = AxisPlan::new(layout.clone(), Some(&[0]), false).expect("plan");
+            for (k, (v, want)) in with_oracle(&cpu, &problem, &data, &layout, &[0], &plan) {
+                assert!(v.same_as(&want), "{problem} {dims:?} column {k}: {v} vs {want}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 4 * (67 + 130));
+}
+
 #[test]
 fn segments_match_their_own_slices_and_keep_bits_whatever_else_is_reduced() {
     let n = 3 * 8192 + 17;
