@@ -119,7 +119,7 @@ fn pick_chunk<T: Selectable>(
     want_min: bool,
     want_index: bool,
 ) -> Option<Pick<T>> {
-    let first = *chunk.first()?;
+    chunk.first()?;
     let (lo, hi) = key_range(chunk);
     if lo < T::LOWEST || hi > T::HIGHEST {
         let is_nan = |x: T| x.key() < T::LOWEST || x.key() > T::HIGHEST;
@@ -131,14 +131,15 @@ fn pick_chunk<T: Selectable>(
         });
     }
     let best = if want_min { lo } else { hi };
-    // min/max need only the value, and equal keys mean equal bits: any holder will do.
-    let i = if want_index {
-        first_with_key(chunk, best)?
-    } else if first.key() == best {
-        0
-    } else {
-        first_with_key(chunk, best)?
-    };
+    if !want_index {
+        // min/max need only the value, and a key is the value's bits: no second pass.
+        return Some(Pick {
+            index: offset,
+            value: T::from_key(best),
+            nan: false,
+        });
+    }
+    let i = first_with_key(chunk, best)?;
     Some(Pick {
         index: offset + i,
         value: chunk[i],

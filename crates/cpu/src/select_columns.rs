@@ -22,6 +22,8 @@ use crate::select::Selectable;
 /// wide matrix is not a TLB miss per few cache lines, while the block's two key arrays
 /// stay in L1.
 const BLOCK_BYTES: usize = 8 << 10;
+/// Rows whose keys a block folds in one pass (min/max without an index).
+const ROWS_AT_ONCE: usize = 8;
 /// Elements per task at least (rows × block width), so a task outweighs its scheduling.
 const TASK_ELEMENTS: usize = 1 << 16;
 
@@ -129,7 +131,15 @@ fn select_columns<T: Selectable + IntoScalar>(
                         hi: vec![T::LOWEST; width],
                         first: vec![0; if indexed { width } else { 0 }],
                     };
-                    for j in q * rows_per_task..len.min((q + 1) * rows_per_task) {
+                    let (mut j, end) = (q * rows_per_task, len.min((q + 1) * rows_per_task));
+                    if !indexed {
+                        while j + ROWS_AT_ONCE <= end {
+                            let rows = std::array::from_fn(|r| row(j + r));
+                            key_range_rows(&mut p.lo, &mut p.hi, rows);
+                            j += ROWS_AT_ONCE;
+                        }
+                    }
+                    for j in j..end {
                         if indexed {
                             key_range_first_row(&mut p, row(j), j as u32, want_min);
                         } else {
@@ -182,6 +192,28 @@ fn key_range_row<T: Selectable>(lo: &mut [T::Key], hi: &mut [T::Key], row: &[T])
         let k = x.key();
         *l = (*l).min(k);
         *h = (*h).max(k);
+    }
+}
+
+/// [`key_range_row`] over several rows in one pass: each key range is read and written
+/// once per [`ROWS_AT_ONCE`] rows, and the rows stream side by side.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn key_range_rows<T: Selectable>(
+    lo: &mut [T::Key],
+    hi: &mut [T::Key],
+    rows: [&[T]; ROWS_AT_ONCE],
+) {
+    let n = lo.len().min(hi.len());
+    let rows = rows.map(|r| &r[..n]);
+    for c in 0..n {
+        let (mut l, mut h) = (lo[c], hi[c]);
+        for row in rows {
+            let k = row[c].key();
+            l = l.min(k);
+            h = h.max(k);
+        }
+        lo[c] = l;
+        hi[c] = h;
     }
 }
 
