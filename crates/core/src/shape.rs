@@ -254,11 +254,37 @@ impl AxisPlan {
     /// Output `k`'s input elements as buffer offsets, in canonical order: C order of the
     /// reduced axes (the last reduced axis fastest), whatever the memory layout.
     pub fn segment(&self, k: usize) -> SegmentWalk<'_> {
+        self.segment_from(k, 0)
+    }
+
+    /// Output `k`'s elements from its `start`-th on (as [`AxisPlan::segment`], without
+    /// walking the ones before): the odometer starts at `start` unravelled over the
+    /// reduced axes.
+    pub fn segment_from(&self, k: usize, start: usize) -> SegmentWalk<'_> {
+        let len = self.segment_len();
+        let mut index = vec![0; self.reduced.len()];
+        let mut offset = self.base(k);
+        if start >= len {
+            return SegmentWalk {
+                plan: self,
+                index,
+                offset,
+                left: 0,
+            };
+        }
+        // Every reduced axis is non-empty here, since len > start.
+        let mut rest = start;
+        for (slot, &axis) in self.reduced.iter().enumerate().rev() {
+            let d = self.layout.dims[axis];
+            index[slot] = rest % d;
+            rest /= d;
+            offset += index[slot] as isize * self.layout.strides[axis];
+        }
         SegmentWalk {
             plan: self,
-            index: vec![0; self.reduced.len()],
-            offset: self.base(k),
-            left: self.segment_len(),
+            index,
+            offset,
+            left: len - start,
         }
     }
 
@@ -450,6 +476,29 @@ mod tests {
         let all = AxisPlan::new(Layout::fortran_order(&[2, 2]), None, false).expect("plan");
         assert_eq!(all.out_dims(), Vec::<usize>::new());
         assert_eq!(offsets(&all, 0), vec![0, 2, 1, 3]);
+    }
+
+    #[test]
+    fn a_walk_from_any_start_continues_the_whole_walk() {
+        // A strided, reversed view of shape (3, 4, 5) reducing axes 0 and 2.
+        let mut layout = Layout::c_order(&[3, 4, 5]);
+        for s in &mut layout.strides {
+            *s *= 2;
+        }
+        layout.offset = (2 * layout.strides[0]) as usize;
+        layout.strides[0] = -layout.strides[0];
+        let plan = AxisPlan::new(layout, Some(&[0, 2]), false).expect("plan");
+        for k in 0..plan.outputs() {
+            let whole = offsets(&plan, k);
+            for start in 0..=whole.len() + 1 {
+                let from: Vec<usize> = plan.segment_from(k, start).collect();
+                assert_eq!(
+                    from,
+                    whole[start.min(whole.len())..],
+                    "output {k} from {start}"
+                );
+            }
+        }
     }
 
     #[test]

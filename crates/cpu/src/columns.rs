@@ -47,128 +47,124 @@ pub fn reduce_columns<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     };
     let blocks_per_run = run.div_ceil(width);
     let blocks = (plan.outputs() / run) * blocks_per_run;
-    let per_block: Vec<Vec<A>> = (0..blocks)
+    let tiles = tile_count(plan.segment_len());
+    // One task per block and tile, so a few wide columns (2^22 × 32) still use every
+    // thread: task b·tiles + t gives block b's roots of tile t.
+    let roots: Vec<Vec<A>> = (0..blocks * tiles)
         .into_par_iter()
-        .map(|b| {
+        .map_init(Vec::new, |scratch, task| {
+            let (b, t) = (task / tiles, task % tiles);
             let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
             let w = width.min(run - (b % blocks_per_run) * width);
             if wide {
-                block_by_lanes(op, src, plan, first, w)
+                tile_by_lanes(op, src, plan, first, w, t)
             } else {
-                block(op, src, plan, first, w)
+                tile_by_rows(op, src, plan, first, w, t, scratch)
             }
         })
         .collect();
-    per_block.into_iter().flatten().collect()
-}
-
-/// Outputs `first … first + width − 1`.
-fn block<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
-    op: C,
-    src: &[T],
-    plan: &AxisPlan,
-    first: usize,
-    width: usize,
-) -> Vec<A> {
-    let len = plan.segment_len();
-    let tiles = tile_count(len);
-    // Lane-major: lane l of column c at l·width + c.
-    let mut lanes = vec![op.identity(); LANES * width];
-    let mut results: Vec<Vec<A>> = vec![Vec::with_capacity(tiles); width];
-    let mut walk = plan.segment(first);
-    for t in 0..tiles {
-        lanes.fill(op.identity());
-        let rows = TILE.min(len - t * TILE);
-        for r in 0..rows {
-            let Some(offset) = walk.next() else { break };
-            let lane = &mut lanes[(r % LANES) * width..(r % LANES + 1) * width];
-            add_row(op, lane, &src[offset..offset + width]);
-        }
-        // Fold by halving, every column at once.
-        let mut half = LANES / 2;
-        while half >= 1 {
-            let (low, high) = lanes[..2 * half * width].split_at_mut(half * width);
-            add_row_acc(op, low, high);
-            half /= 2;
-        }
-        for (c, column) in results.iter_mut().enumerate() {
-            column.push(lanes[c]);
-        }
-    }
-    // Every column has at least one tile, so the tree has a root.
-    results
-        .into_iter()
-        .map(|r| reduce_tree(op.arith(), r).unwrap_or_else(|| op.identity()))
+    // Every column has at least one tile, so each tree has a root.
+    roots
+        .chunks(tiles)
+        .flat_map(|block| {
+            (0..block[0].len()).map(move |c| {
+                let column = block.iter().map(|tile| tile[c]).collect();
+                reduce_tree(op.arith(), column).unwrap_or_else(|| op.identity())
+            })
+        })
         .collect()
 }
 
-/// Outputs `first … first + width − 1`, one lane at a time in the fold's order.
-fn block_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
+/// Tile `t`'s roots of outputs `first … first + width − 1`, reading rows in order.
+fn tile_by_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     op: C,
     src: &[T],
     plan: &AxisPlan,
     first: usize,
     width: usize,
+    t: usize,
+    lanes: &mut Vec<A>,
 ) -> Vec<A> {
-    let len = plan.segment_len();
-    let tiles = tile_count(len);
+    let rows = TILE.min(plan.segment_len() - t * TILE);
+    // Lane-major: lane l of column c at l·width + c; the buffer is the thread's own,
+    // reused from task to task (a fresh one per tile was mostly page faults).
+    lanes.clear();
+    lanes.resize(LANES * width, op.identity());
+    let start = plan.segment_from(first, t * TILE).next();
+    match (plan.reduced_runs().as_slice(), start) {
+        // Rows that follow each other in memory, each exactly the block's width: 1024
+        // rows are the whole lane buffer, added in one pass.
+        (&[(_, stride)], Some(start)) if stride == width as isize => {
+            let tile = &src[start..start + rows * width];
+            for group in tile.chunks(LANES * width) {
+                add_row(op, &mut lanes[..group.len()], group);
+            }
+        }
+        _ => {
+            for (r, offset) in plan.segment_from(first, t * TILE).take(rows).enumerate() {
+                let lane = &mut lanes[(r % LANES) * width..(r % LANES + 1) * width];
+                add_row(op, lane, &src[offset..offset + width]);
+            }
+        }
+    }
+    // Fold by halving, every column at once.
+    let mut half = LANES / 2;
+    while half >= 1 {
+        let (low, high) = lanes[..2 * half * width].split_at_mut(half * width);
+        add_row_acc(op, low, high);
+        half /= 2;
+    }
+    lanes[..width].to_vec()
+}
+
+/// Tile `t`'s roots of outputs `first … first + width − 1`, one lane at a time in the
+/// fold's order.
+fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
+    op: C,
+    src: &[T],
+    plan: &AxisPlan,
+    first: usize,
+    width: usize,
+    t: usize,
+) -> Vec<A> {
+    let rows = TILE.min(plan.segment_len() - t * TILE);
+    let offsets: Vec<usize> = plan.segment_from(first, t * TILE).take(rows).collect();
+    // The halving fold first pairs lane l with l + 512, then with l + 256, …: its
+    // leaves, left to right, are the lanes in bit-reversed order.
     // stack[0 … depth − 1] are the roots of finished subtrees of lanes, oldest first;
     // stack[depth] is the lane being built.
     let mut stack = vec![vec![op.identity(); width]; FOLD_LEVELS];
-    let mut results: Vec<Vec<A>> = vec![Vec::with_capacity(tiles); width];
-    let mut walk = plan.segment(first);
-    let mut offsets = Vec::with_capacity(TILE.min(len));
-    let (mut visits, mut ends) = (Vec::with_capacity(TILE.min(len)), Vec::with_capacity(LANES));
-    for t in 0..tiles {
-        let rows = TILE.min(len - t * TILE);
-        offsets.clear();
-        offsets.extend(walk.by_ref().take(rows));
-        // The halving fold first pairs lane l with l + 512, then with l + 256, …: its
-        // leaves, left to right, are the lanes in bit-reversed order. `visits` lists
-        // the rows in the order they are read, `ends[p]` where leaf p's rows end.
-        visits.clear();
-        ends.clear();
-        for p in 0..LANES {
-            let lane = p.reverse_bits() >> (usize::BITS - LANES.trailing_zeros());
-            visits.extend(offsets.iter().skip(lane).step_by(LANES));
-            ends.push(visits.len());
-        }
-        let mut depth = 0;
-        let mut next = 0;
-        for (p, &end) in ends.iter().enumerate() {
-            let building = &mut stack[depth];
-            if end - next == ROWS {
-                // A full lane: its eight rows in one pass, eight streams at once, the
-                // lane's value kept in a register until it is stored.
-                let rows: [&[T]; ROWS] =
-                    std::array::from_fn(|j| &src[visits[next + j]..visits[next + j] + width]);
-                full_lane(op, building, rows);
-            } else {
-                building.fill(op.identity());
-                for &offset in &visits[next..end] {
-                    add_row(op, building, &src[offset..offset + width]);
-                }
-            }
-            next = end;
-            depth += 1;
-            // Like a binary counter: each trailing one of p closes a pair of subtrees.
-            for _ in 0..p.trailing_ones() {
-                let (left, right) = stack[..depth].split_at_mut(depth - 1);
-                add_row_acc(op, &mut left[depth - 2], &right[0]);
-                depth -= 1;
+    let mut depth = 0;
+    for p in 0..LANES {
+        let lane = p.reverse_bits() >> (usize::BITS - LANES.trailing_zeros());
+        let building = &mut stack[depth];
+        if lane + (ROWS - 1) * LANES < rows {
+            // A full lane: its eight rows in one pass, eight streams at once, the lane's
+            // value kept in a register until it is stored.
+            let rows: [&[T]; ROWS] = std::array::from_fn(|j| {
+                let at = offsets[lane + j * LANES];
+                &src[at..at + width]
+            });
+            full_lane(op, building, rows);
+        } else {
+            building.fill(op.identity());
+            for &offset in offsets.iter().skip(lane).step_by(LANES) {
+                add_row(op, building, &src[offset..offset + width]);
             }
         }
-        debug_assert_eq!(depth, 1);
-        for (c, column) in results.iter_mut().enumerate() {
-            column.push(stack[0][c]);
+        depth += 1;
+        // Like a binary counter: each trailing one of p closes a pair of subtrees.
+        for _ in 0..p.trailing_ones() {
+            let (left, right) = stack[..depth].split_at_mut(depth - 1);
+            add_row_acc(op, &mut left[depth - 2], &right[0]);
+            depth -= 1;
         }
     }
-    results
-        .into_iter()
-        .map(|r| reduce_tree(op.arith(), r).unwrap_or_else(|| op.identity()))
-        .collect()
+    debug_assert_eq!(depth, 1);
+    stack.swap_remove(0)
 }
 
+/// `lane ⊕= row`, element by element.
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
 fn add_row<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, lane: &mut [A], row: &[T]) {
     for (a, &x) in lane.iter_mut().zip(row) {

@@ -198,11 +198,7 @@ fn key_range_row<T: Selectable>(lo: &mut [T::Key], hi: &mut [T::Key], row: &[T])
 /// [`key_range_row`] over several rows in one pass: each key range is read and written
 /// once per [`ROWS_AT_ONCE`] rows, and the rows stream side by side.
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
-fn key_range_rows<T: Selectable>(
-    lo: &mut [T::Key],
-    hi: &mut [T::Key],
-    rows: [&[T]; ROWS_AT_ONCE],
-) {
+fn key_range_rows<T: Selectable>(lo: &mut [T::Key], hi: &mut [T::Key], rows: [&[T]; ROWS_AT_ONCE]) {
     let n = lo.len().min(hi.len());
     let rows = rows.map(|r| &r[..n]);
     for c in 0..n {

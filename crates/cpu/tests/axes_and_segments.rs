@@ -211,11 +211,13 @@ fn wide_columns_with_full_tiles_match_the_oracle() {
         let problem = Problem::new(op, dtype, acc).expect("valid");
         for dims in [[16389, 67], [8192, 130]] {
             let layout = Layout::c_order(&dims);
-            let data =
-                generate(dtype, dims[0] * dims[1], Distribution::Normal, 9).expect("data");
+            let data = generate(dtype, dims[0] * dims[1], Distribution::Normal, 9).expect("data");
             let plan = AxisPlan::new(layout.clone(), Some(&[0]), false).expect("plan");
             for (k, (v, want)) in with_oracle(&cpu, &problem, &data, &layout, &[0], &plan) {
-                assert!(v.same_as(&want), "{problem} {dims:?} column {k}: {v} vs {want}");
+                assert!(
+                    v.same_as(&want),
+                    "{problem} {dims:?} column {k}: {v} vs {want}"
+                );
                 checked += 1;
             }
         }
