@@ -4,12 +4,12 @@
 //! 1-D reduction, so every column's bits equal the 1-D reduction of that column alone;
 //! only the order of the memory traffic differs, vectorized across columns:
 //!
-//! - **Narrow runs** (the whole run of columns fits [`LANE_BYTES`] of lanes): rows are
+//! - **Narrow runs** (the whole run of columns fits 256 KiB of lanes): rows are
 //!   read in order, each adding its stretch of the block's columns to one lane of all of
 //!   them, so consecutive rows stream from contiguous memory.
 //! - **Wide runs** (8192×8192): keeping 1024 lanes of every column would not fit a
 //!   cache, and a narrow block would read a short stretch of every row, one DRAM page
-//!   each. Instead a block of [`CHUNK_BYTES`] of columns builds one lane at a time (its
+//!   each. Instead a block of 16 KiB of columns builds one lane at a time (its
 //!   eight rows, each a long contiguous stretch) in the order the halving fold pairs
 //!   them, bit-reversed, and joins finished lanes on a stack like a binary counter: the
 //!   fold's tree, with eleven rows of partials instead of 1024.
