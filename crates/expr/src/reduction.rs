@@ -15,7 +15,7 @@ use redlab_core::{DType, Op, Problem, Value};
 use crate::error::ExprError;
 use crate::eval::{eval, Env};
 use crate::parser::parse;
-use crate::types::{check, convert, result_dtype, Node, Scope, Ty, Val, MAX_INPUTS};
+use crate::types::{check, convert, result_dtype, Arith, Kind, Node, Scope, Ty, Val, MAX_INPUTS};
 
 /// How partial results are joined.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,6 +121,18 @@ impl Reduction {
         Value::Scalar(crate::eval::to_scalar(out, result_dtype(post)))
     }
 
+    /// The same reduction over a slice that starts at element `start` of the whole
+    /// input: the map reads `i + start` where it reads `i`, so the slice's elements map
+    /// as they do in the whole array. A group of devices hands each member such a slice;
+    /// a GPU compiles one kernel per distinct start (its source carries the constant).
+    pub fn with_index_from(&self, start: u64) -> Reduction {
+        let mut shifted = self.clone();
+        if start != 0 {
+            shifted.map = index_from(&self.map, start);
+        }
+        shifted
+    }
+
     /// A short description (`map x * y, combine sum`).
     pub fn describe(&self) -> String {
         let combine = match &self.combine {
@@ -133,6 +145,31 @@ impl Reduction {
             .map_or(String::new(), |(t, _)| format!(", post '{t}'"));
         format!("map '{}', combine {combine}{post}", self.map_text)
     }
+}
+
+/// `node` with every `i` replaced by `i + start` (u64, wrapping as `i` itself does).
+fn index_from(node: &Node, start: u64) -> Node {
+    let shift = |n: &Node| Box::new(index_from(n, start));
+    let kind = match &node.kind {
+        Kind::Index => {
+            let offset = Node {
+                ty: Ty::U64,
+                kind: Kind::Const(Val::U64(start)),
+            };
+            Kind::Arith(Arith::Add, Box::new(node.clone()), Box::new(offset))
+        }
+        Kind::Const(_) | Kind::Input(_) | Kind::Var(_) => node.kind.clone(),
+        Kind::Neg(a) => Kind::Neg(shift(a)),
+        Kind::Not(a) => Kind::Not(shift(a)),
+        Kind::Arith(op, a, b) => Kind::Arith(*op, shift(a), shift(b)),
+        Kind::Compare(op, a, b) => Kind::Compare(*op, shift(a), shift(b)),
+        Kind::Logic(and, a, b) => Kind::Logic(*and, shift(a), shift(b)),
+        Kind::Select(c, a, b) => Kind::Select(shift(c), shift(a), shift(b)),
+        Kind::Call(f, args) => Kind::Call(*f, args.iter().map(|a| index_from(a, start)).collect()),
+        Kind::Convert(a) => Kind::Convert(shift(a)),
+        Kind::Narrow(d, a) => Kind::Narrow(*d, shift(a)),
+    };
+    Node { ty: node.ty, kind }
 }
 
 impl ReductionBuilder {

@@ -105,9 +105,9 @@ impl Sharded {
     /// A user-defined reduction with a built-in combine over the group: each member maps
     /// and reduces its subtrees of the inputs (as [`Backend::reduce`] does for plain
     /// reductions), the roots are joined in tree order and `post` is applied once, so
-    /// the bits are one device's. Maps that read the index `i` and custom combines run
-    /// on one device (a slice's `i` would start again at 0; a custom combine's roots
-    /// would need the expression's own tree join).
+    /// the bits are one device's. A map that reads the index `i` reads it shifted by its
+    /// subtree's start ([`redlab_expr::Reduction::with_index_from`]). Custom combines
+    /// run on one device (their roots would need the expression's own tree join).
     pub fn reduce_mapped(
         &self,
         reduction: &redlab_expr::Reduction,
@@ -116,9 +116,6 @@ impl Sharded {
         let Some(problem) = reduction.problem().cloned() else {
             return Err(not_yet("custom combines"));
         };
-        if redlab_expr::codegen::uses_index(&reduction.map) {
-            return Err(not_yet("maps that read the index i"));
-        }
         let n = redlab_expr::host::check_inputs(reduction, inputs)
             .map_err(|e| Error::Core(CoreError::Shape(e.to_string())))?;
         let shards = plan_for(&problem, n, self.devices.len());
@@ -129,7 +126,7 @@ impl Sharded {
         bare.post = None;
         let joined = subtrees_joined(&self.devices, &problem, &shards, |device, r| {
             let slices: Vec<_> = inputs.iter().map(|a| a.slice(r.start, r.end)).collect();
-            device.reduce_mapped(&bare, &slices)
+            device.reduce_mapped(&bare.with_index_from(r.start as u64), &slices)
         })?;
         Ok(Outcome {
             value: reduction.finish(joined.value, n),
