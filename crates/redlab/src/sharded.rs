@@ -7,7 +7,7 @@
 //!
 //! The partials are few (four subtrees per device) and are joined on the host. Axis and
 //! segment reductions split by outputs instead (`sharded_outputs`); user-defined
-//! reductions with a built-in combine split as plain ones do. Arrays
+//! reductions split as plain ones do, a custom combine joining the roots itself. Arrays
 //! made on the devices themselves go through [`crate::generated`]; one process per GPU
 //! joining through NCCL is `redlab run --rank` (`cli::ranks`).
 
@@ -106,15 +106,15 @@ impl Sharded {
     /// and reduces its subtrees of the inputs (as [`Backend::reduce`] does for plain
     /// reductions), the roots are joined in tree order and `post` is applied once, so
     /// the bits are one device's. A map that reads the index `i` reads it shifted by its
-    /// subtree's start ([`redlab_expr::Reduction::with_index_from`]). Custom combines
-    /// run on one device (their roots would need the expression's own tree join).
+    /// subtree's start ([`redlab_expr::Reduction::with_index_from`]). A custom combine
+    /// joins its subtrees' roots with its own expression ([`Sharded::reduce_custom`]).
     pub fn reduce_mapped(
         &self,
         reduction: &redlab_expr::Reduction,
         inputs: &[ArrayRef<'_>],
     ) -> Result<Outcome, Error> {
         let Some(problem) = reduction.problem().cloned() else {
-            return Err(not_yet("custom combines"));
+            return self.reduce_custom(reduction, inputs);
         };
         let n = redlab_expr::host::check_inputs(reduction, inputs)
             .map_err(|e| Error::Core(CoreError::Shape(e.to_string())))?;
@@ -131,6 +131,63 @@ impl Sharded {
         Ok(Outcome {
             value: reduction.finish(joined.value, n),
             ..joined
+        })
+    }
+}
+
+impl Sharded {
+    /// A user-defined reduction with a custom combine over the group: its kernels follow
+    /// the canonical tree too (lanes, halving fold, aligned pairwise tree of tiles), so
+    /// each member reduces its aligned subtrees and the roots are joined on the host by
+    /// the combine expression itself, pair by pair in tree order: one device's tree.
+    fn reduce_custom(
+        &self,
+        reduction: &redlab_expr::Reduction,
+        inputs: &[ArrayRef<'_>],
+    ) -> Result<Outcome, Error> {
+        let redlab_expr::Combine::Custom { node, acc, .. } = &reduction.combine else {
+            return Err(not_yet("this combine"));
+        };
+        let n = redlab_expr::host::check_inputs(reduction, inputs)
+            .map_err(|e| Error::Core(CoreError::Shape(e.to_string())))?;
+        let shards = redlab_core::shard::plan(n, self.devices.len());
+        if shards.subtrees.len() <= 1 {
+            return self.devices[0].reduce_mapped(reduction, inputs);
+        }
+        let mut bare = reduction.clone();
+        bare.post = None;
+        let results = on_each_member(&self.devices, |d, device| {
+            let mut roots = Vec::new();
+            let mut seconds = 0.0;
+            for r in shards.subtrees_of(d) {
+                let slices: Vec<_> = inputs.iter().map(|a| a.slice(r.start, r.end)).collect();
+                let outcome =
+                    device.reduce_mapped(&bare.with_index_from(r.start as u64), &slices)?;
+                let redlab_core::Value::Scalar(root) = outcome.value else {
+                    return Err(Error::Core(CoreError::Shape(format!(
+                        "a subtree of a custom combine gave {} instead of a value",
+                        outcome.value
+                    ))));
+                };
+                roots.push(redlab_expr::eval::from_scalar(root));
+                seconds += outcome.seconds;
+            }
+            Ok((roots, seconds))
+        });
+        let mut roots = Vec::with_capacity(shards.subtrees.len());
+        let mut passes = Vec::with_capacity(self.devices.len());
+        for r in results {
+            let (values, seconds) = r?;
+            roots.extend(values);
+            passes.push(seconds);
+        }
+        let joined = redlab_expr::host::tree(node, roots)
+            .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
+        let value = redlab_core::Value::Scalar(redlab_expr::eval::to_scalar(joined, acc.dtype()));
+        Ok(Outcome {
+            value: reduction.finish(value, n),
+            seconds: passes.iter().copied().fold(0.0, f64::max),
+            passes,
         })
     }
 }

@@ -3,8 +3,8 @@
 //! selections exactly, argmin/argmax with global indices, for every operator on sizes
 //! around tile and subtree boundaries; arrays made on the devices themselves (`hashed`)
 //! give the host's bits too; axis and segment reductions split by outputs, and
-//! user-defined reductions split by subtrees, and statistics split by outputs, give the
-//! one device's bits.
+//! user-defined reductions (maps reading the index, custom combines too) split by
+//! subtrees, and statistics split by outputs, give the one device's bits.
 
 use redlab::generate::{generate, Distribution};
 use redlab::{DType, Device, Op, Problem, Statistic};
@@ -194,17 +194,44 @@ fn user_defined_reductions_on_a_group_give_the_one_device_bits() {
 }
 
 #[test]
-fn a_group_says_what_it_does_not_do_yet() {
-    let group = Device::open("cpu:0,0", None).expect("group opens");
-    let x = [1.0f32; 6];
-    let views = [redlab::ArrayRef::from_slice(&x)];
-    let r = redlab::Reduction::builder("x", "a + b")
-        .identity("0")
-        .build(&[DType::F32])
-        .expect("builds");
-    let e = group.reduce_mapped(&r, &views).expect_err("not yet");
-    assert!(e.to_string().contains("custom combines"), "{e}");
-    assert!(e.to_string().contains("run on one device"), "{e}");
+fn custom_combines_on_a_group_give_the_one_device_bits() {
+    let cpu = Device::open("cpu", None).expect("cpu");
+    let cases: &[(&str, &str, &str, Option<&str>, DType)] = &[
+        ("x", "max(a, b)", "-inf", None, DType::F32),
+        ("x * y", "a + b", "0", Some("r / n"), DType::F64),
+        ("x * i", "a + b", "0", None, DType::F32),
+        // Not associative: a different tree would show.
+        ("x", "a + b + (a % 7) * (b % 5)", "0", None, DType::I32),
+    ];
+    for name in groups() {
+        let group = Device::open(name, None).expect("group opens");
+        for &(map, combine, identity, post, dtype) in cases {
+            let mut builder = redlab::Reduction::builder(map, combine).identity(identity);
+            if let Some(p) = post {
+                builder = builder.post(p);
+            }
+            let r = builder.build(&[dtype, dtype]).expect("builds");
+            for n in [0, 1, 8193, 3 * 65_536 + 17, (1 << 20) + 3] {
+                let x = generate(dtype, n, Distribution::Normal, 10).expect("data");
+                let y = generate(dtype, n, Distribution::Normal, 11).expect("data");
+                let inputs = [x.view(), y.view()];
+                let want = cpu.reduce_mapped(&r, &inputs).expect("cpu").value;
+                let got = group
+                    .reduce_mapped(&r, &inputs)
+                    .unwrap_or_else(|e| panic!("{name} {} n={n}: {e}", r.describe()))
+                    .value;
+                assert!(
+                    got.same_as(&want),
+                    "{name} {} n={n}: {got} vs {want}",
+                    r.describe()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_group_names_are_errors() {
     assert!(Device::open("cuda:0,", None).is_err());
 }
 
