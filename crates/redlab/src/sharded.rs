@@ -107,7 +107,7 @@ impl Sharded {
     /// reductions), the roots are joined in tree order and `post` is applied once, so
     /// the bits are one device's. A map that reads the index `i` reads it shifted by its
     /// subtree's start ([`redlab_expr::Reduction::with_index_from`]). A custom combine
-    /// joins its subtrees' roots with its own expression ([`Sharded::reduce_custom`]).
+    /// joins its subtrees' roots with its own expression, in tree order.
     pub fn reduce_mapped(
         &self,
         reduction: &redlab_expr::Reduction,
