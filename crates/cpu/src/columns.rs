@@ -48,6 +48,10 @@ pub fn reduce_columns<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     let blocks_per_run = run.div_ceil(width);
     let blocks = (plan.outputs() / run) * blocks_per_run;
     let tiles = tile_count(plan.segment_len());
+    // Narrow blocks are whole runs; when each row of a run follows the previous one in
+    // memory, a tile's rows are one contiguous stretch.
+    let rows_follow =
+        matches!(plan.reduced_runs().as_slice(), &[(_, stride)] if stride == width as isize);
     // One task per block and tile, so a few wide columns (2^22 × 32) still use every
     // thread: task b·tiles + t gives block b's roots of tile t.
     let roots: Vec<Vec<A>> = (0..blocks * tiles)
@@ -59,7 +63,7 @@ pub fn reduce_columns<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
             if wide {
                 tile_by_lanes(op, src, plan, first, w, t)
             } else {
-                tile_by_rows(op, src, plan, first, w, t, scratch)
+                tile_by_rows(op, src, plan, (first, w), t, rows_follow, scratch)
             }
         })
         .collect();
@@ -80,9 +84,9 @@ fn tile_by_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     op: C,
     src: &[T],
     plan: &AxisPlan,
-    first: usize,
-    width: usize,
+    (first, width): (usize, usize),
     t: usize,
+    rows_follow: bool,
     lanes: &mut Vec<A>,
 ) -> Vec<A> {
     let rows = TILE.min(plan.segment_len() - t * TILE);
@@ -90,21 +94,20 @@ fn tile_by_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     // reused from task to task (a fresh one per tile was mostly page faults).
     lanes.clear();
     lanes.resize(LANES * width, op.identity());
-    let start = plan.segment_from(first, t * TILE).next();
-    match (plan.reduced_runs().as_slice(), start) {
+    let mut walk = plan.segment_from(first, t * TILE).take(rows);
+    if rows_follow {
         // Rows that follow each other in memory, each exactly the block's width: 1024
         // rows are the whole lane buffer, added in one pass.
-        (&[(_, stride)], Some(start)) if stride == width as isize => {
+        if let Some(start) = walk.next() {
             let tile = &src[start..start + rows * width];
             for group in tile.chunks(LANES * width) {
                 add_row(op, &mut lanes[..group.len()], group);
             }
         }
-        _ => {
-            for (r, offset) in plan.segment_from(first, t * TILE).take(rows).enumerate() {
-                let lane = &mut lanes[(r % LANES) * width..(r % LANES + 1) * width];
-                add_row(op, lane, &src[offset..offset + width]);
-            }
+    } else {
+        for (r, offset) in walk.enumerate() {
+            let lane = &mut lanes[(r % LANES) * width..(r % LANES + 1) * width];
+            add_row(op, lane, &src[offset..offset + width]);
         }
     }
     // Fold by halving, every column at once.

@@ -14,7 +14,7 @@
 use std::ops::Range;
 
 use redlab_core::shard::{combine, plan_for, ShardPlan};
-use redlab_core::{ArrayRef, Backend, DeviceInfo, Error as CoreError, Outcome, Problem};
+use redlab_core::{ArrayRef, Backend, DeviceInfo, Error as CoreError, Outcome, Problem, Value};
 
 use crate::{Device, Error};
 
@@ -63,13 +63,6 @@ pub fn member_names(name: &str) -> Result<Option<Vec<String>>, Error> {
     Ok(Some(names))
 }
 
-/// The error for what a sharded device does not do yet.
-pub fn not_yet(what: &str) -> Error {
-    Error::Core(CoreError::Shape(format!(
-        "{what} run on one device, not on a group of devices (cuda:0,1), for now"
-    )))
-}
-
 impl Sharded {
     /// The group `name` of `devices`.
     pub fn new(name: &str, devices: Vec<Device>) -> Sharded {
@@ -102,32 +95,54 @@ impl Sharded {
 }
 
 impl Sharded {
-    /// A user-defined reduction with a built-in combine over the group: each member maps
-    /// and reduces its subtrees of the inputs (as [`Backend::reduce`] does for plain
-    /// reductions), the roots are joined in tree order and `post` is applied once, so
-    /// the bits are one device's. A map that reads the index `i` reads it shifted by its
-    /// subtree's start ([`redlab_expr::Reduction::with_index_from`]). A custom combine
-    /// joins its subtrees' roots with its own expression, in tree order.
+    /// A user-defined reduction over the group: each member maps and reduces its
+    /// subtrees of the inputs (as [`Backend::reduce`] does for plain reductions), the
+    /// roots are joined in tree order and `post` is applied once, so the bits are one
+    /// device's. A map that reads the index `i` reads it shifted by its subtree's start
+    /// ([`redlab_expr::Reduction::with_index_from`]). A custom combine's kernels follow
+    /// the canonical tree too (lanes, halving fold, aligned pairwise tree of tiles), so
+    /// its roots are joined by the combine expression itself, pair by pair.
     pub fn reduce_mapped(
         &self,
         reduction: &redlab_expr::Reduction,
         inputs: &[ArrayRef<'_>],
     ) -> Result<Outcome, Error> {
-        let Some(problem) = reduction.problem().cloned() else {
-            return self.reduce_custom(reduction, inputs);
-        };
         let n = redlab_expr::host::check_inputs(reduction, inputs)
             .map_err(|e| Error::Core(CoreError::Shape(e.to_string())))?;
-        let shards = plan_for(&problem, n, self.devices.len());
-        if shards.subtrees.is_empty() {
+        let shards = match reduction.problem() {
+            Some(problem) => plan_for(problem, n, self.devices.len()),
+            None => redlab_core::shard::plan(n, self.devices.len()),
+        };
+        if shards.subtrees.len() <= 1 {
             return self.devices[0].reduce_mapped(reduction, inputs);
         }
         let mut bare = reduction.clone();
         bare.post = None;
-        let joined = subtrees_joined(&self.devices, &problem, &shards, |device, r| {
-            let slices: Vec<_> = inputs.iter().map(|a| a.slice(r.start, r.end)).collect();
-            device.reduce_mapped(&bare.with_index_from(r.start as u64), &slices)
-        })?;
+        let joined = subtrees_joined(
+            &self.devices,
+            &shards,
+            |device, r| member_mapped(device, &bare, inputs, r),
+            |roots| match &reduction.combine {
+                redlab_expr::Combine::Builtin(problem) => tree_join(problem, &shards, roots),
+                redlab_expr::Combine::Custom { node, acc, .. } => {
+                    let roots = roots
+                        .iter()
+                        .map(|root| match *root {
+                            Value::Scalar(s) => Ok(redlab_expr::eval::from_scalar(s)),
+                            other => Err(CoreError::Shape(format!(
+                                "a subtree of a custom combine gave {other} instead of a value"
+                            ))),
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let joined = redlab_expr::host::tree(node, roots)
+                        .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
+                    Ok(Value::Scalar(redlab_expr::eval::to_scalar(
+                        joined,
+                        acc.dtype(),
+                    )))
+                }
+            },
+        )?;
         Ok(Outcome {
             value: reduction.finish(joined.value, n),
             ..joined
@@ -135,71 +150,26 @@ impl Sharded {
     }
 }
 
-impl Sharded {
-    /// A user-defined reduction with a custom combine over the group: its kernels follow
-    /// the canonical tree too (lanes, halving fold, aligned pairwise tree of tiles), so
-    /// each member reduces its aligned subtrees and the roots are joined on the host by
-    /// the combine expression itself, pair by pair in tree order: one device's tree.
-    fn reduce_custom(
-        &self,
-        reduction: &redlab_expr::Reduction,
-        inputs: &[ArrayRef<'_>],
-    ) -> Result<Outcome, Error> {
-        let redlab_expr::Combine::Custom { node, acc, .. } = &reduction.combine else {
-            return Err(not_yet("this combine"));
-        };
-        let n = redlab_expr::host::check_inputs(reduction, inputs)
-            .map_err(|e| Error::Core(CoreError::Shape(e.to_string())))?;
-        let shards = redlab_core::shard::plan(n, self.devices.len());
-        if shards.subtrees.len() <= 1 {
-            return self.devices[0].reduce_mapped(reduction, inputs);
-        }
-        let mut bare = reduction.clone();
-        bare.post = None;
-        let results = on_each_member(&self.devices, |d, device| {
-            let mut roots = Vec::new();
-            let mut seconds = 0.0;
-            for r in shards.subtrees_of(d) {
-                let slices: Vec<_> = inputs.iter().map(|a| a.slice(r.start, r.end)).collect();
-                let outcome =
-                    device.reduce_mapped(&bare.with_index_from(r.start as u64), &slices)?;
-                let redlab_core::Value::Scalar(root) = outcome.value else {
-                    return Err(Error::Core(CoreError::Shape(format!(
-                        "a subtree of a custom combine gave {} instead of a value",
-                        outcome.value
-                    ))));
-                };
-                roots.push(redlab_expr::eval::from_scalar(root));
-                seconds += outcome.seconds;
-            }
-            Ok((roots, seconds))
-        });
-        let mut roots = Vec::with_capacity(shards.subtrees.len());
-        let mut passes = Vec::with_capacity(self.devices.len());
-        for r in results {
-            let (values, seconds) = r?;
-            roots.extend(values);
-            passes.push(seconds);
-        }
-        let joined = redlab_expr::host::tree(node, roots)
-            .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
-        let value = redlab_core::Value::Scalar(redlab_expr::eval::to_scalar(joined, acc.dtype()));
-        Ok(Outcome {
-            value: reduction.finish(value, n),
-            seconds: passes.iter().copied().fold(0.0, f64::max),
-            passes,
-        })
-    }
+/// `reduction` (its `post` left out) over subtree `r` of `inputs` on `member`, the map's
+/// index shifted to the subtree's start.
+fn member_mapped(
+    member: &Device,
+    reduction: &redlab_expr::Reduction,
+    inputs: &[ArrayRef<'_>],
+    r: Range<usize>,
+) -> Result<Outcome, Error> {
+    let slices: Vec<_> = inputs.iter().map(|a| a.slice(r.start, r.end)).collect();
+    member.reduce_mapped(&reduction.with_index_from(r.start as u64), &slices)
 }
 
 /// Every member reducing its subtrees of `shards` with `reduce(member, subtree)`, each on
-/// its own host thread, and the roots joined in tree order: the joined value, the
-/// slowest member's seconds, and each member's (its subtrees' seconds summed).
+/// its own host thread, and the roots (in subtree order) joined by `join`: the joined
+/// value, the slowest member's seconds, and each member's (its subtrees' seconds summed).
 fn subtrees_joined<E>(
     devices: &[Device],
-    problem: &Problem,
     shards: &ShardPlan,
     reduce: impl Fn(&Device, Range<usize>) -> Result<Outcome, E> + Sync,
+    join: impl FnOnce(&[Value]) -> Result<Value, CoreError>,
 ) -> Result<Outcome, E>
 where
     E: Send + From<CoreError>,
@@ -221,13 +191,17 @@ where
         roots.extend(values);
         passes.push(seconds);
     }
-    let value = combine(problem, shards, &roots)
-        .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
     Ok(Outcome {
-        value,
+        value: join(&roots)?,
         seconds: passes.iter().copied().fold(0.0, f64::max),
         passes,
     })
+}
+
+/// The roots of a built-in problem joined in tree order (argmin/argmax indices offset).
+fn tree_join(problem: &Problem, shards: &ShardPlan, roots: &[Value]) -> Result<Value, CoreError> {
+    combine(problem, shards, roots)
+        .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))
 }
 
 /// Runs `work(d, member)` for every member at once, each on its own host thread, and
@@ -271,9 +245,12 @@ impl Backend for Sharded {
         if shards.subtrees.is_empty() {
             return self.devices[0].backend().reduce(problem, data);
         }
-        subtrees_joined(&self.devices, problem, &shards, |device, r| {
-            device.backend().reduce(problem, data.slice(r.start, r.end))
-        })
+        subtrees_joined(
+            &self.devices,
+            &shards,
+            |device, r| device.backend().reduce(problem, data.slice(r.start, r.end)),
+            |roots| tree_join(problem, &shards, roots),
+        )
     }
 
     /// The slowest member's read of its share of the bytes (they read in parallel).
