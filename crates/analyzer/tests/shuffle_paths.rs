@@ -109,20 +109,6 @@ fn warp_tiles_merge_subtrees_and_partial_subtrees() {
             &mut failures,
         );
     }
-    // A finer cut than the finish's one root per work-item: 300 roots under 512 make
-    // each work-item fold two before the shuffles; 41 roots under 1024 only one.
-    check(
-        &problem(Op::Sum, DType::F32, None),
-        299 * 8192 + 5,
-        &["MAX_PARTIALS=512", "WARP_TILES_FROM=1"],
-        &mut failures,
-    );
-    check(
-        &problem(Op::Sum, DType::F64, None),
-        40 * 8192 + 3,
-        &["MAX_PARTIALS=1024", "WARP_TILES_FROM=1"],
-        &mut failures,
-    );
     // Three tiles per subtree slot across fewer warps than subtrees.
     check(
         &problem(Op::Sum, DType::F32, None),

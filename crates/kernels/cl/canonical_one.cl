@@ -13,14 +13,8 @@
 // Each group then writes its roots to out[1 + s], fences, and takes a ticket; the group
 // that takes the last ticket builds the tree above level k, writes the result to out[0]
 // and resets the ticket counter, so the next launch (or a replayed graph) starts clean.
-// Layout of `out`: result, ROOTS_CAP root slots, then the counter (fixed, so the host
-// sizes every scratch buffer alike whatever MAX_PARTIALS a build uses). One tile, or one
-// group on the streaming path, writes out[0] directly and takes no ticket.
-//
-// MAX_PARTIALS (tunable where warps shuffle, up to ROOTS_CAP) only moves the cut, not the
-// tree: the same aligned pairwise tree is built whatever the level. A finer cut makes
-// smaller units of work, so the last round of subtrees leaves fewer resident groups idle
-// (with 2048 subtrees over 264 resident groups, the eighth round is a quarter empty).
+// Layout of `out`: result, MAX_PARTIALS roots, then the counter. One tile, or one group
+// on the streaming path, writes out[0] directly and takes no ticket.
 //
 // On CUDA, f32/f64 sums and products of few or many tiles run one tile per warp instead
 // of one per group (warp_tiles.h; WARP_TILES_UPTO, WARP_TILES_FROM below).
@@ -43,7 +37,6 @@
 #define ROWS 8
 #define TILE (LANES * ROWS)
 #define TILE_WG 256
-#define ROOTS_CAP 16384
 #ifndef MAX_PARTIALS
 #define MAX_PARTIALS 2048
 #endif
@@ -120,12 +113,6 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #include "warp_tiles.h"
 #else
 #define USE_WARP_TILES 0
-#endif
-// Cuts finer than 2048 subtrees need the shuffle finish below (the other keeps a level
-// in local memory); only the warp-tile problems take them.
-#if MAX_PARTIALS > ROOTS_CAP || (!USE_WARP_TILES && MAX_PARTIALS > 2048)
-#undef MAX_PARTIALS
-#define MAX_PARTIALS 2048
 #endif
 // WARP_BULK_ROWS > 0: on sm_90 and later, warp tiles from WARP_TILES_FROM tiles on read
 // their whole tiles through bulk copies into a ring of that many rows per warp in
@@ -211,7 +198,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     ulong span = 1UL << k;
     ulong subtrees = (tiles + span - 1) >> k;
     ulong groups = get_num_groups(0);
-    __global uint* counter = (__global uint*)(out + 1 + ROOTS_CAP);
+    __global uint* counter = (__global uint*)(out + 1 + MAX_PARTIALS);
 
 #ifdef ORDER_FREE
     (void)span;
@@ -442,47 +429,30 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     }
 
 #ifdef HAVE_SUBGROUP_SHUFFLE
-    // `per` consecutive roots per work-item (the tree's lowest levels: the smallest power
-    // of two that covers the roots with TILE_WG work-items, at most ROOTS_PER_ITEM), then
-    // shuffles for the levels inside a warp and once more across the eight warps' nodes.
-    // Work-item lid's node covers roots [per·lid, per·lid + per), an aligned subtree, so
-    // the levels above are the same whatever `per` is.
+    // MAX_PARTIALS / TILE_WG consecutive roots per work-item (the tree's lowest levels),
+    // then shuffles for the levels inside a warp and once more across the eight warps'
+    // nodes.
     {
 #define ROOTS_PER_ITEM (MAX_PARTIALS / TILE_WG)
-        uint per = 1;
-        while (per < ROOTS_PER_ITEM && (ulong)per * TILE_WG < roots)
-            per <<= 1;
-        ulong b = per * (ulong)lid;
+        ulong b = ROOTS_PER_ITEM * (ulong)lid;
         acc_t r[ROOTS_PER_ITEM];
-#pragma unroll
         for (uint j = 0; j < ROOTS_PER_ITEM; j++)
-            r[j] = j < per && b + j < roots ? out[1 + b + j] : IDENTITY;
-        // Written out level by level so that r stays in registers (see warp_tiles.h);
-        // levels at or above `per` would only combine identities, so they are skipped.
-#define ROOT_LEVEL(w)                                          \
-        if ((w) < per)                                         \
-            for (uint j = 0; j < ROOTS_PER_ITEM; j += 2 * (w)) \
-                r[j] = combine(r[j], r[j + (w)])
+            r[j] = b + j < roots ? out[1 + b + j] : IDENTITY;
+        // Written out level by level so that r stays in registers (see warp_tiles.h).
 #if ROOTS_PER_ITEM >= 2
-        ROOT_LEVEL(1);
+        for (uint j = 0; j < ROOTS_PER_ITEM; j += 2)
+            r[j] = combine(r[j], r[j + 1]);
 #endif
 #if ROOTS_PER_ITEM >= 4
-        ROOT_LEVEL(2);
+        for (uint j = 0; j < ROOTS_PER_ITEM; j += 4)
+            r[j] = combine(r[j], r[j + 2]);
 #endif
 #if ROOTS_PER_ITEM >= 8
-        ROOT_LEVEL(4);
+        for (uint j = 0; j < ROOTS_PER_ITEM; j += 8)
+            r[j] = combine(r[j], r[j + 4]);
 #endif
 #if ROOTS_PER_ITEM >= 16
-        ROOT_LEVEL(8);
-#endif
-#if ROOTS_PER_ITEM >= 32
-        ROOT_LEVEL(16);
-#endif
-#if ROOTS_PER_ITEM >= 64
-        ROOT_LEVEL(32);
-#endif
-#if ROOTS_PER_ITEM >= 128
-#error "MAX_PARTIALS / TILE_WG above 64 needs another level here"
+#error "MAX_PARTIALS / TILE_WG above 8 needs another level here"
 #endif
         acc_t v = r[0];
         for (uint d = 1; d < 32; d <<= 1)

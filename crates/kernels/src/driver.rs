@@ -10,54 +10,20 @@ use crate::capability::Capabilities;
 use crate::codec::Codec;
 use crate::registry::{Applies, Geometry, PassStructure, Variant};
 
-/// Root slots of the one-launch kernel's scratch buffer (`ROOTS_CAP` in
-/// `canonical_one.cl`): the buffer holds the result, this many roots, then the ticket
-/// counter, whatever cut a build uses.
-pub const ONE_LAUNCH_ROOTS_CAP: usize = 16384;
-
-/// The one-launch kernel's cut when its build does not say (`MAX_PARTIALS`).
+/// Subtree roots the one-launch kernel keeps at most (`MAX_PARTIALS` in
+/// `canonical_one.cl`).
 pub const ONE_LAUNCH_MAX_PARTIALS: usize = 2048;
 
-/// Bytes of the one-launch kernel's scratch buffer for accumulators of `acc_bytes`.
-pub fn one_launch_scratch_bytes(acc_bytes: usize) -> usize {
-    (1 + ONE_LAUNCH_ROOTS_CAP) * acc_bytes + 8
-}
-
-/// Byte offset of the ticket counter in that buffer.
-pub fn one_launch_ticket_offset(acc_bytes: usize) -> usize {
-    (1 + ONE_LAUNCH_ROOTS_CAP) * acc_bytes
-}
-
 /// The aligned subtrees of the tile tree the one-launch kernel cuts `n` elements into:
-/// the smallest power-of-two span of tiles that leaves at most `max_partials` subtrees
-/// (the kernel computes the same from `n`).
-pub fn one_launch_subtrees(n: usize, max_partials: usize) -> usize {
+/// the smallest power-of-two span of tiles that leaves at most
+/// [`ONE_LAUNCH_MAX_PARTIALS`] subtrees (the kernel computes the same from `n`).
+pub fn one_launch_subtrees(n: usize) -> usize {
     let tiles = n.div_ceil(TILE).max(1);
-    let max_partials = max_partials.max(1);
     let mut k = 0;
-    while tiles.div_ceil(1 << k) > max_partials {
+    while tiles.div_ceil(1 << k) > ONE_LAUNCH_MAX_PARTIALS {
         k += 1;
     }
     tiles.div_ceil(1 << k)
-}
-
-/// The cut a one-launch build uses, as the kernel clamps `MAX_PARTIALS`: up to 2048 for
-/// every build, up to [`ONE_LAUNCH_ROOTS_CAP`] for warp-tile problems on devices with
-/// warp shuffles (the others finish through a level in local memory).
-pub fn one_launch_max_partials(
-    variant: &Variant,
-    problem: &Problem,
-    caps: &Capabilities,
-    params: &[(&str, u32)],
-) -> usize {
-    let asked =
-        param(variant, params, "MAX_PARTIALS").map_or(ONE_LAUNCH_MAX_PARTIALS, |v| v as usize);
-    let fine_cuts = Applies::WarpTiles.to(problem) && Applies::WarpTiles.available(caps);
-    if asked <= ONE_LAUNCH_MAX_PARTIALS || (fine_cuts && asked <= ONE_LAUNCH_ROOTS_CAP) {
-        asked
-    } else {
-        ONE_LAUNCH_MAX_PARTIALS
-    }
 }
 
 /// Why a run did not produce a value.
@@ -286,8 +252,7 @@ pub fn layout(
             } else {
                 1
             };
-            let cut = one_launch_max_partials(variant, problem, caps, params);
-            let g = one_launch_subtrees(count, cut)
+            let g = one_launch_subtrees(count)
                 .div_ceil(per_group)
                 .min(caps.compute_units.max(1) * per_cu)
                 .max(1);
@@ -361,7 +326,7 @@ pub fn run_passes<L: Launcher>(
         }
         PassStructure::LastBlockFinish => {
             // Result, the subtree roots, then the ticket counter, which starts at zero.
-            let bytes = one_launch_scratch_bytes(codec.acc_bytes);
+            let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
             let mut out = launcher.alloc(bytes)?;
             launcher.write(&mut out, &vec![0u8; bytes])?;
             passes.push(launcher.launch(first, source, &out, n, g0, l0)?);

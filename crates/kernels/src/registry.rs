@@ -240,17 +240,6 @@ const WARP_BULK_ROWS: Param = Param {
     range: (0, 7),
     power_of_two: false,
 };
-const MAX_PARTIALS: Param = Param {
-    name: "MAX_PARTIALS",
-    // The most subtree roots the one-launch kernel cuts the tile tree into (a finer cut
-    // makes smaller units of work; the tree is the same). Where warps shuffle, f32/f64
-    // sums and products take up to ROOTS_CAP; every other build keeps 2048.
-    default: 2048,
-    values: &[2048, 4096, 8192, 16384],
-    applies: Applies::WarpTiles,
-    range: (256, crate::driver::ONE_LAUNCH_ROOTS_CAP as u32),
-    power_of_two: true,
-};
 const ORDER_FREE_WORDS: Param = Param {
     name: "ORDER_FREE_WORDS",
     // On CUDA, order-free reductions of 4-byte elements load 16-byte words (1) or
@@ -414,7 +403,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS, MAX_PARTIALS], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),
