@@ -136,6 +136,50 @@ impl Database {
         std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
+    /// This database with `newer`'s cells laid over it: an entry of `newer` replaces the
+    /// one measured at the same operator, type and size, every other entry stays, and
+    /// each problem's size ranges are drawn again over the union of its sizes. The
+    /// command records both. Both must describe the same device family.
+    pub fn merged(&self, newer: &Database) -> Result<Database, String> {
+        if self.device.backend != newer.device.backend || self.device.family != newer.device.family
+        {
+            return Err(format!(
+                "cannot merge a {}/{} database into a {}/{} one",
+                newer.device.backend, newer.device.family, self.device.backend, self.device.family
+            ));
+        }
+        let cell = |e: &Entry| (e.op.clone(), e.dtype.clone(), e.n);
+        let mut cells: BTreeMap<(String, String, usize), Entry> =
+            self.entries.iter().map(|e| (cell(e), e.clone())).collect();
+        for e in &newer.entries {
+            cells.insert(cell(e), e.clone());
+        }
+        // BTreeMap order: by problem, then ascending size, which `ranges` needs.
+        let mut problems: BTreeMap<(String, String), Vec<Entry>> = BTreeMap::new();
+        for ((op, dtype, _), e) in cells {
+            problems.entry((op, dtype)).or_default().push(e);
+        }
+        let mut entries = Vec::new();
+        for (_, mut list) in problems {
+            let sizes: Vec<usize> = list.iter().map(|e| e.n).collect();
+            for (e, (lo, hi)) in list.iter_mut().zip(ranges(&sizes)) {
+                e.n_min = lo;
+                e.n_max = hi;
+            }
+            entries.extend(list);
+        }
+        let mut invalid = self.invalid.clone();
+        invalid.extend(newer.invalid.iter().cloned());
+        Ok(Database {
+            format: FORMAT,
+            device: newer.device.clone(),
+            command: format!("{}; then merged: {}", self.command, newer.command),
+            budget_s: self.budget_s + newer.budget_s,
+            entries,
+            invalid,
+        })
+    }
+
     /// The entry for `op`/`dtype` whose range holds `n` (the nearest measured size when
     /// ranges overlap).
     pub fn entry(&self, op: &str, dtype: &str, n: usize) -> Option<&Entry> {
@@ -219,6 +263,91 @@ mod tests {
         let r = ranges(&[1 << 10, 1 << 20]);
         assert_eq!(r[0], (0, 1 << 15));
         assert_eq!(r[1], ((1 << 15) + 1, usize::MAX));
+    }
+
+    fn entry_at(op: &str, n: usize, variant: &str) -> Entry {
+        Entry {
+            op: op.into(),
+            dtype: "f32".into(),
+            n,
+            n_min: 0,
+            n_max: usize::MAX,
+            variant: variant.into(),
+            params: BTreeMap::new(),
+            gbps: 1.0,
+            default_gbps: None,
+            tried: 1,
+        }
+    }
+
+    fn database(family: &str, command: &str, entries: Vec<Entry>) -> Database {
+        Database {
+            format: FORMAT,
+            device: DeviceKey {
+                backend: "cuda".into(),
+                family: family.into(),
+                architecture: "sm_90".into(),
+                vendor: "nvidia".into(),
+                name: family.into(),
+            },
+            command: command.into(),
+            budget_s: 1.0,
+            entries,
+            invalid: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn merging_replaces_measured_cells_keeps_the_rest_and_redraws_ranges() {
+        let old = database(
+            "x",
+            "tune a",
+            vec![
+                entry_at("sum", 1 << 10, "old"),
+                entry_at("sum", 1 << 20, "old"),
+                entry_at("max", 1 << 20, "old"),
+            ],
+        );
+        let new = database(
+            "x",
+            "tune b",
+            vec![
+                entry_at("sum", 1 << 15, "new"),
+                entry_at("sum", 1 << 20, "new"),
+            ],
+        );
+        let merged = old.merged(&new).expect("same family");
+        let sums: Vec<(usize, &str, usize, usize)> = merged
+            .entries
+            .iter()
+            .filter(|e| e.op == "sum")
+            .map(|e| (e.n, e.variant.as_str(), e.n_min, e.n_max))
+            .collect();
+        let middle = |a: f64, b: f64| (a * b).sqrt() as usize;
+        assert_eq!(
+            sums,
+            vec![
+                (1 << 10, "old", 0, middle(1024.0, 32768.0)),
+                (
+                    1 << 15,
+                    "new",
+                    middle(1024.0, 32768.0) + 1,
+                    middle(32768.0, 1048576.0)
+                ),
+                (1 << 20, "new", middle(32768.0, 1048576.0) + 1, usize::MAX),
+            ]
+        );
+        let max = merged.entry("max", "f32", 5).expect("kept");
+        assert_eq!(
+            (max.variant.as_str(), max.n_min, max.n_max),
+            ("old", 0, usize::MAX)
+        );
+        assert!(merged.command.contains("tune a") && merged.command.contains("tune b"));
+        let other = database("y", "tune c", Vec::new());
+        assert!(old
+            .merged(&other)
+            .expect_err("other family")
+            .contains("cannot merge"));
     }
 
     #[test]

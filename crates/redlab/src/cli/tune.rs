@@ -70,6 +70,11 @@ pub struct TuneArgs {
     /// `tuning/` and of your tuning folder).
     #[arg(long)]
     out_dir: Option<PathBuf>,
+    /// Keep this database's entries for every cell not tuned now (same device family):
+    /// the new cells replace the ones at the same operator, type and size, and each
+    /// problem's size ranges are drawn again over all of its sizes.
+    #[arg(long, value_name = "DATABASE.json")]
+    merge_from: Option<PathBuf>,
     /// Replace --out even if it is not a tuning database.
     #[arg(long)]
     force: bool,
@@ -105,6 +110,10 @@ pub fn run(args: &TuneArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
                 path.display()
             );
         }
+    }
+    // A database to merge into is read before any tuning, so a bad path fails at once.
+    if let Some(path) = &args.merge_from {
+        db::Database::load(path).map_err(anyhow::Error::msg)?;
     }
     let device = Device::open(&args.device, None)?;
     #[cfg(feature = "opencl")]
@@ -312,6 +321,12 @@ fn tune<L: Lab>(
         budget_s: args.budget,
         entries,
         invalid,
+    };
+    let database = match &args.merge_from {
+        Some(base) => db::Database::load(base)
+            .and_then(|base| base.merged(&database))
+            .map_err(anyhow::Error::msg)?,
+        None => database,
     };
     let path = match (&args.out, &args.out_dir) {
         (Some(p), _) => p.clone(),
