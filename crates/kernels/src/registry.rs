@@ -182,10 +182,9 @@ const VEC_LOADS: Param = Param {
 const UNROLL: Param = Param {
     name: "UNROLL",
     // Measured on the H100 (results/h100-cuda/tune.jsonl): 32 loads in flight per
-    // work-item beat 8 and 16 for i32 at 2^20 and 2^28. 64 makes 2^14 elements one
-    // chunk, so one group finishes alone (no ticket, no second round trip).
+    // work-item beat 8 and 16 for i32 at 2^20 and 2^28.
     default: 32,
-    values: &[4, 8, 16, 32, 64],
+    values: &[4, 8, 16, 32],
     applies: Applies::OrderFree,
     range: (1, 64),
     power_of_two: true,

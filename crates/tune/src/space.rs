@@ -104,7 +104,7 @@ mod tests {
             5 * 2 * 3,
             "groups per CU × prefetch × vector loads"
         );
-        assert_eq!(i.len(), 5 * 5, "groups per CU × unroll");
+        assert_eq!(i.len(), 5 * 4, "groups per CU × unroll");
         // Where warps shuffle, f32/f64 sums also try the warp tiles' thresholds, rows,
         // loading ahead and bulk-copy rings.
         let mut warps = caps();
