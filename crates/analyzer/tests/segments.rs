@@ -39,15 +39,20 @@ fn every_segment_kernel_matches_the_reference_in_the_simulator() {
     };
     let rows = plan(&[37, 19], 1);
     let wide = plan(&[3, 1000], 1);
+    // Full rows of 1024 and 256 elements: with shuffles, 16-byte words.
+    let full = plan(&[3, 1024], 1);
+    let quarter = plan(&[5, 256], 1);
     let long = plan(&[2, 8195], 1);
     let cols = plan(&[45, 11], 0);
     let tall = plan(&[8200, 9], 0);
     let ranges = Segments::Offsets(vec![0, 3, 3, 300, 301, 1000])
         .ranges(1000)
         .expect("ranges");
-    let cases: [(&str, usize, Selection<'_>); 6] = [
+    let cases: [(&str, usize, Selection<'_>); 8] = [
         ("short rows 37x19", 37 * 19, Selection::Axes(&rows)),
         ("short rows 3x1000", 3 * 1000, Selection::Axes(&wide)),
+        ("full rows 3x1024", 3 * 1024, Selection::Axes(&full)),
+        ("full rows 5x256", 5 * 256, Selection::Axes(&quarter)),
         (
             "row tiles and tree 2x8195",
             2 * 8195,

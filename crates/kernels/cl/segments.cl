@@ -246,6 +246,54 @@ inline uint seg_lanes_in(ulong len, uint j, uint per) {
     return n < per ? (uint)n : per;
 }
 
+// Where warps shuffle, whole rows of 128 to 1024 consecutive 4-byte elements load as
+// 16-byte words, in the lane ownership of warp_tiles.h: work-item j loads words j + 32q,
+// so it holds lanes 4j + e + 128q (e < 4, q < SPAN / 128). Halving steps w ≥ 128 pair
+// words q and q + w/128 of one work-item, steps 64 … 4 pair work-items j and j + w/4
+// (shuffles), steps 2 and 1 pair elements of one word: the same canonical fold with a
+// quarter of the load instructions. Other rows (partial, strided, unaligned, mapped,
+// argmin/argmax) take the lane-per-load path below.
+#if defined(HAVE_SUBGROUP_SHUFFLE) && defined(AS_IN_FROM_UINT) && !defined(IN_IS_MAPPED) && \
+    !defined(HAVE_ARG_KEY)
+#define SHORT_WORDS 1
+// Step d of the word folds: words q < d take words q + d, element by element.
+#define SHORT_WORD_FOLD(d)                                              \
+    if ((d) < words_used) {                                             \
+        for (uint q = 0; q < (d); q++)                                  \
+            for (uint e = 0; e < 4; e++)                                \
+                a[4 * q + e] = combine(a[4 * q + e], a[4 * (q + (d)) + e]); \
+    }
+
+// The fold of the full row at `start` (`span` elements, 16-byte aligned); the result is
+// valid in work-item 0 of the warp.
+inline acc_t short_row_words(__global const in_t* in, ulong start, uint span, uint j) {
+    const __global uint4* words = (const __global uint4*)(in + start) + j;
+    uint words_used = span / 128;
+    uint4 w[8];
+#pragma unroll
+    for (uint q = 0; q < 8; q++)
+        if (q < words_used)
+            w[q] = words[32 * q];
+    acc_t a[32];
+#pragma unroll
+    for (uint q = 0; q < 8; q++) {
+        ulong e0 = 4 * ((ulong)j + 32 * q);
+        int in_row = q < words_used;
+        a[4 * q + 0] = in_row ? lift_value(AS_IN_FROM_UINT(w[q].x), e0) : IDENTITY;
+        a[4 * q + 1] = in_row ? lift_value(AS_IN_FROM_UINT(w[q].y), e0 + 1) : IDENTITY;
+        a[4 * q + 2] = in_row ? lift_value(AS_IN_FROM_UINT(w[q].z), e0 + 2) : IDENTITY;
+        a[4 * q + 3] = in_row ? lift_value(AS_IN_FROM_UINT(w[q].w), e0 + 3) : IDENTITY;
+    }
+    SHORT_WORD_FOLD(4);
+    SHORT_WORD_FOLD(2);
+    SHORT_WORD_FOLD(1);
+    for (uint d = 16; d > 0; d >>= 1)
+        for (uint e = 0; e < 4; e++)
+            a[e] = combine(a[e], sub_group_shuffle_down(a[e], d));
+    return combine(combine(a[0], a[2]), combine(a[1], a[3]));
+}
+#endif
+
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs) {
 #ifndef HAVE_SUBGROUP_SHUFFLE
@@ -310,6 +358,17 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
         }
         SHORT_FINISH(x, k);
 #else
+#ifdef SHORT_WORDS
+        // The condition is the same for the whole warp (one output per warp), so the
+        // shuffles inside see every work-item.
+        if (k < outputs && h[H_STRIDE] == 1 && span >= 128 && seg_len(h, k) == span &&
+            ((ulong)(in + seg_start(h, k)) & 15) == 0) {
+            acc_t x = short_row_words(in, seg_start(h, k), span, j);
+            if (j == 0)
+                out[k] = x;
+            continue;
+        }
+#endif
         acc_t a[SHORT_HALF];
 #pragma unroll
         for (uint m = 0; m < SHORT_HALF; m++)
