@@ -2,7 +2,7 @@
 """Axis reductions on one CUDA GPU: redlab beside torch and CuPy (with CUB), same shapes.
 
 Usage: tools/axis_compare.py REDLAB_BINARY [--reps 30] [--json OUT.jsonl]
-                              [--ops sum,max,argmax,var,std,logsumexp] [--shapes 0,1]
+                              [--ops sum,max,min,argmax,var,std,logsumexp] [--shapes 0,1]
 
 var and std are the population statistics (ddof 0) in every library.
 
@@ -54,7 +54,8 @@ def torch_rows(reps):
         print(f"torch not available: {e}", file=sys.stderr)
         return {}
     out = {}
-    fns = {"sum": torch.sum, "max": lambda x, dim: torch.amax(x, dim=dim), "argmax": torch.argmax,
+    fns = {"sum": torch.sum, "max": lambda x, dim: torch.amax(x, dim=dim),
+           "min": lambda x, dim: torch.amin(x, dim=dim), "argmax": torch.argmax,
            "var": lambda x, dim: torch.var(x, dim=dim, correction=0),
            "std": lambda x, dim: torch.std(x, dim=dim, correction=0),
            "logsumexp": torch.logsumexp}
@@ -79,7 +80,8 @@ def cupy_rows(reps):
     set_reduction_accelerators(["cub"])
     set_routine_accelerators(["cub"])
     out = {}
-    fns = {"sum": cp.sum, "max": cp.max, "argmax": cp.argmax, "var": cp.var, "std": cp.std}
+    fns = {"sum": cp.sum, "max": cp.max, "min": cp.min, "argmax": cp.argmax, "var": cp.var,
+           "std": cp.std}
     try:
         from cupyx.scipy.special import logsumexp
         fns["logsumexp"] = logsumexp
