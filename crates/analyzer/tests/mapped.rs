@@ -71,30 +71,3 @@ fn expressions_run_in_the_simulator_with_the_reference_bits() {
         }
     }
 }
-
-#[test]
-fn mapped_float_sums_with_word_loads_keep_the_reference_bits() {
-    // VEC_LOADS=2: whole tiles read four elements per work-item and row through the
-    // map's word loads, then transpose into the canonical lanes; the partial last tile
-    // (20_011) keeps the per-element path.
-    let mut opts = options();
-    opts.params = vec![("VEC_LOADS".to_string(), 2)];
-    for (map, inputs) in [
-        ("x * y", &[DType::F32, DType::F32][..]),
-        ("x * x", &[DType::F32][..]),
-        ("abs(x - y)", &[DType::F32, DType::F16][..]),
-    ] {
-        let reduction = Reduction::builder(map, "sum")
-            .build(inputs)
-            .expect("builds");
-        for n in [3 * 8192, 20_011] {
-            let run = redlab_analyzer::mapped::run(&reduction, n, &opts)
-                .unwrap_or_else(|e| panic!("{} at n={n}: {e}", reduction.describe()));
-            assert!(run.verdict.is_ok(), "{map} at n={n}: {:?}", run.verdict);
-            for pass in &run.passes {
-                let findings: Vec<_> = pass.report.metrics.findings.values().collect();
-                assert!(findings.is_empty(), "{map} at n={n}: {findings:?}");
-            }
-        }
-    }
-}

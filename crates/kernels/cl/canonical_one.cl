@@ -141,18 +141,9 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #ifndef VEC_LOADS
 #define VEC_LOADS 1
 #endif
-// Mapped f32 sums with VEC_LOADS 2 read their four elements per row through the map's
-// whole-word loads (rl_map_word: one 16-byte load per 4-byte input) instead.
-#if VEC_LOADS == 2 && defined(IN_IS_MAPPED) && defined(RL_MAP_WORD) && !defined(ORDER_FREE)
-#if RL_MAP_WORD == 4
-#define USE_VEC_MAPPED 1
-#endif
-#endif
 #if (VEC_LOADS == 2 || (VEC_LOADS == 1 && IN_BYTES == 2)) && !defined(ORDER_FREE) && \
-    (!defined(IN_IS_MAPPED) || defined(USE_VEC_MAPPED))
-#if defined(USE_VEC_MAPPED)
-// No raw words: the map's values are the lanes (below).
-#elif IN_BYTES == 2
+    !defined(IN_IS_MAPPED)
+#if IN_BYTES == 2
 typedef uint2 raw_t;
 #define RAW_LOAD(p) (*(const __global uint2*)(p))
 #define RAW_ELEM(word, q) value_from_bits16((ushort)(((q) < 2 ? (word).x : (word).y) >> (((q) & 1) * 16)))
@@ -329,26 +320,16 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
             ulong tile_start = (first + t) * (ulong)TILE;
             if (tile_start + TILE <= n) {
                 // Work-item lid owns lanes 4·lid … 4·lid+3 while loading.
-                acc_t v[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
-#ifdef USE_VEC_MAPPED
-                // Every row's words are loaded before any lane is added.
-                rl_map_t m[ROWS][4];
-                for (uint r = 0; r < ROWS; r++)
-                    rl_map_word(in, tile_start + (ulong)r * LANES + 4 * lid, n, m[r]);
-                for (uint r = 0; r < ROWS; r++)
-                    for (uint q = 0; q < 4; q++)
-                        v[q] = combine(v[q], (acc_t)m[r][q]);
-#else
                 raw_t words[ROWS];
                 for (uint r = 0; r < ROWS; r++)
                     words[r] = RAW_LOAD(in + tile_start + (ulong)r * LANES + 4 * lid);
+                acc_t v[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
                 for (uint r = 0; r < ROWS; r++) {
                     v[0] = combine(v[0], RAW_ELEM(words[r], 0));
                     v[1] = combine(v[1], RAW_ELEM(words[r], 1));
                     v[2] = combine(v[2], RAW_ELEM(words[r], 2));
                     v[3] = combine(v[3], RAW_ELEM(words[r], 3));
                 }
-#endif
                 for (uint q = 0; q < 4; q++)
                     transposed[q * TRANSPOSE_PITCH + lid] = v[q];
                 barrier(CLK_LOCAL_MEM_FENCE);
