@@ -163,6 +163,74 @@ fn tune_writes_a_database_that_auto_then_uses() {
         choice.starts_with(tuned),
         "{choice} is not the tuned {tuned}"
     );
+    // Another size tuned with --merge-from keeps the first entry, and the two ranges
+    // meet between them.
+    let merged_dir = dir.path().join("merged");
+    let out = redlab(
+        &[
+            "tune",
+            "--device",
+            "opencl:0",
+            "--ops",
+            "max",
+            "--dtypes",
+            "i32",
+            "--sizes",
+            "65536",
+            "--budget",
+            "2",
+            "--variants",
+            "production",
+            "--merge-from",
+            file.to_str().expect("utf-8"),
+            "--out-dir",
+            merged_dir.to_str().expect("utf-8"),
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged_file = merged_dir
+        .join("opencl")
+        .join(file.file_name().expect("name"));
+    let merged: Json =
+        serde_json::from_str(&std::fs::read_to_string(&merged_file).expect("merged database"))
+            .expect("JSON");
+    let sizes: Vec<(u64, u64)> = merged["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            (
+                e["n"].as_u64().expect("n"),
+                e["n_max"].as_u64().expect("n_max"),
+            )
+        })
+        .collect();
+    let middle = ((4099.0f64 * 65536.0).sqrt()) as u64;
+    assert_eq!(sizes, vec![(4099, middle), (65536, u64::MAX)], "{merged}");
+    // A database that is not one is refused before any tuning.
+    let out = redlab(
+        &[
+            "tune",
+            "--device",
+            "opencl:0",
+            "--merge-from",
+            records.to_str().expect("utf-8"),
+            "--out-dir",
+            merged_dir.to_str().expect("utf-8"),
+        ],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a tuning database"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -111,7 +111,8 @@ pub fn run(args: &TuneArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             );
         }
     }
-    // A database to merge into is read before any tuning, so a bad path fails at once.
+    // A database to merge into is read before the device opens, so a bad path fails at
+    // once.
     if let Some(path) = &args.merge_from {
         db::Database::load(path).map_err(anyhow::Error::msg)?;
     }
@@ -148,6 +149,20 @@ fn tune<L: Lab>(
     }
     let candidates = choose_variants(&args.variants)?;
     let key = DeviceKey::of(device.info());
+    // A database of another device would only be refused after the search: say so now.
+    if let Some(path) = &args.merge_from {
+        let base = db::Database::load(path).map_err(anyhow::Error::msg)?;
+        if base.device.backend != key.backend || base.device.family != key.family {
+            bail!(
+                "--merge-from {} holds {}/{}, but this device is {}/{}",
+                path.display(),
+                base.device.backend,
+                base.device.family,
+                key.backend,
+                key.family
+            );
+        }
+    }
     let caps = lab.caps().clone();
     let mut plan = TimingPlan::new(CacheMode::Cold, caps.cache_bytes.max(1 << 20));
     plan.min_reps = 3;
