@@ -454,24 +454,9 @@ inline void seg_store_tile(__global acc_t* out, __global ulong* h, ulong outputs
     } while (0)
 #endif
 
-// Where warps shuffle (CUDA), a whole 16-byte aligned tile of consecutive 4-byte
-// elements loads four consecutive elements per work-item and row as one word (the
-// production kernel's VEC_LOADS path): work-item lid adds the rows of lanes 4·lid …
-// 4·lid + 3, then the lanes go through local memory to their canonical owners lid +
-// 256q, padded so both sides hit 32 banks. The same lanes in the same order: the bits
-// do not change.
-#if defined(HAVE_SUBGROUP_SHUFFLE) && defined(AS_IN_FROM_UINT) && !defined(IN_IS_MAPPED) && \
-    !defined(HAVE_ARG_KEY)
-#define ROW_WORDS 1
-#define ROW_PITCH 264
-#endif
-
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t lanes[SEG_WG];
-#ifdef ROW_WORDS
-    __local acc_t transposed[4 * ROW_PITCH];
-#endif
     __global ulong* h = seg_header(out, outputs);
     uint lid = get_local_id(0);
     ulong g = get_group_id(0);
@@ -481,31 +466,6 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     ulong start = seg_start(h, k);
     ulong stride = h[H_STRIDE];
     acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
-#ifdef ROW_WORDS
-    // The whole group takes the same branch (one tile per group), so the barrier is
-    // uniform.
-    if (stride == 1 && (t + 1) * TILE <= len && ((ulong)(in + start + t * TILE) & 15) == 0) {
-        const __global uint4* words = (const __global uint4*)(in + start + t * TILE) + lid;
-        uint4 w[ROWS];
-        for (uint r = 0; r < ROWS; r++)
-            w[r] = words[r * (LANES / 4)];
-        acc_t v[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
-        for (uint r = 0; r < ROWS; r++) {
-            v[0] = combine(v[0], lift_value(AS_IN_FROM_UINT(w[r].x), 0));
-            v[1] = combine(v[1], lift_value(AS_IN_FROM_UINT(w[r].y), 0));
-            v[2] = combine(v[2], lift_value(AS_IN_FROM_UINT(w[r].z), 0));
-            v[3] = combine(v[3], lift_value(AS_IN_FROM_UINT(w[r].w), 0));
-        }
-        for (uint q = 0; q < 4; q++)
-            transposed[q * ROW_PITCH + lid] = v[q];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        uint at = (lid & 3) * ROW_PITCH + (lid >> 2);
-        l0 = transposed[at];
-        l1 = transposed[at + 64];
-        l2 = transposed[at + 128];
-        l3 = transposed[at + 192];
-    } else
-#endif
     if (stride == 1 && (t + 1) * TILE <= len) {
         // A whole tile of consecutive elements: no bounds checks, no stride products.
 #ifdef HAVE_ARG_KEY
