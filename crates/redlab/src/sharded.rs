@@ -125,21 +125,7 @@ impl Sharded {
             |roots| match &reduction.combine {
                 redlab_expr::Combine::Builtin(problem) => tree_join(problem, &shards, roots),
                 redlab_expr::Combine::Custom { node, acc, .. } => {
-                    let roots = roots
-                        .iter()
-                        .map(|root| match *root {
-                            Value::Scalar(s) => Ok(redlab_expr::eval::from_scalar(s)),
-                            other => Err(CoreError::Shape(format!(
-                                "a subtree of a custom combine gave {other} instead of a value"
-                            ))),
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let joined = redlab_expr::host::tree(node, roots)
-                        .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
-                    Ok(Value::Scalar(redlab_expr::eval::to_scalar(
-                        joined,
-                        acc.dtype(),
-                    )))
+                    custom_join(node, acc.dtype(), roots)
                 }
             },
         )?;
@@ -202,6 +188,27 @@ where
 fn tree_join(problem: &Problem, shards: &ShardPlan, roots: &[Value]) -> Result<Value, CoreError> {
     combine(problem, shards, roots)
         .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))
+}
+
+/// The roots of a custom combine joined by the combine expression itself, pair by pair
+/// in the aligned tree order, as a value of the accumulator type `acc`.
+fn custom_join(
+    combine: &redlab_expr::types::Node,
+    acc: redlab_core::DType,
+    roots: &[Value],
+) -> Result<Value, CoreError> {
+    let roots = roots
+        .iter()
+        .map(|root| match *root {
+            Value::Scalar(s) => Ok(redlab_expr::eval::from_scalar(s)),
+            other => Err(CoreError::Shape(format!(
+                "a subtree of a custom combine gave {other} instead of a value"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let joined = redlab_expr::host::tree(combine, roots)
+        .ok_or_else(|| CoreError::Shape("no shard produced a value".into()))?;
+    Ok(Value::Scalar(redlab_expr::eval::to_scalar(joined, acc)))
 }
 
 /// Runs `work(d, member)` for every member at once, each on its own host thread, and

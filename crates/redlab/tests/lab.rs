@@ -17,6 +17,15 @@ fn redlab(args: &[&str], tuning_dir: &std::path::Path) -> Output {
         .expect("binary runs")
 }
 
+/// Fails with the command's stderr unless it succeeded.
+fn assert_succeeded(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn opencl_present(dir: &std::path::Path) -> bool {
     let out = redlab(&["devices", "--json"], dir);
     let j: Json = serde_json::from_slice(&out.stdout).expect("devices prints JSON");
@@ -142,11 +151,7 @@ fn tune_writes_a_database_that_auto_then_uses() {
         ],
         dir.path(),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let row: Json = serde_json::from_str(
         std::fs::read_to_string(&records)
             .expect("records")
@@ -188,11 +193,7 @@ fn tune_writes_a_database_that_auto_then_uses() {
         ],
         dir.path(),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let merged_file = merged_dir
         .join("opencl")
         .join(file.file_name().expect("name"));
@@ -256,11 +257,7 @@ fn bench_report_is_one_self_contained_page_with_charts() {
         ],
         dir.path(),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let html = std::fs::read_to_string(&page).expect("report written");
     assert!(html.matches("<svg").count() >= 4, "charts for each problem");
     assert!(html.contains("bandwidth against size") && html.contains("read roof"));
@@ -292,11 +289,7 @@ fn bench_report_has_a_section_per_shape() {
         ],
         dir.path(),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let html = std::fs::read_to_string(&page).expect("report written");
     for heading in [
         "<h2>64×96, axis 1</h2>",
@@ -335,11 +328,7 @@ fn report_rebuilds_the_page_from_records_and_rejects_other_files() {
         ],
         dir.path(),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let page = dir.path().join("page.html");
     let out = redlab(
         &[
@@ -350,11 +339,7 @@ fn report_rebuilds_the_page_from_records_and_rejects_other_files() {
         ],
         dir.path(),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     assert!(std::fs::read_to_string(&page)
         .expect("page")
         .contains("sum i32: bandwidth against size"));
@@ -384,11 +369,7 @@ fn device_auto_explains_its_choice() {
         dir.path(),
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     assert!(text.starts_with("device auto: "), "{text}");
     assert!(text.contains("verified  yes"), "{text}");
 }

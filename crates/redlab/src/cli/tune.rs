@@ -111,11 +111,6 @@ pub fn run(args: &TuneArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             );
         }
     }
-    // A database to merge into is read before the device opens, so a bad path fails at
-    // once.
-    if let Some(path) = &args.merge_from {
-        db::Database::load(path).map_err(anyhow::Error::msg)?;
-    }
     let device = Device::open(&args.device, None)?;
     #[cfg(feature = "opencl")]
     if let Some(opencl) = device.opencl() {
@@ -149,20 +144,25 @@ fn tune<L: Lab>(
     }
     let candidates = choose_variants(&args.variants)?;
     let key = DeviceKey::of(device.info());
-    // A database of another device would only be refused after the search: say so now.
-    if let Some(path) = &args.merge_from {
-        let base = db::Database::load(path).map_err(anyhow::Error::msg)?;
-        if base.device.backend != key.backend || base.device.family != key.family {
-            bail!(
-                "--merge-from {} holds {}/{}, but this device is {}/{}",
-                path.display(),
-                base.device.backend,
-                base.device.family,
-                key.backend,
-                key.family
-            );
+    // The database to merge into is read and checked before the search, so a bad file
+    // or another device's database fails at once.
+    let merge_base = match &args.merge_from {
+        Some(path) => {
+            let base = db::Database::load(path).map_err(anyhow::Error::msg)?;
+            if base.device.backend != key.backend || base.device.family != key.family {
+                bail!(
+                    "--merge-from {} holds {}/{}, but this device is {}/{}",
+                    path.display(),
+                    base.device.backend,
+                    base.device.family,
+                    key.backend,
+                    key.family
+                );
+            }
+            Some(base)
         }
-    }
+        None => None,
+    };
     let caps = lab.caps().clone();
     let mut plan = TimingPlan::new(CacheMode::Cold, caps.cache_bytes.max(1 << 20));
     plan.min_reps = 3;
@@ -337,10 +337,8 @@ fn tune<L: Lab>(
         entries,
         invalid,
     };
-    let database = match &args.merge_from {
-        Some(base) => db::Database::load(base)
-            .and_then(|base| base.merged(&database))
-            .map_err(anyhow::Error::msg)?,
+    let database = match &merge_base {
+        Some(base) => base.merged(&database).map_err(anyhow::Error::msg)?,
         None => database,
     };
     let path = match (&args.out, &args.out_dir) {
