@@ -43,7 +43,7 @@ pub mod npy_out;
 pub mod placement;
 pub mod rendezvous;
 pub mod sharded;
-mod sharded_outputs;
+pub mod sharded_outputs;
 
 use std::sync::OnceLock;
 

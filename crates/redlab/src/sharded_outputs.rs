@@ -5,10 +5,11 @@
 //! Every output is reduced whole, in the canonical order of its own elements, on one
 //! member, so the bits are those of one device whatever the group: no output is cut
 //! across devices, and nothing is combined across them. An axis reduction splits its
-//! outermost kept axis ([`AxisPlan::split_outer`]): columns of a C-order matrix split by
+//! outermost kept axis ([`AxisPlan::split_outer`](redlab_core::shape::AxisPlan::split_outer)): columns of a C-order matrix split by
 //! column blocks, rows by row blocks. Segments split into runs of whole segments with
 //! about equal element counts. A reduction with one output (every axis reduced) runs on
-//! the first member. Statistics (variance, log-sum-exp, …) split the same way.
+//! the first member. Statistics (variance, log-sum-exp, …) split the same way, and so
+//! do the ranks of a multi-process run ([`output_shares`]).
 
 use std::ops::Range;
 
@@ -19,14 +20,57 @@ use redlab_core::{ArrayRef, Value};
 use crate::sharded::on_each_member;
 use crate::{Device, Error};
 
-/// One member's share: the elements it reads (as a slice of the input) and what it
-/// reduces in them.
-enum Share {
+/// One member's (or one rank's) share of a reduction with many outputs: the elements it
+/// reads and what it reduces in them.
+#[derive(Debug, Clone)]
+pub enum OutputShare {
+    /// A block of the outermost kept axis.
     Axes(PlanPart),
+    /// A run of whole segments, `ranges` counted from `elements.start`.
     Ranges {
+        /// The input elements the run's segments cover.
         elements: Range<usize>,
+        /// The segments, counted from `elements.start`.
         ranges: Vec<Range<usize>>,
     },
+}
+
+impl OutputShare {
+    /// The input elements this share reads, in an input of `len` elements.
+    pub fn elements(&self, len: usize) -> Range<usize> {
+        match self {
+            OutputShare::Axes(part) => part.base..part_end(part, len),
+            OutputShare::Ranges { elements, .. } => elements.clone(),
+        }
+    }
+
+    /// What this share reduces, counted from the first of its [`elements`](Self::elements).
+    pub fn selection(&self) -> Selection<'_> {
+        match self {
+            OutputShare::Axes(part) => Selection::Axes(&part.plan),
+            OutputShare::Ranges { ranges, .. } => Selection::Ranges(ranges),
+        }
+    }
+
+    /// How many outputs this share computes.
+    pub fn outputs(&self) -> usize {
+        self.selection().outputs()
+    }
+}
+
+/// `selection` cut into at most `parts` shares of whole outputs, in output order, or
+/// `None` where it cannot be cut (a single output, or no kept axis to cut along): then
+/// one device reduces it whole.
+pub fn output_shares(selection: Selection<'_>, parts: usize) -> Option<Vec<OutputShare>> {
+    let shares: Vec<OutputShare> = match selection {
+        Selection::Axes(plan) => plan
+            .split_outer(parts)?
+            .into_iter()
+            .map(OutputShare::Axes)
+            .collect(),
+        Selection::Ranges(ranges) => split_ranges(ranges, parts),
+    };
+    (shares.len() > 1).then_some(shares)
 }
 
 /// Runs `work(member, elements, selection)` for each member's share of `selection` over
@@ -41,31 +85,16 @@ pub fn split_outputs<W>(
 where
     W: Fn(&Device, ArrayRef<'_>, Selection<'_>) -> Result<(Vec<Value>, f64), Error> + Sync,
 {
-    let whole = || work(&members[0], data, selection).map(|(v, s)| (v, vec![s]));
-    let shares: Vec<Share> = match selection {
-        Selection::Axes(plan) => match plan.split_outer(members.len()) {
-            Some(parts) => parts.into_iter().map(Share::Axes).collect(),
-            None => return whole(),
-        },
-        Selection::Ranges(ranges) => split_ranges(ranges, members.len()),
+    let Some(shares) = output_shares(selection, members.len()) else {
+        return work(&members[0], data, selection).map(|(v, s)| (v, vec![s]));
     };
-    if shares.len() <= 1 {
-        return whole();
-    }
-    let results = on_each_member(&members[..shares.len()], |d, member| match &shares[d] {
-        Share::Axes(part) => {
-            let end = part_end(part, data.len());
-            work(
-                member,
-                data.slice(part.base, end),
-                Selection::Axes(&part.plan),
-            )
-        }
-        Share::Ranges { elements, ranges } => work(
+    let results = on_each_member(&members[..shares.len()], |d, member| {
+        let elements = shares[d].elements(data.len());
+        work(
             member,
             data.slice(elements.start, elements.end),
-            Selection::Ranges(ranges),
-        ),
+            shares[d].selection(),
+        )
     });
     let mut values = Vec::with_capacity(selection.outputs());
     let mut seconds = Vec::with_capacity(results.len());
@@ -88,7 +117,7 @@ fn part_end(part: &PlanPart, len: usize) -> usize {
 
 /// Segments cut into at most `parts` runs of whole segments, each with about the same
 /// number of elements, and each run's ranges moved to count from its first element.
-fn split_ranges(ranges: &[Range<usize>], parts: usize) -> Vec<Share> {
+fn split_ranges(ranges: &[Range<usize>], parts: usize) -> Vec<OutputShare> {
     let total: usize = ranges.iter().map(|r| r.len()).sum();
     let parts = parts.clamp(1, ranges.len().max(1));
     let mut shares = Vec::with_capacity(parts);
@@ -108,7 +137,7 @@ fn split_ranges(ranges: &[Range<usize>], parts: usize) -> Vec<Share> {
         let run = &ranges[first..last];
         let lo = run.iter().map(|r| r.start).min().unwrap_or(0);
         let hi = run.iter().map(|r| r.end).max().unwrap_or(lo).max(lo);
-        shares.push(Share::Ranges {
+        shares.push(OutputShare::Ranges {
             elements: lo..hi,
             ranges: run.iter().map(|r| r.start - lo..r.end - lo).collect(),
         });
@@ -119,7 +148,7 @@ fn split_ranges(ranges: &[Range<usize>], parts: usize) -> Vec<Share> {
 
 #[cfg(test)]
 mod tests {
-    use super::{split_ranges, Share};
+    use super::{split_ranges, OutputShare};
 
     #[test]
     fn segment_runs_cover_every_segment_once_in_order() {
@@ -131,7 +160,7 @@ mod tests {
             assert!(shares.len() <= parts);
             let mut rebuilt = Vec::new();
             for s in &shares {
-                let Share::Ranges { elements, ranges } = s else {
+                let OutputShare::Ranges { elements, ranges } = s else {
                     panic!("ranges only")
                 };
                 rebuilt.extend(

@@ -1,8 +1,9 @@
 //! Multi-process reductions without a GPU: `redlab run --rank R --world W --rendezvous
 //! …` started as W processes on the CPU, over TCP and over a shared folder. Every rank
 //! must print the bits (and index) of the one-process run, for float sums, integer
-//! minima and argmax, on sizes around tile and subtree boundaries, and bad rank options
-//! end as one clear line.
+//! minima and argmax, on sizes around tile and subtree boundaries; axis and segment
+//! reductions and statistics split by outputs must write the one-process file byte for
+//! byte; and bad rank options end as one clear line.
 
 mod common;
 
@@ -163,6 +164,34 @@ fn bad_rank_options_end_as_one_clear_line() {
         .concat(),
         "did not answer",
     );
+    let port = format!("tcp://127.0.0.1:{}", free_port());
+    let rank0 = ["--rank", "0", "--world", "2", "--rendezvous", &port];
+    assert_clean_error(
+        &[
+            &["run", "--stat", "mean", "--dtype", "f32", "--n", "100"],
+            &rank0[..],
+        ]
+        .concat(),
+        "runs in one process",
+    );
+    assert_clean_error(
+        &[
+            &[
+                "run",
+                "--map",
+                "x*x",
+                "--combine",
+                "sum",
+                "--dtype",
+                "f32",
+                "--n",
+                "100",
+            ],
+            &rank0[..],
+        ]
+        .concat(),
+        "user-defined reductions run in one process",
+    );
     assert_clean_error(
         &[
             &base[..],
@@ -180,4 +209,135 @@ fn bad_rank_options_end_as_one_clear_line() {
         .concat(),
         "once",
     );
+}
+
+/// Runs `args` in one process and as `world` ranks, each with its own `--out`, and
+/// checks that every rank printed the one-process outputs' bits and that rank 0 wrote
+/// the same file byte for byte. Returns the ranks' records.
+fn ranks_match_one_process(args: &[&str], world: usize, dir: &std::path::Path) -> Vec<Json> {
+    let what = format!("{args:?} on {world} ranks");
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let single_out = dir.join(format!("single-{call}.npy"));
+    let ranks_out = dir.join(format!("ranks-{call}.npy"));
+    let single = json_of(&redlab(
+        &[
+            args,
+            &["--json", "--out", single_out.to_str().expect("utf-8")],
+        ]
+        .concat(),
+    ));
+    assert_eq!(single["verified"], true, "{what}: one process");
+    let rendezvous = format!("tcp://127.0.0.1:{}", free_port());
+    let records = run_ranks(
+        &[args, &["--out", ranks_out.to_str().expect("utf-8")]].concat(),
+        world,
+        &rendezvous,
+    );
+    let mut covered = 0;
+    for (rank, r) in records.iter().enumerate() {
+        assert_eq!(r["rank"], rank, "{what}");
+        assert_eq!(r["verified"], true, "{what}: rank {rank}");
+        assert_eq!(r["outputs"], single["outputs"], "{what}: rank {rank}");
+        assert_eq!(r["out_shape"], single["out_shape"], "{what}: rank {rank}");
+        assert_eq!(
+            r["values"], single["values"],
+            "{what}: rank {rank} shown values"
+        );
+        assert_eq!(
+            r["value_bits"], records[0]["value_bits"],
+            "{what}: rank {rank} bits"
+        );
+        covered += r["rank_outputs"].as_u64().expect("rank outputs");
+    }
+    assert_eq!(
+        Some(covered),
+        single["outputs"].as_u64(),
+        "{what}: every output reduced by exactly one rank"
+    );
+    let one = std::fs::read(&single_out).expect("one-process result");
+    let many = std::fs::read(&ranks_out).expect("rank 0 wrote the result");
+    assert!(one == many, "{what}: the result files differ");
+    records
+}
+
+#[test]
+fn ranks_split_axis_and_segment_reductions_with_the_one_process_bits() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let offsets: Vec<i64> = vec![0, 0, 1, 500, 503, 2048, 2049, 4099, 6000, 10007];
+    let bytes: Vec<u8> = offsets.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let offsets_path = dir.path().join("offsets.npy");
+    let dict = format!(
+        "{{'descr': '<i8', 'fortran_order': False, 'shape': ({},), }}",
+        offsets.len()
+    );
+    std::fs::write(&offsets_path, common::npy_with_header(&dict, &bytes)).expect("write");
+    let offsets_arg = offsets_path.to_str().expect("utf-8");
+    let cases: [&[&str]; 7] = [
+        &[
+            "--op", "sum", "--dtype", "f32", "--shape", "37x1001", "--axis", "1",
+        ],
+        &[
+            "--op", "max", "--dtype", "i32", "--shape", "1001x37", "--axis", "0",
+        ],
+        &[
+            "--op", "argmax", "--dtype", "f64", "--shape", "5x7x11", "--axis", "0,2",
+        ],
+        &[
+            "--op",
+            "sum",
+            "--dtype",
+            "f64",
+            "--n",
+            "10007",
+            "--segment-size",
+            "97",
+        ],
+        &[
+            "--op",
+            "sum",
+            "--dtype",
+            "f32",
+            "--n",
+            "10007",
+            "--segments",
+            offsets_arg,
+        ],
+        &[
+            "--stat", "var", "--ddof", "1", "--dtype", "f32", "--shape", "64x300", "--axis", "1",
+        ],
+        // One output: rank 0 reduces it whole, the others send nothing.
+        &["--op", "min", "--dtype", "f32", "--shape", "33x33"],
+    ];
+    for case in cases {
+        for world in [2, 3] {
+            let args = [&["run", "--seed", "11"][..], case].concat();
+            let records = ranks_match_one_process(&args, world, dir.path());
+            if case.contains(&"33x33") {
+                assert_eq!(records[0]["rank_outputs"], 1, "{case:?}: rank 0 has it");
+            } else {
+                // Uneven segments may leave a rank without a run of its own.
+                let working = records
+                    .iter()
+                    .filter(|r| r["rank_outputs"].as_u64() > Some(0))
+                    .count();
+                assert!(working >= 2, "{case:?}: the outputs are split");
+            }
+        }
+    }
+    // An input file every rank reads: each rank takes only its block.
+    let input = dir.path().join("input.npy");
+    let data: Vec<u8> = (0..60 * 50)
+        .flat_map(|k: u32| ((k.wrapping_mul(2654435761) >> 7) as f64 / 3.0 - 1e6).to_le_bytes())
+        .collect();
+    let dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (60, 50), }";
+    std::fs::write(&input, common::npy_with_header(dict, &data)).expect("write");
+    let input_arg = input.to_str().expect("utf-8");
+    for axis in ["0", "1"] {
+        ranks_match_one_process(
+            &["run", "--op", "sum", "--input", input_arg, "--axis", axis],
+            2,
+            dir.path(),
+        );
+    }
 }

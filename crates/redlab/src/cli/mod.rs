@@ -20,6 +20,7 @@ mod mapped;
 mod output;
 mod params;
 mod ranks;
+mod ranks_shaped;
 mod report;
 mod run;
 mod run_generated;

@@ -6,7 +6,8 @@
 //! reduces each subtree on its device, and sends the roots to every other rank
 //! (through NCCL or the rendezvous, `super::exchange`); each rank then joins all roots in
 //! tree order. The result has
-//! the bits of the one-process run, on any number of ranks.
+//! the bits of the one-process run, on any number of ranks. Axis and segment
+//! reductions and statistics split by outputs instead (`super::ranks_shaped`).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -34,12 +35,15 @@ pub(super) struct Ranks {
 
 /// Runs this rank's part and prints the joined result.
 pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::Result<Verdict> {
-    let op = args.op.context(
-        "a multi-process run takes --op (user-defined and shaped reductions run in one process)",
-    )?;
-    if args.shaped() || args.repeat != 1 {
-        bail!("a multi-process run reduces a whole array once: leave out --shape, --axis, --segments and --repeat");
+    if args.repeat != 1 {
+        bail!("a multi-process run reduces once: leave out --repeat");
     }
+    if args.shaped() || args.stat.is_some() || args.map.is_some() {
+        return super::ranks_shaped::run(args, ranks, out);
+    }
+    let op = args
+        .op
+        .context("a multi-process run takes --op or --stat")?;
     let started = Instant::now();
     let mut group = Group::join(&ranks.address, ranks.rank, ranks.world, ranks.timeout)?;
     let joined = started.elapsed().as_secs_f64();

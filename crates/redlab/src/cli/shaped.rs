@@ -155,6 +155,114 @@ fn close(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The outputs a shaped request makes of an input of `dims` (`n` elements): its axis
+/// plan or its segments, and the result's shape.
+pub struct ShapedPlan {
+    /// The segments (empty for an axis reduction).
+    pub ranges: Vec<std::ops::Range<usize>>,
+    /// The axis plan (`None` for segments).
+    pub plan: Option<AxisPlan>,
+    /// The shape of the result.
+    pub out_dims: Vec<usize>,
+}
+
+impl ShapedPlan {
+    /// Checks `request` against the input and plans its outputs.
+    pub fn new(request: &ShapedRequest, dims: &[usize], n: usize) -> anyhow::Result<ShapedPlan> {
+        let segmented_by = request.segments.is_some() || request.segment_size.is_some();
+        if segmented_by && (request.axes.is_some() || request.keepdims) {
+            bail!(
+                "--segments and --segment-size reduce a flat array; they take no --axis or --keepdims"
+            );
+        }
+        if segmented_by {
+            let segments = match (&request.segments, request.segment_size) {
+                (Some(path), None) => Segments::Offsets(load_offsets(path)?),
+                (None, Some(k)) => Segments::Fixed(k),
+                _ => bail!("give --segments or --segment-size, not both"),
+            };
+            let ranges = segments.ranges(n)?;
+            let out_dims = vec![ranges.len()];
+            return Ok(ShapedPlan {
+                ranges,
+                plan: None,
+                out_dims,
+            });
+        }
+        let layout = Layout::c_order(dims);
+        if layout.count()? != n {
+            bail!(
+                "--shape {:?} holds {} elements but the input has {n}",
+                dims,
+                layout.count()?
+            );
+        }
+        let plan = AxisPlan::new(layout, request.axes.as_deref(), request.keepdims)?;
+        Ok(ShapedPlan {
+            ranges: Vec::new(),
+            out_dims: plan.out_dims(),
+            plan: Some(plan),
+        })
+    }
+
+    /// The outputs as a selection of the input.
+    pub fn selection(&self) -> Selection<'_> {
+        match &self.plan {
+            Some(p) => Selection::Axes(p),
+            None => Selection::Ranges(&self.ranges),
+        }
+    }
+}
+
+/// Each output's host reference and the outputs that differ from it: bit for bit for a
+/// reduction, within [`tolerance`] of a two-pass method for a statistic.
+pub fn check_outputs(
+    compute: &Compute<'_>,
+    data: redlab::ArrayRef<'_>,
+    selection: Selection<'_>,
+    values: &[Value],
+) -> anyhow::Result<(Vec<Value>, Vec<usize>)> {
+    Ok(match compute {
+        Compute::Statistic(stat) => {
+            let mut scratch = Vec::new();
+            let expected = (0..values.len())
+                .map(|k| {
+                    redlab_cpu::statistics::reference(*stat, selection.view(data, k, &mut scratch)?)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let wrong = (0..values.len())
+                .filter(|&k| !close(&values[k], &expected[k]))
+                .collect();
+            (expected, wrong)
+        }
+        Compute::Reduce { problem, .. } => {
+            let expected = segmented::reference(problem, data, selection)?;
+            let wrong = (0..values.len())
+                .filter(|&k| !values[k].same_as(&expected[k]))
+                .collect();
+            (expected, wrong)
+        }
+    })
+}
+
+/// Writes the outputs (after any `post`) to `path` as a .npy of `out_dims`.
+pub fn write_out(
+    path: &Path,
+    compute: &Compute<'_>,
+    values: &[Value],
+    out_dims: &[usize],
+) -> anyhow::Result<()> {
+    let (dtype, bytes) = match compute {
+        Compute::Reduce {
+            problem,
+            post: None,
+        } => segmented::pack(problem, values)?,
+        _ => pack_finished(values)?,
+    };
+    let file = redlab::npy_out::encode(dtype, out_dims, &bytes)?;
+    std::fs::write(path, file).with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Runs a shaped reduction of `array` (`dims` in C order) on `device`.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
@@ -186,38 +294,9 @@ pub fn run(
     }
     let data = array.view();
     let n = data.len();
-    let segmented_by = request.segments.is_some() || request.segment_size.is_some();
-    if segmented_by && (request.axes.is_some() || request.keepdims) {
-        bail!(
-            "--segments and --segment-size reduce a flat array; they take no --axis or --keepdims"
-        );
-    }
-    let (ranges, plan, out_dims) = if segmented_by {
-        let segments = match (&request.segments, request.segment_size) {
-            (Some(path), None) => Segments::Offsets(load_offsets(path)?),
-            (None, Some(k)) => Segments::Fixed(k),
-            _ => bail!("give --segments or --segment-size, not both"),
-        };
-        let ranges = segments.ranges(n)?;
-        let m = ranges.len();
-        (ranges, None, vec![m])
-    } else {
-        let layout = Layout::c_order(dims);
-        if layout.count()? != n {
-            bail!(
-                "--shape {:?} holds {} elements but the input has {n}",
-                dims,
-                layout.count()?
-            );
-        }
-        let plan = AxisPlan::new(layout, request.axes.as_deref(), request.keepdims)?;
-        let out_dims = plan.out_dims();
-        (Vec::new(), Some(plan), out_dims)
-    };
-    let selection = match &plan {
-        Some(p) => Selection::Axes(p),
-        None => Selection::Ranges(&ranges),
-    };
+    let shaped = ShapedPlan::new(request, dims, n)?;
+    let selection = shaped.selection();
+    let (plan, ranges, out_dims) = (&shaped.plan, &shaped.ranges, &shaped.out_dims);
 
     let on_cpu = device.info().backend == "cpu";
     let strategy = match (compute, problem) {
@@ -254,28 +333,7 @@ pub fn run(
         values.get_or_insert(got);
     }
     let values = values.context("no run happened")?;
-    let (expected, wrong): (Vec<Value>, Vec<usize>) = match (compute, problem) {
-        (Compute::Statistic(stat), _) => {
-            let mut scratch = Vec::new();
-            let expected = (0..values.len())
-                .map(|k| {
-                    redlab_cpu::statistics::reference(*stat, selection.view(data, k, &mut scratch)?)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let wrong = (0..values.len())
-                .filter(|&k| !close(&values[k], &expected[k]))
-                .collect();
-            (expected, wrong)
-        }
-        (_, Some(problem)) => {
-            let expected = segmented::reference(problem, data, selection)?;
-            let wrong = (0..values.len())
-                .filter(|&k| !values[k].same_as(&expected[k]))
-                .collect();
-            (expected, wrong)
-        }
-        (_, None) => bail!("a reduction without its problem"),
-    };
+    let (expected, wrong) = check_outputs(compute, data, selection, &values)?;
     let stats = Stats::of(&times).context("no timings")?;
     let rate = gbps((n * data.dtype().size_bytes()) as u64, stats.median);
     // Checked before `post`: the reference reduces the same elements.
@@ -285,7 +343,7 @@ pub fn run(
             .into_iter()
             .enumerate()
             .map(|(k, v)| {
-                let count = match &plan {
+                let count = match plan {
                     Some(p) => p.segment_len(),
                     None => ranges[k].len(),
                 };
@@ -294,12 +352,7 @@ pub fn run(
             .collect(),
     };
     if let Some(path) = &request.out {
-        let (dtype, bytes) = match (post, problem) {
-            (None, Some(problem)) => segmented::pack(problem, &values)?,
-            _ => pack_finished(&values)?,
-        };
-        let file = redlab::npy_out::encode(dtype, &out_dims, &bytes)?;
-        std::fs::write(path, file).with_context(|| format!("cannot write {}", path.display()))?;
+        write_out(path, compute, &values, out_dims)?;
     }
     const SHOWN: usize = 16;
     let shown: Vec<String> = values.iter().take(SHOWN).map(|v| v.to_string()).collect();
