@@ -200,7 +200,8 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
             "rank": ranks.rank,
             "world": ranks.world,
             "values": shown,
-            "value_bits": all.iter().map(bits_of).collect::<Vec<_>>(),
+            "value_bits": all.iter().take(SHOWN).map(bits_of).collect::<Vec<_>>(),
+            "outputs_digest": digest(&all),
             "verified": wrong_anywhere == 0,
             "out": if ranks.rank == 0 { request.out.as_ref().map(|p| p.display().to_string()) } else { None },
             "join_s": joined,
@@ -258,6 +259,18 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
             "{wrong_anywhere} outputs differ from the reference"
         ))
     })
+}
+
+/// A digest of every output's bits, so that ranks (of one build) compare all of their
+/// outputs without printing them: std's `DefaultHasher` is fixed within a build, not
+/// across Rust releases.
+fn digest(values: &[Value]) -> String {
+    use std::hash::Hasher;
+    let mut hasher = std::hash::DefaultHasher::new();
+    for v in values {
+        hasher.write(&value_bytes::encode(v));
+    }
+    format!("{:016x}", hasher.finish())
 }
 
 /// An output's bits (`null` where it has no value), for comparing runs exactly.
