@@ -243,13 +243,18 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
             DType::I8,
             DType::U64,
         ] {
-            let mut text = source(kind, dtype, Target::Cuda);
+            // Columns of 8 and 16 lane classes, and the launch bound, across the types.
+            let classes = if dtype == DType::I8 { 8 } else { 16 };
+            let mut text = format!(
+                "#define ST_MIN_GROUPS 5\n{}",
+                source(kind, dtype, Target::Cuda)
+            );
             let entries: &[&str] = match kind {
                 StateKind::NanMoments => &[ENTRY_POINT, KEPT_ENTRY_POINT],
                 _ => {
                     // The short, column and warp-row kernels too.
                     text = format!(
-                        "#define ST_WIDTH 64\n#define ST_COLUMNS 1\n#define ST_WARP_ROWS 1\n{text}"
+                        "#define ST_WIDTH 64\n#define ST_COLUMNS 1\n#define ST_CLASSES {classes}\n#define ST_WARP_ROWS 1\n{text}"
                     );
                     &[
                         ENTRY_POINT,

@@ -12,7 +12,10 @@
 //
 // Set by redlab_kernels::statistics: STAT_KIND (0 moments, 1 log-sum-exp, 2 NaN-skipping
 // minimum, 3 maximum, 4 moments of the values that are not NaN), in_t and stat_load
-// (element i of the input as a double).
+// (element i of the input as a double); per kernel, ST_MIN_GROUPS (on CUDA, the
+// work-groups the compiler must fit on an SM, which bounds the registers: these kernels
+// wait on loads, and more resident warps hide more of the wait) and ST_CLASSES (lane
+// classes per column in stat_columns).
 //
 // out: the states (3 doubles per task), then the task table (3 ulongs per task: the
 // element offset of the tile's first element, its length ≤ 8192, and the signed step
@@ -196,7 +199,11 @@ inline void st_tile(__global const in_t* in, __global double* out, ulong task, u
     }
 }
 
+#if defined(ST_MIN_GROUPS) && !defined(__OPENCL_VERSION__)
+__kernel __attribute__((launch_bounds(ST_WG, ST_MIN_GROUPS)))
+#else
 __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
+#endif
 void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
     __local st_t level[ST_WG];
     ulong task = get_group_id(0);
@@ -301,7 +308,11 @@ inline uint st_rev5(uint leaf) {
            ((leaf & 16u) >> 4);
 }
 
+#if defined(ST_MIN_GROUPS) && !defined(__OPENCL_VERSION__)
+__kernel __attribute__((launch_bounds(ST_WG, ST_MIN_GROUPS)))
+#else
 __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
+#endif
 void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) {
 #ifndef HAVE_SUBGROUP_SHUFFLE
     __local st_t level[ST_WG];
@@ -375,9 +386,18 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
 // counter computes while the lanes stream in; the 8 classes are then folded by halving
 // (widths 4, 2, 1) through local memory. The word after the task table is the number of
 // tiles per output (every output has the same).
+#ifndef ST_CLASSES
 #define ST_CLASSES 8
-#define ST_COLS 32
+#endif
+#define ST_COLS (ST_WG / ST_CLASSES)
+// log2 of the lanes per class (ST_LANES / ST_CLASSES).
+#if ST_CLASSES == 8
 #define ST_LEVELS 7
+#elif ST_CLASSES == 16
+#define ST_LEVELS 6
+#elif ST_CLASSES == 32
+#define ST_LEVELS 5
+#endif
 
 __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
 void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
@@ -398,7 +418,7 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     st_t stack[ST_LEVELS + 1];
     uint filled = 0; // bit l: stack[l] holds a finished subtree of 2^l leaves
     for (uint leaf = 0; leaf < ST_LANES / ST_CLASSES; leaf++) {
-        // Leaf `leaf` of the bit-reversed order is lane class position k = rev7(leaf).
+        // Leaf `leaf` of the bit-reversed order is lane class position k = rev(leaf).
         uint k = 0;
         for (uint b = 0; b < ST_LEVELS; b++) {
             k |= ((leaf >> b) & 1u) << (ST_LEVELS - 1 - b);

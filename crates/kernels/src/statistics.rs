@@ -7,11 +7,14 @@
 //!
 //! Outputs whose tiles all have at most 32 elements run several tiles per work-group
 //! (`stat_short`), one element per lane; tiles of at most 1024 run a warp each
-//! (`stat_warp_rows`); neighbouring strided outputs (columns) run 32
-//! side by side so that loads are coalesced (`stat_columns`); nanmean compacts each tile's values that are not
-//! NaN first (`stat_kept`), as the host does. The tiles are listed in a task table (first element, length, signed step), so rows,
-//! columns, strided views and CSR segments all run through the same kernel; outputs
-//! whose elements do not step evenly are gathered into rows on the host first.
+//! (`stat_warp_rows`); neighbouring strided outputs (columns) run 16 or 32 side by side
+//! so that loads are coalesced (`stat_columns`); nanmean compacts each tile's values that
+//! are not NaN first (`stat_kept`), as the host does. The tiles are listed in a task table
+//! (first element, length, signed step), so rows, columns, strided views and CSR segments
+//! all run through the same kernel; outputs whose elements do not step evenly are
+//! gathered into rows on the host first. On CUDA, `stat_tiles` and the moments'
+//! `stat_warp_rows` carry a launch bound that keeps their registers at 48, so that more
+//! warps wait on loads at once.
 
 use std::ops::Range;
 
@@ -35,8 +38,35 @@ pub const KEPT_ENTRY_POINT: &str = "stat_kept";
 /// The kernel for neighbouring strided outputs (columns), 32 per work-group.
 pub const COLUMNS_ENTRY_POINT: &str = "stat_columns";
 
-/// Outputs side by side in a work-group of the columns kernel.
-const COLUMNS: usize = 32;
+/// Work-groups of the columns kernel below which its outputs take 16 lane classes (16
+/// neighbouring columns per work-group) instead of 8 (32 columns): 8192 columns of 8192
+/// rows give 256 work-groups of 32 columns, under two per SM of an H200, and var read
+/// 1280 GB/s that way against 1541 with 16 classes (results/h200-stat-occupancy), while
+/// 32 columns of 2^22 rows (512 work-groups) read 1907 GB/s with 8 classes and 1750
+/// with 16.
+const COLUMNS_FEW_GROUPS: usize = 512;
+
+/// Work-groups of `stat_tiles` the CUDA compiler must fit on an SM, which bounds its
+/// registers (48 for 5): var along rows of 8192 read 1450 GB/s on an H200 with the
+/// compiler's own 80 registers, 1686 with this bound (results/h200-stat-occupancy).
+const TILES_MIN_GROUPS: usize = 5;
+
+/// The same bound for `stat_warp_rows` of the moments (var, std): 68 registers without
+/// it, 48 with it; var along 65536 rows of 1024 on an H200 read 1244–1258 GB/s without
+/// and 1432–1444 with it, while log-sum-exp (its f64 `exp` needs the registers) read 5%
+/// less with it, so it keeps the compiler's choice (results/h200-stat-occupancy).
+const WARP_ROWS_MIN_GROUPS: usize = 5;
+
+/// The columns kernel's lane classes per output for `outputs` columns of `per_output`
+/// tiles each: each work-item takes every `classes`-th lane of its output's tile, so a
+/// work-group holds `WORK_GROUP / classes` neighbouring columns.
+fn column_classes(outputs: usize, per_output: usize) -> usize {
+    if outputs.div_ceil(WORK_GROUP / 8) * per_output < COLUMNS_FEW_GROUPS {
+        16
+    } else {
+        8
+    }
+}
 
 /// The longest tile the short kernel takes (several tiles per work-group, one element
 /// per lane).
@@ -90,7 +120,12 @@ enum Kernel {
     /// Tiles of at most this many lanes (a power of two), several per work-group.
     Short(usize),
     /// Columns, with this many tiles per output.
-    Columns(usize),
+    Columns {
+        /// Tiles per output.
+        per_output: usize,
+        /// Lane classes per output ([`column_classes`]).
+        classes: usize,
+    },
     /// Tiles of 33 to 1024 elements, a warp each.
     WarpRows,
     /// A work-group per tile.
@@ -109,7 +144,10 @@ fn kernel(kind: StateKind, plan: &TilePlan) -> Kernel {
     match (plan.short_width(), columns) {
         (Some(width), _) if width <= WARP_ROWS_FROM => Kernel::Short(width),
         (Some(width), Some(_)) => Kernel::Short(width),
-        (_, Some(per_output)) => Kernel::Columns(per_output),
+        (_, Some(per_output)) => Kernel::Columns {
+            per_output,
+            classes: column_classes(plan.outputs.len(), per_output),
+        },
         _ if plan.longest().is_some_and(|l| l <= WARP_ROWS_MAX) => Kernel::WarpRows,
         _ => Kernel::Tiles,
     }
@@ -132,18 +170,29 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             entry: SHORT_ENTRY_POINT,
             groups: tiles.div_ceil(WORK_GROUP / width),
         },
-        Kernel::Columns(per_output) => Program {
-            source: format!("#define ST_COLUMNS 1\n{source}"),
+        Kernel::Columns {
+            per_output,
+            classes,
+        } => Program {
+            source: format!("#define ST_COLUMNS 1\n#define ST_CLASSES {classes}\n{source}"),
             entry: COLUMNS_ENTRY_POINT,
-            groups: plan.outputs.len().div_ceil(COLUMNS) * per_output,
+            groups: plan.outputs.len().div_ceil(WORK_GROUP / classes) * per_output,
         },
         Kernel::WarpRows => Program {
-            source: format!("#define ST_WARP_ROWS 1\n{source}"),
+            source: match kind {
+                StateKind::Moments => format!(
+                    "#define ST_WARP_ROWS 1\n#define ST_MIN_GROUPS {WARP_ROWS_MIN_GROUPS}\n{source}"
+                ),
+                _ => format!("#define ST_WARP_ROWS 1\n{source}"),
+            },
             entry: WARP_ROWS_ENTRY_POINT,
             groups: tiles.div_ceil(WORK_GROUP / 32),
         },
         Kernel::Tiles => Program {
-            source,
+            source: match TILES_MIN_GROUPS {
+                0 => source,
+                g => format!("#define ST_MIN_GROUPS {g}\n{source}"),
+            },
             entry: ENTRY_POINT,
             groups: tiles,
         },
@@ -173,10 +222,12 @@ pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
                 "stat_short: tiles of at most {width} elements, {} per work-group, one element per lane",
                 WORK_GROUP / width
             ),
-            Kernel::Columns(_) => "stat_columns: the same tile of 32 neighbouring columns per \
-                work-group, each load reading 32 neighbours of one row, 8 lane classes per \
-                column each folded by a binary counter in bit-reversed order"
-                .to_string(),
+            Kernel::Columns { classes, .. } => format!(
+                "stat_columns: the same tile of {} neighbouring columns per work-group, each \
+                 load reading them side by side in one row, {classes} lane classes per column \
+                 each folded by a binary counter in bit-reversed order",
+                WORK_GROUP / classes
+            ),
             Kernel::WarpRows => "stat_warp_rows: a warp per tile of at most 1024 elements, \
                 32 lanes per work-item folded by a binary counter in bit-reversed order as \
                 they load, then across the warp"
@@ -430,6 +481,25 @@ mod tests {
                 assert!(words.starts_with("stat_warp_rows"), "{words}");
             }
         }
+        // The launch bound: on every tile kernel, on warp rows for the moments only.
+        let rows = AxisPlan::new(Layout::c_order(&[3, 20_000]), Some(&[1]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
+        let p = program(StateKind::ExpSum, DType::F32, Target::Cuda, &plan);
+        assert!(p.entry == ENTRY_POINT && p.source.starts_with("#define ST_MIN_GROUPS 5\n"));
+        let rows = AxisPlan::new(Layout::c_order(&[30, 1000]), Some(&[1]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
+        for (kind, bound) in [(StateKind::Moments, true), (StateKind::ExpSum, false)] {
+            let p = program(kind, DType::F32, Target::Cuda, &plan);
+            assert_eq!(
+                p.source.contains("#define ST_MIN_GROUPS"),
+                bound,
+                "{kind:?}"
+            );
+        }
+        // Columns: 16 lane classes where 32 columns per work-group give few work-groups.
+        assert_eq!(column_classes(8192, 1), 16);
+        assert_eq!(column_classes(32, 512), 8);
+        assert_eq!(column_classes(16_384, 1), 8);
         let long = AxisPlan::new(Layout::c_order(&[10_000, 6]), Some(&[0]), false).expect("plan");
         let plan = TilePlan::new(view, Selection::Axes(&long)).expect("plan");
         assert_eq!(plan.columns(), Some(2));
@@ -459,6 +529,25 @@ mod tests {
             "{words}"
         );
         assert!(explain(StateKind::ExpSum, Selection::Axes(&split)).contains("gathered"));
+        // The launch bound: on every tile kernel, on warp rows for the moments only.
+        let rows = AxisPlan::new(Layout::c_order(&[3, 20_000]), Some(&[1]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
+        let p = program(StateKind::ExpSum, DType::F32, Target::Cuda, &plan);
+        assert!(p.entry == ENTRY_POINT && p.source.starts_with("#define ST_MIN_GROUPS 5\n"));
+        let rows = AxisPlan::new(Layout::c_order(&[30, 1000]), Some(&[1]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
+        for (kind, bound) in [(StateKind::Moments, true), (StateKind::ExpSum, false)] {
+            let p = program(kind, DType::F32, Target::Cuda, &plan);
+            assert_eq!(
+                p.source.contains("#define ST_MIN_GROUPS"),
+                bound,
+                "{kind:?}"
+            );
+        }
+        // Columns: 16 lane classes where 32 columns per work-group give few work-groups.
+        assert_eq!(column_classes(8192, 1), 16);
+        assert_eq!(column_classes(32, 512), 8);
+        assert_eq!(column_classes(16_384, 1), 8);
         let long = AxisPlan::new(Layout::c_order(&[10_000, 6]), Some(&[0]), false).expect("plan");
         assert!(explain(StateKind::NanMax, Selection::Axes(&long)).starts_with("stat_columns"));
     }

@@ -200,3 +200,45 @@ fn gpus_compute_the_cpus_statistics_bit_for_bit() {
         }
     }
 }
+
+/// The columns kernel holds 16 neighbouring columns per work-group where 32 would give
+/// few work-groups, and 32 otherwise; both widths must give the CPU's bits.
+#[test]
+fn columns_of_both_widths_compute_the_cpus_bits() {
+    let Some(device) = common::opencl_or_skip("statistics columns on OpenCL") else {
+        return;
+    };
+    let cpu = redlab::Device::open("cpu", None).expect("cpu");
+    // 300 rows: more than the short kernel takes; 16384 columns: 512 work-groups of 32.
+    for (dims, classes) in [([300usize, 16_384usize], 8), ([300, 1000], 16)] {
+        let n = dims[0] * dims[1];
+        let data = awkward(DType::F32, n, 5, false);
+        let plan = AxisPlan::new(Layout::c_order(&dims), Some(&[0]), false).expect("plan");
+        let selection = Selection::Axes(&plan);
+        let words = redlab_kernels::statistics::explain(
+            redlab_kernels::statistics::StateKind::Moments,
+            selection,
+        );
+        assert!(
+            words.contains(&format!("{classes} lane classes per column")),
+            "{dims:?}: {words}"
+        );
+        for stat in [Statistic::Var { ddof: 1.0 }, Statistic::LogSumExp] {
+            let want = cpu.statistic(stat, data.view(), selection).expect("cpu");
+            let got = device
+                .statistic(stat, data.view(), selection)
+                .expect("opencl");
+            assert_eq!(got.len(), want.len());
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                let what = format!("{} {dims:?} output {k}", stat.name());
+                let (g, w) = (
+                    g.scalar().expect("value").to_f64(),
+                    w.scalar().expect("value").to_f64(),
+                );
+                // The device's exp may differ from the host's in the last bit.
+                let near = stat == Statistic::LogSumExp && (g - w).abs() <= 1e-12 * w.abs();
+                assert!(g.to_bits() == w.to_bits() || near, "{what}: {g} vs {w}");
+            }
+        }
+    }
+}
