@@ -10,7 +10,7 @@
 //! the other outputs. Everything is computed in f64.
 
 use rayon::prelude::*;
-use redlab_core::canonical::{LANES, TILE};
+use redlab_core::canonical::{LANES, ROWS, TILE};
 use redlab_core::num::FloatElement;
 use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, DType, Error, Scalar, Value};
@@ -206,6 +206,39 @@ trait Lane: Copy + Send + Sync + 'static {
     const EMPTY: Self;
     fn push(&mut self, x: f64);
     fn merge(self, other: Self) -> Self;
+
+    /// The tile of `view` over `range`, its elements converted into `buffer` first.
+    fn tile_of(
+        view: &ArrayRef<'_>,
+        range: std::ops::Range<usize>,
+        buffer: &mut Vec<f64>,
+    ) -> Result<Self, Error> {
+        load(view, range, buffer)?;
+        Ok(Self::tile(buffer))
+    }
+
+    /// One tile: lanes updated in increasing index, then folded by halving.
+    fn tile(values: &[f64]) -> Self {
+        let mut lanes = [Self::EMPTY; LANES];
+        for row in values.chunks(LANES) {
+            for (lane, &x) in lanes.iter_mut().zip(row) {
+                lane.push(x);
+            }
+        }
+        fold(&mut lanes)
+    }
+}
+
+/// Folds lanes by halving, the lower-index side first.
+fn fold<S: Lane>(lanes: &mut [S; LANES]) -> S {
+    let mut width = LANES / 2;
+    while width >= 1 {
+        for j in 0..width {
+            lanes[j] = lanes[j].merge(lanes[j + width]);
+        }
+        width /= 2;
+    }
+    lanes[0]
 }
 
 impl Lane for Moments {
@@ -215,6 +248,24 @@ impl Lane for Moments {
     }
     fn merge(self, other: Self) -> Self {
         Moments::merge(self, other)
+    }
+    fn tile(values: &[f64]) -> Self {
+        moments_tile(values)
+    }
+    fn tile_of(
+        view: &ArrayRef<'_>,
+        range: std::ops::Range<usize>,
+        buffer: &mut Vec<f64>,
+    ) -> Result<Self, Error> {
+        // f32 and f64 are read in place (no converted copy of the tile).
+        match view.dtype() {
+            DType::F32 => Ok(moments_tile_f32(&view.typed::<f32>()?[range])),
+            DType::F64 => Ok(moments_tile(&view.typed::<f64>()?[range])),
+            _ => {
+                load(view, range, buffer)?;
+                Ok(moments_tile(buffer))
+            }
+        }
     }
 }
 
@@ -228,55 +279,107 @@ impl Lane for ExpSum {
     }
 }
 
-/// One tile: lanes updated in increasing index, then folded by halving.
-fn tile<S: Lane>(values: &[f64]) -> S {
-    let mut lanes = [S::EMPTY; LANES];
-    if let Some(moments) = (&mut lanes as &mut dyn std::any::Any).downcast_mut::<[Moments; LANES]>()
-    {
-        welford_rows(values, moments);
-    } else {
-        for row in values.chunks(LANES) {
-            for (lane, &x) in lanes.iter_mut().zip(row) {
-                lane.push(x);
-            }
-        }
-    }
-    let mut width = LANES / 2;
-    while width >= 1 {
-        for j in 0..width {
-            lanes[j] = lanes[j].merge(lanes[j + width]);
-        }
-        width /= 2;
-    }
-    lanes[0]
+/// One tile of moments with the lanes' means and M2 in separate arrays, so that the
+/// compiler vectorizes across lanes: the same operations, in the same order, as
+/// [`Moments::push`] on each lane and [`Moments::merge`] in the fold.
+///
+/// Every lane present in row `r` has seen rows `0..r` too, so its count is `r + 1` and
+/// one reciprocal serves the row. When every lane holds the same count `c` (the tile's
+/// length is a multiple of the lanes: every whole tile), every merge of the fold joins
+/// equal counts, where Chan's weights are exact constants: `c / 2c` is 0.5 and
+/// `c·c / 2c` is `c / 2` (`c·c` ≤ 2^26 is exact), so the fold needs no division and no
+/// branch and gives the general merge's bits.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn moments_tile(values: &[f64]) -> Moments {
+    moments_tile_with(values, |x| x)
 }
 
-/// Welford's updates of a tile's lanes, row by row, with the lanes' means and M2 in
-/// separate arrays so the compiler vectorizes across lanes. Every lane present in row
-/// `r` has seen rows `0..r` too, so its count is `r + 1` and one reciprocal serves the
-/// row. The same operations, in the same order, as [`Moments::push`] on each lane.
-fn welford_rows(values: &[f64], lanes: &mut [Moments; LANES]) {
-    let mut count = [0.0f64; LANES];
+/// [`moments_tile`] over f32 elements, converted as they are read.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn moments_tile_f32(values: &[f32]) -> Moments {
+    moments_tile_with(values, f64::from)
+}
+
+/// The body of [`moments_tile`], over any element that converts to f64 exactly.
+#[inline(always)]
+fn moments_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moments {
+    if values.is_empty() {
+        return Moments::EMPTY;
+    }
     let mut mean = [0.0f64; LANES];
     let mut m2 = [0.0f64; LANES];
+    let rows = values.len().div_ceil(LANES);
+    if values.len() == TILE {
+        // A whole tile: eight lanes at a time through all their rows, the lanes' states
+        // in registers (each lane still takes its rows in increasing index).
+        const BLOCK: usize = 8;
+        for ((block_mean, block_m2), j) in mean
+            .chunks_exact_mut(BLOCK)
+            .zip(m2.chunks_exact_mut(BLOCK))
+            .zip((0..LANES).step_by(BLOCK))
+        {
+            let mut m = [0.0f64; BLOCK];
+            let mut s = [0.0f64; BLOCK];
+            for r in 0..ROWS {
+                let inverse = 1.0 / (r + 1) as f64;
+                let row = &values[r * LANES + j..r * LANES + j + BLOCK];
+                for q in 0..BLOCK {
+                    let x = to_f64(row[q]);
+                    let d = x - m[q];
+                    m[q] += d * inverse;
+                    s[q] += d * (x - m[q]);
+                }
+            }
+            block_mean.copy_from_slice(&m);
+            block_m2.copy_from_slice(&s);
+        }
+    }
     for (r, row) in values.chunks(LANES).enumerate() {
+        if values.len() == TILE {
+            break;
+        }
         let k = row.len();
-        let c = (r + 1) as f64;
-        let inverse = 1.0 / c;
+        let inverse = 1.0 / (r + 1) as f64;
         for ((m, s), &x) in mean[..k].iter_mut().zip(&mut m2[..k]).zip(row) {
+            let x = to_f64(x);
             let d = x - *m;
             *m += d * inverse;
             *s += d * (x - *m);
         }
-        count[..k].fill(c);
     }
+    if values.len() % LANES == 0 {
+        let mut count = rows as f64;
+        let mut width = LANES / 2;
+        while width >= 1 {
+            let weight = count * 0.5;
+            let (low_mean, high_mean) = mean.split_at_mut(width);
+            let (low_m2, high_m2) = m2.split_at_mut(width);
+            for j in 0..width {
+                let d = high_mean[j] - low_mean[j];
+                low_mean[j] += d * 0.5;
+                low_m2[j] = low_m2[j] + high_m2[j] + d * d * weight;
+            }
+            count += count;
+            width /= 2;
+        }
+        return Moments {
+            count,
+            mean: mean[0],
+            m2: m2[0],
+        };
+    }
+    // Lanes below `longer` hold `rows` elements, the others one fewer.
+    let longer = values.len() - (rows - 1) * LANES;
+    let mut lanes = [Moments::EMPTY; LANES];
     for (j, lane) in lanes.iter_mut().enumerate() {
+        let count = if j < longer { rows } else { rows - 1 };
         *lane = Moments {
-            count: count[j],
+            count: count as f64,
             mean: mean[j],
             m2: m2[j],
         };
     }
+    fold(&mut lanes)
 }
 
 /// The aligned pairwise tree over tile results.
@@ -316,8 +419,7 @@ fn canonical<S: Lane>(view: ArrayRef<'_>) -> Result<S, Error> {
         .into_par_iter()
         .map_init(Vec::new, |buffer, t| {
             let range = t * TILE..((t + 1) * TILE).min(view.len());
-            load(&view, range, buffer)?;
-            Ok(tile::<S>(buffer))
+            S::tile_of(&view, range, buffer)
         })
         .collect::<Result<Vec<S>, Error>>()?;
     Ok(tree(results))
@@ -462,7 +564,7 @@ fn one(stat: Statistic, view: ArrayRef<'_>) -> Result<Value, Error> {
                 )?;
                 let kept: Vec<f64> = buffer.iter().copied().filter(|x| !x.is_nan()).collect();
                 count += kept.len() as u64;
-                sum = sum.merge(tile::<Moments>(&kept));
+                sum = sum.merge(Moments::tile(&kept));
             }
             float_value(out, if count == 0 { f64::NAN } else { sum.mean })
         }
