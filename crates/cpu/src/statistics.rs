@@ -415,6 +415,11 @@ fn load(
 /// The canonical one-pass state of all of `view`'s elements.
 fn canonical<S: Lane>(view: ArrayRef<'_>) -> Result<S, Error> {
     let tiles = view.len().div_ceil(TILE);
+    if tiles <= 1 {
+        // One tile (a row or column of many outputs, which already run in parallel):
+        // no task for the thread pool.
+        return S::tile_of(&view, 0..view.len(), &mut Vec::new());
+    }
     let results = (0..tiles)
         .into_par_iter()
         .map_init(Vec::new, |buffer, t| {
