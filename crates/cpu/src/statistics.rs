@@ -333,18 +333,16 @@ fn moments_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moment
             block_mean.copy_from_slice(&m);
             block_m2.copy_from_slice(&s);
         }
-    }
-    for (r, row) in values.chunks(LANES).enumerate() {
-        if values.len() == TILE {
-            break;
-        }
-        let k = row.len();
-        let inverse = 1.0 / (r + 1) as f64;
-        for ((m, s), &x) in mean[..k].iter_mut().zip(&mut m2[..k]).zip(row) {
-            let x = to_f64(x);
-            let d = x - *m;
-            *m += d * inverse;
-            *s += d * (x - *m);
+    } else {
+        for (r, row) in values.chunks(LANES).enumerate() {
+            let k = row.len();
+            let inverse = 1.0 / (r + 1) as f64;
+            for ((m, s), &x) in mean[..k].iter_mut().zip(&mut m2[..k]).zip(row) {
+                let x = to_f64(x);
+                let d = x - *m;
+                *m += d * inverse;
+                *s += d * (x - *m);
+            }
         }
     }
     if values.len() % LANES == 0 {
