@@ -206,6 +206,50 @@ fn bulk_copy_warp_tiles_export_their_shared_memory_and_fit_it() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn cluster_finishes_build_for_every_order_free_problem_and_only_there() {
+    require_nvrtc();
+    let variant = registry::find("production").expect("registered");
+    let mut clustered = 0;
+    for problem in redlab_cuda::check::all_problems() {
+        let source = assembly::assemble(
+            &variant,
+            &problem,
+            &[("CLUSTER_FINISH", 8)],
+            &[],
+            Target::Cuda,
+            true,
+        )
+        .expect("assembles")
+        .source;
+        let ptx = compile::compile(&source, variant.file, "sm_90")
+            .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
+        let text = String::from_utf8_lossy(&ptx);
+        let ordered = problem.dtype.is_float() && problem.op.is_arithmetic();
+        // The cluster's shape is part of the kernel, and its partials travel through
+        // distributed shared memory behind the cluster barrier.
+        for needle in [".reqnctapercluster 8", "barrier.cluster.wait", "mapa.u64"] {
+            assert_eq!(
+                text.contains(needle),
+                !ordered,
+                "{problem}: {needle} {}",
+                if ordered {
+                    "in a canonical kernel"
+                } else {
+                    "missing"
+                }
+            );
+        }
+        clustered += usize::from(!ordered);
+        // Before sm_90 there are no clusters: the same parameter builds the plain kernel.
+        let ptx = compile::compile(&source, variant.file, "sm_80")
+            .unwrap_or_else(|f| panic!("{problem} on sm_80:\n{}", f.log));
+        assert!(!String::from_utf8_lossy(&ptx).contains("barrier.cluster"));
+    }
+    assert!(clustered > 10, "only {clustered} order-free problems");
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn the_generation_kernel_compiles_for_every_type() {
     require_nvrtc();
     for dtype in DType::ALL {

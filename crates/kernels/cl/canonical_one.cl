@@ -133,6 +133,23 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #else
 #define USE_WARP_BULK 0
 #endif
+// CLUSTER_FINISH > 1: on sm_90 and later, the order-free path's groups form thread-block
+// clusters of that many, which combine their partials through distributed shared memory
+// (cluster_finish.h); only each cluster's first group writes a root and takes a ticket,
+// and a grid of one cluster takes none. The host rounds the grid up to a multiple of it
+// (crates/kernels/src/driver.rs). 0: every group writes its own root.
+#ifndef CLUSTER_FINISH
+#define CLUSTER_FINISH 0
+#endif
+#if CLUSTER_FINISH > 1 && defined(ORDER_FREE) && defined(HAVE_SUBGROUP_SHUFFLE) && \
+    defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define USE_CLUSTER_FINISH 1
+#include "cluster_finish.h"
+#define KERNEL_CLUSTER __attribute__((cluster_dims(CLUSTER_FINISH, 1, 1)))
+#else
+#define USE_CLUSTER_FINISH 0
+#define KERNEL_CLUSTER
+#endif
 // Whole tiles of float sums can load 4 consecutive elements per work-item and row as one
 // word (8 bytes for halves, 16 for f32, two of 16 for f64), then transpose through local
 // memory into the canonical lane ownership. VEC_LOADS: 0 never, 1 for halves only, 2
@@ -178,7 +195,7 @@ inline raw_t raw_load8(const __global in_t* p) {
 #define PREFETCH_RAW 0
 #endif
 
-__kernel __attribute__((reqd_work_group_size(TILE_WG, 1, 1)))
+__kernel KERNEL_CLUSTER __attribute__((reqd_work_group_size(TILE_WG, 1, 1)))
 void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) {
     __local acc_t lanes[2][TILE_WG];
 #ifdef HAVE_SUBGROUP_SHUFFLE
@@ -187,6 +204,9 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     __local acc_t level[MAX_PARTIALS];
 #endif
     __local uint is_last;
+#if USE_CLUSTER_FINISH
+    __local acc_t cluster_partial;
+#endif
 #if USE_VEC
     __local acc_t transposed[4 * TRANSPOSE_PITCH];
 #endif
@@ -266,12 +286,35 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
             acc_t u = lid < TILE_WG / 32 ? lanes[0][lid] : IDENTITY;
             for (uint d = 4; d > 0; d >>= 1)
                 u = combine(u, sub_group_shuffle_down(u, d));
+#if USE_CLUSTER_FINISH
+            if (lid == 0)
+                cluster_partial = u;
+        }
+        // The cluster's first group combines the partials in rank order; the others
+        // keep their shared memory alive until it has read them (the second barrier),
+        // then leave. From here on the clusters stand in for the groups.
+        cluster_sync_all();
+        uint rank = cluster_rank();
+        ulong clusters = cluster_count();
+        if (rank == 0 && lid == 0) {
+            acc_t v = cluster_partial;
+            for (uint r = 1; r < CLUSTER_FINISH; r++)
+                v = combine(v, *cluster_map(&cluster_partial, r));
+            STORE_ROOT(clusters == 1 ? 0 : 1 + cluster_index(), v);
+        }
+        cluster_sync_all();
+        if (rank != 0 || clusters == 1)
+            return;
+        groups = clusters;
+        roots = clusters;
+#else
             // A single group has the result already: no roots, no ticket.
             if (lid == 0)
                 STORE_ROOT(groups == 1 ? 0 : 1 + get_group_id(0), u);
         }
         if (groups == 1)
             return;
+#endif
 #else
         lanes[0][lid] = acc;
         for (uint w = TILE_WG / 2; w > 0; w >>= 1) {

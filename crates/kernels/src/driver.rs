@@ -252,10 +252,30 @@ pub fn layout(
             } else {
                 1
             };
-            let g = one_launch_subtrees(count)
-                .div_ceil(per_group)
+            // The order-free path walks chunks of 256 × UNROLL elements, one group per
+            // chunk until the grid is full: sizing it by tiles instead had left a small
+            // UNROLL with fewer groups than chunks, each walking several in turn.
+            let units = if Applies::OrderFree.to(problem) {
+                let unroll = param(variant, params, "UNROLL").unwrap_or(32).max(1) as usize;
+                count.div_ceil(256 * unroll).max(1)
+            } else {
+                one_launch_subtrees(count).div_ceil(per_group)
+            };
+            // Each group writes one root on the order-free path: never more groups than
+            // the kernel has root slots.
+            let mut g = units
                 .min(caps.compute_units.max(1) * per_cu)
+                .min(ONE_LAUNCH_MAX_PARTIALS)
                 .max(1);
+            // A kernel built with clusters launches whole clusters only (the extra
+            // groups find no chunk and add the identity), still within the root slots.
+            let cluster = param(variant, params, "CLUSTER_FINISH").unwrap_or(0) as usize;
+            if cluster > 1 && Applies::OrderFreeCuda.to(problem) {
+                g = g.next_multiple_of(cluster);
+                if g > ONE_LAUNCH_MAX_PARTIALS {
+                    g = ONE_LAUNCH_MAX_PARTIALS / cluster * cluster;
+                }
+            }
             (g * 256, 256, g)
         }
     }

@@ -65,6 +65,9 @@ pub enum Applies {
     /// Order-free problems over 4-byte elements on devices with 32-wide warp shuffles
     /// (the one-launch kernel's 16-byte word loads on CUDA).
     OrderFreeWords,
+    /// Order-free problems on devices with 32-wide warp shuffles (CUDA; the kernel uses
+    /// thread-block clusters from sm_90 on and ignores the parameter before).
+    OrderFreeCuda,
 }
 
 impl Applies {
@@ -77,13 +80,16 @@ impl Applies {
             Applies::OrderFree => !ordered,
             Applies::WarpTiles => ordered && matches!(problem.dtype, DType::F32 | DType::F64),
             Applies::OrderFreeWords => !ordered && problem.dtype.size_bytes() == 4,
+            Applies::OrderFreeCuda => !ordered,
         }
     }
 
     /// Whether the parameter can matter on a device with `caps`.
     pub fn available(self, caps: &Capabilities) -> bool {
-        !matches!(self, Applies::WarpTiles | Applies::OrderFreeWords)
-            || caps.has(Feature::WarpShuffle)
+        !matches!(
+            self,
+            Applies::WarpTiles | Applies::OrderFreeWords | Applies::OrderFreeCuda
+        ) || caps.has(Feature::WarpShuffle)
     }
 }
 
@@ -250,6 +256,17 @@ const ORDER_FREE_WORDS: Param = Param {
     range: (0, 1),
     power_of_two: false,
 };
+const CLUSTER_FINISH: Param = Param {
+    name: "CLUSTER_FINISH",
+    // Groups per thread-block cluster on the order-free path (CUDA sm_90 and later),
+    // which combine their partials on chip before one root per cluster; 0: none. The
+    // grid is rounded up to a multiple of it. Eight is the portable cluster size.
+    default: 0,
+    values: &[0, 2, 4, 8],
+    applies: Applies::OrderFreeCuda,
+    range: (0, 8),
+    power_of_two: false,
+};
 
 /// One reduction strategy.
 #[derive(Debug, Clone, Serialize)]
@@ -403,7 +420,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS, CLUSTER_FINISH], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),

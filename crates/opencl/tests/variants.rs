@@ -182,6 +182,41 @@ fn large_inputs_match_for_every_variant() {
 }
 
 #[test]
+fn the_order_free_grid_covers_every_chunk_whatever_its_shape() {
+    // The grid follows the chunks of 256 × UNROLL elements, capped per compute unit and
+    // rounded up to whole clusters: every shape must still read each element once.
+    let _serial = DEVICE_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(device) = device() else { return };
+    let production = registry::find("production").expect("registered");
+    let sizes = [1, 1023, 1025, 8191, 8193, 65_537, 1 << 20, (1 << 20) + 3];
+    for (op, dtype) in [
+        (Op::Max, DType::I32),
+        (Op::Sum, DType::I64),
+        (Op::ArgMin, DType::F32),
+    ] {
+        let problem = Problem::new(op, dtype, None).expect("valid");
+        for n in sizes {
+            let data = generate(dtype, n, Distribution::Normal, 31 + n as u64).expect("fits");
+            let expected = reference::reduce(&problem, data.view()).expect("reference");
+            let input = device.upload(data.view()).expect("upload");
+            for (unroll, per_cu, cluster) in [(4, 1, 0), (4, 8, 8), (32, 1, 4), (8, 2, 2)] {
+                let params = [
+                    ("UNROLL", unroll),
+                    ("GROUPS_PER_CU", per_cu),
+                    ("CLUSTER_FINISH", cluster),
+                ];
+                let run = device
+                    .run(&production, &problem, &input, &params)
+                    .unwrap_or_else(|e| panic!("{problem} n={n} {params:?}: {e}"));
+                assert_eq!(run.value, expected, "{problem} n={n} {params:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn the_canonical_kernel_equals_the_cpu_backend_bit_for_bit() {
     let _serial = DEVICE_LOCK
         .lock()
