@@ -135,9 +135,10 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #endif
 // CLUSTER_FINISH > 1: on sm_90 and later, the order-free path's groups form thread-block
 // clusters of that many, which combine their partials through distributed shared memory
-// (cluster_finish.h); only each cluster's first group writes a root and takes a ticket,
-// and a grid of one cluster takes none. The host rounds the grid up to a multiple of it
-// (crates/kernels/src/driver.rs). 0: every group writes its own root.
+// (cluster_finish.h); only each cluster's first group writes a root and takes a ticket.
+// The host launches a grid of exactly one cluster (crates/kernels/src/driver.rs), which
+// writes the result and takes no ticket; the kernel stays correct for any number of
+// clusters. 0: every group writes its own root.
 #ifndef CLUSTER_FINISH
 #define CLUSTER_FINISH 0
 #endif

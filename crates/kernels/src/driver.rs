@@ -267,14 +267,13 @@ pub fn layout(
                 .min(caps.compute_units.max(1) * per_cu)
                 .min(ONE_LAUNCH_MAX_PARTIALS)
                 .max(1);
-            // A kernel built with clusters launches whole clusters only (the extra
-            // groups find no chunk and add the identity), still within the root slots.
+            // With clusters the grid is one cluster: its groups walk every chunk and
+            // combine on chip, with no root and no ticket (a group that finds no chunk
+            // adds the identity). Several clusters, each with a root and a ticket, ran
+            // slower than plain groups on an H100 (results/h100-cluster-finish).
             let cluster = param(variant, params, "CLUSTER_FINISH").unwrap_or(0) as usize;
             if cluster > 1 && Applies::OrderFreeCuda.to(problem) {
-                g = g.next_multiple_of(cluster);
-                if g > ONE_LAUNCH_MAX_PARTIALS {
-                    g = ONE_LAUNCH_MAX_PARTIALS / cluster * cluster;
-                }
+                g = cluster;
             }
             (g * 256, 256, g)
         }

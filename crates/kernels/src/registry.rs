@@ -258,9 +258,10 @@ const ORDER_FREE_WORDS: Param = Param {
 };
 const CLUSTER_FINISH: Param = Param {
     name: "CLUSTER_FINISH",
-    // Groups per thread-block cluster on the order-free path (CUDA sm_90 and later),
-    // which combine their partials on chip before one root per cluster; 0: none. The
-    // grid is rounded up to a multiple of it. Eight is the portable cluster size.
+    // On the order-free path (CUDA sm_90 and later), a grid of one thread-block cluster
+    // of this many groups, which combine their partials on chip and write the result:
+    // no root, no ticket. 0: a grid of GROUPS_PER_CU groups per compute unit and the
+    // last group's finish. Eight is the portable cluster size.
     default: 0,
     values: &[0, 2, 4, 8],
     applies: Applies::OrderFreeCuda,

@@ -183,8 +183,9 @@ fn large_inputs_match_for_every_variant() {
 
 #[test]
 fn the_order_free_grid_covers_every_chunk_whatever_its_shape() {
-    // The grid follows the chunks of 256 × UNROLL elements, capped per compute unit and
-    // rounded up to whole clusters: every shape must still read each element once.
+    // The grid follows the chunks of 256 × UNROLL elements, capped per compute unit, or
+    // is one cluster of CLUSTER_FINISH groups (on OpenCL: that many groups and the
+    // ticket): every shape must still read each element once.
     let _serial = DEVICE_LOCK
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
