@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one-launch kernel's order-free path (integer sums, min/max) before and after a
 # change, beside CUB, in one sitting on one GPU:
-#   1. `auto` with the shipped database, BEFORE's binary then AFTER's, at SIZES;
+#   1. `auto` at SIZES with BEFORE's binary and shipped database, then AFTER's binary
+#      with the database in AFTER_TUNING (a tuning folder: cuda/FAMILY.json), if given;
 #   2. AFTER's production kernel at chosen parameters (CONFIGS: space-separated lists of
 #      NAME=VALUE joined by commas; "-" for the defaults), min over i32 and f64;
 #   3. compute-sanitizer (memcheck, racecheck, synccheck) over AFTER's cluster kernels.
@@ -19,11 +20,15 @@ export REDLAB_TUNING_DIR=/tmp/empty-tuning
 if [ -z "${SKIP_AB:-}" ]; then
   for who in before after; do
     bin=$before
-    [ "$who" = after ] && bin=$after
-    echo "== $who: auto, shipped database"
+    tuning=/tmp/empty-tuning
+    if [ "$who" = after ]; then
+      bin=$after
+      tuning=${AFTER_TUNING:-/tmp/empty-tuning}
+    fi
+    echo "== $who: auto, database of $tuning (empty: the shipped one)"
     for set in "sum i32" "min,max i32,f32,f64"; do
       read -r ops dtypes <<<"$set"
-      timeout "${AB_LIMIT:-150}" "$bin" bench "${common[@]}" --variants auto --ops "$ops" \
+      REDLAB_TUNING_DIR=$tuning timeout "${AB_LIMIT:-150}" "$bin" bench "${common[@]}" --variants auto --ops "$ops" \
         --dtypes "$dtypes" --sizes "$sizes" --json "$out/$who.jsonl" 2>&1 | grep -E "vs cub|rror"
     done
   done
