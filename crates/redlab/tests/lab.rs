@@ -235,6 +235,59 @@ fn tune_writes_a_database_that_auto_then_uses() {
 }
 
 #[test]
+fn retuning_with_merge_from_times_the_previous_entry_too() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    if !opencl_present(dir.path()) {
+        return;
+    }
+    // A budget too small for any sampling: only the defaults, and, when merging, the
+    // previous entry's configuration are timed.
+    let tune = |out_dir: &std::path::Path, merge: Option<&std::path::Path>| {
+        let mut args = vec![
+            "tune",
+            "--device",
+            "opencl:0",
+            "--ops",
+            "max",
+            "--dtypes",
+            "i32",
+            "--sizes",
+            "4099",
+            "--budget",
+            "0.001",
+            "--variants",
+            "production",
+            "--out-dir",
+            out_dir.to_str().expect("utf-8"),
+        ];
+        if let Some(m) = merge {
+            args.extend(["--merge-from", m.to_str().expect("utf-8")]);
+        }
+        let out = redlab(&args, dir.path());
+        assert_succeeded(&out);
+        let file = std::fs::read_dir(out_dir.join("opencl"))
+            .expect("written")
+            .next()
+            .expect("one database")
+            .expect("entry")
+            .path();
+        let db: Json =
+            serde_json::from_str(&std::fs::read_to_string(&file).expect("read")).expect("JSON");
+        (file, db)
+    };
+    let (first, mut db) = tune(&dir.path().join("first"), None);
+    assert_eq!(db["entries"][0]["tried"], 1, "{db}");
+    // The previous entry asks for another configuration; re-tuning must time it.
+    db["entries"][0]["params"] = serde_json::json!({ "UNROLL": 4 });
+    std::fs::write(&first, db.to_string()).expect("rewrite");
+    let (_, merged) = tune(&dir.path().join("merged"), Some(&first));
+    let entry = &merged["entries"][0];
+    assert_eq!(entry["tried"], 2, "{merged}");
+    let params = entry["params"].to_string();
+    assert!(params == "{}" || params == r#"{"UNROLL":4}"#, "{params}");
+}
+
+#[test]
 fn bench_report_is_one_self_contained_page_with_charts() {
     let dir = tempfile::tempdir().expect("temp dir");
     let page = dir.path().join("report.html");

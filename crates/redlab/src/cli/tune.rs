@@ -5,6 +5,9 @@
 //! of `--budget` is spent. Every configuration is verified against the reference before
 //! it is timed; one that does not build, run or verify is recorded as invalid.
 //!
+//! With `--merge-from`, a cell that already has an entry there also times that entry's
+//! configuration, so the entry is replaced only by one measured faster.
+//!
 //! What "fastest" means is `--objective`: the median single call (timed by events), or
 //! the per-reduction time inside a captured CUDA graph of back-to-back calls, the
 //! steady state of a pipeline. The two disagree (a configuration that hides launch
@@ -268,6 +271,29 @@ fn tune<L: Lab>(
                         }
                         Err(reason) => {
                             invalid.push(invalid_of(op, dtype, n, v, &Config::new(), reason))
+                        }
+                    }
+                }
+                // A cell that has an entry in --merge-from runs that configuration too, so
+                // a search that samples less of a grown space cannot replace the entry
+                // with a slower one.
+                let previous = merge_base.as_ref().and_then(|base| {
+                    base.entries
+                        .iter()
+                        .find(|e| e.op == op.name() && e.dtype == dtype.name() && e.n == n)
+                });
+                if let Some(previous) = previous {
+                    if let Some(v) = eligible_now.iter().find(|v| v.name == previous.variant) {
+                        tried += 1;
+                        match time(v, &previous.params, row_budget, &mut judge) {
+                            Ok(g) => timed.push(Timed {
+                                variant: (*v).clone(),
+                                config: previous.params.clone(),
+                                gbps: g,
+                            }),
+                            Err(reason) => {
+                                invalid.push(invalid_of(op, dtype, n, v, &previous.params, reason))
+                            }
                         }
                     }
                 }
