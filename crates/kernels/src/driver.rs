@@ -263,10 +263,8 @@ pub fn layout(
             };
             // Each group writes one root on the order-free path: never more groups than
             // the kernel has root slots.
-            let mut g = units
-                .min(caps.compute_units.max(1) * per_cu)
-                .min(ONE_LAUNCH_MAX_PARTIALS)
-                .max(1);
+            let most = (caps.compute_units.max(1) * per_cu).min(ONE_LAUNCH_MAX_PARTIALS);
+            let mut g = units.clamp(1, most);
             // With clusters the grid is one cluster: its groups walk every chunk and
             // combine on chip, with no root and no ticket (a group that finds no chunk
             // adds the identity). Several clusters, each with a root and a ticket, ran
