@@ -19,6 +19,7 @@
 
 pub mod canonical;
 pub mod columns;
+mod columns_moments;
 pub mod integer;
 mod mapped;
 pub mod outputs;

@@ -202,7 +202,7 @@ impl ExpSum {
 }
 
 /// A per-lane state with an update and an ordered merge.
-trait Lane: Copy + Send + Sync + 'static {
+pub(crate) trait Lane: Copy + Send + Sync + 'static {
     const EMPTY: Self;
     fn push(&mut self, x: f64);
     fn merge(self, other: Self) -> Self;
@@ -381,7 +381,7 @@ fn moments_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moment
 }
 
 /// The aligned pairwise tree over tile results.
-fn tree<S: Lane>(mut level: Vec<S>) -> S {
+pub(crate) fn tree<S: Lane>(mut level: Vec<S>) -> S {
     while level.len() > 1 {
         level = level
             .chunks(2)
@@ -538,6 +538,32 @@ fn spread(stat: Statistic, n: f64, m2: f64, ddof: f64) -> f64 {
     }
 }
 
+/// Var or std (`stat`) of `n` elements whose squared deviations sum to `m2`, as a
+/// value of type `out`.
+pub(crate) fn spread_value(stat: Statistic, out: DType, n: f64, m2: f64, ddof: f64) -> Value {
+    float_value(out, spread(stat, n, m2, ddof))
+}
+
+/// `stat` of output `k` of `plan`, its elements gathered and reduced alone.
+#[cfg(test)]
+pub(crate) fn of_gathered(
+    stat: Statistic,
+    data: ArrayRef<'_>,
+    plan: &redlab_core::shape::AxisPlan,
+    k: usize,
+) -> Value {
+    let view = match data.dtype() {
+        DType::F32 => {
+            let src = data.typed::<f32>().expect("f32");
+            let column: Vec<f32> = plan.segment(k).map(|o| src[o]).collect();
+            return one(stat, ArrayRef::from_slice(&column)).expect("computes");
+        }
+        _ => data.typed::<f64>().expect("f64"),
+    };
+    let column: Vec<f64> = plan.segment(k).map(|o| view[o]).collect();
+    one(stat, ArrayRef::from_slice(&column)).expect("computes")
+}
+
 fn float_value(dtype: DType, v: f64) -> Value {
     Value::Scalar(match dtype {
         DType::F64 => Scalar::F64(v),
@@ -631,8 +657,13 @@ impl CpuBackend {
         data: ArrayRef<'_>,
         selection: Selection<'_>,
     ) -> Result<Vec<Value>, Error> {
-        self.pool
-            .install(|| crate::outputs::compute_outputs(data, selection, |view| one(stat, view)))
+        self.pool.install(|| {
+            // Var and std of float columns run across columns without gathering.
+            if let Some(values) = crate::columns_moments::columns(stat, data, selection) {
+                return values;
+            }
+            crate::outputs::compute_outputs(data, selection, |view| one(stat, view))
+        })
     }
 }
 
