@@ -394,10 +394,11 @@ mod tests {
                     let got = columns(stat, data, Selection::Axes(&plan))
                         .expect("columns")
                         .expect("computes");
-                    for c in 0..cols {
+                    assert_eq!(got.len(), cols);
+                    for (c, got) in got.iter().enumerate() {
                         let want = crate::statistics::of_gathered(stat, data, &plan, c);
                         assert_eq!(
-                            got[c],
+                            *got,
                             want,
                             "{stat:?} {} rows={rows} cols={cols} column {c}",
                             data.dtype()
