@@ -272,6 +272,11 @@ pub fn layout(
             let cluster = param(variant, params, "CLUSTER_FINISH").unwrap_or(0) as usize;
             if cluster > 1 && Applies::OrderFreeCuda.to(problem) {
                 g = cluster;
+            } else if Applies::OrderFree.to(problem) && count <= TILE {
+                // Up to one tile, one group walks every chunk and writes the result: no
+                // ticket. Two groups and the ticket took 8192 elements from 1.8 to 3.0 µs
+                // in a graph on an H100 (results/h100-cluster-finish/tune).
+                g = 1;
             }
             (g * 256, 256, g)
         }
