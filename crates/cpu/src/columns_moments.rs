@@ -196,8 +196,9 @@ pub fn columns(
 }
 
 /// The plan and run of neighbouring outputs where `selection` is columns: outputs with
-/// scattered elements whose neighbours read neighbouring elements.
-fn columns_run(selection: Selection<'_>) -> Option<(&AxisPlan, usize)> {
+/// scattered elements whose neighbours read neighbouring elements (shared with the
+/// float sums of columns in lib.rs).
+pub(crate) fn columns_run(selection: Selection<'_>) -> Option<(&AxisPlan, usize)> {
     let Selection::Axes(plan) = selection else {
         return None;
     };
@@ -316,30 +317,25 @@ fn tile_by_lanes<T: Copy, F: Fn(T) -> f64 + Copy + Sync>(
             });
             full_lane(&mut stack.mean[at.clone()], &mut stack.m2[at], rows, to_f64);
             stack.count[depth] = ROWS as f64;
-            depth += 1;
-            for _ in 0..p.trailing_ones() {
-                stack.merge(depth - 2, depth - 1);
-                depth -= 1;
+        } else {
+            stack.mean[at.clone()].fill(0.0);
+            stack.m2[at.clone()].fill(0.0);
+            let mut count = 0usize;
+            for j in 0..ROWS {
+                let Some(&offset) = offsets.get(lane + j * LANES) else {
+                    break;
+                };
+                count += 1;
+                push_row(
+                    &mut stack.mean[at.clone()],
+                    &mut stack.m2[at.clone()],
+                    &src[offset..offset + width],
+                    1.0 / count as f64,
+                    to_f64,
+                );
             }
-            continue;
+            stack.count[depth] = count as f64;
         }
-        stack.mean[at.clone()].fill(0.0);
-        stack.m2[at.clone()].fill(0.0);
-        let mut count = 0usize;
-        for j in 0..ROWS {
-            let Some(&offset) = offsets.get(lane + j * LANES) else {
-                break;
-            };
-            count += 1;
-            push_row(
-                &mut stack.mean[at.clone()],
-                &mut stack.m2[at.clone()],
-                &src[offset..offset + width],
-                1.0 / count as f64,
-                to_f64,
-            );
-        }
-        stack.count[depth] = count as f64;
         depth += 1;
         // Like a binary counter: each trailing one of p closes a pair of subtrees.
         for _ in 0..p.trailing_ones() {

@@ -237,19 +237,10 @@ fn float_columns_run<'a>(
     problem: &Problem,
     selection: Selection<'a>,
 ) -> Option<(&'a AxisPlan, usize)> {
-    let Selection::Axes(plan) = selection else {
-        return None;
-    };
-    let eligible = problem.dtype.is_float()
-        && problem.op.is_arithmetic()
-        && plan.outputs() > 0
-        && plan.segment_len() > 0
-        && plan.contiguous(0).is_none();
-    if !eligible {
+    if !(problem.dtype.is_float() && problem.op.is_arithmetic()) {
         return None;
     }
-    let run = plan.output_runs().filter(|&r| r > 1)?;
-    Some((plan, run))
+    columns_moments::columns_run(selection)
 }
 
 /// Float sums and products of columns ([`columns`]), where [`float_columns_run`] takes
