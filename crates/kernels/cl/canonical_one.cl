@@ -133,16 +133,22 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #else
 #define USE_WARP_BULK 0
 #endif
-// CLUSTER_FINISH > 1: on sm_90 and later, the order-free path's groups form thread-block
-// clusters of that many, which combine their partials through distributed shared memory
-// (cluster_finish.h); only each cluster's first group writes a root and takes a ticket.
-// The host launches a grid of exactly one cluster (crates/kernels/src/driver.rs), which
-// writes the result and takes no ticket; the kernel stays correct for any number of
-// clusters. 0: every group writes its own root.
+// CLUSTER_FINISH > 1: on sm_90 and later, groups form thread-block clusters of that many,
+// which combine their partials through distributed shared memory (cluster_finish.h).
+// - Order-free path: only each cluster's first group writes a root and takes a ticket.
+//   The host launches a grid of exactly one cluster (crates/kernels/src/driver.rs),
+//   which writes the result and takes no ticket; the kernel stays correct for any
+//   number of clusters.
+// - Canonical path: where the input has at most CLUSTER_FINISH subtrees (up to eight
+//   tiles) and the host launched one cluster, each group folds one subtree and the
+//   first group builds the tree above them from its neighbours' shared memory: the
+//   finish's tree, with no roots in global memory and no ticket. Otherwise the grid is
+//   a whole number of clusters and the usual finish runs.
+// 0: every group writes its own root.
 #ifndef CLUSTER_FINISH
 #define CLUSTER_FINISH 0
 #endif
-#if CLUSTER_FINISH > 1 && defined(ORDER_FREE) && defined(HAVE_SUBGROUP_SHUFFLE) && \
+#if CLUSTER_FINISH > 1 && defined(HAVE_SUBGROUP_SHUFFLE) && !defined(OP_CUSTOM) && \
     defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define USE_CLUSTER_FINISH 1
 #include "cluster_finish.h"
@@ -194,6 +200,14 @@ inline raw_t raw_load8(const __global in_t* p) {
 #define PREFETCH_RAW 1
 #else
 #define PREFETCH_RAW 0
+#endif
+
+// Where a warp-tile path runs, its warps write their roots to global memory: the
+// canonical cluster finish (below) must not take over.
+#if USE_CLUSTER_FINISH && !defined(ORDER_FREE)
+#define WARP_PATH_TAKEN() (on_chip = 0)
+#else
+#define WARP_PATH_TAKEN() ((void)0)
 #endif
 
 __kernel KERNEL_CLUSTER __attribute__((reqd_work_group_size(TILE_WG, 1, 1)))
@@ -331,15 +345,24 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     ulong roots = subtrees;
     // Which of the two lane arrays the next tile uses, alternating across subtrees too.
     uint p = 0;
+#if USE_CLUSTER_FINISH
+    // One cluster over at most CLUSTER_FINISH subtrees: each group folds at most one,
+    // on the work-group path below (warp tiles write their roots to global memory).
+    int on_chip = cluster_count() == 1 && subtrees <= CLUSTER_FINISH;
+    if (lid == 0)
+        cluster_partial = IDENTITY;
+#endif
 #if USE_WARP_BULK
-    if (WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM && bulk_rings_given())
+    if (WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM && bulk_rings_given()) {
+        WARP_PATH_TAKEN();
         warp_subtrees_bulk(in, out, n, tiles, k, subtrees RESULT_ARG);
-    else
+    } else
 #endif
 #if USE_WARP_TILES
-    if ((WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM) || tiles <= WARP_TILES_UPTO)
+    if ((WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM) || tiles <= WARP_TILES_UPTO) {
+        WARP_PATH_TAKEN();
         warp_subtrees(in, out, n, tiles, k, subtrees RESULT_ARG);
-    else
+    } else
 #endif
     for (ulong s = get_group_id(0); s < subtrees; s += groups) {
         ulong first = s << k;
@@ -446,12 +469,42 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
             acc_t x = stack[--depth];
             while (depth > 0)
                 x = combine(stack[--depth], x);
-            STORE_ROOT(subtrees == 1 ? 0 : 1 + s, x);
+#if USE_CLUSTER_FINISH
+            if (on_chip && subtrees > 1)
+                cluster_partial = x;
+            else
+#endif
+                STORE_ROOT(subtrees == 1 ? 0 : 1 + s, x);
         }
     }
     // One tile: whoever folded it wrote the result; no roots, no ticket.
     if (subtrees == 1)
         return;
+#if USE_CLUSTER_FINISH
+    if (on_chip) {
+        // Group r's partial is root r (IDENTITY past the last subtree), so rank 0 builds
+        // the same tree as the finish below: eight roots per work-item folded pairwise,
+        // then the shuffles, which add only IDENTITY-trees to work-item 0's node. Those
+        // additions are kept as one combine with IDENTITY: for + and × it is idempotent
+        // (a −0 sum becomes +0 once, as the finish makes it).
+        cluster_sync_all();
+        if (cluster_rank() == 0 && lid == 0) {
+            acc_t r[8];
+            for (uint j = 0; j < 8; j++)
+                r[j] = j < CLUSTER_FINISH ? *cluster_map(&cluster_partial, j) : IDENTITY;
+            r[0] = combine(r[0], r[1]);
+            r[2] = combine(r[2], r[3]);
+            r[4] = combine(r[4], r[5]);
+            r[6] = combine(r[6], r[7]);
+            r[0] = combine(r[0], r[2]);
+            r[4] = combine(r[4], r[6]);
+            STORE_ROOT(0, combine(combine(r[0], r[4]), IDENTITY));
+        }
+        // The other groups keep their shared memory alive until rank 0 has read it.
+        cluster_sync_all();
+        return;
+    }
+#endif
 #endif
 
     if (groups > 1) {

@@ -265,13 +265,25 @@ pub fn layout(
             // the kernel has root slots.
             let most = (caps.compute_units.max(1) * per_cu).min(ONE_LAUNCH_MAX_PARTIALS);
             let mut g = units.clamp(1, most);
-            // With clusters the grid is one cluster: its groups walk every chunk and
-            // combine on chip, with no root and no ticket (a group that finds no chunk
+            // With clusters on the order-free path the grid is one cluster: its groups
+            // walk every chunk and combine on chip, with no root and no ticket (a group that finds no chunk
             // adds the identity). Several clusters, each with a root and a ticket, ran
             // slower than plain groups on an H100 (results/h100-cluster-finish).
             let cluster = param(variant, params, "CLUSTER_FINISH").unwrap_or(0) as usize;
-            if cluster > 1 && Applies::OrderFreeCuda.to(problem) {
+            if cluster > 1 && Applies::OrderFree.to(problem) {
                 g = cluster;
+            } else if cluster > 1 {
+                // Canonical: up to `cluster` subtrees on the work-group path, one cluster
+                // whose groups fold a subtree each and build the tree above them on chip.
+                // Otherwise a whole number of clusters (the kernel's cluster size divides
+                // its grid), with the usual roots and ticket.
+                let one_each = one_launch_subtrees(count) <= cluster
+                    && !warp_tiles(variant, problem, caps, params, count);
+                g = if one_each {
+                    cluster
+                } else {
+                    g.next_multiple_of(cluster)
+                };
             } else if Applies::OrderFree.to(problem) && count <= TILE {
                 // Up to one tile, one group walks every chunk and writes the result: no
                 // ticket. Two groups and the ticket took 8192 elements from 1.8 to 3.0 µs
@@ -366,5 +378,69 @@ pub fn run_passes<L: Launcher>(
             }
             finish(&ping, 1, passes)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capability::Feature;
+    use crate::registry;
+    use redlab_core::{DType, Op};
+
+    fn h100_like() -> Capabilities {
+        Capabilities {
+            features: vec![Feature::Fp64, Feature::WarpShuffle],
+            compute_units: 132,
+            max_work_group: 1024,
+            local_memory: 48 * 1024,
+            cache_bytes: 50 << 20,
+        }
+    }
+
+    fn groups(problem: &Problem, n: usize, params: &[(&str, u32)]) -> usize {
+        let variant = registry::find("production").expect("registered");
+        layout(
+            variant.geometry,
+            problem,
+            n,
+            256,
+            &h100_like(),
+            &variant,
+            params,
+        )
+        .2
+    }
+
+    #[test]
+    fn canonical_cluster_grids_are_one_cluster_up_to_its_size_else_whole_clusters() {
+        let sum = Problem::new(Op::Sum, DType::F64, None).expect("valid");
+        let group_tiles = [("WARP_TILES_UPTO", 0), ("WARP_TILES_FROM", 0)];
+        for cluster in [2u32, 4, 8] {
+            let params = [group_tiles[0], group_tiles[1], ("CLUSTER_FINISH", cluster)];
+            // Up to `cluster` tiles: exactly one cluster, one tile per group at most.
+            for tiles in 1..=cluster as usize {
+                assert_eq!(groups(&sum, tiles * TILE - 1, &params), cluster as usize);
+            }
+            // More tiles: the usual grid, rounded up to whole clusters.
+            for n in [(cluster as usize + 1) * TILE, 1_000_003, 1 << 26] {
+                let g = groups(&sum, n, &params);
+                let plain = groups(&sum, n, &group_tiles);
+                assert_eq!(g, plain.next_multiple_of(cluster as usize), "n={n}");
+            }
+            // Warp tiles keep their roots in global memory: whole clusters, not one.
+            let warps = [("WARP_TILES_UPTO", 8), ("CLUSTER_FINISH", cluster)];
+            assert_eq!(groups(&sum, 3 * TILE, &warps), cluster as usize);
+            assert_eq!(groups(&sum, 3 * TILE, &warps[..1]), 1);
+        }
+    }
+
+    #[test]
+    fn order_free_cluster_grids_are_one_cluster_at_every_size() {
+        let max = Problem::new(Op::Max, DType::I32, None).expect("valid");
+        for n in [1, TILE, 1_000_003, 1 << 28] {
+            assert_eq!(groups(&max, n, &[("CLUSTER_FINISH", 4)]), 4, "n={n}");
+        }
+        assert_eq!(groups(&max, TILE, &[]), 1);
     }
 }

@@ -65,9 +65,9 @@ pub enum Applies {
     /// Order-free problems over 4-byte elements on devices with 32-wide warp shuffles
     /// (the one-launch kernel's 16-byte word loads on CUDA).
     OrderFreeWords,
-    /// Order-free problems on devices with 32-wide warp shuffles (CUDA; the kernel uses
+    /// Every problem on devices with 32-wide warp shuffles (CUDA; the kernel uses
     /// thread-block clusters from sm_90 on and ignores the parameter before).
-    OrderFreeCuda,
+    Clusters,
 }
 
 impl Applies {
@@ -80,7 +80,7 @@ impl Applies {
             Applies::OrderFree => !ordered,
             Applies::WarpTiles => ordered && matches!(problem.dtype, DType::F32 | DType::F64),
             Applies::OrderFreeWords => !ordered && problem.dtype.size_bytes() == 4,
-            Applies::OrderFreeCuda => !ordered,
+            Applies::Clusters => true,
         }
     }
 
@@ -88,7 +88,7 @@ impl Applies {
     pub fn available(self, caps: &Capabilities) -> bool {
         !matches!(
             self,
-            Applies::WarpTiles | Applies::OrderFreeWords | Applies::OrderFreeCuda
+            Applies::WarpTiles | Applies::OrderFreeWords | Applies::Clusters
         ) || caps.has(Feature::WarpShuffle)
     }
 }
@@ -258,13 +258,15 @@ const ORDER_FREE_WORDS: Param = Param {
 };
 const CLUSTER_FINISH: Param = Param {
     name: "CLUSTER_FINISH",
-    // On the order-free path (CUDA sm_90 and later), a grid of one thread-block cluster
-    // of this many groups, which combine their partials on chip and write the result:
-    // no root, no ticket. 0: a grid of GROUPS_PER_CU groups per compute unit and the
+    // CUDA sm_90 and later: thread-block clusters of this many groups, which combine
+    // their partials on chip. On the order-free path the grid is one cluster, which
+    // writes the result with no root and no ticket; on the canonical path, one cluster
+    // folds inputs of up to this many subtrees (tiles) the same way, and larger inputs
+    // run the usual finish. 0: a grid of GROUPS_PER_CU groups per compute unit and the
     // last group's finish. Eight is the portable cluster size.
     default: 0,
     values: &[0, 2, 4, 8],
-    applies: Applies::OrderFreeCuda,
+    applies: Applies::Clusters,
     range: (0, 8),
     power_of_two: false,
 };

@@ -218,6 +218,54 @@ fn the_order_free_grid_covers_every_chunk_whatever_its_shape() {
 }
 
 #[test]
+fn canonical_sums_with_cluster_grids_equal_the_cpu_backend_bit_for_bit() {
+    // With CLUSTER_FINISH the canonical path's grid is one cluster up to that many
+    // subtrees, else a whole number of clusters (on OpenCL: that many groups and the
+    // ticket, the kernel's path wherever clusters are missing). Every grid must keep
+    // the canonical bits; sizes straddle one, two, three, eight and nine tiles.
+    let _serial = DEVICE_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(device) = device() else { return };
+    let cpu = redlab_cpu::CpuBackend::new(Some(2)).expect("cpu");
+    let production = registry::find("production").expect("registered");
+    let tile = 8192;
+    let sizes = [
+        1,
+        tile - 1,
+        tile + 1,
+        3 * tile - 7,
+        8 * tile,
+        8 * tile + 1,
+        100 * tile + 3,
+    ];
+    for (dtype, acc) in [
+        (DType::F32, DType::F32),
+        (DType::F64, DType::F64),
+        (DType::F16, DType::F32),
+    ] {
+        let problem = Problem::new(Op::Sum, dtype, Some(acc)).expect("valid");
+        for n in sizes {
+            let data = generate(dtype, n, Distribution::Normal, 7 + n as u64).expect("fits");
+            let want = cpu.compute(&problem, data.view()).expect("cpu");
+            let input = device.upload(data.view()).expect("upload");
+            for (cluster, per_cu) in [(2, 1), (4, 3), (8, 1)] {
+                let params = [("CLUSTER_FINISH", cluster), ("GROUPS_PER_CU", per_cu)];
+                let got = device
+                    .run(&production, &problem, &input, &params)
+                    .unwrap_or_else(|e| panic!("{problem} n={n} {params:?}: {e}"))
+                    .value;
+                assert_eq!(
+                    got.scalar().map(|s| s.bits()),
+                    want.scalar().map(|s| s.bits()),
+                    "{problem} n={n} {params:?}: got {got}, want {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn the_canonical_kernel_equals_the_cpu_backend_bit_for_bit() {
     let _serial = DEVICE_LOCK
         .lock()

@@ -56,6 +56,28 @@ pub fn configs(variant: &Variant, problem: &Problem, caps: &Capabilities) -> Vec
     all
 }
 
+/// How many of `variant`'s parameters take different values in `a` and `b` (a name a
+/// configuration leaves out has its default).
+pub fn distance(variant: &Variant, a: &Config, b: &Config) -> usize {
+    variant
+        .params
+        .iter()
+        .filter(|p| {
+            let value = |c: &Config| c.get(p.name).copied().unwrap_or(p.default);
+            value(a) != value(b)
+        })
+        .count()
+}
+
+/// Orders `space` so that the configurations one parameter away from `incumbent` come
+/// first, keeping their order and then the others' (a local search around the entry a
+/// re-tune starts from, before the random samples); `incumbent` itself is dropped, as it
+/// is timed on its own.
+pub fn neighbours_first(variant: &Variant, incumbent: &Config, space: &mut Vec<Config>) {
+    space.retain(|c| distance(variant, c, incumbent) > 0);
+    space.sort_by_key(|c| distance(variant, c, incumbent) > 1);
+}
+
 /// `NAME=VALUE,…` for messages (`defaults` when empty).
 pub fn describe(config: &Config) -> String {
     if config.is_empty() {
@@ -109,12 +131,13 @@ mod tests {
         // loading ahead and bulk-copy rings.
         let mut warps = caps();
         warps.features.push(redlab_kernels::Feature::WarpShuffle);
+        // Every problem there tries cluster finishes (four values).
         assert_eq!(
             configs(&production, &float_sum, &warps).len(),
-            5 * 2 * 3 * 4 * 3 * 3 * 2 * 4
+            5 * 2 * 3 * 4 * 3 * 3 * 2 * 4 * 4
         );
         let half_sum = Problem::new(Op::Sum, DType::F16, None).expect("valid");
-        assert_eq!(configs(&production, &half_sum, &warps).len(), 5 * 2 * 3);
+        assert_eq!(configs(&production, &half_sum, &warps).len(), 5 * 2 * 3 * 4);
         // Order-free 4-byte problems add word loads and cluster finishes.
         assert_eq!(
             configs(&production, &int_max, &warps).len(),
@@ -127,6 +150,47 @@ mod tests {
             .map(|c| c.get("WG").copied().unwrap_or(256))
             .collect();
         assert!(wgs.iter().all(|w| *w <= 256), "the device's limit: {wgs:?}");
+    }
+
+    #[test]
+    fn a_retune_times_the_incumbents_neighbours_first() {
+        let production = registry::find("production").expect("registered");
+        let float_sum = Problem::new(Op::Sum, DType::F64, None).expect("valid");
+        let mut warps = caps();
+        warps.features.push(redlab_kernels::Feature::WarpShuffle);
+        let incumbent: Config = [
+            ("GROUPS_PER_CU".to_string(), 4),
+            ("VEC_LOADS".to_string(), 2),
+        ]
+        .into_iter()
+        .collect();
+        let mut space = configs(&production, &float_sum, &warps);
+        let all = space.len();
+        space.reverse();
+        neighbours_first(&production, &incumbent, &mut space);
+        assert_eq!(space.len(), all - 1, "only the incumbent is dropped");
+        // One step along each parameter: (values − 1) per parameter that applies.
+        let steps: usize = production
+            .params
+            .iter()
+            .filter(|p| p.applies.to(&float_sum) && p.applies.available(&warps))
+            .map(|p| p.values.len() - 1)
+            .sum();
+        assert!(steps > 10);
+        assert!(space[..steps]
+            .iter()
+            .all(|c| distance(&production, c, &incumbent) == 1));
+        assert!(space[steps..]
+            .iter()
+            .all(|c| distance(&production, c, &incumbent) > 1));
+        let cluster: Config = [
+            ("GROUPS_PER_CU".to_string(), 4),
+            ("VEC_LOADS".to_string(), 2),
+            ("CLUSTER_FINISH".to_string(), 2),
+        ]
+        .into_iter()
+        .collect();
+        assert!(space[..steps].contains(&cluster));
     }
 
     #[test]

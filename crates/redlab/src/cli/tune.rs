@@ -6,7 +6,8 @@
 //! it is timed; one that does not build, run or verify is recorded as invalid.
 //!
 //! With `--merge-from`, a cell that already has an entry there also times that entry's
-//! configuration, so the entry is replaced only by one measured faster.
+//! configuration, so the entry is replaced only by one measured faster, and its samples
+//! start with the configurations one parameter away from that entry.
 //!
 //! What "fastest" means is `--objective`: the median single call (timed by events), or
 //! the per-reduction time inside a captured CUDA graph of back-to-back calls, the
@@ -29,7 +30,7 @@ use redlab::{DType, Device, Op, Problem};
 use redlab_bench::{CacheMode, Status, TimingPlan};
 use redlab_kernels::Variant;
 use redlab_tune::db::{self, Database, Entry, Invalid, FORMAT};
-use redlab_tune::space::{configs, describe, eligible, Config};
+use redlab_tune::space::{configs, describe, eligible, neighbours_first, Config};
 use redlab_tune::DeviceKey;
 
 use super::bench::RecordBase;
@@ -307,8 +308,13 @@ fn tune<L: Lab>(
                 for v in ranked.iter().take(2) {
                     let mut space: Vec<Config> =
                         configs(v, &problem, &caps).into_iter().skip(1).collect();
-                    // The sampling order, reproducible from --seed.
+                    // The sampling order, reproducible from --seed; a re-tune steps one
+                    // parameter away from the previous entry first, so a grown space's
+                    // new values are tried beside what already won.
                     space.shuffle(&mut ChaCha8Rng::seed_from_u64(args.seed ^ n as u64));
+                    if let Some(previous) = previous.filter(|p| p.variant == v.name) {
+                        neighbours_first(v, &previous.params, &mut space);
+                    }
                     for config in space {
                         if Instant::now() >= deadline {
                             break;
