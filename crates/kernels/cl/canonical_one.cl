@@ -114,6 +114,32 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #else
 #define USE_WARP_TILES 0
 #endif
+// CLUSTER_FINISH > 1: on sm_90 and later, groups form thread-block clusters of that many,
+// which combine their partials through distributed shared memory (cluster_finish.h).
+// - Order-free path: only each cluster's first group writes a root and takes a ticket.
+//   The host launches a grid of exactly one cluster (crates/kernels/src/driver.rs),
+//   which writes the result and takes no ticket; the kernel stays correct for any
+//   number of clusters.
+// - Canonical path: where the input has at most CLUSTER_FINISH tiles, the host launches
+//   one cluster, whose groups share the tiles' rows and fold them on chip
+//   (cluster_tiles.h): no roots in global memory and no ticket. Otherwise the grid is a
+//   whole number of clusters and the usual paths and finish run.
+// 0: every group writes its own root.
+#ifndef CLUSTER_FINISH
+#define CLUSTER_FINISH 0
+#endif
+#if CLUSTER_FINISH > 1 && defined(HAVE_SUBGROUP_SHUFFLE) && !defined(OP_CUSTOM) && \
+    defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define USE_CLUSTER_FINISH 1
+#include "cluster_finish.h"
+#define KERNEL_CLUSTER __attribute__((cluster_dims(CLUSTER_FINISH, 1, 1)))
+#ifndef ORDER_FREE
+#define USE_CLUSTER_TILES 1
+#endif
+#else
+#define USE_CLUSTER_FINISH 0
+#define KERNEL_CLUSTER
+#endif
 // WARP_BULK_ROWS > 0: on sm_90 and later, warp tiles from WARP_TILES_FROM tiles on read
 // their whole tiles through bulk copies into a ring of that many rows per warp in
 // dynamic shared memory (warp_bulk.h), capped so the group's rings fit beside its static
@@ -124,7 +150,13 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #if USE_WARP_TILES && WARP_BULK_ROWS > 0 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && \
     !defined(IN_IS_MAPPED) && WARP_TILES_FROM > 0
 #define USE_WARP_BULK 1
-#define BULK_ROWS_FIT (225280 / ((TILE_WG / 32) * (LANES * IN_BYTES + 8)))
+// The canonical cluster path's rows (cluster_tiles.h) are static shared memory too.
+#ifdef USE_CLUSTER_TILES
+#define CLUSTER_HELD_BYTES ((ROWS / 2) * LANES * ACC_BYTES)
+#else
+#define CLUSTER_HELD_BYTES 0
+#endif
+#define BULK_ROWS_FIT ((225280 - CLUSTER_HELD_BYTES) / ((TILE_WG / 32) * (LANES * IN_BYTES + 8)))
 #if WARP_BULK_ROWS > BULK_ROWS_FIT
 #undef WARP_BULK_ROWS
 #define WARP_BULK_ROWS BULK_ROWS_FIT
@@ -132,30 +164,6 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #include "warp_bulk.h"
 #else
 #define USE_WARP_BULK 0
-#endif
-// CLUSTER_FINISH > 1: on sm_90 and later, groups form thread-block clusters of that many,
-// which combine their partials through distributed shared memory (cluster_finish.h).
-// - Order-free path: only each cluster's first group writes a root and takes a ticket.
-//   The host launches a grid of exactly one cluster (crates/kernels/src/driver.rs),
-//   which writes the result and takes no ticket; the kernel stays correct for any
-//   number of clusters.
-// - Canonical path: where the input has at most CLUSTER_FINISH subtrees (up to eight
-//   tiles) and the host launched one cluster, each group folds one subtree and the
-//   first group builds the tree above them from its neighbours' shared memory: the
-//   finish's tree, with no roots in global memory and no ticket. Otherwise the grid is
-//   a whole number of clusters and the usual finish runs.
-// 0: every group writes its own root.
-#ifndef CLUSTER_FINISH
-#define CLUSTER_FINISH 0
-#endif
-#if CLUSTER_FINISH > 1 && defined(HAVE_SUBGROUP_SHUFFLE) && !defined(OP_CUSTOM) && \
-    defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define USE_CLUSTER_FINISH 1
-#include "cluster_finish.h"
-#define KERNEL_CLUSTER __attribute__((cluster_dims(CLUSTER_FINISH, 1, 1)))
-#else
-#define USE_CLUSTER_FINISH 0
-#define KERNEL_CLUSTER
 #endif
 // Whole tiles of float sums can load 4 consecutive elements per work-item and row as one
 // word (8 bytes for halves, 16 for f32, two of 16 for f64), then transpose through local
@@ -202,12 +210,31 @@ inline raw_t raw_load8(const __global in_t* p) {
 #define PREFETCH_RAW 0
 #endif
 
-// Where a warp-tile path runs, its warps write their roots to global memory: the
-// canonical cluster finish (below) must not take over.
-#if USE_CLUSTER_FINISH && !defined(ORDER_FREE)
-#define WARP_PATH_TAKEN() (on_chip = 0)
-#else
-#define WARP_PATH_TAKEN() ((void)0)
+#ifdef HAVE_SUBGROUP_SHUFFLE
+// One tile's 1024 lanes, work-item lid holding lanes lid + 256·q in l[q], folded by
+// halving: the steps down to 64 through `lanes` (one barrier each), the rest in warp 0's
+// registers. The result is valid in work-item 0. Call from the whole group; `lanes` may
+// be reused without a barrier by the next call only if it alternates with another array.
+inline acc_t group_fold_tile(LOCAL_PTR acc_t* lanes, acc_t l[4]) {
+    uint lid = get_local_id(0);
+    lanes[lid] = combine(combine(l[0], l[2]), combine(l[1], l[3]));
+    for (uint w = TILE_WG / 2; w >= 64; w >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < w)
+            lanes[lid] = combine(lanes[lid], lanes[lid + w]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    acc_t v = IDENTITY;
+    if (lid < 32) {
+        v = combine(lanes[lid], lanes[lid + 32]);
+        for (uint w = 16; w > 0; w >>= 1)
+            v = combine(v, sub_group_shuffle_down(v, w));
+    }
+    return v;
+}
+#endif
+#ifdef USE_CLUSTER_TILES
+#include "cluster_tiles.h"
 #endif
 
 __kernel KERNEL_CLUSTER __attribute__((reqd_work_group_size(TILE_WG, 1, 1)))
@@ -219,7 +246,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     __local acc_t level[MAX_PARTIALS];
 #endif
     __local uint is_last;
-#if USE_CLUSTER_FINISH
+#if USE_CLUSTER_FINISH && defined(ORDER_FREE)
     __local acc_t cluster_partial;
 #endif
 #if USE_VEC
@@ -345,24 +372,23 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     ulong roots = subtrees;
     // Which of the two lane arrays the next tile uses, alternating across subtrees too.
     uint p = 0;
-#if USE_CLUSTER_FINISH
-    // One cluster over at most CLUSTER_FINISH subtrees: each group folds at most one,
-    // on the work-group path below (warp tiles write their roots to global memory).
-    int on_chip = cluster_count() == 1 && subtrees <= CLUSTER_FINISH;
-    if (lid == 0)
-        cluster_partial = IDENTITY;
+#ifdef USE_CLUSTER_TILES
+    // One cluster over at most CLUSTER_FINISH tiles (the host's choice, whatever the
+    // warp-tile settings): its groups fold them on chip and write the result.
+    if (cluster_count() == 1 && tiles <= CLUSTER_FINISH) {
+        cluster_tiles(in, out, n, tiles, lanes[0] RESULT_ARG);
+        return;
+    }
 #endif
 #if USE_WARP_BULK
-    if (WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM && bulk_rings_given()) {
-        WARP_PATH_TAKEN();
+    if (WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM && bulk_rings_given())
         warp_subtrees_bulk(in, out, n, tiles, k, subtrees RESULT_ARG);
-    } else
+    else
 #endif
 #if USE_WARP_TILES
-    if ((WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM) || tiles <= WARP_TILES_UPTO) {
-        WARP_PATH_TAKEN();
+    if ((WARP_TILES_FROM > 0 && tiles >= WARP_TILES_FROM) || tiles <= WARP_TILES_UPTO)
         warp_subtrees(in, out, n, tiles, k, subtrees RESULT_ARG);
-    } else
+    else
 #endif
     for (ulong s = get_group_id(0); s < subtrees; s += groups) {
         ulong first = s << k;
@@ -433,25 +459,15 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
                     l[q] = combine(l[q], row + q * 256 < n ? lift(in, row + q * 256) : IDENTITY);
             }
 #endif
-            lanes[p][lid] = combine(combine(l[0], l[2]), combine(l[1], l[3]));
 #ifdef HAVE_SUBGROUP_SHUFFLE
-            for (uint w = TILE_WG / 2; w >= 64; w >>= 1) {
-                barrier(CLK_LOCAL_MEM_FENCE);
-                if (lid < w)
-                    lanes[p][lid] = combine(lanes[p][lid], lanes[p][lid + w]);
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (lid < 32) {
-                acc_t v = combine(lanes[p][lid], lanes[p][lid + 32]);
-                for (uint w = 16; w > 0; w >>= 1)
-                    v = combine(v, sub_group_shuffle_down(v, w));
-                if (lid == 0) {
-                    for (ulong c = t; c & 1; c >>= 1)
-                        v = combine(stack[--depth], v);
-                    stack[depth++] = v;
-                }
+            acc_t v = group_fold_tile(lanes[p], l);
+            if (lid == 0) {
+                for (ulong c = t; c & 1; c >>= 1)
+                    v = combine(stack[--depth], v);
+                stack[depth++] = v;
             }
 #else
+            lanes[p][lid] = combine(combine(l[0], l[2]), combine(l[1], l[3]));
             for (uint w = TILE_WG / 2; w > 0; w >>= 1) {
                 barrier(CLK_LOCAL_MEM_FENCE);
                 if (lid < w)
@@ -469,42 +485,12 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
             acc_t x = stack[--depth];
             while (depth > 0)
                 x = combine(stack[--depth], x);
-#if USE_CLUSTER_FINISH
-            if (on_chip && subtrees > 1)
-                cluster_partial = x;
-            else
-#endif
-                STORE_ROOT(subtrees == 1 ? 0 : 1 + s, x);
+            STORE_ROOT(subtrees == 1 ? 0 : 1 + s, x);
         }
     }
     // One tile: whoever folded it wrote the result; no roots, no ticket.
     if (subtrees == 1)
         return;
-#if USE_CLUSTER_FINISH
-    if (on_chip) {
-        // Group r's partial is root r (IDENTITY past the last subtree), so rank 0 builds
-        // the same tree as the finish below: eight roots per work-item folded pairwise,
-        // then the shuffles, which add only IDENTITY-trees to work-item 0's node. Those
-        // additions are kept as one combine with IDENTITY: for + and × it is idempotent
-        // (a −0 sum becomes +0 once, as the finish makes it).
-        cluster_sync_all();
-        if (cluster_rank() == 0 && lid == 0) {
-            acc_t r[8];
-            for (uint j = 0; j < 8; j++)
-                r[j] = j < CLUSTER_FINISH ? *cluster_map(&cluster_partial, j) : IDENTITY;
-            r[0] = combine(r[0], r[1]);
-            r[2] = combine(r[2], r[3]);
-            r[4] = combine(r[4], r[5]);
-            r[6] = combine(r[6], r[7]);
-            r[0] = combine(r[0], r[2]);
-            r[4] = combine(r[4], r[6]);
-            STORE_ROOT(0, combine(combine(r[0], r[4]), IDENTITY));
-        }
-        // The other groups keep their shared memory alive until rank 0 has read it.
-        cluster_sync_all();
-        return;
-    }
-#endif
 #endif
 
     if (groups > 1) {

@@ -5,6 +5,11 @@
 #define WG 256
 #endif
 
+// A pointer to local memory (the CUDA prelude makes it a plain pointer).
+#ifndef LOCAL_PTR
+#define LOCAL_PTR __local
+#endif
+
 // The first pass reads input elements through lift(); later passes of multi-pass
 // strategies read the previous pass's partials. The host builds each kernel file twice.
 #ifdef FIRST_PASS

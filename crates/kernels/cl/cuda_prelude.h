@@ -25,6 +25,9 @@ typedef unsigned short half;
 #define __kernel extern "C" __global__
 #define __global
 #define __local __shared__
+// A pointer to local memory. CUDA's pointers are generic, and __local (__shared__) in a
+// declaration would make the pointer itself a shared variable.
+#define LOCAL_PTR
 #define __constant const
 // reqd_work_group_size(x, y, z) becomes CUDA's launch bound, which is what it promises.
 #define reqd_work_group_size(x, y, z) launch_bounds((x) * (y) * (z))

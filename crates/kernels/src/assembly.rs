@@ -33,6 +33,7 @@ const FILES: &[(&str, &str)] = &[
     ("canonical.cl", include_str!("../cl/canonical.cl")),
     ("canonical_one.cl", include_str!("../cl/canonical_one.cl")),
     ("cluster_finish.h", include_str!("../cl/cluster_finish.h")),
+    ("cluster_tiles.h", include_str!("../cl/cluster_tiles.h")),
     ("chunk_per_cu.cl", include_str!("../cl/chunk_per_cu.cl")),
     ("generate.cl", include_str!("../cl/generate.cl")),
     (

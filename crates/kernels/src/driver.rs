@@ -273,13 +273,11 @@ pub fn layout(
             if cluster > 1 && Applies::OrderFree.to(problem) {
                 g = cluster;
             } else if cluster > 1 {
-                // Canonical: up to `cluster` subtrees on the work-group path, one cluster
-                // whose groups fold a subtree each and build the tree above them on chip.
-                // Otherwise a whole number of clusters (the kernel's cluster size divides
-                // its grid), with the usual roots and ticket.
-                let one_each = one_launch_subtrees(count) <= cluster
-                    && !warp_tiles(variant, problem, caps, params, count);
-                g = if one_each {
+                // Canonical: up to `cluster` tiles, one cluster whose groups share the
+                // tiles' rows and fold them on chip (cluster_tiles.h), whatever the warp
+                // tiles' settings. Otherwise a whole number of clusters (the kernel's
+                // cluster size divides its grid), with the usual roots and ticket.
+                g = if count.div_ceil(TILE) <= cluster {
                     cluster
                 } else {
                     g.next_multiple_of(cluster)
@@ -413,7 +411,7 @@ mod tests {
     }
 
     #[test]
-    fn canonical_cluster_grids_are_one_cluster_up_to_its_size_else_whole_clusters() {
+    fn canonical_cluster_grids_are_one_cluster_up_to_its_size_in_tiles_else_whole_clusters() {
         let sum = Problem::new(Op::Sum, DType::F64, None).expect("valid");
         let group_tiles = [("WARP_TILES_UPTO", 0), ("WARP_TILES_FROM", 0)];
         for cluster in [2u32, 4, 8] {
@@ -428,9 +426,12 @@ mod tests {
                 let plain = groups(&sum, n, &group_tiles);
                 assert_eq!(g, plain.next_multiple_of(cluster as usize), "n={n}");
             }
-            // Warp tiles keep their roots in global memory: whole clusters, not one.
+            // Warp-tile settings do not change it: one cluster up to its size.
             let warps = [("WARP_TILES_UPTO", 8), ("CLUSTER_FINISH", cluster)];
-            assert_eq!(groups(&sum, 3 * TILE, &warps), cluster as usize);
+            assert_eq!(
+                groups(&sum, cluster as usize * TILE, &warps),
+                cluster as usize
+            );
             assert_eq!(groups(&sum, 3 * TILE, &warps[..1]), 1);
         }
     }
