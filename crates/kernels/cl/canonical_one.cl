@@ -152,7 +152,7 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #define USE_WARP_BULK 1
 // The canonical cluster path's rows (cluster_tiles.h) are static shared memory too.
 #ifdef USE_CLUSTER_TILES
-#define CLUSTER_HELD_BYTES ((ROWS / 2) * LANES * ACC_BYTES)
+#define CLUSTER_HELD_BYTES ((LANES / 2) * ACC_BYTES)
 #else
 #define CLUSTER_HELD_BYTES 0
 #endif
@@ -211,14 +211,16 @@ inline raw_t raw_load8(const __global in_t* p) {
 #endif
 
 #ifdef HAVE_SUBGROUP_SHUFFLE
-// One tile's 1024 lanes, work-item lid holding lanes lid + 256·q in l[q], folded by
-// halving: the steps down to 64 through `lanes` (one barrier each), the rest in warp 0's
-// registers. The result is valid in work-item 0. Call from the whole group; `lanes` may
-// be reused without a barrier by the next call only if it alternates with another array.
-inline acc_t group_fold_tile(LOCAL_PTR acc_t* lanes, acc_t l[4]) {
+// The first `width` lanes of a fold in progress (64 ≤ width ≤ TILE_WG, a power of two),
+// lane lid's value in x, halved on: the steps down to 64 through `lanes` (one barrier
+// each), the rest in warp 0's registers. The result is valid in work-item 0. Call from
+// the whole group; the next call may reuse `lanes` without a barrier only if it
+// alternates with another array.
+inline acc_t group_fold_lanes(LOCAL_PTR acc_t* lanes, acc_t x, uint width) {
     uint lid = get_local_id(0);
-    lanes[lid] = combine(combine(l[0], l[2]), combine(l[1], l[3]));
-    for (uint w = TILE_WG / 2; w >= 64; w >>= 1) {
+    if (lid < width)
+        lanes[lid] = x;
+    for (uint w = width / 2; w >= 64; w >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < w)
             lanes[lid] = combine(lanes[lid], lanes[lid + w]);
@@ -231,6 +233,12 @@ inline acc_t group_fold_tile(LOCAL_PTR acc_t* lanes, acc_t l[4]) {
             v = combine(v, sub_group_shuffle_down(v, w));
     }
     return v;
+}
+
+// One tile's 1024 lanes, work-item lid holding lanes lid + 256·q in l[q], folded by
+// halving (the steps 512 and 256 inside the work-item).
+inline acc_t group_fold_tile(LOCAL_PTR acc_t* lanes, acc_t l[4]) {
+    return group_fold_lanes(lanes, combine(combine(l[0], l[2]), combine(l[1], l[3])), TILE_WG);
 }
 #endif
 #ifdef USE_CLUSTER_TILES

@@ -7,12 +7,15 @@
 // whole tile (32 KiB of f32, 64 KiB of f64) from one SM is what the time is made of
 // (measured on an H100: a 2-tile f64 sum took 3.2–3.6 µs in a graph, a half tile 1.7).
 // Here the cluster's groups share the tiles: with the tile count rounded up to a power
-// of two, each tile gets CLUSTER_FINISH / span groups and each group loads an equal
-// share of its 8 rows into shared memory. The tile's first group (its owner) then
-// reads every row in order, its own and its neighbours' (distributed shared memory),
-// so each lane adds rows 0 … 7 exactly as canonical_one.cl does, and folds the tile.
-// Rank 0 builds the finish's tree over the tile results, again from shared memory:
-// no roots in global memory, no fence, no ticket.
+// of two, each tile gets G = CLUSTER_FINISH / span groups, and group g of a tile owns
+// the lanes [g·W, (g+1)·W), W = 1024 / G, of all 8 rows: coalesced loads, and each lane
+// adds its rows 0 … 7 in order, as everywhere. The tile's fold halves 1024 lanes from
+// the top, so its first log2(G) steps pair whole slices (slice g with g + G/2, …): the
+// tile's first group (its owner) reads the other slices' W lanes from their shared
+// memory, folds them in that order, and halves its W lanes on. (Moving whole rows to
+// the owner instead, 64 KiB per f64 tile through distributed shared memory, measured
+// slower than one group per tile.) Rank 0 then builds the finish's tree over the tile
+// results, again from shared memory: no roots in global memory, no fence, no ticket.
 //
 // Bits: a lane takes IDENTITY for an element past the end, as the other paths do; one
 // tile's result is written as it is, and several tiles' go through the same tree the
@@ -23,13 +26,12 @@
 #ifndef REDLAB_CLUSTER_TILES_H
 #define REDLAB_CLUSTER_TILES_H
 
-// Rows a group holds for its tile's owner: with at least two groups per tile, at most
-// half the tile's rows.
-#define HELD_ROWS (ROWS / 2)
+// Lanes a group holds for its tile's owner: half the tile at most (two groups a tile).
+#define HELD_LANES (LANES / 2)
 
 inline void cluster_tiles(const __global in_t* in, __global acc_t* out, ulong n, ulong tiles,
                           LOCAL_PTR acc_t* fold_lanes RESULT_PARAM) {
-    __local acc_t held[HELD_ROWS * LANES];
+    __local acc_t held[HELD_LANES];
     __local acc_t tile_result;
     uint lid = get_local_id(0);
     uint rank = cluster_rank();
@@ -37,17 +39,19 @@ inline void cluster_tiles(const __global in_t* in, __global acc_t* out, ulong n,
     while (span < tiles)
         span <<= 1;
     uint per_tile = CLUSTER_FINISH / span;
-    uint rows = ROWS / per_tile;
+    uint width = LANES / per_tile;
     ulong tile = rank / per_tile;
     uint part = rank % per_tile;
     int owner = part == 0 && tile < tiles;
-    ulong base = tile * (ulong)TILE + lid;
+    // This work-item's first lane in the tile's rows.
+    ulong base = tile * (ulong)TILE + part * width + lid;
 
-    acc_t l[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
+    acc_t folded = IDENTITY;
     if (per_tile == 1) {
         // A whole tile per group: every row's element in flight before any is added.
         if (owner) {
             acc_t v[ROWS * 4];
+            acc_t l[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
 #pragma unroll
             for (uint j = 0; j < ROWS * 4; j++) {
                 ulong i = base + (ulong)(j >> 2) * LANES + (j & 3) * 256;
@@ -56,41 +60,57 @@ inline void cluster_tiles(const __global in_t* in, __global acc_t* out, ulong n,
 #pragma unroll
             for (uint j = 0; j < ROWS * 4; j++)
                 l[j & 3] = combine(l[j & 3], v[j]);
+            folded = group_fold_tile(fold_lanes, l);
         }
     } else {
-        // This group's rows (part · rows …) into shared memory, IDENTITY past the end.
-        if (tile < tiles) {
-            acc_t v[HELD_ROWS * 4];
+        // The slice's lanes: lid and lid + 256 of it (W = 512), lid (256), lid < 128 (128).
+        acc_t l[2] = {IDENTITY, IDENTITY};
+        if (tile < tiles && lid < width) {
+            acc_t v[ROWS * 2];
 #pragma unroll
-            for (uint j = 0; j < HELD_ROWS * 4; j++) {
-                ulong i = base + (ulong)(part * rows + (j >> 2)) * LANES + (j & 3) * 256;
-                v[j] = (j >> 2) < rows && i < n ? lift(in, i) : IDENTITY;
+            for (uint j = 0; j < ROWS * 2; j++) {
+                ulong i = base + (ulong)(j >> 1) * LANES + (j & 1) * 256;
+                v[j] = ((j & 1) == 0 || width > 256) && i < n ? lift(in, i) : IDENTITY;
             }
 #pragma unroll
-            for (uint j = 0; j < HELD_ROWS * 4; j++)
-                if ((j >> 2) < rows)
-                    held[(j >> 2) * LANES + lid + (j & 3) * 256] = v[j];
+            for (uint j = 0; j < ROWS * 2; j++)
+                l[j & 1] = combine(l[j & 1], v[j]);
+            held[lid] = l[0];
+            if (width > 256)
+                held[lid + 256] = l[1];
         }
         cluster_sync_all();
         if (owner) {
-            // Row r of the tile is row r mod rows of group rank + r / rows.
-            acc_t v[ROWS * 4];
+            // The fold's steps across slices: slice s takes slice s + h, h = G/2 … 1.
+            acc_t x[2];
 #pragma unroll
-            for (uint r = 0; r < ROWS; r++) {
-                LOCAL_PTR acc_t* peer = cluster_map(held, rank + r / rows);
+            for (uint q = 0; q < 2; q++) {
+                acc_t s[8];
+                s[0] = l[q];
 #pragma unroll
-                for (uint q = 0; q < 4; q++)
-                    v[r * 4 + q] = peer[(r % rows) * LANES + lid + q * 256];
+                for (uint g = 1; g < 8; g++) {
+                    s[g] = IDENTITY;
+                    if (g < per_tile && lid + q * 256 < width)
+                        s[g] = cluster_map(held, rank + g)[lid + q * 256];
+                }
+                // Written out so that s stays in registers (see warp_tiles.h).
+                if (per_tile == 8) {
+                    s[0] = combine(s[0], s[4]);
+                    s[1] = combine(s[1], s[5]);
+                    s[2] = combine(s[2], s[6]);
+                    s[3] = combine(s[3], s[7]);
+                }
+                if (per_tile >= 4) {
+                    s[0] = combine(s[0], s[2]);
+                    s[1] = combine(s[1], s[3]);
+                }
+                x[q] = combine(s[0], s[1]);
             }
-#pragma unroll
-            for (uint j = 0; j < ROWS * 4; j++)
-                l[j & 3] = combine(l[j & 3], v[j]);
+            // W = 512: step 256 inside the work-item; then the group halves on.
+            folded = group_fold_lanes(fold_lanes, width > 256 ? combine(x[0], x[1]) : x[0],
+                                      width > 256 ? 256 : width);
         }
     }
-    // The owners fold their tiles (a group-uniform branch: its barriers are safe).
-    acc_t folded = IDENTITY;
-    if (owner)
-        folded = group_fold_tile(fold_lanes, l);
     if (lid == 0)
         tile_result = folded;
     cluster_sync_all();
