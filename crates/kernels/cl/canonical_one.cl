@@ -121,7 +121,7 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 //   which writes the result and takes no ticket; the kernel stays correct for any
 //   number of clusters.
 // - Canonical path: where the input has at most CLUSTER_FINISH tiles, the host launches
-//   one cluster, whose groups share the tiles' rows and fold them on chip
+//   one cluster, whose groups fold a tile each and combine the results on chip
 //   (cluster_tiles.h): no roots in global memory and no ticket. Otherwise the grid is a
 //   whole number of clusters and the usual paths and finish run.
 // 0: every group writes its own root.
@@ -150,13 +150,7 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #if USE_WARP_TILES && WARP_BULK_ROWS > 0 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && \
     !defined(IN_IS_MAPPED) && WARP_TILES_FROM > 0
 #define USE_WARP_BULK 1
-// The canonical cluster path's rows (cluster_tiles.h) are static shared memory too.
-#ifdef USE_CLUSTER_TILES
-#define CLUSTER_HELD_BYTES ((LANES / 2) * ACC_BYTES)
-#else
-#define CLUSTER_HELD_BYTES 0
-#endif
-#define BULK_ROWS_FIT ((225280 - CLUSTER_HELD_BYTES) / ((TILE_WG / 32) * (LANES * IN_BYTES + 8)))
+#define BULK_ROWS_FIT (225280 / ((TILE_WG / 32) * (LANES * IN_BYTES + 8)))
 #if WARP_BULK_ROWS > BULK_ROWS_FIT
 #undef WARP_BULK_ROWS
 #define WARP_BULK_ROWS BULK_ROWS_FIT
@@ -211,16 +205,15 @@ inline raw_t raw_load8(const __global in_t* p) {
 #endif
 
 #ifdef HAVE_SUBGROUP_SHUFFLE
-// The first `width` lanes of a fold in progress (64 ≤ width ≤ TILE_WG, a power of two),
-// lane lid's value in x, halved on: the steps down to 64 through `lanes` (one barrier
-// each), the rest in warp 0's registers. The result is valid in work-item 0. Call from
-// the whole group; the next call may reuse `lanes` without a barrier only if it
-// alternates with another array.
-inline acc_t group_fold_lanes(LOCAL_PTR acc_t* lanes, acc_t x, uint width) {
+// One tile's 1024 lanes, work-item lid holding lanes lid + 256·q in l[q], folded by
+// halving: the steps 512 and 256 inside the work-item, those down to 64 through `lanes`
+// (one barrier each), the rest in warp 0's registers. The result is valid in work-item
+// 0. Call from the whole group; the next call may reuse `lanes` without a barrier only
+// if it alternates with another array.
+inline acc_t group_fold_tile(LOCAL_PTR acc_t* lanes, acc_t l[4]) {
     uint lid = get_local_id(0);
-    if (lid < width)
-        lanes[lid] = x;
-    for (uint w = width / 2; w >= 64; w >>= 1) {
+    lanes[lid] = combine(combine(l[0], l[2]), combine(l[1], l[3]));
+    for (uint w = TILE_WG / 2; w >= 64; w >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < w)
             lanes[lid] = combine(lanes[lid], lanes[lid + w]);
@@ -233,12 +226,6 @@ inline acc_t group_fold_lanes(LOCAL_PTR acc_t* lanes, acc_t x, uint width) {
             v = combine(v, sub_group_shuffle_down(v, w));
     }
     return v;
-}
-
-// One tile's 1024 lanes, work-item lid holding lanes lid + 256·q in l[q], folded by
-// halving (the steps 512 and 256 inside the work-item).
-inline acc_t group_fold_tile(LOCAL_PTR acc_t* lanes, acc_t l[4]) {
-    return group_fold_lanes(lanes, combine(combine(l[0], l[2]), combine(l[1], l[3])), TILE_WG);
 }
 #endif
 #ifdef USE_CLUSTER_TILES
