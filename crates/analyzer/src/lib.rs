@@ -42,6 +42,7 @@ pub mod segments;
 pub mod session;
 pub mod sim;
 pub mod source;
+pub mod statistics;
 pub mod types;
 pub mod value;
 pub mod variant;

@@ -3,16 +3,13 @@
 //! ([`redlab_kernels::segments`]): each launch is analyzed like any pass, and the values
 //! come back for checking against the reference.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, Problem, Value};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::segments::{run_segments, SegmentJob, SegmentKernels, ENTRY_POINTS};
-use redlab_kernels::Launcher;
 
-use crate::memory::Memory;
 use crate::variant::{Pass, SimKernel, SimLauncher, VariantOptions};
 use crate::{compile, project_headers, AnalyzeError};
 
@@ -48,19 +45,9 @@ pub fn run(
         &opts.defines,
         &project_headers,
     )?);
-    let launcher = SimLauncher {
-        mem: RefCell::new(Memory::default()),
-        config: opts.config.clone(),
-        passes: RefCell::new(Vec::new()),
-        failure: RefCell::new(None),
-    };
+    let launcher = SimLauncher::new(opts.config.clone());
     let bytes = data.bytes();
-    let mut input = launcher
-        .alloc(bytes.len().max(16))
-        .map_err(|e| usage(e.to_string()))?;
-    launcher
-        .write(&mut input, bytes)
-        .map_err(|e| usage(e.to_string()))?;
+    let input = launcher.upload(bytes, 16)?;
     let kernel = |name: &'static str| SimKernel {
         compiled: compiled.clone(),
         name,

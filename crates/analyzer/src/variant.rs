@@ -91,6 +91,26 @@ pub(crate) struct SimLauncher {
     pub(crate) failure: RefCell<Option<AnalyzeError>>,
 }
 
+impl SimLauncher {
+    /// A simulated device with empty memory, launching under `config`.
+    pub(crate) fn new(config: LaunchConfig) -> SimLauncher {
+        SimLauncher {
+            mem: RefCell::new(Memory::default()),
+            config,
+            passes: RefCell::new(Vec::new()),
+            failure: RefCell::new(None),
+        }
+    }
+
+    /// A global buffer holding `bytes` (at least `min_bytes` long).
+    pub(crate) fn upload(&self, bytes: &[u8], min_bytes: usize) -> Result<u32, AnalyzeError> {
+        let usage = |e: RunError| AnalyzeError::Usage(e.to_string());
+        let mut buffer = self.alloc(bytes.len().max(min_bytes)).map_err(usage)?;
+        self.write(&mut buffer, bytes).map_err(usage)?;
+        Ok(buffer)
+    }
+}
+
 impl Launcher for SimLauncher {
     type Buffer = u32;
     type Kernel = SimKernel;
@@ -295,18 +315,8 @@ pub(crate) fn simulate(
     };
     let mut config = opts.config.clone();
     config.watch.extend(first_program.watches.iter().cloned());
-    let launcher = SimLauncher {
-        mem: RefCell::new(Memory::default()),
-        config,
-        passes: RefCell::new(Vec::new()),
-        failure: RefCell::new(None),
-    };
-    let mut input = launcher
-        .alloc(bytes.len())
-        .map_err(|e| usage(e.to_string()))?;
-    launcher
-        .write(&mut input, bytes)
-        .map_err(|e| usage(e.to_string()))?;
+    let launcher = SimLauncher::new(config);
+    let input = launcher.upload(bytes, 0)?;
     if let Some(b) = launcher.mem.borrow_mut().global.get_mut(input as usize) {
         b.name = "input".into();
     }

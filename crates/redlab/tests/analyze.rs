@@ -204,6 +204,31 @@ fn the_segment_kernels_run_in_the_simulator_with_their_check() {
 }
 
 #[test]
+fn the_statistics_kernels_run_in_the_simulator_with_their_check() {
+    // Each shape takes another kernel: columns, a warp per short row, a group per tile,
+    // NaN-skipping compaction, and rows gathered on the host first.
+    for (shape, axis, stat, kernel) in [
+        ("300x70", "0", "var", "stat_columns"),
+        ("70x300", "1", "logsumexp", "stat_warp_rows"),
+        ("3x9000", "1", "std", "stat_tiles"),
+        ("40x50", "1", "nanmean", "stat_kept"),
+        ("3x5x7", "0,2", "nanmax", "stat_short"),
+    ] {
+        let j = json(&[
+            "analyze", "segments", "--shape", shape, "--axis", axis, "--stat", stat, "--ddof", "1",
+            "--json",
+        ]);
+        assert_eq!(j["kernel"], kernel, "{shape} {stat}: {j}");
+        assert_eq!(j["check"]["ok"], true, "{shape} {stat}: {j}");
+        assert_eq!(j["errors"].as_array().map(Vec::len), Some(0), "{j}");
+    }
+    assert_clean_error(
+        &["analyze", "segments", "--shape", "4x4", "--stat", "median"],
+        "not a statistic",
+    );
+}
+
+#[test]
 fn a_global_size_the_group_does_not_divide_runs_non_uniform_groups() {
     let dir = tempfile::tempdir().expect("temp dir");
     let kernel = dir.path().join("sizes.cl");

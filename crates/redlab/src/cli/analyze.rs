@@ -32,14 +32,14 @@ pub struct AnalyzeArgs {
     pub(super) others: Vec<String>,
     /// The kernel to run (a file with one kernel needs none).
     #[arg(long)]
-    kernel: Option<String>,
+    pub(super) kernel: Option<String>,
     /// Global size (`1024`, `2^20`, `64x64`). For a variant: the number of input
     /// elements (the first pass's global size for one-element-per-work-item kernels).
     #[arg(long)]
-    global: Option<String>,
+    pub(super) global: Option<String>,
     /// Work-group size (`256`, `16x16`). For a variant: its WG parameter.
     #[arg(long)]
-    local: Option<String>,
+    pub(super) local: Option<String>,
     /// Lanes per warp (and per sub-group).
     #[arg(long, default_value_t = 32)]
     pub(super) warp: usize,
@@ -48,34 +48,34 @@ pub struct AnalyzeArgs {
     pub(super) banks: usize,
     /// A preprocessor definition, NAME or NAME=VALUE (repeatable).
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
-    define: Vec<String>,
+    pub(super) define: Vec<String>,
     /// A kernel argument, NAME=SPEC: buffer:TYPE:COUNT:random|zeros|ones|iota|uninit
     /// with an optional :ro, :wo or :rw (the access the host declares, checked),
     /// local:TYPE:COUNT, or a value (repeatable).
     #[arg(long = "arg", value_name = "NAME=SPEC")]
-    args: Vec<String>,
+    pub(super) args: Vec<String>,
     /// A local array whose accesses get a bank map (repeatable; `// @watch NAME` in the
     /// source does the same).
     #[arg(long)]
     watch: Vec<String>,
     /// Operator, for a variant.
     #[arg(long, default_value = "sum")]
-    op: Op,
+    pub(super) op: Op,
     /// Element type, for a variant.
     #[arg(long, default_value = "f32")]
-    dtype: DType,
+    pub(super) dtype: DType,
     /// A variant parameter, NAME=VALUE (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
     /// Seed of random inputs.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(super) seed: u64,
     /// The work-group whose steps are drawn (linear index).
     #[arg(long, default_value_t = 0)]
     trace_group: usize,
     /// Compute units of the simulated device (sizes grid-stride variants' grids).
     #[arg(long, default_value_t = 2)]
-    compute_units: usize,
+    pub(super) compute_units: usize,
     /// Stop after this many lane-steps.
     #[arg(long, default_value_t = redlab_analyzer::sim::DEFAULT_MAX_STEPS)]
     max_steps: u64,
@@ -92,10 +92,17 @@ pub struct AnalyzeArgs {
     /// For the target `segments` (the axis and segment kernels): the input's shape, C
     /// order (`300x70`).
     #[arg(long)]
-    shape: Option<String>,
+    pub(super) shape: Option<String>,
     /// For `segments`: the axes to reduce (`1`, `0,2`; default all).
     #[arg(long)]
-    axis: Option<String>,
+    pub(super) axis: Option<String>,
+    /// For `segments`: a statistic instead of --op (var, std, logsumexp, nanmin,
+    /// nanmax, nanmean), run by the statistics kernels.
+    #[arg(long)]
+    pub(super) stat: Option<String>,
+    /// With --stat var or std: the delta degrees of freedom.
+    #[arg(long, default_value_t = 0.0)]
+    pub(super) ddof: f64,
     /// For a kernel file: print this buffer argument's final contents, element by
     /// element (repeatable; `buffers` in the JSON).
     #[arg(long, value_name = "NAME")]
@@ -273,7 +280,7 @@ pub(super) fn analyze_target(
             }
             super::analyze_session::run(Path::new(&a.target), &a.show, &a.define, config, &a.dump, dump_paths)?
         }
-        (false, _) if a.target == "segments" => analyze_segments(a, config)?,
+        (false, _) if a.target == "segments" => super::analyze_segments::run(a, config)?,
         (false, Some(v)) => analyze_variant(a, &v, config)?,
         (true, _) => analyze_file(a, config)?,
         (false, None) => bail!(
@@ -431,81 +438,6 @@ pub(super) fn summarize_passes(
         })
         .collect();
     Ok((total, passes, traces))
-}
-
-/// The axis and segment kernels (`segments.cl`) over a seeded input of `--shape`, reduced
-/// along `--axis`: every launch analyzed, every output checked against the reference.
-fn analyze_segments(a: &AnalyzeArgs, config: LaunchConfig) -> anyhow::Result<(Report, Traces)> {
-    if a.kernel.is_some()
-        || !a.args.is_empty()
-        || !a.show.is_empty()
-        || a.global.is_some()
-        || a.local.is_some()
-    {
-        bail!("segments chooses its kernels, arguments and sizes from --shape and --axis");
-    }
-    let shape = a
-        .shape
-        .as_deref()
-        .context("segments needs --shape (e.g. --shape 300x70 --axis 0)")?;
-    let dims = super::shaped::parse_shape(shape)?;
-    let axes = a
-        .axis
-        .as_deref()
-        .map(super::shaped::parse_axes)
-        .transpose()?;
-    let layout = redlab_core::shape::Layout::c_order(&dims);
-    let n = layout.count()?;
-    let plan = redlab_core::shape::AxisPlan::new(layout, axes.as_deref(), false)?;
-    let selection = redlab_core::segmented::Selection::Axes(&plan);
-    let problem = Problem::new(a.op, a.dtype, None)?;
-    let data = redlab_core::generate::generate(
-        a.dtype,
-        n,
-        redlab_core::generate::Distribution::Uniform,
-        a.seed,
-    )?;
-    let opts = VariantOptions {
-        config,
-        params: Vec::new(),
-        defines: a.define.clone(),
-        compute_units: a.compute_units,
-        seed: a.seed,
-    };
-    let run = redlab_analyzer::segments::run(&problem, data.view(), selection, &opts)?.context(
-        "the reduced axes do not step evenly through the buffer; the devices gather such outputs into rows first (reduce rows of that shape instead)",
-    )?;
-    let expected = redlab_core::segmented::reference(&problem, data.view(), selection)?;
-    let wrong = run
-        .values
-        .iter()
-        .zip(&expected)
-        .position(|(got, want)| !got.same_as(want));
-    let (total, passes, traces) =
-        summarize_passes(&run.passes, "nothing was launched (no elements)")?;
-    let shown = |values: &[redlab_core::Value], k: usize| {
-        values.get(k).map_or("-".to_string(), |v| v.to_string())
-    };
-    let k = wrong.unwrap_or(0);
-    let report = Report {
-        source: format!("segments ({}), {problem}, shape {dims:?}", run.strategy),
-        total,
-        passes,
-        check: Some(CheckJson {
-            problem: problem.to_string(),
-            n,
-            value: format!(
-                "output {k} of {}: {}",
-                run.values.len(),
-                shown(&run.values, k)
-            ),
-            expected: shown(&expected, k),
-            ok: wrong.is_none(),
-            message: wrong.map(|k| format!("output {k} differs from the reference")),
-        }),
-        buffers: Default::default(),
-    };
-    Ok((report, traces))
 }
 
 /// The final contents of the buffer arguments named in `names`, typed by the kernel's

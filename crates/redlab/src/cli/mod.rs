@@ -3,6 +3,7 @@
 
 mod analyze;
 mod analyze_compare;
+mod analyze_segments;
 mod analyze_session;
 mod bench;
 #[cfg(any(feature = "opencl", feature = "cuda"))]

@@ -1,0 +1,65 @@
+//! The statistics kernels (`statistics.cl`: variance and standard deviation, log-sum-exp,
+//! the NaN-skipping minimum, maximum and mean) in the simulator, through the same tile
+//! plan, program choice and launch as the GPU backends
+//! ([`redlab_kernels::statistics`]): the launch is analyzed like any pass, and the tile
+//! states come back for the host to join and finish, as the devices' do.
+
+use std::rc::Rc;
+
+use redlab_core::segmented::Selection;
+use redlab_core::ArrayRef;
+use redlab_kernels::assembly::Target;
+use redlab_kernels::statistics::{explain, program, run_tiles, StateKind, TilePlan};
+
+use crate::variant::{Pass, SimKernel, SimLauncher, VariantOptions};
+use crate::{compile, project_headers, AnalyzeError};
+
+/// What one analyzed run of a statistics kernel gives.
+#[derive(Debug, Clone)]
+pub struct StatisticsRun {
+    /// Which kernel the plan chose, and why.
+    pub strategy: String,
+    /// The tile plan: which tiles make each output.
+    pub plan: TilePlan,
+    /// Each tile's state (three numbers, as the devices return them).
+    pub states: Vec<[f64; 3]>,
+    /// The launch, analyzed (none for an input without elements).
+    pub passes: Vec<Pass>,
+}
+
+/// Runs the tiles of `selection` over `data` for the state `kind` in the simulator.
+pub fn run(
+    kind: StateKind,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+    opts: &VariantOptions,
+) -> Result<StatisticsRun, AnalyzeError> {
+    let usage = AnalyzeError::Usage;
+    let plan = TilePlan::new(data, selection).map_err(|e| usage(e.to_string()))?;
+    let program = program(kind, data.dtype(), Target::OpenCl, &plan);
+    let compiled = Rc::new(compile(
+        &format!("statistics ({kind:?}, {})", data.dtype()),
+        &program.source,
+        &opts.defines,
+        &project_headers,
+    )?);
+    let launcher = SimLauncher::new(opts.config.clone());
+    let rows = plan.rows(data).map_err(|e| usage(e.to_string()))?;
+    let bytes = rows.bytes();
+    let input = launcher.upload(bytes, 16)?;
+    let kernel = SimKernel {
+        compiled,
+        name: program.entry,
+    };
+    let result = run_tiles(&launcher, &kernel, program.groups, &input, &plan);
+    if let Some(e) = launcher.failure.borrow_mut().take() {
+        return Err(e);
+    }
+    let (states, _) = result.map_err(|e| usage(format!("statistics: {e}")))?;
+    Ok(StatisticsRun {
+        strategy: explain(kind, selection),
+        plan,
+        states,
+        passes: launcher.passes.into_inner(),
+    })
+}

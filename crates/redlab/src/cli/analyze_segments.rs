@@ -1,0 +1,151 @@
+//! `redlab analyze segments --shape S [--axis A] (--op OP | --stat STAT)`: the
+//! many-output kernels in the simulator over a seeded input of that shape. With --op,
+//! the axis and segment kernels (`segments.cl`); with --stat, the statistics kernels
+//! (`statistics.cl`), whose tile states the host joins and finishes as it does a
+//! device's. Every launch is analyzed and every output checked against the CPU backend.
+
+use anyhow::{bail, Context};
+use redlab_analyzer::report::{CheckJson, Report};
+use redlab_analyzer::sim::LaunchConfig;
+use redlab_analyzer::variant::VariantOptions;
+use redlab_core::segmented::Selection;
+use redlab_core::shape::{AxisPlan, Layout};
+use redlab_core::{ArrayRef, Problem, Value};
+
+use super::analyze::{summarize_passes, AnalyzeArgs, Traces};
+
+/// The report of `redlab analyze segments`.
+pub(super) fn run(a: &AnalyzeArgs, config: LaunchConfig) -> anyhow::Result<(Report, Traces)> {
+    if a.kernel.is_some()
+        || !a.args.is_empty()
+        || !a.show.is_empty()
+        || a.global.is_some()
+        || a.local.is_some()
+    {
+        bail!("segments chooses its kernels, arguments and sizes from --shape and --axis");
+    }
+    let shape = a
+        .shape
+        .as_deref()
+        .context("segments needs --shape (e.g. --shape 300x70 --axis 0)")?;
+    let dims = super::shaped::parse_shape(shape)?;
+    let axes = a
+        .axis
+        .as_deref()
+        .map(super::shaped::parse_axes)
+        .transpose()?;
+    let layout = Layout::c_order(&dims);
+    let n = layout.count()?;
+    let plan = AxisPlan::new(layout, axes.as_deref(), false)?;
+    let selection = Selection::Axes(&plan);
+    let data = redlab_core::generate::generate(
+        a.dtype,
+        n,
+        redlab_core::generate::Distribution::Uniform,
+        a.seed,
+    )?;
+    let opts = VariantOptions {
+        config,
+        params: Vec::new(),
+        defines: a.define.clone(),
+        compute_units: a.compute_units,
+        seed: a.seed,
+    };
+    let outcome = match a.stat.as_deref() {
+        Some(name) => statistic(a, name, data.view(), selection, &opts)?,
+        None => reduction(a, data.view(), selection, &opts)?,
+    };
+    let wrong = outcome
+        .values
+        .iter()
+        .zip(&outcome.expected)
+        .position(|(got, want)| !got.same_as(want));
+    let (total, passes, traces) =
+        summarize_passes(&outcome.passes, "nothing was launched (no elements)")?;
+    let shown =
+        |values: &[Value], k: usize| values.get(k).map_or("-".to_string(), |v| v.to_string());
+    let k = wrong.unwrap_or(0);
+    let report = Report {
+        source: format!(
+            "{} ({}), {}, shape {dims:?}",
+            outcome.kernels, outcome.strategy, outcome.what
+        ),
+        total,
+        passes,
+        check: Some(CheckJson {
+            problem: outcome.what.clone(),
+            n,
+            value: format!(
+                "output {k} of {}: {}",
+                outcome.values.len(),
+                shown(&outcome.values, k)
+            ),
+            expected: shown(&outcome.expected, k),
+            ok: wrong.is_none(),
+            message: wrong.map(|k| format!("output {k} differs from the reference")),
+        }),
+        buffers: Default::default(),
+    };
+    Ok((report, traces))
+}
+
+/// One analyzed run: the outputs beside the reference's, and the launches.
+struct Outcome {
+    kernels: &'static str,
+    what: String,
+    strategy: String,
+    values: Vec<Value>,
+    expected: Vec<Value>,
+    passes: Vec<redlab_analyzer::variant::Pass>,
+}
+
+/// `--op` through the axis and segment kernels.
+fn reduction(
+    a: &AnalyzeArgs,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+    opts: &VariantOptions,
+) -> anyhow::Result<Outcome> {
+    let problem = Problem::new(a.op, a.dtype, None)?;
+    let run = redlab_analyzer::segments::run(&problem, data, selection, opts)?.context(
+        "the reduced axes do not step evenly through the buffer; the devices gather such outputs into rows first (reduce rows of that shape instead)",
+    )?;
+    Ok(Outcome {
+        kernels: "segments",
+        what: problem.to_string(),
+        strategy: run.strategy,
+        values: run.values,
+        expected: redlab_core::segmented::reference(&problem, data, selection)?,
+        passes: run.passes,
+    })
+}
+
+/// `--stat` through the statistics kernels, finished on the host like a device's tiles.
+fn statistic(
+    a: &AnalyzeArgs,
+    name: &str,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+    opts: &VariantOptions,
+) -> anyhow::Result<Outcome> {
+    let stat = redlab::Statistic::parse(name, a.ddof).with_context(|| {
+        format!("--stat {name}: not a statistic (var, std, logsumexp, nanmin, nanmax, nanmean)")
+    })?;
+    let kind = redlab::state_kind(stat).with_context(|| format!("{name} has no device kernel"))?;
+    let run = redlab_analyzer::statistics::run(kind, data, selection, opts)?;
+    let values = run
+        .plan
+        .outputs
+        .iter()
+        .map(|tiles| redlab::finish_tiles(stat, data.dtype(), &run.states[tiles.clone()]))
+        .collect::<Result<Vec<Value>, _>>()?;
+    let cpu = redlab_cpu::CpuBackend::new(None)?;
+    Ok(Outcome {
+        kernels: "statistics",
+        what: format!("{} of {}", stat.name(), data.dtype()),
+        strategy: run.strategy,
+        values,
+        expected: cpu.statistic(stat, data, selection)?,
+        passes: run.passes,
+    })
+}
