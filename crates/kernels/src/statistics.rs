@@ -20,6 +20,7 @@ use std::ops::Range;
 
 use redlab_core::canonical::TILE;
 use redlab_core::segmented::{gather_rows, Selection};
+use redlab_core::shape::{AxisPlan, Layout};
 use redlab_core::{ArrayRef, DType, Error};
 
 use crate::assembly::{self, Target};
@@ -203,14 +204,15 @@ pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
         StateKind::ExpSum => "an online maximum per lane, scaled merges",
         StateKind::NanMin | StateKind::NanMax => "the kept count and extreme per lane",
     };
+    // Outputs that do not step evenly run as the rows they are gathered into.
     let (plan, gathered) = match TilePlan::in_place(selection) {
-        Some(plan) => (plan, ""),
+        Some(plan) => (Some(plan), ""),
         None => (
-            TilePlan::default(),
+            gathered_rows(selection),
             "; the outputs do not step evenly, so they are gathered into rows on the host first",
         ),
     };
-    let program = if gathered.is_empty() {
+    let program = if let Some(plan) = plan {
         match kernel(kind, &plan) {
             Kernel::Kept => "stat_kept: one work-group per canonical tile, its values that \
                 are not NaN compacted in order first"
@@ -245,6 +247,17 @@ pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
         "{program} ({how}, lanes folded by halving, in f64); each output's tile states \
          joined {join} on the host{gathered}; time: the tile kernel"
     )
+}
+
+/// The tile plan of the rows that `selection`'s outputs are gathered into (one row of
+/// the segment's length per output), where it can be told without the data.
+fn gathered_rows(selection: Selection<'_>) -> Option<TilePlan> {
+    let Selection::Axes(plan) = selection else {
+        return None;
+    };
+    let layout = Layout::c_order(&[plan.outputs(), plan.segment_len()]);
+    let rows = AxisPlan::new(layout, Some(&[1]), false).ok()?;
+    TilePlan::in_place(Selection::Axes(&rows))
 }
 
 /// The complete source for `kind` over elements of `dtype` on `target`.
@@ -525,7 +538,11 @@ mod tests {
             words.starts_with("stat_short: tiles of at most 32 elements, 8 per"),
             "{words}"
         );
-        assert!(explain(StateKind::ExpSum, Selection::Axes(&split)).contains("gathered"));
+        let words = explain(StateKind::ExpSum, Selection::Axes(&split));
+        assert!(
+            words.starts_with("stat_tiles") && words.contains("gathered"),
+            "rows of 10,000 gathered take a group per tile: {words}"
+        );
         let long = AxisPlan::new(Layout::c_order(&[10_000, 6]), Some(&[0]), false).expect("plan");
         assert!(explain(StateKind::NanMax, Selection::Axes(&long)).starts_with("stat_columns"));
     }
