@@ -266,17 +266,19 @@ pub fn layout(
             let most = (caps.compute_units.max(1) * per_cu).min(ONE_LAUNCH_MAX_PARTIALS);
             let mut g = units.clamp(1, most);
             // With clusters on the order-free path the grid is one cluster: its groups
-            // walk every chunk and combine on chip, with no root and no ticket (a group that finds no chunk
-            // adds the identity). Several clusters, each with a root and a ticket, ran
-            // slower than plain groups on an H100 (results/h100-cluster-finish).
+            // walk every chunk and combine on chip, with no root and no ticket (a group
+            // that finds no chunk adds the identity). Several clusters, each with a root
+            // and a ticket, ran slower than plain groups on an H100
+            // (results/h100-cluster-finish).
             let cluster = param(variant, params, "CLUSTER_FINISH").unwrap_or(0) as usize;
             if cluster > 1 && Applies::OrderFree.to(problem) {
                 g = cluster;
             } else if cluster > 1 {
-                // Canonical: up to `cluster` tiles, one cluster whose groups share the
-                // tiles' rows and fold them on chip (cluster_tiles.h), whatever the warp
-                // tiles' settings. Otherwise a whole number of clusters (the kernel's
-                // cluster size divides its grid), with the usual roots and ticket.
+                // Canonical: up to `cluster` tiles, one cluster whose groups fold a tile
+                // each and combine the results on chip (cluster_tiles.h), whatever the
+                // warp tiles' settings. Otherwise a whole number of clusters (the
+                // kernel's cluster size divides its grid), with the usual roots and
+                // ticket (results/h100-canonical-cluster).
                 g = if count.div_ceil(TILE) <= cluster {
                     cluster
                 } else {
