@@ -161,9 +161,12 @@ async fn single_page(c: &Client, path: &Path) {
         hover(c, bank, 0.0, 0.0).await;
         told.push(info(c).await);
     }
+    // (Line numbers are the assembled source's, which moves with the shared headers.)
     assert!(
-        told.iter()
-            .any(|t| t == "bank 0: lanes 0, 16; 2 words, 1 conflict (sdata line 79, warp 0, load)"),
+        told.iter().any(|t| {
+            t.starts_with("bank 0: lanes 0, 16; 2 words, 1 conflict (sdata line ")
+                && t.ends_with(", warp 0, load)")
+        }),
         "{told:#?}"
     );
     assert!(told.iter().all(|t| t.starts_with("bank 0: ")), "{told:#?}");
@@ -176,11 +179,9 @@ async fn single_page(c: &Client, path: &Path) {
     let (_, _, w, h) = strip.rectangle().await.expect("its box");
     hover(c, &strip, -w / 2.0 + 1.0, -h / 2.0 + 9.0).await;
     let text = info(c).await;
+    let lanes = format!("): lanes {}", "a".repeat(32));
     assert!(
-        text.starts_with(&format!(
-            "warp 0, step 0 (line 73): lanes {}",
-            "a".repeat(32)
-        )),
+        text.starts_with("warp 0, step 0 (line ") && text.contains(&lanes),
         "{text}"
     );
     assert!(
