@@ -11,6 +11,7 @@
 # Every bench row is verified against the host reference (floats bit for bit).
 # Usage: scripts/gpu_canonical_cluster.sh BEFORE_BINARY AFTER_BINARY CUB_BINARY OUT_DIR
 set -uo pipefail
+source "$(dirname "$0")/gpu_sweep.sh"
 before=${1:?binary before the change}
 after=${2:?binary after the change}
 cub=${3:?CUB comparator binary}
@@ -22,19 +23,7 @@ echo "family $family"
 common=(--device cuda:0 --min-reps 20 --quiet --compare cub --cub-bin "$cub")
 export REDLAB_TUNING_DIR=/tmp/empty-tuning
 sweep_sizes=${SWEEP_SIZES:-4096,8193,2^14,24571,2^15,2^16,65537,2^18}
-n=0
-for config in ${CONFIGS:-}; do
-  n=$((n + 1))
-  params=()
-  if [ "$config" != "-" ]; then
-    IFS=, read -ra pairs <<<"$config"
-    for p in "${pairs[@]}"; do params+=(--param "$p"); done
-  fi
-  echo "== production $config"
-  timeout "${SWEEP_LIMIT:-60}" "$after" bench "${common[@]}" --variants production \
-    "${params[@]}" --ops sum --dtypes f32,f64 --sizes "$sweep_sizes" \
-    --json "$out/sweep-$n.jsonl" 2>&1 | grep -E "vs cub|rror"
-done
+sweep_configs sum f32,f64 "$sweep_sizes" "${SWEEP_LIMIT:-60}"
 tuned=/tmp/empty-tuning
 if [ -n "${TUNE_SIZES:-}" ]; then
   timeout 400 "$after" tune --device cuda:0 --variants production --objective graph --ops sum \

@@ -9,6 +9,7 @@
 # Every bench row is verified against the host reference before it is timed.
 # Usage: scripts/gpu_order_free_ab.sh BEFORE_BINARY AFTER_BINARY CUB_BINARY OUT_DIR
 set -uo pipefail
+source "$(dirname "$0")/gpu_sweep.sh"
 before=${1:?binary before the change}
 after=${2:?binary after the change}
 cub=${3:?CUB comparator binary}
@@ -33,19 +34,7 @@ if [ -z "${SKIP_AB:-}" ]; then
     done
   done
 fi
-n=0
-for config in ${CONFIGS:-}; do
-  n=$((n + 1))
-  params=()
-  if [ "$config" != "-" ]; then
-    IFS=, read -ra pairs <<<"$config"
-    for p in "${pairs[@]}"; do params+=(--param "$p"); done
-  fi
-  echo "== production $config"
-  timeout "${SWEEP_LIMIT:-90}" "$after" bench "${common[@]}" --variants production \
-    "${params[@]}" --ops min --dtypes i32,f64 --sizes "${SWEEP_SIZES:-$sizes}" \
-    --json "$out/sweep-$n.jsonl" 2>&1 | grep -E "vs cub|rror"
-done
+sweep_configs min i32,f64 "${SWEEP_SIZES:-$sizes}" "${SWEEP_LIMIT:-90}"
 if [ -n "${SANITIZE:-}" ]; then
   for tool in memcheck racecheck synccheck; do
     for spec in "min f64 2^16" "argmax i32 1000003" "sum i64 2^20"; do

@@ -1,0 +1,18 @@
+# Sourced by the GPU A/B scripts: sweep_configs OPS DTYPES SIZES LIMIT runs the production
+# kernel of $after at each entry of CONFIGS (space-separated lists of NAME=VALUE joined by
+# commas; "-" for the defaults) beside CUB (${common[@]}), writing $out/sweep-N.jsonl.
+sweep_configs() {
+  local ops=$1 dtypes=$2 sizes=$3 limit=$4 n=0 config p
+  for config in ${CONFIGS:-}; do
+    n=$((n + 1))
+    local params=() pairs=()
+    if [ "$config" != "-" ]; then
+      IFS=, read -ra pairs <<<"$config"
+      for p in "${pairs[@]}"; do params+=(--param "$p"); done
+    fi
+    echo "== production $config"
+    timeout "$limit" "$after" bench "${common[@]}" --variants production \
+      "${params[@]}" --ops "$ops" --dtypes "$dtypes" --sizes "$sizes" \
+      --json "$out/sweep-$n.jsonl" 2>&1 | grep -E "vs cub|rror"
+  done
+}
