@@ -139,6 +139,8 @@ pub struct VarDecl {
     pub space: Space,
     /// Its initial value.
     pub init: Option<Initializer>,
+    /// An alignment asked for with `__attribute__((aligned(N)))`, beyond its type's.
+    pub align: Option<usize>,
     /// Where it is declared.
     pub pos: Pos,
 }

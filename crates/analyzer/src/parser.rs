@@ -22,6 +22,7 @@ pub fn parse(tokens: &[Token]) -> Result<Program, Diag> {
         next_id: 0,
         depth: 0,
         packed: false,
+        aligned: None,
     };
     p.program()
 }
@@ -46,6 +47,8 @@ pub(crate) struct Parser<'t> {
     pub depth: usize,
     /// Whether an `__attribute__((packed))` was read since the flag was last cleared.
     pub packed: bool,
+    /// The alignment an `__attribute__((aligned(N)))` asked for since it was last taken.
+    pub aligned: Option<usize>,
 }
 
 /// The largest array, in bytes, a declaration may have.
@@ -188,6 +191,7 @@ impl<'t> Parser<'t> {
                     ty,
                     space: Space::Constant,
                     init,
+                    align: None,
                     pos,
                 });
                 if !self.eat(",") {
@@ -265,6 +269,10 @@ impl<'t> Parser<'t> {
         while !self.at(")") {
             let name = self.ident()?;
             self.packed |= &*name == "packed" || &*name == "__packed__";
+            if (&*name == "aligned" || &*name == "__aligned__") && !self.at("(") {
+                // `aligned` alone: the target's largest alignment (16 bytes, a float4).
+                self.aligned = Some(16);
+            }
             if self.eat("(") {
                 let mut values = Vec::new();
                 while !self.at(")") {
@@ -277,6 +285,9 @@ impl<'t> Parser<'t> {
                 self.expect(")")?;
                 if &*name == "reqd_work_group_size" && values.len() == 3 {
                     reqd = Some([values[0], values[1], values[2]]);
+                }
+                if let ("aligned" | "__aligned__", [a]) = (&*name, values.as_slice()) {
+                    self.aligned = Some((*a).clamp(1, 1 << 12));
                 }
             }
             if !self.eat(",") {
@@ -698,6 +709,13 @@ impl<'t> Parser<'t> {
             loop {
                 let dpos = self.pos();
                 let (name, ty) = self.declarator(specs.ty.clone(), specs.space)?;
+                // Attributes after the declarator (`__local float s[64]
+                // __attribute__((aligned(16)))`): the alignment is kept.
+                self.aligned = None;
+                while self.word_at(0) == Some("__attribute__") {
+                    self.attribute()?;
+                }
+                let align = self.aligned.take();
                 let init = if self.eat("=") {
                     Some(self.initializer()?)
                 } else {
@@ -715,6 +733,7 @@ impl<'t> Parser<'t> {
                     ty,
                     space,
                     init,
+                    align,
                     pos: dpos,
                 });
                 if !self.eat(",") {
@@ -804,6 +823,26 @@ mod tests {
             panic!("decl")
         };
         assert_eq!(d[1].ty.name(), "uint[4]");
+    }
+
+    #[test]
+    fn an_alignment_after_a_declarator_is_kept() {
+        let text = "__kernel void k(__global float* out) {\n\
+              __local float a[3], s[64] __attribute__((aligned(16)));\n\
+              __local float t[2] __attribute__((aligned));\n  out[0] = s[0] + a[0] + t[0];\n}\n";
+        let p = parse_text(text).expect("parses");
+        let k = p.kernels().next().expect("a kernel");
+        let StmtKind::Block(body) = &k.body.kind else {
+            panic!("block")
+        };
+        let aligns = |i: usize| {
+            let StmtKind::Decl(d) = &body[i].kind else {
+                panic!("decl")
+            };
+            d.iter().map(|v| v.align).collect::<Vec<_>>()
+        };
+        assert_eq!(aligns(0), [None, Some(16)]);
+        assert_eq!(aligns(1), [Some(16)]);
     }
 
     #[test]

@@ -308,6 +308,13 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                     "{kind:?} {dtype} {entry}"
                 );
             }
+            // stat_tiles stages its rows with asynchronous copies where elements have
+            // 4 bytes or more (16 bytes per copy for contiguous rows).
+            assert_eq!(
+                text.contains("cp.async.cg.shared.global"),
+                dtype.size_bytes() >= 4,
+                "{kind:?} {dtype}: staged copies"
+            );
             // No multiply fused into an add, as the host never fuses (exp's own
             // implementation uses FMA, so log-sum-exp is not checked).
             if kind != StateKind::ExpSum {

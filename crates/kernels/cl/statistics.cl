@@ -11,11 +11,12 @@
 // off, CUDA multiplies with __dmul_rn.
 //
 // Set by redlab_kernels::statistics: STAT_KIND (0 moments, 1 log-sum-exp, 2 NaN-skipping
-// minimum, 3 maximum, 4 moments of the values that are not NaN), in_t and stat_load
-// (element i of the input as a double); per kernel, ST_MIN_GROUPS (on CUDA, the
-// work-groups the compiler must fit on an SM, which bounds the registers: these kernels
-// wait on loads, and more resident warps hide more of the wait) and ST_CLASSES (lane
-// classes per column in stat_columns).
+// minimum, 3 maximum, 4 moments of the values that are not NaN), in_t, stat_load
+// (element i of the input as a double), st_stage_load (the same of a staged copy in
+// local memory) and ST_STAGE_ROWS (rows of a tile staged at once); per kernel,
+// ST_MIN_GROUPS (on CUDA, the work-groups the compiler must fit on an SM, which bounds
+// the registers: these kernels wait on loads, and more resident warps hide more of the
+// wait) and ST_CLASSES (lane classes per column in stat_columns).
 //
 // out: the states (3 doubles per task), then the task table (3 ulongs per task: the
 // element offset of the tile's first element, its length ≤ 8192, and the signed step
@@ -199,6 +200,110 @@ inline void st_tile(__global const in_t* in, __global double* out, ulong task, u
     }
 }
 
+// Copies `count` elements, `step` apart from `from`, into stage[0 … count), `worker` of
+// `workers` taking every workers-th element (or 16-byte chunk); the caller then waits at a
+// barrier. On CUDA (sm_80 and later) the copies are asynchronous (cp.async): the bytes in
+// flight hold no registers, so a work-group has its whole stage in flight at once, where
+// register loads kept a few elements per work-item in flight (the statistics kernels
+// waited on loads with DRAM far from its peak). Contiguous 16-byte-aligned runs copy 16
+// bytes per instruction, other 4- and 8-byte elements one each; 2-byte elements, and
+// OpenCL, load and store.
+inline void st_stage(__global const in_t* from, long step, uint count, ST_LOCAL in_t* stage,
+                     uint worker, uint workers) {
+#if !defined(__OPENCL_VERSION__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (sizeof(in_t) >= 4) {
+        uint done = 0;
+        if (step == 1 && ((ulong)from & 15) == 0) {
+            const uint per = 16 / sizeof(in_t);
+            uint chunks = count / per;
+            for (uint c = worker; c < chunks; c += workers) {
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+                                 (uint)__cvta_generic_to_shared(stage + c * per)),
+                             "l"(from + c * per)
+                             : "memory");
+            }
+            done = chunks * per;
+        }
+        for (uint e = done + worker; e < count; e += workers) {
+            asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(
+                             (uint)__cvta_generic_to_shared(stage + e)),
+                         "l"(from + (long)e * step), "n"((int)sizeof(in_t))
+                         : "memory");
+        }
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        return;
+    }
+#endif
+    for (uint e = worker; e < count; e += workers) {
+        stage[e] = from[(long)e * step];
+    }
+}
+
+// The tile's lanes over its `len` values (value e at `first + e·step`), staged in local
+// memory ST_STAGE_ROWS rows at a time, each lane pushing its rows in increasing index;
+// then folded by halving, and work-item 0 writes the state. The same pushes and merges in
+// the same order as st_tile, so the same bits.
+inline void st_tile_staged(__global const in_t* in, __global double* out, ulong task,
+                           ulong first, ulong len, long step, ST_LOCAL in_t* stage,
+                           ST_LOCAL st_t* level) {
+    uint t = get_local_id(0);
+    st_t lane[4];
+    for (uint q = 0; q < 4; q++)
+        lane[q] = st_empty();
+    // A constant number of stages, unrolled, so that every row's reciprocal is a constant;
+    // every barrier is reached unconditionally (a stage past the tile copies nothing).
+#pragma unroll
+    for (uint part = 0; part < ST_ROWS / ST_STAGE_ROWS; part++) {
+        uint row0 = part * ST_STAGE_ROWS;
+        if (part > 0) barrier(CLK_LOCAL_MEM_FENCE); // every work-item has read the last stage
+        ulong begin = (ulong)row0 * ST_LANES;
+        ulong rest = len > begin ? len - begin : 0;
+        uint count = rest < ST_STAGE_ROWS * ST_LANES ? (uint)rest : ST_STAGE_ROWS * ST_LANES;
+        st_stage(in + ((long)first + (long)begin * step), step, count, stage, t, ST_WG);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // Lane t + 256q takes its rows in order; the four lanes' chains interleave.
+#pragma unroll
+        for (uint r = 0; r < ST_STAGE_ROWS; r++) {
+#pragma unroll
+            for (uint q = 0; q < 4; q++) {
+                uint at = r * ST_LANES + t + q * ST_WG;
+                if ((ulong)row0 * ST_LANES + at < len)
+                    st_push(&lane[q], st_stage_load(stage, at), 1.0 / (double)(row0 + r + 1));
+            }
+        }
+    }
+    // Fold by halving: widths 512 and 256 inside the work-item, then through local memory
+    // down to a warp, then (where there are shuffles) inside warp 0 without barriers.
+    level[t] = st_merge(st_merge(lane[0], lane[2]), st_merge(lane[1], lane[3]));
+    barrier(CLK_LOCAL_MEM_FENCE);
+#ifdef HAVE_SUBGROUP_SHUFFLE
+    const uint last_shared = 32;
+#else
+    const uint last_shared = 1;
+#endif
+    for (uint width = ST_WG / 2; width >= last_shared; width /= 2) {
+        if (t < width) {
+            level[t] = st_merge(level[t], level[t + width]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    st_t s = level[t];
+#ifdef HAVE_SUBGROUP_SHUFFLE
+    if (t < 32) {
+        for (uint w = 16; w >= 1; w /= 2) {
+            st_t hi;
+            hi.a = sub_group_shuffle_down(s.a, w);
+            hi.b = sub_group_shuffle_down(s.b, w);
+            hi.c = sub_group_shuffle_down(s.c, w);
+            s = st_merge(s, hi);
+        }
+    }
+#endif
+    if (t == 0) {
+        st_store(out, task, s);
+    }
+}
+
 #if defined(ST_MIN_GROUPS) && !defined(__OPENCL_VERSION__)
 __kernel __attribute__((launch_bounds(ST_WG, ST_MIN_GROUPS)))
 #else
@@ -206,9 +311,11 @@ __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
 #endif
 void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
     __local st_t level[ST_WG];
+    // 16-byte aligned: the contiguous rows' asynchronous copies write 16 bytes at a time.
+    __local in_t stage[ST_STAGE_ROWS * ST_LANES] __attribute__((aligned(16)));
     ulong task = get_group_id(0);
     __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * task;
-    st_tile(in, out, task, table[0], table[1], (long)table[2], 0, level);
+    st_tile_staged(in, out, task, table[0], table[1], (long)table[2], stage, level);
 }
 
 #if STAT_KIND == 4
@@ -317,6 +424,9 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
 #ifndef HAVE_SUBGROUP_SHUFFLE
     __local st_t level[ST_WG];
 #endif
+#if ST_STAGE_ROWS == 8
+    __local in_t stage[ST_WG / ST_WARP][ST_LANES] __attribute__((aligned(16)));
+#endif
     uint lid = get_local_id(0);
     uint t = lid % ST_WARP;
     ulong task = get_group_id(0) * (ST_WG / ST_WARP) + lid / ST_WARP;
@@ -325,6 +435,13 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     ulong first = live ? table[0] : 0;
     ulong len = live ? table[1] : 0;
     long step = live ? (long)table[2] : 0;
+#if ST_STAGE_ROWS == 8
+    // Elements of at most 4 bytes: each warp's row (≤ 4 KiB) is staged in local memory at
+    // once (st_stage), 32 KiB per work-group, before the pushes read it.
+    ST_LOCAL in_t* row = stage[lid / ST_WARP];
+    st_stage(in + (long)first, step, (uint)len, row, t, ST_WARP);
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     st_t stack[ST_WARP_LEVELS + 1];
     uint depth = 0;
     // Leaves in chunks of ST_CHUNK: a chunk's loads all go out before its first push.
@@ -334,7 +451,11 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
 #pragma unroll
         for (uint u = 0; u < ST_CHUNK; u++) {
             ulong e = (ulong)t + ST_WARP * (ulong)st_rev5(base + u);
+#if ST_STAGE_ROWS == 8
+            x[u] = e < len ? st_stage_load(row, (uint)e) : 0.0;
+#else
             x[u] = e < len ? stat_load(in, (ulong)((long)first + (long)e * step)) : 0.0;
+#endif
         }
 #pragma unroll
         for (uint u = 0; u < ST_CHUNK; u++) {

@@ -267,18 +267,39 @@ pub fn source(kind: StateKind, dtype: DType, target: Target) -> String {
         Target::Cuda => text.push_str(assembly::file("cuda_prelude.h").unwrap_or_default()),
         Target::OpenCl => text.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"),
     }
-    let read = match dtype {
-        DType::F16 => "(double)vload_half(i, (const __global half*)in)".to_string(),
+    // Local memory is a qualifier in OpenCL and a generic pointer in CUDA.
+    let local = match target {
+        Target::Cuda => "",
+        Target::OpenCl => "__local ",
+    };
+    let read = |space: &str| match dtype {
+        DType::F16 => format!("(double)vload_half(i, (const {space}half*)in)"),
         DType::BF16 => "(double)as_float(((uint)in[i]) << 16)".to_string(),
         _ => "(double)in[i]".to_string(),
     };
     text.push_str(&format!(
-        "#define STAT_KIND {}\ntypedef {} in_t;\ninline double stat_load(const __global in_t* in, ulong i) {{ return {read}; }}\n",
+        "#define STAT_KIND {}\n#define ST_STAGE_ROWS {}\ntypedef {} in_t;\n\
+         inline double stat_load(const __global in_t* in, ulong i) {{ return {}; }}\n\
+         inline double st_stage_load(const {local}in_t* in, uint i) {{ return {}; }}\n",
         kind as u32,
-        storage_type(dtype)
+        stage_rows(dtype),
+        storage_type(dtype),
+        read("__global "),
+        read(local),
     ));
     text.push_str(assembly::file("statistics.cl").unwrap_or_default());
     text
+}
+
+/// Rows of a tile that `stat_tiles` stages in local memory at once: 32 KiB of elements
+/// (8 rows of 4-byte elements, 4 of 8-byte ones), so that with the fold's 6 KiB five
+/// work-groups still fit an SM's shared memory ([`TILES_MIN_GROUPS`]).
+fn stage_rows(dtype: DType) -> usize {
+    if dtype.size_bytes() > 4 {
+        4
+    } else {
+        8
+    }
 }
 
 /// The tiles of every output, for the kernel, and where they come from.

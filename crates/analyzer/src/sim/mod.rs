@@ -434,7 +434,7 @@ impl Sim<'_> {
                         let b = self.alloc_local(
                             &decl.name,
                             decl.ty.size(),
-                            decl.ty.align(),
+                            decl.ty.align().max(decl.align.unwrap_or(1)),
                             decl.pos,
                         )?;
                         self.local_decls.insert(decl.id, b);
