@@ -239,6 +239,36 @@ inline void st_stage(__global const in_t* from, long step, uint count, ST_LOCAL 
     }
 }
 
+// One element into a work-item's own slot of local memory: asynchronous on CUDA sm_80+
+// for elements of 4 or 8 bytes (complete after st_copies_wait_all_but_one of a later
+// group), a load and a store elsewhere.
+inline void st_copy_one(ST_LOCAL in_t* slot, __global const in_t* from) {
+#if !defined(__OPENCL_VERSION__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (sizeof(in_t) >= 4) {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(
+                         (uint)__cvta_generic_to_shared(slot)),
+                     "l"(from), "n"((int)sizeof(in_t))
+                     : "memory");
+        return;
+    }
+#endif
+    *slot = *from;
+}
+
+// Closes the group of copies started since the last one.
+inline void st_copies_commit(void) {
+#if !defined(__OPENCL_VERSION__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits for every group of this work-item's copies but the newest.
+inline void st_copies_wait_all_but_one(void) {
+#if !defined(__OPENCL_VERSION__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 1;" ::: "memory");
+#endif
+}
+
 // The tile's lanes over its `len` values (value e at `first + e·step`), staged in local
 // memory ST_STAGE_ROWS rows at a time, each lane pushing its rows in increasing index;
 // then folded by halving, and work-item 0 writes the state. The same pushes and merges in
@@ -526,9 +556,48 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
 #define ST_LEVELS 5
 #endif
 
+// Leaf `leaf` of the bit-reversed order over a class's lanes is class position rev(leaf).
+inline uint st_rev_levels(uint leaf) {
+    uint k = 0;
+    for (uint b = 0; b < ST_LEVELS; b++) {
+        k |= ((leaf >> b) & 1u) << (ST_LEVELS - 1 - b);
+    }
+    return k;
+}
+
+#if STAT_KIND != 1
+// Columns of the statistics that wait on loads stream their lanes through shared memory:
+// each work-item copies the elements of its next ST_COL_LEAVES leaves (8 rows each) into
+// its own slots while it updates from the previous ones (two buffers; on CUDA sm_80+
+// asynchronous copies, so the bytes in flight hold no registers). The slots are the
+// work-item's own, so no barrier is needed: slot (buffer, leaf u, row r) of work-item t
+// is element ((buffer·ST_COL_LEAVES + u)·ST_ROWS + r)·ST_WG + t, and neighbouring
+// work-items touch neighbouring words.
+#define ST_COL_LEAVES (ST_STAGE_ROWS / 4)
+#define ST_COL_SLOT(b, u, r) ((((b) * ST_COL_LEAVES + (u)) * ST_ROWS + (r)) * ST_WG)
+
+// Starts copying the rows of leaves chunk·ST_COL_LEAVES … of lane class w into buffer b.
+inline void st_columns_issue(__global const in_t* in, ulong first, ulong len, long step, uint w,
+                             uint chunk, uint b, ST_LOCAL in_t* slots, uint t) {
+    for (uint u = 0; u < ST_COL_LEAVES; u++) {
+        uint j = w + ST_CLASSES * st_rev_levels(chunk * ST_COL_LEAVES + u);
+        for (uint r = 0; r < ST_ROWS; r++) {
+            ulong e = (ulong)r * ST_LANES + j;
+            if (e < len) {
+                st_copy_one(slots + ST_COL_SLOT(b, u, r) + t, in + ((long)first + (long)e * step));
+            }
+        }
+    }
+    st_copies_commit();
+}
+#endif
+
 __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
 void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     __local st_t level[ST_WG];
+#if STAT_KIND != 1
+    __local in_t slots[2 * ST_COL_LEAVES * ST_ROWS * ST_WG];
+#endif
     __global const ulong* table = (__global const ulong*)(out + 3 * tasks);
     ulong per_output = table[3 * tasks];
     uint t = get_local_id(0);
@@ -544,13 +613,35 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     long step = live ? (long)table[3 * task + 2] : 0;
     st_t stack[ST_LEVELS + 1];
     uint filled = 0; // bit l: stack[l] holds a finished subtree of 2^l leaves
+#if STAT_KIND != 1
+    st_columns_issue(in, first, len, step, w, 0, 0, slots, t);
+#endif
     for (uint leaf = 0; leaf < ST_LANES / ST_CLASSES; leaf++) {
-        // Leaf `leaf` of the bit-reversed order is lane class position k = rev(leaf).
-        uint k = 0;
-        for (uint b = 0; b < ST_LEVELS; b++) {
-            k |= ((leaf >> b) & 1u) << (ST_LEVELS - 1 - b);
+        uint j = w + ST_CLASSES * st_rev_levels(leaf);
+#if STAT_KIND != 1
+        uint u = leaf % ST_COL_LEAVES;
+        uint b = (leaf / ST_COL_LEAVES) & 1u;
+        if (u == 0) {
+            // The next chunk goes out before this one is waited for.
+            uint next = leaf / ST_COL_LEAVES + 1;
+            if (next < ST_LANES / ST_CLASSES / ST_COL_LEAVES) {
+                st_columns_issue(in, first, len, step, w, next, next & 1u, slots, t);
+            } else {
+                st_copies_commit(); // an empty group keeps the count of groups in flight
+            }
+            st_copies_wait_all_but_one();
         }
-        st_t node = st_lane(in, first, len, step, 0, w + ST_CLASSES * k);
+        st_t node = st_empty();
+#pragma unroll
+        for (uint r = 0; r < ST_ROWS; r++) {
+            if ((ulong)r * ST_LANES + j < len) {
+                st_push(&node, st_stage_load(slots + ST_COL_SLOT(b, u, r), t),
+                        1.0 / (double)(r + 1));
+            }
+        }
+#else
+        st_t node = st_lane(in, first, len, step, 0, j);
+#endif
         // Binary counter: carry while the level is occupied (the older side is lower).
         uint l = 0;
         while (filled & (1u << l)) {
