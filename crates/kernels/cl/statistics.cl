@@ -13,7 +13,8 @@
 // Set by redlab_kernels::statistics: STAT_KIND (0 moments, 1 log-sum-exp, 2 NaN-skipping
 // minimum, 3 maximum, 4 moments of the values that are not NaN), in_t, stat_load
 // (element i of the input as a double), st_stage_load (the same of a staged copy in
-// local memory) and ST_STAGE_ROWS (rows of a tile staged at once); per kernel,
+// local memory), ST_STAGE_ROWS (rows of a tile staged at once) and ST_WIDE (1 for
+// elements of 4 bytes or more, which CUDA copies asynchronously); per kernel,
 // ST_MIN_GROUPS (on CUDA, the work-groups the compiler must fit on an SM, which bounds
 // the registers: these kernels wait on loads, and more resident warps hide more of the
 // wait) and ST_CLASSES (lane classes per column in stat_columns).
@@ -460,7 +461,7 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
 #ifndef HAVE_SUBGROUP_SHUFFLE
     __local st_t level[ST_WG];
 #endif
-#if ST_STAGE_ROWS == 8
+#if ST_STAGE_ROWS == 8 && ST_WIDE
     __local in_t stage[ST_WG / ST_WARP][ST_LANES] __attribute__((aligned(16)));
 #endif
     uint lid = get_local_id(0);
@@ -471,9 +472,10 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     ulong first = live ? table[0] : 0;
     ulong len = live ? table[1] : 0;
     long step = live ? (long)table[2] : 0;
-#if ST_STAGE_ROWS == 8
-    // Elements of at most 4 bytes: each warp's row (≤ 4 KiB) is staged in local memory at
-    // once (st_stage), 32 KiB per work-group, before the pushes read it.
+#if ST_STAGE_ROWS == 8 && ST_WIDE
+    // Elements of 4 bytes: each warp's row (≤ 4 KiB) is staged in local memory at once
+    // (st_stage), 32 KiB per work-group, before the pushes read it. (2-byte elements,
+    // copied without cp.async, read 5% less staged on an H100: results/h100-stat-staged.)
     ST_LOCAL in_t* row = stage[lid / ST_WARP];
     st_stage(in + (long)first, step, (uint)len, row, t, ST_WARP);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -487,7 +489,7 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
 #pragma unroll
         for (uint u = 0; u < ST_CHUNK; u++) {
             ulong e = (ulong)t + ST_WARP * (ulong)st_rev5(base + u);
-#if ST_STAGE_ROWS == 8
+#if ST_STAGE_ROWS == 8 && ST_WIDE
             x[u] = e < len ? st_stage_load(row, (uint)e) : 0.0;
 #else
             x[u] = e < len ? stat_load(in, (ulong)((long)first + (long)e * step)) : 0.0;
@@ -565,8 +567,10 @@ inline uint st_rev_levels(uint leaf) {
     return k;
 }
 
-#if STAT_KIND != 1
-// Columns of the statistics that wait on loads stream their lanes through shared memory:
+#if STAT_KIND != 1 && ST_WIDE
+// Columns of the statistics that wait on loads, over elements of 4 or 8 bytes (2-byte
+// ones, copied without cp.async, read 13% less this way on an H100), stream their lanes
+// through shared memory:
 // each work-item copies the elements of its next ST_COL_LEAVES leaves (8 rows each) into
 // its own slots while it updates from the previous ones (two buffers; on CUDA sm_80+
 // asynchronous copies, so the bytes in flight hold no registers). The slots are the
@@ -595,7 +599,7 @@ inline void st_columns_issue(__global const in_t* in, ulong first, ulong len, lo
 __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
 void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     __local st_t level[ST_WG];
-#if STAT_KIND != 1
+#if STAT_KIND != 1 && ST_WIDE
     __local in_t slots[2 * ST_COL_LEAVES * ST_ROWS * ST_WG];
 #endif
     __global const ulong* table = (__global const ulong*)(out + 3 * tasks);
@@ -613,12 +617,12 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     long step = live ? (long)table[3 * task + 2] : 0;
     st_t stack[ST_LEVELS + 1];
     uint filled = 0; // bit l: stack[l] holds a finished subtree of 2^l leaves
-#if STAT_KIND != 1
+#if STAT_KIND != 1 && ST_WIDE
     st_columns_issue(in, first, len, step, w, 0, 0, slots, t);
 #endif
     for (uint leaf = 0; leaf < ST_LANES / ST_CLASSES; leaf++) {
         uint j = w + ST_CLASSES * st_rev_levels(leaf);
-#if STAT_KIND != 1
+#if STAT_KIND != 1 && ST_WIDE
         uint u = leaf % ST_COL_LEAVES;
         uint b = (leaf / ST_COL_LEAVES) & 1u;
         if (u == 0) {
