@@ -270,6 +270,21 @@ inline void st_copies_wait_all_but_one(void) {
 #endif
 }
 
+#ifdef HAVE_SUBGROUP_SHUFFLE
+// The last five steps of a fold by halving (widths 16 … 1) across a warp's 32 states,
+// by shuffles; work-item 0 of the warp ends with the result.
+inline st_t st_warp_fold(st_t s) {
+    for (uint w = 16; w >= 1; w /= 2) {
+        st_t hi;
+        hi.a = sub_group_shuffle_down(s.a, w);
+        hi.b = sub_group_shuffle_down(s.b, w);
+        hi.c = sub_group_shuffle_down(s.c, w);
+        s = st_merge(s, hi);
+    }
+    return s;
+}
+#endif
+
 // The tile's lanes over its `len` values (value e at `first + e·step`), staged in local
 // memory ST_STAGE_ROWS rows at a time, each lane pushing its rows in increasing index;
 // then folded by halving, and work-item 0 writes the state. The same pushes and merges in
@@ -321,13 +336,7 @@ inline void st_tile_staged(__global const in_t* in, __global double* out, ulong 
     st_t s = level[t];
 #ifdef HAVE_SUBGROUP_SHUFFLE
     if (t < 32) {
-        for (uint w = 16; w >= 1; w /= 2) {
-            st_t hi;
-            hi.a = sub_group_shuffle_down(s.a, w);
-            hi.b = sub_group_shuffle_down(s.b, w);
-            hi.c = sub_group_shuffle_down(s.c, w);
-            s = st_merge(s, hi);
-        }
+        s = st_warp_fold(s);
     }
 #endif
     if (t == 0) {
@@ -512,13 +521,7 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     // 32 leaves: one full subtree remains.
     st_t s = stack[0];
 #ifdef HAVE_SUBGROUP_SHUFFLE
-    for (uint w = ST_WARP / 2; w >= 1; w /= 2) {
-        st_t hi;
-        hi.a = sub_group_shuffle_down(s.a, w);
-        hi.b = sub_group_shuffle_down(s.b, w);
-        hi.c = sub_group_shuffle_down(s.c, w);
-        s = st_merge(s, hi);
-    }
+    s = st_warp_fold(s);
 #else
     level[lid] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
