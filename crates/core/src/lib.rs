@@ -22,6 +22,7 @@ pub mod acc;
 mod array;
 mod backend;
 pub mod canonical;
+pub mod canonical_exp;
 mod dispatch;
 mod dtype;
 mod error;

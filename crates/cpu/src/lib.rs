@@ -21,6 +21,7 @@ pub mod canonical;
 pub mod columns;
 mod columns_moments;
 pub mod integer;
+mod log_sum_exp;
 mod mapped;
 pub mod outputs;
 pub mod roof;

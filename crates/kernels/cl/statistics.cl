@@ -37,6 +37,8 @@
 #define STAT_KIND 0
 #endif
 
+#include "canonical_exp.h"
+
 #define ST_WG 256
 #define ST_LANES 1024
 #define ST_ROWS 8
@@ -68,13 +70,14 @@ inline void st_push(st_t* s, double x, double inverse) {
     s->c = s->c + ST_MUL(d, x - s->b);
 #elif STAT_KIND == 1
     (void)inverse;
-    if (x == s->a) {
-        s->b = s->b + 1.0;
-    } else if (x < s->a) {
-        s->b = s->b + exp(x - s->a);
+    // Both exponents, exp(x − max) for a smaller x and exp(max − x) for a larger one (or
+    // NaN, which then stays in the sum), are −|x − max|: one exponential, no divergence.
+    // Equal elements add exactly 1 (equal infinities would give exp(NaN)).
+    double e = x == s->a ? 1.0 : canonical_exp(-fabs(x - s->a));
+    if (x <= s->a) {
+        s->b = s->b + e;
     } else {
-        // A larger element, or NaN (which then stays in the sum).
-        s->b = ST_MUL(s->b, exp(s->a - x)) + 1.0;
+        s->b = ST_MUL(s->b, e) + 1.0;
         s->a = x;
     }
 #else
@@ -133,8 +136,8 @@ inline st_t st_merge(st_t lo, st_t hi) {
     }
     r.a = lo.a > hi.a ? lo.a : hi.a;
     // The side holding the maximum keeps its sum (exp(∞ − ∞) would be NaN).
-    double left = lo.a == r.a ? lo.b : ST_MUL(lo.b, exp(lo.a - r.a));
-    double right = hi.a == r.a ? hi.b : ST_MUL(hi.b, exp(hi.a - r.a));
+    double left = lo.a == r.a ? lo.b : ST_MUL(lo.b, canonical_exp(lo.a - r.a));
+    double right = hi.a == r.a ? hi.b : ST_MUL(hi.b, canonical_exp(hi.a - r.a));
     r.b = left + right;
     return r;
 #else

@@ -32,6 +32,7 @@ const FILES: &[(&str, &str)] = &[
     ("builtin_wg.cl", include_str!("../cl/builtin_wg.cl")),
     ("canonical.cl", include_str!("../cl/canonical.cl")),
     ("canonical_one.cl", include_str!("../cl/canonical_one.cl")),
+    ("canonical_exp.h", include_str!("../cl/canonical_exp.h")),
     ("cluster_finish.h", include_str!("../cl/cluster_finish.h")),
     ("cluster_tiles.h", include_str!("../cl/cluster_tiles.h")),
     ("chunk_per_cu.cl", include_str!("../cl/chunk_per_cu.cl")),

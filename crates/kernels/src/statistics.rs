@@ -3,7 +3,7 @@
 //! NaN-skipping minimum, maximum and mean. One work-group computes one canonical tile of one
 //! output, in f64, with the host's steps; the host joins each output's tile states in
 //! the aligned pairwise tree and finishes them (`redlab_cpu::statistics::finish_tiles`),
-//! so every output has the CPU's bits (log-sum-exp up to the device's `exp`).
+//! so every output has the CPU's bits (log-sum-exp too: it calls the canonical exp).
 //!
 //! Outputs whose tiles all have at most 32 elements run several tiles per work-group
 //! (`stat_short`), one element per lane; tiles of at most 1024 run a warp each
@@ -288,7 +288,8 @@ pub fn source(kind: StateKind, dtype: DType, target: Target) -> String {
         read("__global "),
         read(local),
     ));
-    text.push_str(assembly::file("statistics.cl").unwrap_or_default());
+    // (An include that cannot be resolved shows in the build log.)
+    text.push_str(&assembly::expanded("statistics.cl").unwrap_or_else(|e| format!("#error {e}\n")));
     text
 }
 
