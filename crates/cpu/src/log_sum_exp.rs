@@ -77,8 +77,11 @@ fn push_lane(max: f64, sum: f64, x: f64) -> (f64, f64) {
 fn merge_lanes(lo_max: f64, lo_sum: f64, hi_max: f64, hi_sum: f64) -> (f64, f64) {
     // Equal maxima (-0.0 and 0.0 included) keep the lower side's.
     let max = if lo_max >= hi_max { lo_max } else { hi_max };
+    // The side not holding the maximum scales by exp(its max − max), which is
+    // −|lo_max − hi_max| exactly: one exponential serves both sides.
+    let e = exp(-(lo_max - hi_max).abs());
     let scaled = |part_max: f64, part_sum: f64| {
-        let rescaled = part_sum * exp(part_max - max);
+        let rescaled = part_sum * e;
         if part_max == max {
             part_sum
         } else {

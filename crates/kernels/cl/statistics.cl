@@ -135,9 +135,11 @@ inline st_t st_merge(st_t lo, st_t hi) {
         return r;
     }
     r.a = lo.a > hi.a ? lo.a : hi.a;
-    // The side holding the maximum keeps its sum (exp(∞ − ∞) would be NaN).
-    double left = lo.a == r.a ? lo.b : ST_MUL(lo.b, canonical_exp(lo.a - r.a));
-    double right = hi.a == r.a ? hi.b : ST_MUL(hi.b, canonical_exp(hi.a - r.a));
+    // The side holding the maximum keeps its sum (exp(∞ − ∞) would be NaN); the other's
+    // (its max − max) is −|lo.a − hi.a| exactly, so one exponential serves both.
+    double e = canonical_exp(-fabs(lo.a - hi.a));
+    double left = lo.a == r.a ? lo.b : ST_MUL(lo.b, e);
+    double right = hi.a == r.a ? hi.b : ST_MUL(hi.b, e);
     r.b = left + right;
     return r;
 #else
