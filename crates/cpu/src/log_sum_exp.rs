@@ -11,7 +11,7 @@ use redlab_core::canonical::{LANES, ROWS, TILE};
 use redlab_core::canonical_exp::exp;
 use redlab_core::{ArrayRef, DType, Error};
 
-use crate::statistics::{Lane, SHORT_TILE};
+use crate::statistics::{Lane, SHORT_TILE, TINY_TILE};
 
 /// A running maximum and the sum of `exp(x − max)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -141,11 +141,12 @@ fn exp_sum_tile_f32(values: &[f32]) -> ExpSum {
 /// The body of [`exp_sum_tile`], over any element that converts to f64 exactly.
 #[inline(always)]
 fn exp_sum_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> ExpSum {
-    // (Short tiles keep few lanes' state: see SHORT_TILE.)
-    if values.len() <= SHORT_TILE {
-        return lanes_tile::<SHORT_TILE, T>(values, to_f64);
+    // (Short tiles keep few lanes' state: see TINY_TILE.)
+    match values.len() {
+        ..=TINY_TILE => lanes_tile::<TINY_TILE, T>(values, to_f64),
+        ..=SHORT_TILE => lanes_tile::<SHORT_TILE, T>(values, to_f64),
+        _ => lanes_tile::<LANES, T>(values, to_f64),
     }
-    lanes_tile::<LANES, T>(values, to_f64)
 }
 
 /// A tile of at most `L` elements (at most `L` non-empty lanes) with `L` lanes of state.

@@ -221,11 +221,13 @@ fn moments_tile_f32(values: &[f32]) -> Moments {
     moments_tile_with(values, f64::from)
 }
 
-/// Tiles of at most this many elements keep only this many lanes' state: the other
-/// lanes of the canonical tile are empty, and a merge with an empty side gives the other
-/// side unchanged, so their merges can be skipped. (Clearing and folding all 1024 lanes
-/// for a row of 32 read var of 2^20 rows of 32 f32 at 0.08 GB/s.)
-pub(crate) const SHORT_TILE: usize = 64;
+/// Tiles of at most [`TINY_TILE`] or [`SHORT_TILE`] elements keep only that many lanes'
+/// state: the other lanes of the canonical tile are empty, and a merge with an empty side
+/// gives the other side unchanged, so their merges can be skipped. (Clearing and folding
+/// all 1024 lanes for a row of 32 read var of 2^20 rows of 32 f32 at 0.08 GB/s.)
+pub(crate) const TINY_TILE: usize = 32;
+/// See [`TINY_TILE`].
+pub(crate) const SHORT_TILE: usize = 256;
 
 /// The body of [`moments_tile`], over any element that converts to f64 exactly.
 #[inline(always)]
@@ -233,10 +235,11 @@ fn moments_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moment
     if values.is_empty() {
         return Moments::EMPTY;
     }
-    if values.len() <= SHORT_TILE {
-        return moments_lanes::<SHORT_TILE, T>(values, to_f64);
+    match values.len() {
+        ..=TINY_TILE => moments_lanes::<TINY_TILE, T>(values, to_f64),
+        ..=SHORT_TILE => moments_lanes::<SHORT_TILE, T>(values, to_f64),
+        _ => moments_lanes::<LANES, T>(values, to_f64),
     }
-    moments_lanes::<LANES, T>(values, to_f64)
 }
 
 /// [`moments_tile_with`] of a tile of at most `L` elements, with `L` lanes of state.
@@ -281,9 +284,11 @@ fn moments_lanes<const L: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) -> f6
             }
         }
     }
-    if values.len() % LANES == 0 {
+    // Every lane holds the same count in whole tiles (and any multiple of the lanes), and
+    // in one row of a power of two (count 1, the empty lanes past it skipped).
+    if values.len() % LANES == 0 || values.len().is_power_of_two() {
         let mut count = rows as f64;
-        let mut width = L / 2;
+        let mut width = values.len().min(L) / 2;
         while width >= 1 {
             let weight = count * 0.5;
             let (low_mean, high_mean) = mean.split_at_mut(width);
@@ -622,6 +627,54 @@ mod tests {
         assert_eq!(m.count, 30_000.0);
         assert!((m.mean - mean).abs() < 1e-9 * mean.abs());
         assert!((m.m2 - m2).abs() < 1e-9 * m2);
+    }
+
+    /// A tile's moments as docs/canonical-order.md writes the steps: every lane pushed,
+    /// all 1024 lanes folded with the general merge.
+    fn moments_as_written(values: &[f64]) -> Moments {
+        let mut lanes = [Moments::EMPTY; LANES];
+        for row in values.chunks(LANES) {
+            for (lane, &x) in lanes.iter_mut().zip(row) {
+                lane.push(x);
+            }
+        }
+        let mut width = LANES / 2;
+        while width >= 1 {
+            for j in 0..width {
+                lanes[j] = lanes[j].merge(lanes[j + width]);
+            }
+            width /= 2;
+        }
+        lanes[0]
+    }
+
+    /// The tile's shortcuts (few lanes for short tiles, the equal-count fold, eight lanes
+    /// in registers) give the written steps' bits at every kind of length.
+    #[test]
+    fn moments_tiles_equal_the_written_steps() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let values: Vec<f64> = (0..TILE)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 11) as f64 / (1u64 << 53) as f64 * 20.0 - 7.0
+            })
+            .collect();
+        for n in [
+            1, 2, 3, 4, 5, 8, 16, 31, 32, 33, 63, 64, 65, 128, 255, 256, 257, 1000, 1024, 2048,
+            3072, 5000, 8191, 8192,
+        ] {
+            let want = moments_as_written(&values[..n]);
+            assert_eq!(moments_tile(&values[..n]), want, "{n} f64 elements");
+            let narrow: Vec<f32> = values[..n].iter().map(|&x| x as f32).collect();
+            let widened: Vec<f64> = narrow.iter().map(|&x| f64::from(x)).collect();
+            assert_eq!(
+                moments_tile_f32(&narrow),
+                moments_as_written(&widened),
+                "{n} f32 elements"
+            );
+        }
     }
 
     #[test]
