@@ -142,10 +142,12 @@ fn exp_sum_tile_f32(values: &[f32]) -> ExpSum {
 #[inline(always)]
 fn exp_sum_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> ExpSum {
     // (Short tiles keep few lanes' state: see TINY_TILE.)
-    match values.len() {
-        ..=TINY_TILE => lanes_tile::<TINY_TILE, T>(values, to_f64),
-        ..=SHORT_TILE => lanes_tile::<SHORT_TILE, T>(values, to_f64),
-        _ => lanes_tile::<LANES, T>(values, to_f64),
+    if values.len() <= TINY_TILE {
+        lanes_tile::<TINY_TILE, T>(values, to_f64)
+    } else if values.len() <= SHORT_TILE {
+        lanes_tile::<SHORT_TILE, T>(values, to_f64)
+    } else {
+        lanes_tile::<LANES, T>(values, to_f64)
     }
 }
 

@@ -235,10 +235,12 @@ fn moments_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moment
     if values.is_empty() {
         return Moments::EMPTY;
     }
-    match values.len() {
-        ..=TINY_TILE => moments_lanes::<TINY_TILE, T>(values, to_f64),
-        ..=SHORT_TILE => moments_lanes::<SHORT_TILE, T>(values, to_f64),
-        _ => moments_lanes::<LANES, T>(values, to_f64),
+    if values.len() <= TINY_TILE {
+        moments_lanes::<TINY_TILE, T>(values, to_f64)
+    } else if values.len() <= SHORT_TILE {
+        moments_lanes::<SHORT_TILE, T>(values, to_f64)
+    } else {
+        moments_lanes::<LANES, T>(values, to_f64)
     }
 }
 
