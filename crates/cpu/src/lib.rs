@@ -20,6 +20,7 @@
 pub mod canonical;
 pub mod columns;
 mod columns_moments;
+mod columns_tiles;
 pub mod integer;
 mod log_sum_exp;
 mod mapped;

@@ -354,7 +354,7 @@ pub(crate) fn load(
 }
 
 /// The canonical one-pass state of all of `view`'s elements.
-fn canonical<S: Lane>(view: ArrayRef<'_>) -> Result<S, Error> {
+pub(crate) fn canonical<S: Lane>(view: ArrayRef<'_>) -> Result<S, Error> {
     let tiles = view.len().div_ceil(TILE);
     if tiles <= 1 {
         // One tile (a row or column of many outputs, which already run in parallel):
@@ -604,6 +604,14 @@ impl CpuBackend {
             // Var and std of float columns run across columns without gathering.
             if let Some(values) = crate::columns_moments::columns(stat, data, selection) {
                 return values;
+            }
+            // Log-sum-exp of float columns copies them a tile of a block at a time.
+            if stat == Statistic::LogSumExp {
+                if let Some(states) = crate::columns_tiles::columns::<ExpSum>(data, selection) {
+                    let out = stat.result_dtype(data.dtype());
+                    return states
+                        .map(|s| s.into_iter().map(|e| float_value(out, e.value())).collect());
+                }
             }
             crate::outputs::compute_outputs(data, selection, |view| one(stat, view))
         })
