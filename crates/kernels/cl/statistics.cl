@@ -358,15 +358,12 @@ void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
     __local st_t level[ST_WG];
     ulong task = get_group_id(0);
     __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * task;
-#if STAT_KIND == 1
-    // Log-sum-exp waits on its f64 exp, not on loads: staged, it read 4–9% less on an
-    // H100 (results/h100-stat-staged), so it loads into registers.
-    st_tile(in, out, task, table[0], table[1], (long)table[2], 0, level);
-#else
-    // 16-byte aligned: the contiguous rows' asynchronous copies write 16 bytes at a time.
+    // Every statistic stages its tile (log-sum-exp too: with the platform's exp behind a
+    // branch it read 4–9% less staged, with one canonical exp per element 5–8% more,
+    // results/h100-lse-staged). 16-byte aligned: the contiguous rows' asynchronous
+    // copies write 16 bytes at a time.
     __local in_t stage[ST_STAGE_ROWS * ST_LANES] __attribute__((aligned(16)));
     st_tile_staged(in, out, task, table[0], table[1], (long)table[2], stage, level);
-#endif
 }
 
 #if STAT_KIND == 4
@@ -577,8 +574,8 @@ inline uint st_rev_levels(uint leaf) {
 
 #if STAT_KIND != 1 && ST_WIDE
 // Columns of the statistics that wait on loads, over elements of 4 or 8 bytes (2-byte
-// ones, copied without cp.async, read 13% less this way on an H100), stream their lanes
-// through shared memory:
+// ones, copied without cp.async, read 13% less this way on an H100; log-sum-exp's 6–8%
+// less, results/h100-lse-staged), stream their lanes through shared memory:
 // each work-item copies the elements of its next ST_COL_LEAVES leaves (8 rows each) into
 // its own slots while it updates from the previous ones (two buffers; on CUDA sm_80+
 // asynchronous copies, so the bytes in flight hold no registers). The slots are the
