@@ -9,7 +9,6 @@
 
 use redlab_core::canonical::{LANES, ROWS, TILE};
 use redlab_core::canonical_exp::exp;
-use redlab_core::{ArrayRef, DType, Error};
 
 use crate::statistics::{Lane, SHORT_TILE, TINY_TILE};
 
@@ -98,29 +97,14 @@ fn merge_lanes(lo_max: f64, lo_sum: f64, hi_max: f64, hi_sum: f64) -> (f64, f64)
 
 impl Lane for ExpSum {
     const EMPTY: Self = ExpSum::EMPTY;
-    fn push(&mut self, x: f64) {
-        ExpSum::push(self, x)
-    }
     fn merge(self, other: Self) -> Self {
         ExpSum::merge(self, other)
     }
     fn tile(values: &[f64]) -> Self {
         exp_sum_tile(values)
     }
-    fn tile_of(
-        view: &ArrayRef<'_>,
-        range: std::ops::Range<usize>,
-        buffer: &mut Vec<f64>,
-    ) -> Result<Self, Error> {
-        // f32 and f64 are read in place (no converted copy of the tile).
-        match view.dtype() {
-            DType::F32 => Ok(exp_sum_tile_f32(&view.typed::<f32>()?[range])),
-            DType::F64 => Ok(exp_sum_tile(&view.typed::<f64>()?[range])),
-            _ => {
-                crate::statistics::load(view, range, buffer)?;
-                Ok(exp_sum_tile(buffer))
-            }
-        }
+    fn tile_f32(values: &[f32]) -> Self {
+        exp_sum_tile_f32(values)
     }
 }
 

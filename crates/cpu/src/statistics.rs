@@ -129,31 +129,32 @@ impl Moments {
     }
 }
 
-/// A per-lane state with an update and an ordered merge.
+/// A per-lane state with an ordered merge and a canonical tile.
 pub(crate) trait Lane: Copy + Send + Sync + 'static {
     const EMPTY: Self;
-    fn push(&mut self, x: f64);
     fn merge(self, other: Self) -> Self;
 
-    /// The tile of `view` over `range`, its elements converted into `buffer` first.
+    /// One tile: lanes updated in increasing index, then folded by halving.
+    fn tile(values: &[f64]) -> Self;
+
+    /// [`Lane::tile`] over f32 elements, converted as they are read.
+    fn tile_f32(values: &[f32]) -> Self;
+
+    /// The tile of `view` over `range`: f32 and f64 read in place, other types converted
+    /// into `buffer` first.
     fn tile_of(
         view: &ArrayRef<'_>,
         range: std::ops::Range<usize>,
         buffer: &mut Vec<f64>,
     ) -> Result<Self, Error> {
-        load(view, range, buffer)?;
-        Ok(Self::tile(buffer))
-    }
-
-    /// One tile: lanes updated in increasing index, then folded by halving.
-    fn tile(values: &[f64]) -> Self {
-        let mut lanes = [Self::EMPTY; LANES];
-        for row in values.chunks(LANES) {
-            for (lane, &x) in lanes.iter_mut().zip(row) {
-                lane.push(x);
+        Ok(match view.dtype() {
+            DType::F32 => Self::tile_f32(&view.typed::<f32>()?[range]),
+            DType::F64 => Self::tile(&view.typed::<f64>()?[range]),
+            _ => {
+                load(view, range, buffer)?;
+                Self::tile(buffer)
             }
-        }
-        fold_filled(&mut lanes, values.len())
+        })
     }
 }
 
@@ -174,29 +175,14 @@ pub(crate) fn fold_filled<S: Lane>(lanes: &mut [S], len: usize) -> S {
 
 impl Lane for Moments {
     const EMPTY: Self = Moments::EMPTY;
-    fn push(&mut self, x: f64) {
-        Moments::push(self, x)
-    }
     fn merge(self, other: Self) -> Self {
         Moments::merge(self, other)
     }
     fn tile(values: &[f64]) -> Self {
         moments_tile(values)
     }
-    fn tile_of(
-        view: &ArrayRef<'_>,
-        range: std::ops::Range<usize>,
-        buffer: &mut Vec<f64>,
-    ) -> Result<Self, Error> {
-        // f32 and f64 are read in place (no converted copy of the tile).
-        match view.dtype() {
-            DType::F32 => Ok(moments_tile_f32(&view.typed::<f32>()?[range])),
-            DType::F64 => Ok(moments_tile(&view.typed::<f64>()?[range])),
-            _ => {
-                load(view, range, buffer)?;
-                Ok(moments_tile(buffer))
-            }
-        }
+    fn tile_f32(values: &[f32]) -> Self {
+        moments_tile_f32(values)
     }
 }
 
