@@ -93,6 +93,8 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     let reduce_started = Instant::now();
     let mut roots = Vec::new();
     let mut generate_s = None;
+    // Device-event seconds of the reduction kernels alone (generated-in-place data).
+    let mut kernel_s = None;
     match local {
         Some(local) => {
             for subtree in plan.subtrees_of(ranks.rank) {
@@ -109,6 +111,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
                 args.seed,
             )?;
             generate_s = Some(parts.generate_s);
+            kernel_s = Some(parts.kernel_s);
             for value in &parts.values {
                 roots.extend_from_slice(&value_bytes::encode(value));
             }
@@ -161,6 +164,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         fields.insert("join_s".into(), json!(joined));
         fields.insert("reduce_s".into(), json!(reduced));
         fields.insert("generate_on_device_s".into(), json!(generate_s));
+        fields.insert("kernel_s".into(), json!(kernel_s));
         fields.insert("exchange".into(), json!(exchanged.transport));
         fields.insert("exchange_why".into(), json!(exchanged.why));
         fields.insert("exchange_s".into(), json!(gathered));
