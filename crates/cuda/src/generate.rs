@@ -89,13 +89,15 @@ impl CudaDevice {
 
     /// Generates the elements from the first range's start to the last range's end (one
     /// contiguous part of the `hashed` array of `seed`) on the device, then reduces each
-    /// range with what `auto` chooses, as an input of its own, in place. The ranges must
-    /// be ordered and adjacent.
+    /// range with what `auto` chooses, as an input of its own, in place, `repeat` times
+    /// (each repeat timed on its own; the data is made once). The ranges must be ordered
+    /// and adjacent.
     pub fn reduce_hashed(
         &self,
         problem: &Problem,
         ranges: &[Range<usize>],
         seed: u64,
+        repeat: usize,
     ) -> Result<GeneratedParts, RunError> {
         let (Some(first), Some(last)) = (ranges.first(), ranges.last()) else {
             return Ok(GeneratedParts::default());
@@ -108,8 +110,10 @@ impl CudaDevice {
         let (part, generate_s) =
             self.generate_hashed(problem.dtype, first.start, last.end - first.start, seed)?;
         let size = problem.dtype.size_bytes();
-        let mut values = Vec::with_capacity(ranges.len());
-        let mut kernel_s = 0.0;
+        let mut parts = GeneratedParts {
+            generate_s,
+            ..GeneratedParts::default()
+        };
         let base = part.device_ptr().unwrap_or(0);
         for r in ranges {
             let ptr = base + ((r.start - first.start) * size) as u64;
@@ -117,15 +121,12 @@ impl CudaDevice {
             // start is a multiple of a canonical subtree (whole tiles), so 16-byte aligned.
             let view = unsafe { self.device_resident(ptr, r.len(), problem.dtype)? };
             let choice = self.auto(problem, r.len());
-            let run = self.run(&choice.variant, problem, &view, &choice.param_pairs())?;
-            kernel_s += run.passes.iter().sum::<f64>();
-            values.push(run.value);
+            for rep in 0..repeat.max(1) {
+                let run = self.run(&choice.variant, problem, &view, &choice.param_pairs())?;
+                parts.record(rep, run.passes.iter().sum::<f64>(), run.value)?;
+            }
         }
-        Ok(GeneratedParts {
-            values,
-            generate_s,
-            kernel_s,
-        })
+        Ok(parts)
     }
 
     /// Refuses `bytes` that do not fit in the free device memory, with both sizes.

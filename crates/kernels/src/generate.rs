@@ -21,8 +21,43 @@ pub struct GeneratedParts {
     pub values: Vec<Value>,
     /// Seconds of generating the data on the device (device events).
     pub generate_s: f64,
-    /// Kernel seconds of the reductions, summed over the parts (device events).
-    pub kernel_s: f64,
+    /// Kernel seconds of each repeat of the reductions, summed over the parts (device
+    /// events). The data is made once and reduced again in place, so a repeat times the
+    /// kernels alone, never a fresh allocation.
+    pub kernel_runs: Vec<f64>,
+}
+
+impl GeneratedParts {
+    /// Records repeat `rep` of the part being reduced (parts in order, each repeated
+    /// before the next): its seconds join that repeat's total, its value is the part's
+    /// result, and a repeat that disagrees with the part's first result is an error.
+    pub fn record(
+        &mut self,
+        rep: usize,
+        seconds: f64,
+        value: Value,
+    ) -> Result<(), crate::RunError> {
+        if self.kernel_runs.len() <= rep {
+            self.kernel_runs.resize(rep + 1, 0.0);
+        }
+        self.kernel_runs[rep] += seconds;
+        if rep == 0 {
+            self.values.push(value);
+            return Ok(());
+        }
+        match self.values.last() {
+            Some(first) if first.same_as(&value) => Ok(()),
+            first => Err(crate::RunError::Device(format!(
+                "repeated reductions of one generated part disagree: {} then {value}",
+                first.map_or("nothing".to_string(), Value::to_string)
+            ))),
+        }
+    }
+
+    /// Kernel seconds of the first repeat (0 where nothing ran).
+    pub fn kernel_s(&self) -> f64 {
+        self.kernel_runs.first().copied().unwrap_or(0.0)
+    }
 }
 
 /// Bytes of `len` elements of `dtype`, or the error for a length that overflows.

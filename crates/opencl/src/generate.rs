@@ -94,21 +94,24 @@ impl OpenClDevice {
     }
 
     /// Reduces each range of the `hashed` array of `seed` with what `auto` chooses, each
-    /// generated on the device as an input of its own (one buffer at a time).
+    /// generated on the device as an input of its own (one buffer at a time) and reduced
+    /// `repeat` times in place (each repeat timed on its own).
     pub fn reduce_hashed(
         &self,
         problem: &Problem,
         ranges: &[Range<usize>],
         seed: u64,
+        repeat: usize,
     ) -> Result<GeneratedParts, RunError> {
         let mut parts = GeneratedParts::default();
         for r in ranges {
             let (input, seconds) = self.generate_hashed(problem.dtype, r.start, r.len(), seed)?;
             parts.generate_s += seconds;
             let choice = self.auto(problem, r.len());
-            let run = self.run(&choice.variant, problem, &input, &choice.param_pairs())?;
-            parts.kernel_s += run.passes.iter().sum::<f64>();
-            parts.values.push(run.value);
+            for rep in 0..repeat.max(1) {
+                let run = self.run(&choice.variant, problem, &input, &choice.param_pairs())?;
+                parts.record(rep, run.passes.iter().sum::<f64>(), run.value)?;
+            }
         }
         Ok(parts)
     }

@@ -56,11 +56,18 @@ fn reductions_of_device_made_parts_equal_the_cpus() {
             let seed = 3;
             let host = generate_range(dtype, 0, n, Distribution::Hashed, seed).expect("fits");
             let expected = reference::reduce(&problem, host.view()).expect("reduces");
-            // Three devices' worth of subtrees, each made and reduced on the device.
+            // Three devices' worth of subtrees, each made on the device and reduced twice
+            // in place (a timing per repeat, one result per part).
             let shards = plan(n, 3);
             let parts = device
-                .reduce_hashed(&problem, &shards.subtrees, seed)
+                .reduce_hashed(&problem, &shards.subtrees, seed, 2)
                 .expect("reduces");
+            assert_eq!(parts.kernel_runs.len(), 2, "one time per repeat");
+            assert_eq!(
+                parts.values.len(),
+                shards.subtrees.len(),
+                "one result per part"
+            );
             let value = combine(&problem, &shards, &parts.values).expect("a value");
             assert!(
                 value.same_as(&expected),

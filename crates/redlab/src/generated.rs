@@ -30,8 +30,9 @@ pub struct DeviceTimes {
     pub elements: usize,
     /// Seconds generating them (device events; host wall time on the CPU).
     pub generate_s: f64,
-    /// Kernel seconds reducing them (device events; host wall time on the CPU).
-    pub kernel_s: f64,
+    /// Kernel seconds reducing them, one per repeat (device events; host wall time on
+    /// the CPU).
+    pub kernel_runs_s: Vec<f64>,
 }
 
 /// A reduction of a generated array, with where its time went.
@@ -48,9 +49,23 @@ pub struct GeneratedOutcome {
 }
 
 impl GeneratedOutcome {
-    /// The slowest device's kernel seconds (the devices reduce side by side).
-    pub fn kernel_s(&self) -> f64 {
-        self.devices.iter().map(|d| d.kernel_s).fold(0.0, f64::max)
+    /// Each repeat's kernel seconds: its slowest device's (the devices reduce side by
+    /// side).
+    pub fn kernel_runs(&self) -> Vec<f64> {
+        let repeats = self
+            .devices
+            .iter()
+            .map(|d| d.kernel_runs_s.len())
+            .max()
+            .unwrap_or(0);
+        (0..repeats)
+            .map(|rep| {
+                self.devices
+                    .iter()
+                    .filter_map(|d| d.kernel_runs_s.get(rep).copied())
+                    .fold(0.0, f64::max)
+            })
+            .collect()
     }
 
     /// The slowest device's generation seconds.
@@ -63,12 +78,14 @@ impl GeneratedOutcome {
 }
 
 /// Reduces the `hashed` array of `n` elements and `seed` on `device`, each device
-/// generating its own part in place (the CPU generates on the host).
+/// generating its own part in place (the CPU generates on the host) once and reducing
+/// it `repeat` times, each repeat timed on its own.
 pub fn reduce_hashed(
     device: &Device,
     problem: &Problem,
     n: usize,
     seed: u64,
+    repeat: usize,
 ) -> Result<GeneratedOutcome, Error> {
     let started = Instant::now();
     let members = device.members();
@@ -76,29 +93,25 @@ pub fn reduce_hashed(
     let (Some(members), false) = (members, shards.subtrees.is_empty()) else {
         // One device, or nothing to split: the whole array as one input.
         let only = device.members().map_or(device, |m| &m[0]);
-        let parts = reduce_parts(only, problem, std::slice::from_ref(&(0..n)), seed)?;
+        let parts = reduce_parts(only, problem, std::slice::from_ref(&(0..n)), seed, repeat)?;
+        let devices = vec![times(only, n, &parts)];
         let value = parts.values.into_iter().next().ok_or_else(no_value)?;
         return Ok(GeneratedOutcome {
             value,
-            devices: vec![times(only, n, parts.generate_s, parts.kernel_s)],
+            devices,
             combine_s: 0.0,
             wall_s: started.elapsed().as_secs_f64(),
         });
     };
     let results = on_each_member(members, |d, member| {
-        reduce_parts(member, problem, &shards.subtrees_of(d), seed)
+        reduce_parts(member, problem, &shards.subtrees_of(d), seed, repeat)
     });
     let mut roots = Vec::with_capacity(shards.subtrees.len());
     let mut devices = Vec::with_capacity(members.len());
     for (d, (member, parts)) in members.iter().zip(results).enumerate() {
         let parts = parts?;
+        devices.push(times(member, shards.shard(d).len(), &parts));
         roots.extend(parts.values);
-        devices.push(times(
-            member,
-            shards.shard(d).len(),
-            parts.generate_s,
-            parts.kernel_s,
-        ));
     }
     let joined = Instant::now();
     let value = combine(problem, &shards, &roots).ok_or_else(no_value)?;
@@ -139,23 +152,25 @@ fn no_value() -> Error {
     CoreError::Shape("no part produced a value".into()).into()
 }
 
-fn times(device: &Device, elements: usize, generate_s: f64, kernel_s: f64) -> DeviceTimes {
+fn times(device: &Device, elements: usize, parts: &GeneratedParts) -> DeviceTimes {
     DeviceTimes {
         device: device.info().id.clone(),
         elements,
-        generate_s,
-        kernel_s,
+        generate_s: parts.generate_s,
+        kernel_runs_s: parts.kernel_runs.clone(),
     }
 }
 
 /// One device's results for its `ranges` (ordered, adjacent) of the `hashed` array of
 /// `seed`, each range reduced as an input of its own, generated in place on GPUs and on
-/// the host for the CPU (one process's part of a multi-process run, or one member's).
+/// the host for the CPU (one process's part of a multi-process run, or one member's),
+/// each range reduced `repeat` times in place.
 pub fn reduce_parts(
     device: &Device,
     problem: &Problem,
     ranges: &[Range<usize>],
     seed: u64,
+    repeat: usize,
 ) -> Result<GeneratedParts, Error> {
     let gpu_error = |backend: &str, e: redlab_kernels::RunError| CoreError::Backend {
         backend: backend.into(),
@@ -164,24 +179,26 @@ pub fn reduce_parts(
     #[cfg(feature = "cuda")]
     if let Some(cuda) = device.cuda() {
         return cuda
-            .reduce_hashed(problem, ranges, seed)
+            .reduce_hashed(problem, ranges, seed, repeat)
             .map_err(|e| gpu_error("cuda", e).into());
     }
     #[cfg(feature = "opencl")]
     if let Some(opencl) = device.opencl() {
         return opencl
-            .reduce_hashed(problem, ranges, seed)
+            .reduce_hashed(problem, ranges, seed, repeat)
             .map_err(|e| gpu_error("opencl", e).into());
     }
-    let _ = gpu_error;
     let mut parts = GeneratedParts::default();
     for r in ranges {
         let made = Instant::now();
         let data = generate_range(problem.dtype, r.start, r.len(), Distribution::Hashed, seed)?;
         parts.generate_s += made.elapsed().as_secs_f64();
-        let outcome = device.backend().reduce(problem, data.view())?;
-        parts.kernel_s += outcome.seconds;
-        parts.values.push(outcome.value);
+        for rep in 0..repeat.max(1) {
+            let outcome = device.backend().reduce(problem, data.view())?;
+            parts
+                .record(rep, outcome.seconds, outcome.value)
+                .map_err(|e| gpu_error("cpu", e))?;
+        }
     }
     Ok(parts)
 }

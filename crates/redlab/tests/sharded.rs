@@ -241,7 +241,7 @@ fn arrays_made_on_each_device_give_the_hosts_bits() {
                 for op in [Op::Sum, Op::Max, Op::ArgMin] {
                     let problem = Problem::new(op, dtype, None).expect("valid");
                     let want = redlab::reference::reduce(&problem, data.view()).expect("reference");
-                    let made = redlab::generated::reduce_hashed(&device, &problem, n, 4)
+                    let made = redlab::generated::reduce_hashed(&device, &problem, n, 4, 2)
                         .unwrap_or_else(|e| panic!("{name} {problem} n={n}: {e}"));
                     assert!(
                         made.value.same_as(&want),
@@ -256,6 +256,7 @@ fn arrays_made_on_each_device_give_the_hosts_bits() {
                     );
                     let shares: usize = made.devices.iter().map(|d| d.elements).sum();
                     assert_eq!(shares, n, "{name}: every element belongs to one device");
+                    assert_eq!(made.kernel_runs().len(), 2, "{name}: a time per repeat");
                 }
             }
         }

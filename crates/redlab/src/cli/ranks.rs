@@ -109,9 +109,10 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
                 &problem,
                 &plan.subtrees_of(ranks.rank),
                 args.seed,
+                1,
             )?;
             generate_s = Some(parts.generate_s);
-            kernel_s = Some(parts.kernel_s);
+            kernel_s = Some(parts.kernel_s());
             for value in &parts.values {
                 roots.extend_from_slice(&value_bytes::encode(value));
             }
