@@ -3,9 +3,10 @@
 # (1) checks at 2^30 + 5 on cuda:0, cuda:0,1 and cuda:all against the host's canonical
 #     result (every run verifies), so 1, 2 and 4 GPUs must give the CPU's bits;
 # (2) kernel-time scaling of 2 and 4 GPUs over one, in one run, at SIZES, for sum f32,
-#     min i32 and argmax f32 (--repeat 7; the group's time is its slowest member's);
+#     min i32 and argmax f32 (made once, reduced 7 times in place; a repeat takes its
+#     slowest member's time);
 # (3) the same reductions as four processes, one per GPU, roots exchanged through NCCL,
-#     each rank's bits against the one-process run's;
+#     each rank's bits against the one-process run's (kernels: median of 7 repeats);
 # (4) axis, segment and statistic reductions split by outputs over 2 and 4 ranks
 #     (one per GPU, NCCL), each rank-0 file against the one-process file, byte for byte.
 # Usage: scripts/gpu_four.sh REDLAB_BINARY OUT_DIR [SECTIONS] (SIZES="2^33 2^35" default)
@@ -78,7 +79,7 @@ if want 3; then
       port=$((port + 1))
       for r in $(seq 0 $((gpus - 1))); do
         "$bin" run --op "$1" --dtype "$2" --n "$n" --dist hashed --device "cuda:$r" --json \
-          --rank "$r" --world "$gpus" --rendezvous "tcp://127.0.0.1:$port" \
+          --repeat 7 --rank "$r" --world "$gpus" --rendezvous "tcp://127.0.0.1:$port" \
           > "$out/ranks-$1-$2-$n-r$r.json" 2>&1 &
       done
       wait

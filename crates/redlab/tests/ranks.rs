@@ -120,11 +120,18 @@ fn ranks_that_make_their_part_in_place_give_the_one_process_bits() {
             let single = json_of(&redlab(&[&base[..], &["--json"]].concat()));
             assert_eq!(single["verified"], true, "{device} {op} {dtype}");
             let rendezvous = format!("tcp://127.0.0.1:{}", free_port());
-            for (rank, r) in run_ranks(&base, 2, &rendezvous).iter().enumerate() {
+            // Made once, reduced three times in place: a kernel time per repeat.
+            let repeated = [&base[..], &["--repeat", "3"]].concat();
+            for (rank, r) in run_ranks(&repeated, 2, &rendezvous).iter().enumerate() {
                 let what = format!("{device} {op} {dtype} rank {rank}");
                 assert!(
                     r["generate_on_device_s"].is_number(),
                     "{what}: made in place"
+                );
+                assert_eq!(
+                    r["kernel_runs_s"].as_array().map(Vec::len),
+                    Some(3),
+                    "{what}: one time per repeat"
                 );
                 for field in ["value_bits", "index", "empty"] {
                     assert_eq!(r[field], single[field], "{what}: {field}");
@@ -207,7 +214,7 @@ fn bad_rank_options_end_as_one_clear_line() {
             ],
         ]
         .concat(),
-        "once",
+        "give --dist hashed",
     );
 }
 

@@ -35,10 +35,10 @@ pub(super) struct Ranks {
 
 /// Runs this rank's part and prints the joined result.
 pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::Result<Verdict> {
-    if args.repeat != 1 {
-        bail!("a multi-process run reduces once: leave out --repeat");
-    }
     if args.shaped() || args.stat.is_some() || args.map.is_some() {
+        if args.repeat != 1 {
+            bail!("a multi-process shaped run reduces once: leave out --repeat");
+        }
         return super::ranks_shaped::run(args, ranks, out);
     }
     let op = args
@@ -70,8 +70,12 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     let problem = Problem::new(op, dtype, args.acc)?;
     let plan = shard::plan(n, ranks.world);
     let mine = plan.shard(ranks.rank);
-    // `hashed` data is made by the rank's device in its own memory (never on the host).
+    // `hashed` data is made by the rank's device in its own memory (never on the host),
+    // then reduced --repeat times in place to time the kernels.
     let in_place = loaded.is_none() && args.dist == Distribution::Hashed && n > 0;
+    if args.repeat != 1 && !in_place {
+        bail!("--repeat in a multi-process run times arrays made on the devices: give --dist hashed and --n, or leave out --repeat");
+    }
     // Otherwise this rank's elements, and the element index its view starts at: a file
     // is read whole and sliced, generated data is made for the rank's range only.
     let generated = match (&loaded, in_place) {
@@ -93,8 +97,9 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     let reduce_started = Instant::now();
     let mut roots = Vec::new();
     let mut generate_s = None;
-    // Device-event seconds of the reduction kernels alone (generated-in-place data).
-    let mut kernel_s = None;
+    // Device-event seconds of the reduction kernels alone, one per repeat
+    // (generated-in-place data).
+    let mut kernel_runs = None;
     match local {
         Some(local) => {
             for subtree in plan.subtrees_of(ranks.rank) {
@@ -109,10 +114,10 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
                 &problem,
                 &plan.subtrees_of(ranks.rank),
                 args.seed,
-                1,
+                args.repeat,
             )?;
             generate_s = Some(parts.generate_s);
-            kernel_s = Some(parts.kernel_s());
+            kernel_runs = Some(parts.kernel_runs.clone());
             for value in &parts.values {
                 roots.extend_from_slice(&value_bytes::encode(value));
             }
@@ -150,6 +155,10 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         shard::combine(&problem, &plan, &all).unwrap_or(Value::Empty)
     };
 
+    let kernel_median = kernel_runs
+        .as_deref()
+        .and_then(redlab_bench::Stats::of)
+        .map(|s| s.median);
     if args.json {
         let mut fields = serde_json::Map::new();
         fields.insert("op".into(), json!(op.to_string()));
@@ -165,7 +174,8 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         fields.insert("join_s".into(), json!(joined));
         fields.insert("reduce_s".into(), json!(reduced));
         fields.insert("generate_on_device_s".into(), json!(generate_s));
-        fields.insert("kernel_s".into(), json!(kernel_s));
+        fields.insert("kernel_s".into(), json!(kernel_median));
+        fields.insert("kernel_runs_s".into(), json!(kernel_runs));
         fields.insert("exchange".into(), json!(exchanged.transport));
         fields.insert("exchange_why".into(), json!(exchanged.why));
         fields.insert("exchange_s".into(), json!(gathered));
@@ -197,6 +207,14 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
             exchanged.transport,
             exchanged.why
         )?;
+        if let (Some(median), Some(runs)) = (kernel_median, &kernel_runs) {
+            writeln!(
+                out,
+                "            kernels {} (median of {})",
+                super::run::seconds_text(median),
+                runs.len()
+            )?;
+        }
         if let Some(setup) = exchanged.setup_seconds {
             writeln!(
                 out,
