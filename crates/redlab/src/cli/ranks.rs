@@ -1,13 +1,14 @@
 //! `redlab run --rank R --world W --rendezvous ADDRESS`: one process of a multi-process
-//! reduction. Every rank plans the same split (`redlab_core::shard`, aligned subtrees of
-//! the canonical tile tree, one contiguous run per rank), takes its own run, generates
-//! just that part of the seeded input (on its GPU, in place, for `--dist hashed`; or
-//! reads it from a file every rank can see),
-//! reduces each subtree on its device, and sends the roots to every other rank
-//! (through NCCL or the rendezvous, `super::exchange`); each rank then joins all roots in
-//! tree order. The result has
-//! the bits of the one-process run, on any number of ranks. Axis and segment
-//! reductions and statistics split by outputs instead (`super::ranks_shaped`).
+//! reduction. Every rank plans the same split (`redlab_core::shard::plan_for`: aligned
+//! subtrees of the canonical tile tree, one contiguous run per rank), takes its own run,
+//! generates just that part of the seeded input (on its GPU, in place, for `--dist
+//! hashed`; or reads it from a file every rank can see), reduces it on its device — each
+//! subtree as an input of its own for float sums and products, the whole run in one
+//! launch for everything else, whose result cannot depend on the cut — and sends the
+//! roots to every other rank (through NCCL or the rendezvous, `super::exchange`); each
+//! rank then joins all roots in tree order. The result has the bits of the one-process
+//! run, on any number of ranks. Axis and segment reductions and statistics split by
+//! outputs instead (`super::ranks_shaped`).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -68,7 +69,9 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
             .context("--n needs --dtype to know what to generate")?,
     };
     let problem = Problem::new(op, dtype, args.acc)?;
-    let plan = shard::plan(n, ranks.world);
+    // Float sums and products keep the subtrees the canonical tree joins; every other
+    // problem reduces the rank's whole run in one launch, as a one-process group does.
+    let plan = shard::plan_for(&problem, n, ranks.world);
     let mine = plan.shard(ranks.rank);
     // `hashed` data is made by the rank's device in its own memory (never on the host),
     // then reduced --repeat times in place to time the kernels.
