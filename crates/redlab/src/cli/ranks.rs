@@ -42,6 +42,10 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         }
         return super::ranks_shaped::run(args, ranks, out);
     }
+    // Checked before joining, so a bad flag never leaves the other ranks waiting.
+    if args.repeat != 1 && !(args.input.is_empty() && args.dist == Distribution::Hashed) {
+        bail!("--repeat in a multi-process run times arrays made on the devices: give --dist hashed and --n, or leave out --repeat");
+    }
     let op = args
         .op
         .context("a multi-process run takes --op or --stat")?;
@@ -76,9 +80,6 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     // `hashed` data is made by the rank's device in its own memory (never on the host),
     // then reduced --repeat times in place to time the kernels.
     let in_place = loaded.is_none() && args.dist == Distribution::Hashed && n > 0;
-    if args.repeat != 1 && !in_place {
-        bail!("--repeat in a multi-process run times arrays made on the devices: give --dist hashed and --n, or leave out --repeat");
-    }
     // Otherwise this rank's elements, and the element index its view starts at: a file
     // is read whole and sliced, generated data is made for the rank's range only.
     let generated = match (&loaded, in_place) {
