@@ -109,25 +109,16 @@ impl Sharded {
     ) -> Result<Outcome, Error> {
         let n = redlab_expr::host::check_inputs(reduction, inputs)
             .map_err(|e| Error::Core(CoreError::Shape(e.to_string())))?;
-        let shards = match reduction.problem() {
-            Some(problem) => plan_for(problem, n, self.devices.len()),
-            None => redlab_core::shard::plan(n, self.devices.len()),
-        };
+        let shards = mapped_plan(reduction, n, self.devices.len());
         if shards.subtrees.len() <= 1 {
             return self.devices[0].reduce_mapped(reduction, inputs);
         }
-        let mut bare = reduction.clone();
-        bare.post = None;
+        let bare = without_post(reduction);
         let joined = subtrees_joined(
             &self.devices,
             &shards,
-            |device, r| member_mapped(device, &bare, inputs, r),
-            |roots| match &reduction.combine {
-                redlab_expr::Combine::Builtin(problem) => tree_join(problem, &shards, roots),
-                redlab_expr::Combine::Custom { node, acc, .. } => {
-                    custom_join(node, acc.dtype(), roots)
-                }
-            },
+            |device, r| member_mapped(device, &bare, inputs, 0, r),
+            |roots| join_roots(reduction, &shards, roots),
         )?;
         Ok(Outcome {
             value: reduction.finish(joined.value, n),
@@ -136,15 +127,79 @@ impl Sharded {
     }
 }
 
-/// `reduction` (its `post` left out) over subtree `r` of `inputs` on `member`, the map's
-/// index shifted to the subtree's start.
+/// How a user-defined reduction of `n` elements splits over `parts` devices or ranks:
+/// as its built-in problem would ([`plan_for`]), or by canonical subtrees for a custom
+/// combine (whose tree the roots must follow).
+pub fn mapped_plan(reduction: &redlab_expr::Reduction, n: usize, parts: usize) -> ShardPlan {
+    match reduction.problem() {
+        Some(problem) => plan_for(problem, n, parts),
+        None => redlab_core::shard::plan(n, parts),
+    }
+}
+
+/// The roots of `reduction` (its `post` left out) over each of `subtrees` on `device`,
+/// in order, with their seconds summed. `inputs` hold the whole arrays' elements from
+/// `offset` on (one rank's part), and every subtree lies inside them.
+pub fn mapped_roots(
+    device: &Device,
+    reduction: &redlab_expr::Reduction,
+    inputs: &[ArrayRef<'_>],
+    offset: usize,
+    subtrees: &[Range<usize>],
+) -> Result<(Vec<Value>, f64), Error> {
+    let bare = without_post(reduction);
+    let mut roots = Vec::with_capacity(subtrees.len());
+    let mut seconds = 0.0;
+    for r in subtrees {
+        let outcome = member_mapped(device, &bare, inputs, offset, r.clone())?;
+        seconds += outcome.seconds;
+        roots.push(outcome.value);
+    }
+    Ok((roots, seconds))
+}
+
+/// The roots of every subtree of `shards` (in plan order) joined in tree order, by the
+/// built-in problem or by the custom combine itself, then `post`: the result over all
+/// `n` elements, with one device's bits.
+pub fn join_mapped(
+    reduction: &redlab_expr::Reduction,
+    shards: &ShardPlan,
+    roots: &[Value],
+    n: usize,
+) -> Result<Value, Error> {
+    Ok(reduction.finish(join_roots(reduction, shards, roots)?, n))
+}
+
+fn without_post(reduction: &redlab_expr::Reduction) -> redlab_expr::Reduction {
+    let mut bare = reduction.clone();
+    bare.post = None;
+    bare
+}
+
+fn join_roots(
+    reduction: &redlab_expr::Reduction,
+    shards: &ShardPlan,
+    roots: &[Value],
+) -> Result<Value, CoreError> {
+    match &reduction.combine {
+        redlab_expr::Combine::Builtin(problem) => tree_join(problem, shards, roots),
+        redlab_expr::Combine::Custom { node, acc, .. } => custom_join(node, acc.dtype(), roots),
+    }
+}
+
+/// `reduction` (its `post` left out) over subtree `r` of the whole arrays on `member`,
+/// the map's index shifted to the subtree's start; `inputs` begin at element `offset`.
 fn member_mapped(
     member: &Device,
     reduction: &redlab_expr::Reduction,
     inputs: &[ArrayRef<'_>],
+    offset: usize,
     r: Range<usize>,
 ) -> Result<Outcome, Error> {
-    let slices: Vec<_> = inputs.iter().map(|a| a.slice(r.start, r.end)).collect();
+    let slices: Vec<_> = inputs
+        .iter()
+        .map(|a| a.slice(r.start - offset, r.end - offset))
+        .collect();
     member.reduce_mapped(&reduction.with_index_from(r.start as u64), &slices)
 }
 

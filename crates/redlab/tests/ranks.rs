@@ -191,13 +191,15 @@ fn bad_rank_options_end_as_one_clear_line() {
                 "sum",
                 "--dtype",
                 "f32",
-                "--n",
-                "100",
+                "--shape",
+                "10x10",
+                "--axis",
+                "1",
             ],
             &rank0[..],
         ]
         .concat(),
-        "user-defined reductions run in one process",
+        "user-defined reductions along axes or over segments run in one process",
     );
     assert_clean_error(
         &[
@@ -216,6 +218,102 @@ fn bad_rank_options_end_as_one_clear_line() {
         .concat(),
         "give --dist hashed",
     );
+}
+
+#[test]
+fn user_defined_reductions_over_ranks_give_the_one_process_bits() {
+    let mut devices = vec!["cpu"];
+    if redlab::Device::open("opencl:0", None).is_ok() {
+        devices.push("opencl:0");
+    }
+    let cases: [&[&str]; 6] = [
+        // A dot product of two generated inputs: float sum, canonical subtrees.
+        &[
+            "--map",
+            "x*y",
+            "--combine",
+            "sum",
+            "--dtype",
+            "f32",
+            "--n",
+            "100003",
+        ],
+        // A map that reads the index: each rank's subtrees see their global i.
+        &[
+            "--map",
+            "x*i",
+            "--combine",
+            "sum",
+            "--dtype",
+            "f64",
+            "--n",
+            "70001",
+        ],
+        // A custom, non-associative combine: roots joined by the expression in tree order.
+        &[
+            "--map",
+            "x",
+            "--combine",
+            "a + b + (a % 7) * (b % 5)",
+            "--identity",
+            "0",
+            "--dtype",
+            "i32",
+            "--n",
+            "50021",
+        ],
+        // A selection with global indices, whole runs per rank.
+        &[
+            "--map",
+            "x*x",
+            "--combine",
+            "argmax",
+            "--dtype",
+            "f32",
+            "--n",
+            "65537",
+        ],
+        // post applied once, to the joined value.
+        &[
+            "--map",
+            "x*x",
+            "--combine",
+            "sum",
+            "--post",
+            "sqrt(r)",
+            "--dtype",
+            "f64",
+            "--n",
+            "30011",
+        ],
+        // Nothing to reduce: the empty result on every rank.
+        &[
+            "--map",
+            "x",
+            "--combine",
+            "sum",
+            "--dtype",
+            "f32",
+            "--n",
+            "0",
+        ],
+    ];
+    for device in devices {
+        for case in cases {
+            let base = [&["run", "--seed", "7", "--device", device][..], case].concat();
+            let what = format!("{device} {case:?}");
+            let single = json_of(&redlab(&[&base[..], &["--json"]].concat()));
+            assert_eq!(single["verified"], true, "{what}: one process");
+            let rendezvous = format!("tcp://127.0.0.1:{}", free_port());
+            let ranks = run_ranks(&base, 3, &rendezvous);
+            assert_eq!(ranks.len(), 3, "{what}");
+            for (rank, r) in ranks.iter().enumerate() {
+                for field in ["value_bits", "index", "empty"] {
+                    assert_eq!(r[field], single[field], "{what} rank {rank}: {field}");
+                }
+            }
+        }
+    }
 }
 
 /// Runs `args` in one process and as `world` ranks, each with its own `--out`, and

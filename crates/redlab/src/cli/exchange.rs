@@ -7,9 +7,13 @@
 //! of them take the same decision: NCCL needs one rank per GPU and libnccl on every
 //! rank.
 
+use std::io::Write;
+
 use anyhow::{bail, Context};
 use redlab::rendezvous::Group;
-use redlab::Device;
+use redlab::{Device, Value};
+use redlab_core::value_bytes::{self, VALUE_BYTES};
+use serde_json::{json, Map, Value as JsonValue};
 
 /// `--exchange`: which transport carries the roots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -32,6 +36,47 @@ pub(super) struct Exchanged {
     /// size, which waits for the slowest rank and makes NCCL's connections (it connects
     /// lazily, on a communicator's first collective), so `seconds` is the step itself.
     pub setup_seconds: Option<f64>,
+}
+
+impl Exchanged {
+    /// Every rank's roots, decoded in rank order; `expected` is how many the plan has.
+    pub fn roots(&self, expected: usize) -> anyhow::Result<Vec<Value>> {
+        let mut all = Vec::with_capacity(expected);
+        for part in &self.parts {
+            for bytes in part.chunks(VALUE_BYTES) {
+                all.push(value_bytes::decode(bytes)?);
+            }
+        }
+        if all.len() != expected {
+            bail!(
+                "the ranks sent {} subtree roots for {expected} subtrees: were they all started with the same input, --dtype and --world?",
+                all.len()
+            );
+        }
+        Ok(all)
+    }
+
+    /// The record's timing fields: joining the rendezvous, reducing, the exchange.
+    pub fn time_fields(&self, joined: f64, reduced: f64, fields: &mut Map<String, JsonValue>) {
+        fields.insert("join_s".into(), json!(joined));
+        fields.insert("reduce_s".into(), json!(reduced));
+        fields.insert("exchange".into(), json!(self.transport));
+        fields.insert("exchange_why".into(), json!(self.why));
+        fields.insert("exchange_s".into(), json!(self.seconds));
+    }
+
+    /// The report's time line: joining, reducing, the exchange and what carried it.
+    pub fn time_line(&self, joined: f64, reduced: f64, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "  time      join {}, reduce {}, exchange {} (through {}: {})",
+            super::run::seconds_text(joined),
+            super::run::seconds_text(reduced),
+            super::run::seconds_text(self.seconds),
+            self.transport,
+            self.why
+        )
+    }
 }
 
 /// This rank's description for the others: `cuda UUID nccl|-` or `host`.

@@ -21,6 +21,7 @@ mod mapped;
 mod output;
 mod params;
 mod ranks;
+mod ranks_mapped;
 mod ranks_shaped;
 mod report;
 mod run;

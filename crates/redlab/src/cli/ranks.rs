@@ -8,7 +8,8 @@
 //! roots to every other rank (through NCCL or the rendezvous, `super::exchange`); each
 //! rank then joins all roots in tree order. The result has the bits of the one-process
 //! run, on any number of ranks. Axis and segment reductions and statistics split by
-//! outputs instead (`super::ranks_shaped`).
+//! outputs instead (`super::ranks_shaped`); user-defined reductions of whole arrays
+//! join their own roots (`super::ranks_mapped`).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -38,7 +39,10 @@ pub(super) struct Ranks {
 pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.shaped() || args.stat.is_some() || args.map.is_some() {
         if args.repeat != 1 {
-            bail!("a multi-process shaped run reduces once: leave out --repeat");
+            bail!("a multi-process shaped or user-defined run reduces once: leave out --repeat");
+        }
+        if args.map.is_some() && !args.shaped() && args.stat.is_none() {
+            return super::ranks_mapped::run(args, ranks, out);
         }
         return super::ranks_shaped::run(args, ranks, out);
     }
@@ -136,22 +140,8 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         .unwrap_or(0)
         * VALUE_BYTES;
     let exchanged = super::exchange::exchange(&mut group, &device, ranks.exchange, &roots, slot)?;
-    let parts = exchanged.parts;
-    let gathered = exchanged.seconds;
     group.finish()?;
-    let mut all = Vec::with_capacity(plan.subtrees.len());
-    for part in &parts {
-        for bytes in part.chunks(VALUE_BYTES) {
-            all.push(value_bytes::decode(bytes)?);
-        }
-    }
-    if all.len() != plan.subtrees.len() {
-        bail!(
-            "the ranks sent {} subtree roots for {} subtrees: were they all started with the same --n, --dtype and --world?",
-            all.len(),
-            plan.subtrees.len()
-        );
-    }
+    let all = exchanged.roots(plan.subtrees.len())?;
     let value = if let (0, Some(local)) = (n, local) {
         // No subtrees anywhere: the device's own empty result (+0.0, 1, or nothing).
         device.reduce(&problem, local)?.value
@@ -175,14 +165,10 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         fields.insert("shard".into(), json!([mine.start, mine.end]));
         fields.insert("subtrees".into(), json!(plan.subtrees_of(ranks.rank).len()));
         fields.insert("rendezvous".into(), json!(ranks.address.to_string()));
-        fields.insert("join_s".into(), json!(joined));
-        fields.insert("reduce_s".into(), json!(reduced));
         fields.insert("generate_on_device_s".into(), json!(generate_s));
         fields.insert("kernel_s".into(), json!(kernel_median));
         fields.insert("kernel_runs_s".into(), json!(kernel_runs));
-        fields.insert("exchange".into(), json!(exchanged.transport));
-        fields.insert("exchange_why".into(), json!(exchanged.why));
-        fields.insert("exchange_s".into(), json!(gathered));
+        exchanged.time_fields(joined, reduced, &mut fields);
         fields.insert("exchange_setup_s".into(), json!(exchanged.setup_seconds));
         super::json::value_fields(&value, &mut fields);
         writeln!(out, "{}", serde_json::Value::Object(fields))?;
@@ -202,15 +188,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         if let Some(s) = value.scalar() {
             writeln!(out, "  bits      0x{:x}", s.bits())?;
         }
-        writeln!(
-            out,
-            "  time      join {}, reduce {}, exchange {} (through {}: {})",
-            super::run::seconds_text(joined),
-            super::run::seconds_text(reduced),
-            super::run::seconds_text(gathered),
-            exchanged.transport,
-            exchanged.why
-        )?;
+        exchanged.time_line(joined, reduced, out)?;
         if let (Some(median), Some(runs)) = (kernel_median, &kernel_runs) {
             writeln!(
                 out,

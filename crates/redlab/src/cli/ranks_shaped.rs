@@ -43,7 +43,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         })
         .transpose()?;
     if args.map.is_some() {
-        bail!("user-defined reductions run in one process: leave out --rank, --world and --rendezvous");
+        bail!("user-defined reductions along axes or over segments run in one process: leave out --rank, --world and --rendezvous");
     }
     let request = args.shaped_request()?;
     // Only rank 0 writes, so only rank 0 checks the file (the others may not see it).
@@ -242,15 +242,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         if let (0, Some(path)) = (ranks.rank, &request.out) {
             writeln!(out, "  written   {}", path.display())?;
         }
-        writeln!(
-            out,
-            "  time      join {}, reduce {}, exchange {} (through {}: {})",
-            super::run::seconds_text(joined),
-            super::run::seconds_text(reduced),
-            super::run::seconds_text(exchanged.seconds),
-            exchanged.transport,
-            exchanged.why
-        )?;
+        exchanged.time_line(joined, reduced, out)?;
     }
     Ok(if wrong_anywhere == 0 {
         Verdict::Success
