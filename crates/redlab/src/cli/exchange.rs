@@ -12,6 +12,7 @@ use std::io::Write;
 use anyhow::{bail, Context};
 use redlab::rendezvous::Group;
 use redlab::{Device, Value};
+use redlab_core::shard::ShardPlan;
 use redlab_core::value_bytes::{self, VALUE_BYTES};
 use serde_json::{json, Map, Value as JsonValue};
 
@@ -39,23 +40,6 @@ pub(super) struct Exchanged {
 }
 
 impl Exchanged {
-    /// Every rank's roots, decoded in rank order; `expected` is how many the plan has.
-    pub fn roots(&self, expected: usize) -> anyhow::Result<Vec<Value>> {
-        let mut all = Vec::with_capacity(expected);
-        for part in &self.parts {
-            for bytes in part.chunks(VALUE_BYTES) {
-                all.push(value_bytes::decode(bytes)?);
-            }
-        }
-        if all.len() != expected {
-            bail!(
-                "the ranks sent {} subtree roots for {expected} subtrees: were they all started with the same input, --dtype and --world?",
-                all.len()
-            );
-        }
-        Ok(all)
-    }
-
     /// The record's timing fields: joining the rendezvous, reducing, the exchange.
     pub fn time_fields(&self, joined: f64, reduced: f64, fields: &mut Map<String, JsonValue>) {
         fields.insert("join_s".into(), json!(joined));
@@ -77,6 +61,40 @@ impl Exchanged {
             self.why
         )
     }
+}
+
+/// Sends this rank's subtree `roots` of `plan` to every rank, closes the group, and
+/// returns every rank's roots in plan order with what carried them. NCCL moves equal
+/// sizes, so each rank's slot holds as many roots as the rank with the most.
+pub(super) fn exchange_roots(
+    mut group: Group,
+    device: &Device,
+    ranks: &super::ranks::Ranks,
+    plan: &ShardPlan,
+    roots: &[Value],
+) -> anyhow::Result<(Vec<Value>, Exchanged)> {
+    let sent: Vec<u8> = roots.iter().flat_map(value_bytes::encode).collect();
+    let slot = (0..ranks.world)
+        .map(|r| plan.subtrees_of(r).len())
+        .max()
+        .unwrap_or(0)
+        * VALUE_BYTES;
+    let exchanged = exchange(&mut group, device, ranks.exchange, &sent, slot)?;
+    group.finish()?;
+    let mut all = Vec::with_capacity(plan.subtrees.len());
+    for part in &exchanged.parts {
+        for bytes in part.chunks(VALUE_BYTES) {
+            all.push(value_bytes::decode(bytes)?);
+        }
+    }
+    if all.len() != plan.subtrees.len() {
+        bail!(
+            "the ranks sent {} subtree roots for {} subtrees: were they all started with the same input, --dtype and --world?",
+            all.len(),
+            plan.subtrees.len()
+        );
+    }
+    Ok((all, exchanged))
 }
 
 /// This rank's description for the others: `cuda UUID nccl|-` or `host`.

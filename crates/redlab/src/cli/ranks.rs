@@ -18,10 +18,10 @@ use anyhow::{bail, Context};
 use redlab::rendezvous::{Address, Group};
 use redlab::{Device, Problem, Value};
 use redlab_core::generate::{generate_range, Distribution};
-use redlab_core::shard;
-use redlab_core::value_bytes::{self, VALUE_BYTES};
+use redlab_core::shard::{self, ShardPlan};
 use serde_json::json;
 
+use super::exchange::exchange_roots;
 use super::run::RunArgs;
 use super::size::Size;
 use super::Verdict;
@@ -33,6 +33,44 @@ pub(super) struct Ranks {
     pub address: Address,
     pub timeout: Duration,
     pub exchange: super::exchange::Exchange,
+}
+
+impl Ranks {
+    /// The record's fields naming this rank, its device and its share of `plan`.
+    pub(super) fn shard_fields(
+        &self,
+        device: &Device,
+        plan: &ShardPlan,
+        fields: &mut serde_json::Map<String, serde_json::Value>,
+    ) {
+        let mine = plan.shard(self.rank);
+        fields.insert("device".into(), json!(device.info().id));
+        fields.insert("rank".into(), json!(self.rank));
+        fields.insert("world".into(), json!(self.world));
+        fields.insert("shard".into(), json!([mine.start, mine.end]));
+        fields.insert("subtrees".into(), json!(plan.subtrees_of(self.rank).len()));
+    }
+
+    /// The report's first line: this rank, its device and its share of `plan`.
+    pub(super) fn header(
+        &self,
+        device: &Device,
+        plan: &ShardPlan,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let mine = plan.shard(self.rank);
+        writeln!(
+            out,
+            "rank {} of {} ({}): elements {}..{} in {} subtrees of {} tiles",
+            self.rank,
+            self.world,
+            device.info().id,
+            mine.start,
+            mine.end,
+            plan.subtrees_of(self.rank).len(),
+            plan.span_tiles
+        )
+    }
 }
 
 /// Runs this rank's part and prints the joined result.
@@ -54,7 +92,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         .op
         .context("a multi-process run takes --op or --stat")?;
     let started = Instant::now();
-    let mut group = Group::join(&ranks.address, ranks.rank, ranks.world, ranks.timeout)?;
+    let group = Group::join(&ranks.address, ranks.rank, ranks.world, ranks.timeout)?;
     let joined = started.elapsed().as_secs_f64();
 
     let device = Device::open(&args.device, args.threads)?;
@@ -103,7 +141,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     };
 
     let reduce_started = Instant::now();
-    let mut roots = Vec::new();
+    let mut roots: Vec<Value> = Vec::new();
     let mut generate_s = None;
     // Device-event seconds of the reduction kernels alone, one per repeat
     // (generated-in-place data).
@@ -112,8 +150,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         Some(local) => {
             for subtree in plan.subtrees_of(ranks.rank) {
                 let part = local.slice(subtree.start - offset, subtree.end - offset);
-                let value = device.reduce(&problem, part)?.value;
-                roots.extend_from_slice(&value_bytes::encode(&value));
+                roots.push(device.reduce(&problem, part)?.value);
             }
         }
         None => {
@@ -125,23 +162,13 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
                 args.repeat,
             )?;
             generate_s = Some(parts.generate_s);
-            kernel_runs = Some(parts.kernel_runs.clone());
-            for value in &parts.values {
-                roots.extend_from_slice(&value_bytes::encode(value));
-            }
+            kernel_runs = Some(parts.kernel_runs);
+            roots = parts.values;
         }
     }
     let reduced = reduce_started.elapsed().as_secs_f64();
 
-    // The most roots any rank has: NCCL moves equal sizes.
-    let slot = (0..ranks.world)
-        .map(|r| plan.subtrees_of(r).len())
-        .max()
-        .unwrap_or(0)
-        * VALUE_BYTES;
-    let exchanged = super::exchange::exchange(&mut group, &device, ranks.exchange, &roots, slot)?;
-    group.finish()?;
-    let all = exchanged.roots(plan.subtrees.len())?;
+    let (all, exchanged) = exchange_roots(group, &device, &ranks, &plan, &roots)?;
     let value = if let (0, Some(local)) = (n, local) {
         // No subtrees anywhere: the device's own empty result (+0.0, 1, or nothing).
         device.reduce(&problem, local)?.value
@@ -159,11 +186,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         fields.insert("dtype".into(), json!(dtype.to_string()));
         fields.insert("acc".into(), json!(problem.acc.to_string()));
         fields.insert("n".into(), json!(n));
-        fields.insert("device".into(), json!(device.info().id));
-        fields.insert("rank".into(), json!(ranks.rank));
-        fields.insert("world".into(), json!(ranks.world));
-        fields.insert("shard".into(), json!([mine.start, mine.end]));
-        fields.insert("subtrees".into(), json!(plan.subtrees_of(ranks.rank).len()));
+        ranks.shard_fields(&device, &plan, &mut fields);
         fields.insert("rendezvous".into(), json!(ranks.address.to_string()));
         fields.insert("generate_on_device_s".into(), json!(generate_s));
         fields.insert("kernel_s".into(), json!(kernel_median));
@@ -173,17 +196,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         super::json::value_fields(&value, &mut fields);
         writeln!(out, "{}", serde_json::Value::Object(fields))?;
     } else {
-        writeln!(
-            out,
-            "rank {} of {} ({}): elements {}..{} in {} subtrees of {} tiles",
-            ranks.rank,
-            ranks.world,
-            device.info().id,
-            mine.start,
-            mine.end,
-            plan.subtrees_of(ranks.rank).len(),
-            plan.span_tiles
-        )?;
+        ranks.header(&device, &plan, out)?;
         writeln!(out, "  {problem} over n = {n}: {value}")?;
         if let Some(s) = value.scalar() {
             writeln!(out, "  bits      0x{:x}", s.bits())?;

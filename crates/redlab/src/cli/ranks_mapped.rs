@@ -15,10 +15,10 @@ use redlab::rendezvous::Group;
 use redlab::sharded::{join_mapped, mapped_plan, mapped_roots};
 use redlab::{Device, HostArray};
 use redlab_core::generate::generate_range;
-use redlab_core::value_bytes::{self, VALUE_BYTES};
 use redlab_expr::parser;
 use serde_json::json;
 
+use super::exchange::exchange_roots;
 use super::ranks::Ranks;
 use super::run::RunArgs;
 use super::Verdict;
@@ -55,7 +55,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     let mine = plan.shard(ranks.rank);
 
     let started = Instant::now();
-    let mut group = Group::join(&ranks.address, ranks.rank, ranks.world, ranks.timeout)?;
+    let group = Group::join(&ranks.address, ranks.rank, ranks.world, ranks.timeout)?;
     let joined = started.elapsed().as_secs_f64();
     let device = Device::open(&args.device, args.threads)?;
     let generated: Vec<HostArray> = if files.is_empty() {
@@ -91,16 +91,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         &plan.subtrees_of(ranks.rank),
     )?;
     let reduced = reduce_started.elapsed().as_secs_f64();
-    let sent: Vec<u8> = roots.iter().flat_map(value_bytes::encode).collect();
-    // The most roots any rank has: NCCL moves equal sizes.
-    let slot = (0..ranks.world)
-        .map(|r| plan.subtrees_of(r).len())
-        .max()
-        .unwrap_or(0)
-        * VALUE_BYTES;
-    let exchanged = super::exchange::exchange(&mut group, &device, ranks.exchange, &sent, slot)?;
-    group.finish()?;
-    let all = exchanged.roots(plan.subtrees.len())?;
+    let (all, exchanged) = exchange_roots(group, &device, &ranks, &plan, &roots)?;
     let value = if plan.subtrees.is_empty() {
         // Empty inputs: the device's own empty result, with `post`.
         device.reduce_mapped(&reduction, &views)?.value
@@ -115,26 +106,13 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         fields.insert("post".into(), json!(args.post));
         fields.insert("inputs".into(), json!(dtypes));
         fields.insert("n".into(), json!(n));
-        fields.insert("device".into(), json!(device.info().id));
-        fields.insert("rank".into(), json!(ranks.rank));
-        fields.insert("world".into(), json!(ranks.world));
-        fields.insert("shard".into(), json!([mine.start, mine.end]));
-        fields.insert("subtrees".into(), json!(plan.subtrees_of(ranks.rank).len()));
+        ranks.shard_fields(&device, &plan, &mut fields);
         fields.insert("kernel_s".into(), json!(kernel_s));
         exchanged.time_fields(joined, reduced, &mut fields);
         super::json::value_fields(&value, &mut fields);
         writeln!(out, "{}", serde_json::Value::Object(fields))?;
     } else {
-        writeln!(
-            out,
-            "rank {} of {} ({}): elements {}..{} in {} subtrees",
-            ranks.rank,
-            ranks.world,
-            device.info().id,
-            mine.start,
-            mine.end,
-            plan.subtrees_of(ranks.rank).len(),
-        )?;
+        ranks.header(&device, &plan, out)?;
         writeln!(out, "  {} over n = {n}: {value}", reduction.describe())?;
         if let Some(s) = value.scalar() {
             writeln!(out, "  bits      0x{:x}", s.bits())?;
