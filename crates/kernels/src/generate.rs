@@ -53,11 +53,6 @@ impl GeneratedParts {
             ))),
         }
     }
-
-    /// Kernel seconds of the first repeat (0 where nothing ran).
-    pub fn kernel_s(&self) -> f64 {
-        self.kernel_runs.first().copied().unwrap_or(0.0)
-    }
 }
 
 /// Bytes of `len` elements of `dtype`, or the error for a length that overflows.
