@@ -19,6 +19,9 @@
 //! Before this, each column was gathered element by element and reduced alone, which
 //! read 8192×8192 f32 columns at 1.0–1.8 GB/s on the 2-core development machine
 //! (results/cpu-dev-2core-stats).
+//!
+//! Wide blocks of columns run an AVX-512 build where the CPU has one (same operations,
+//! same bits; see [`full_lane`]).
 
 use rayon::prelude::*;
 use redlab_core::canonical::{tile_count, LANES, ROWS, TILE};
@@ -122,8 +125,55 @@ fn push_row<T: Copy>(
 
 /// A lane's eight rows over the block's columns, from no elements: Welford's update
 /// row after row (the reciprocals 1, 1/2, … 1/8), as [`push_row`] eight times.
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+///
+/// Blocks of at least [`WIDE_BLOCK`] columns run the AVX-512 build where the CPU has
+/// one (8192×8192 f32 columns: 21–23 against 30–31 GB/s); narrower ones the AVX2 build,
+/// which was faster there (2^22×32: 10.0 against 6.6 GB/s), results/cpu-dev-2core-avx512.
 fn full_lane<T: Copy>(
+    mean: &mut [f64],
+    m2: &mut [f64],
+    rows: [&[T]; ROWS],
+    to_f64: impl Fn(T) -> f64,
+) {
+    if mean.len() >= WIDE_BLOCK {
+        full_lane_wide(mean, m2, rows, to_f64)
+    } else {
+        full_lane_narrow(mean, m2, rows, to_f64)
+    }
+}
+
+/// Columns from which [`full_lane`] takes the AVX-512 build.
+const WIDE_BLOCK: usize = 256;
+
+/// [`full_lane_body`] with AVX-512 where the CPU has it.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.1"
+))]
+fn full_lane_wide<T: Copy>(
+    mean: &mut [f64],
+    m2: &mut [f64],
+    rows: [&[T]; ROWS],
+    to_f64: impl Fn(T) -> f64,
+) {
+    full_lane_body(mean, m2, rows, to_f64)
+}
+
+/// [`full_lane_body`] with AVX2 at most.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn full_lane_narrow<T: Copy>(
+    mean: &mut [f64],
+    m2: &mut [f64],
+    rows: [&[T]; ROWS],
+    to_f64: impl Fn(T) -> f64,
+) {
+    full_lane_body(mean, m2, rows, to_f64)
+}
+
+/// The steps of [`full_lane`].
+#[inline(always)]
+fn full_lane_body<T: Copy>(
     mean: &mut [f64],
     m2: &mut [f64],
     rows: [&[T]; ROWS],

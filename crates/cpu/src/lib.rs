@@ -28,6 +28,7 @@ pub mod outputs;
 pub mod roof;
 pub mod select;
 mod select_columns;
+mod short_row_stats;
 pub mod short_rows;
 pub mod statistics;
 

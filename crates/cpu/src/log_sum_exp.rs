@@ -3,11 +3,17 @@
 //! Every exponential is [`redlab_core::canonical_exp::exp`], the same steps the devices
 //! run, so the states (and the finished values) are bit for bit the devices' too. The
 //! push and the merge are written branch-free around one exponential each: the lanes of
-//! a tile then vectorize (eight lanes at a time through a whole tile's rows, the lane
-//! states in registers, as the moments' tiles do), where the branchy form with the
-//! platform's `exp` ran one element at a time at 0.3–0.6 GB/s.
+//! a tile then vectorize, where the branchy form with the platform's `exp` ran one
+//! element at a time at 0.3–0.6 GB/s.
+//!
+//! The exponential's 13 dependent fused multiply-adds make it latency-bound when few
+//! lanes are in flight, so a tile pushes a whole row of lanes before the next row (the
+//! lane states stay in L1); eight lanes at a time through all eight rows in registers,
+//! as the moments do, was 10% slower on rows of 8192 (results/cpu-dev-2core-avx512).
+//! AVX-512 is compiled in beside AVX2 and chosen at run time: the same operations on
+//! twice the lanes, so the same bits, 1.6–2.1× as fast on the development machine.
 
-use redlab_core::canonical::{LANES, ROWS, TILE};
+use redlab_core::canonical::LANES;
 use redlab_core::canonical_exp::exp;
 
 use crate::statistics::{Lane, SHORT_TILE, TINY_TILE};
@@ -57,7 +63,7 @@ impl ExpSum {
 
 /// [`ExpSum::push`] on a lane's two numbers, branch-free.
 #[inline(always)]
-fn push_lane(max: f64, sum: f64, x: f64) -> (f64, f64) {
+pub(crate) fn push_lane(max: f64, sum: f64, x: f64) -> (f64, f64) {
     // Every value is computed, then selected (no branch around the exponential, so the
     // compiler keeps the lanes in vector registers).
     let e = exp(-(x - max).abs());
@@ -73,7 +79,7 @@ fn push_lane(max: f64, sum: f64, x: f64) -> (f64, f64) {
 
 /// [`ExpSum::merge`] on two lanes' numbers, branch-free.
 #[inline(always)]
-fn merge_lanes(lo_max: f64, lo_sum: f64, hi_max: f64, hi_sum: f64) -> (f64, f64) {
+pub(crate) fn merge_lanes(lo_max: f64, lo_sum: f64, hi_max: f64, hi_sum: f64) -> (f64, f64) {
     // Equal maxima (-0.0 and 0.0 included) keep the lower side's.
     let max = if lo_max >= hi_max { lo_max } else { hi_max };
     // The side not holding the maximum scales by exp(its max − max), which is
@@ -111,13 +117,21 @@ impl Lane for ExpSum {
 /// One canonical tile of log-sum-exp: lanes updated in increasing index, then folded by
 /// halving, the lower-index side first (the steps of [`ExpSum::push`] and
 /// [`ExpSum::merge`], vectorized across lanes).
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.1"
+))]
 fn exp_sum_tile(values: &[f64]) -> ExpSum {
     exp_sum_tile_with(values, |x| x)
 }
 
 /// [`exp_sum_tile`] over f32 elements, converted as they are read.
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.1"
+))]
 fn exp_sum_tile_f32(values: &[f32]) -> ExpSum {
     exp_sum_tile_with(values, f64::from)
 }
@@ -140,26 +154,9 @@ fn exp_sum_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> ExpSum
 fn lanes_tile<const L: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> ExpSum {
     let mut max = [f64::NEG_INFINITY; L];
     let mut sum = [0.0f64; L];
-    if values.len() == TILE {
-        // A whole tile: eight lanes at a time through all their rows, in registers.
-        const BLOCK: usize = 8;
-        for j in (0..L).step_by(BLOCK) {
-            let mut m = [f64::NEG_INFINITY; BLOCK];
-            let mut s = [0.0f64; BLOCK];
-            for r in 0..ROWS {
-                let row = &values[r * LANES + j..r * LANES + j + BLOCK];
-                for q in 0..BLOCK {
-                    (m[q], s[q]) = push_lane(m[q], s[q], to_f64(row[q]));
-                }
-            }
-            max[j..j + BLOCK].copy_from_slice(&m);
-            sum[j..j + BLOCK].copy_from_slice(&s);
-        }
-    } else {
-        for row in values.chunks(LANES) {
-            for ((m, s), &x) in max.iter_mut().zip(&mut sum).zip(row) {
-                (*m, *s) = push_lane(*m, *s, to_f64(x));
-            }
+    for row in values.chunks(LANES) {
+        for ((m, s), &x) in max.iter_mut().zip(&mut sum).zip(row) {
+            (*m, *s) = push_lane(*m, *s, to_f64(x));
         }
     }
     // Lanes at and past `filled` are empty: their merges are skipped.
@@ -183,6 +180,7 @@ fn lanes_tile<const L: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redlab_core::canonical::TILE;
 
     /// The steps as docs/canonical-order.md writes them, with branches.
     fn push_as_written(s: &mut ExpSum, x: f64) {
