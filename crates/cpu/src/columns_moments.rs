@@ -127,7 +127,7 @@ fn push_row<T: Copy>(
 /// row after row (the reciprocals 1, 1/2, … 1/8), as [`push_row`] eight times.
 ///
 /// Blocks of at least [`WIDE_BLOCK`] columns run the AVX-512 build where the CPU has
-/// one (8192×8192 f32 columns: 21–23 against 30–31 GB/s); narrower ones the AVX2 build,
+/// one (8192×8192 f32 columns: 22–23 against 28–29 GB/s); narrower ones the AVX2 build,
 /// which was faster there (2^22×32: 10.0 against 6.6 GB/s), results/cpu-dev-2core-avx512.
 fn full_lane<T: Copy>(
     mean: &mut [f64],

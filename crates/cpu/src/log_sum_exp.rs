@@ -11,7 +11,7 @@
 //! lane states stay in L1); eight lanes at a time through all eight rows in registers,
 //! as the moments do, was 10% slower on rows of 8192 (results/cpu-dev-2core-avx512).
 //! AVX-512 is compiled in beside AVX2 and chosen at run time: the same operations on
-//! twice the lanes, so the same bits, 1.6–2.1× as fast on the development machine.
+//! twice the lanes, so the same bits, 1.3–2.1× as fast on the development machine.
 
 use redlab_core::canonical::LANES;
 use redlab_core::canonical_exp::exp;
