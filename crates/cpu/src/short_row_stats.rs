@@ -81,7 +81,8 @@ enum State {
 }
 
 /// Fills `values` eight outputs at a time: `step` turns eight rows into their states
-/// (a step short of eight rows repeats its last row), `finish` a state into a value.
+/// (a step short of eight rows fills the rest with its first row, and their states are
+/// dropped), `finish` a state into a value.
 fn each_step<T: Sync>(
     values: &mut [Value],
     plan: &redlab_core::shape::AxisPlan,
