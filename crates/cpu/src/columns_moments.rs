@@ -404,12 +404,9 @@ mod tests {
 
     /// Seeded values of many magnitudes, so that a changed merge order shows in the bits.
     fn values(n: usize, seed: u64) -> Vec<f64> {
-        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        (0..n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
+        crate::test_values::stream(seed)
+            .take(n)
+            .map(|state| {
                 let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
                 (unit - 0.3) * 10f64.powi((state % 7) as i32 - 2)
             })

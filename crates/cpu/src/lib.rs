@@ -31,6 +31,8 @@ mod select_columns;
 mod short_row_stats;
 pub mod short_rows;
 pub mod statistics;
+#[cfg(test)]
+mod test_values;
 
 use std::time::Instant;
 

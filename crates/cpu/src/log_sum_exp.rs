@@ -180,6 +180,7 @@ fn lanes_tile<const L: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_values::awkward;
     use redlab_core::canonical::TILE;
 
     /// The steps as docs/canonical-order.md writes them, with branches.
@@ -231,27 +232,6 @@ mod tests {
     fn same(a: ExpSum, b: ExpSum) -> bool {
         let eq = |x: f64, y: f64| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan());
         eq(a.max, b.max) && eq(a.sum, b.sum)
-    }
-
-    /// Seeded values with repeats, infinities and (when `nan`) NaN among them.
-    fn awkward(n: usize, seed: u64, nan: bool) -> Vec<f64> {
-        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        (0..n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                match state % 97 {
-                    0 => f64::INFINITY,
-                    1 => f64::NEG_INFINITY,
-                    2 if nan => f64::NAN,
-                    3..=9 => 3.0,
-                    10 => 0.0,
-                    11 => -0.0,
-                    _ => (state >> 11) as f64 / (1u64 << 53) as f64 * 60.0 - 30.0,
-                }
-            })
-            .collect()
     }
 
     #[test]

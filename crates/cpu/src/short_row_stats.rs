@@ -221,28 +221,8 @@ fn exp_sum_rows(values: &[[f64; ROWS]; TINY_TILE], len: usize) -> [ExpSum; ROWS]
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_values::awkward;
     use redlab_core::shape::{AxisPlan, Layout};
-
-    /// Seeded values with repeats, zeros of both signs, infinities and NaN.
-    fn awkward(n: usize, seed: u64) -> Vec<f64> {
-        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        (0..n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                match state % 101 {
-                    0 => f64::INFINITY,
-                    1 => f64::NEG_INFINITY,
-                    2 => f64::NAN,
-                    3..=9 => 3.0,
-                    10 => 0.0,
-                    11 => -0.0,
-                    _ => (state >> 11) as f64 / (1u64 << 53) as f64 * 60.0 - 30.0,
-                }
-            })
-            .collect()
-    }
 
     /// Every row length up to 32, a row count that leaves a partial step, f32 and f64:
     /// each output has the bits of its row reduced alone by the tile code.
@@ -257,7 +237,7 @@ mod tests {
             let outputs = 8 * STEPS_PER_TASK + 13;
             let plan =
                 AxisPlan::new(Layout::c_order(&[outputs, len]), Some(&[1]), false).expect("plan");
-            let wide = awkward(outputs * len, len as u64);
+            let wide = awkward(outputs * len, len as u64, true);
             let narrow: Vec<f32> = wide.iter().map(|&x| x as f32).collect();
             for stat in stats {
                 for data in [ArrayRef::from_slice(&wide), ArrayRef::from_slice(&narrow)] {
@@ -281,7 +261,7 @@ mod tests {
 
     #[test]
     fn longer_rows_and_other_statistics_are_left_alone() {
-        let data = awkward(40 * 3, 7);
+        let data = awkward(40 * 3, 7, true);
         let long = AxisPlan::new(Layout::c_order(&[3, 40]), Some(&[1]), false).expect("plan");
         let short = AxisPlan::new(Layout::c_order(&[40, 3]), Some(&[1]), false).expect("plan");
         let data = ArrayRef::from_slice(&data);
