@@ -59,10 +59,12 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
     let joined = started.elapsed().as_secs_f64();
     let device = Device::open(&args.device, args.threads)?;
     let generated: Vec<HostArray> = if files.is_empty() {
-        (0..dtypes.len())
-            .map(|k| {
+        dtypes
+            .iter()
+            .enumerate()
+            .map(|(k, &dtype)| {
                 generate_range(
-                    dtypes[k],
+                    dtype,
                     mine.start,
                     mine.len(),
                     args.dist,
