@@ -1,20 +1,10 @@
 //! Variance and standard deviation of columns (neighbouring outputs whose elements lie
 //! one row apart, as along axis 0 of a C-order matrix) in the canonical order of each
-//! column, without gathering: columns.rs's layout of the work, with Welford lanes.
+//! column, without gathering: Welford lanes over a block of columns, walked by
+//! [`crate::column_lanes`] (which says why the bits are each column's alone).
 //!
-//! Every column runs exactly the steps of [`crate::statistics`]: each lane of a tile
-//! takes its rows in increasing index (Welford, a reciprocal per row), the lanes fold
-//! by halving with Chan's merge (the lower lanes on the left), and the tiles join in
-//! the aligned pairwise tree. Its bits are therefore those of the same column reduced
-//! alone. Only the order of the memory traffic changes, and the work is vectorized
-//! across columns, with a lane's mean and M2 in two arrays over the block's columns
-//! and the lane's count shared by all of them:
-//!
-//! - **Narrow runs** (at most 16 columns: the lanes of all of them fit 256 KiB): rows
-//!   are read in order, each updating one lane of every column.
-//! - **Wide runs**: one lane at a time (its eight rows, each a contiguous stretch of
-//!   the block's columns) in the order the halving fold pairs lanes, bit-reversed,
-//!   joined on a stack like a binary counter.
+//! A lane's mean and M2 are two arrays over the block's columns; the lane's count is
+//! shared by all of them, so Welford's reciprocal and Chan's weights are scalars.
 //!
 //! Before this, each column was gathered element by element and reduced alone, which
 //! read 8192×8192 f32 columns at 1.0–1.8 GB/s on the 2-core development machine
@@ -23,70 +13,95 @@
 //! Wide blocks of columns run an AVX-512 build where the CPU has one (same operations,
 //! same bits; see [`full_lane`]).
 
-use rayon::prelude::*;
-use redlab_core::canonical::{tile_count, LANES, ROWS, TILE};
+use redlab_core::canonical::ROWS;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, DType, Error, Value};
 
-use crate::statistics::{spread_value, tree, Moments, Statistic};
-
-/// Bytes of lane state (mean and M2, 16 bytes per lane and column) a narrow block
-/// keeps: within L2.
-const LANE_BYTES: usize = 256 << 10;
-
-/// Columns a wide-run block updates per row: 16 KiB of f64 state per array.
-const WIDE_COLUMNS: usize = 1024;
-
-/// Levels of the lanes' fold tree, plus one for the lane being built.
-const FOLD_LEVELS: usize = LANES.trailing_zeros() as usize + 1;
+use crate::column_lanes::{split_pair, states_of_columns, ColumnLanes};
+use crate::statistics::{spread_value, Moments, Statistic};
 
 /// The lanes of a block's columns: lane-major means and M2 (lane `l` of column `c` at
-/// `l·width + c`) and each lane's count.
-struct Lanes {
+/// `l·width + c`).
+struct MomentLanes {
     width: usize,
-    count: Vec<f64>,
     mean: Vec<f64>,
     m2: Vec<f64>,
 }
 
-impl Lanes {
-    fn new(lanes: usize, width: usize) -> Lanes {
-        Lanes {
+impl ColumnLanes for MomentLanes {
+    type State = Moments;
+
+    /// On the 2-core development machine, var of 32–128 f32 columns read 12–19 GB/s row
+    /// by row against 9–12 lane by lane; 256 columns read as fast either way, 512
+    /// columns 17–18 row by row against 21–22 (results/cpu-dev-2core-column-lanes).
+    const NARROW: usize = 256;
+
+    fn new(lanes: usize, width: usize) -> MomentLanes {
+        MomentLanes {
             width,
-            count: vec![0.0; lanes],
             mean: vec![0.0; lanes * width],
             m2: vec![0.0; lanes * width],
         }
     }
 
-    /// Lane `low` ← Chan's merge of lane `low` (the lower indices) with lane `high`, for
-    /// every column: the arithmetic of [`Moments::merge`].
-    fn merge(&mut self, low: usize, high: usize) {
-        let (a, b) = (self.count[low], self.count[high]);
-        if b == 0.0 {
-            return;
-        }
+    fn push_rows<T: Copy>(
+        &mut self,
+        lane: usize,
+        rows: &[&[T]],
+        count: usize,
+        to_f64: impl Fn(T) -> f64 + Copy,
+    ) {
+        let at = lane * self.width..(lane + rows.len()) * self.width;
+        let (mean, m2) = (&mut self.mean[at.clone()], &mut self.m2[at]);
+        push_rows(mean, m2, self.width, rows, 1.0 / count as f64, to_f64);
+    }
+
+    fn full_lane<T: Copy>(
+        &mut self,
+        lane: usize,
+        rows: [&[T]; ROWS],
+        to_f64: impl Fn(T) -> f64 + Copy,
+    ) {
+        let at = lane * self.width..(lane + 1) * self.width;
+        full_lane(&mut self.mean[at.clone()], &mut self.m2[at], rows, to_f64);
+    }
+
+    fn clear(&mut self, lane: usize) {
+        let at = lane * self.width..(lane + 1) * self.width;
+        self.mean[at.clone()].fill(0.0);
+        self.m2[at].fill(0.0);
+    }
+
+    /// Chan's merge for every column: the arithmetic of [`Moments::merge`].
+    fn merge(&mut self, low: usize, high: usize, low_count: usize, high_count: usize) {
         let w = self.width;
         let (lo, hi) = (low * w, high * w);
-        if a == 0.0 {
+        if low_count == 0 {
             self.mean.copy_within(hi..hi + w, lo);
             self.m2.copy_within(hi..hi + w, lo);
         } else {
+            let (a, b) = (low_count as f64, high_count as f64);
             let n = a + b;
             let (to_mean, to_m2) = (b / n, a * b / n);
             let (low_mean, high_mean) = split_pair(&mut self.mean, lo, hi, w);
             let (low_m2, high_m2) = split_pair(&mut self.m2, lo, hi, w);
             merge_columns(low_mean, low_m2, high_mean, high_m2, to_mean, to_m2);
         }
-        self.count[low] = a + b;
     }
-}
 
-/// The two disjoint `w`-element stretches of `v` at `lo` < `hi`.
-fn split_pair(v: &mut [f64], lo: usize, hi: usize, w: usize) -> (&mut [f64], &[f64]) {
-    let (left, right) = v.split_at_mut(hi);
-    (&mut left[lo..lo + w], &right[..w])
+    fn states(&self, lane: usize, count: usize) -> Vec<Moments> {
+        let at = lane * self.width..(lane + 1) * self.width;
+        self.mean[at.clone()]
+            .iter()
+            .zip(&self.m2[at])
+            .map(|(&mean, &m2)| Moments {
+                count: count as f64,
+                mean,
+                m2,
+            })
+            .collect()
+    }
 }
 
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
@@ -105,26 +120,31 @@ fn merge_columns(
     }
 }
 
-/// One row's Welford update of a lane over the block's columns: the lane has seen
-/// `count − 1` rows before, `inverse` is `1 / count`.
+/// One row's Welford update of consecutive lanes of one count over the block's columns,
+/// `rows[i]` into the i-th `width` columns of `mean` and `m2` (one dispatch for a batch):
+/// each lane has seen `count − 1` rows before, `inverse` is `1 / count`.
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
-fn push_row<T: Copy>(
+fn push_rows<T: Copy>(
     mean: &mut [f64],
     m2: &mut [f64],
-    row: &[T],
+    width: usize,
+    rows: &[&[T]],
     inverse: f64,
-    to_f64: impl Fn(T) -> f64,
+    to_f64: impl Fn(T) -> f64 + Copy,
 ) {
-    for ((m, s), &x) in mean.iter_mut().zip(m2.iter_mut()).zip(row) {
-        let x = to_f64(x);
-        let d = x - *m;
-        *m += d * inverse;
-        *s += d * (x - *m);
+    let lanes = mean.chunks_exact_mut(width).zip(m2.chunks_exact_mut(width));
+    for ((mean, m2), row) in lanes.zip(rows) {
+        for ((m, s), &x) in mean.iter_mut().zip(m2.iter_mut()).zip(&row[..width]) {
+            let x = to_f64(x);
+            let d = x - *m;
+            *m += d * inverse;
+            *s += d * (x - *m);
+        }
     }
 }
 
 /// A lane's eight rows over the block's columns, from no elements: Welford's update
-/// row after row (the reciprocals 1, 1/2, … 1/8), as [`push_row`] eight times.
+/// row after row (the reciprocals 1, 1/2, … 1/8), as [`push_rows`] eight times.
 ///
 /// Blocks of at least [`WIDE_BLOCK`] columns run the AVX-512 build where the CPU has
 /// one (8192×8192 f32 columns: 22–23 against 28–29 GB/s); narrower ones the AVX2 build,
@@ -235,12 +255,22 @@ pub fn columns(
             .collect()
     };
     Some(match data.dtype() {
-        DType::F32 => data
-            .typed::<f32>()
-            .map(|src| finish(moments_of_columns(src, plan, run, f64::from))),
-        DType::F64 => data
-            .typed::<f64>()
-            .map(|src| finish(moments_of_columns(src, plan, run, |x| x))),
+        DType::F32 => data.typed::<f32>().map(|src| {
+            finish(states_of_columns::<MomentLanes, _, _>(
+                src,
+                plan,
+                run,
+                f64::from,
+            ))
+        }),
+        DType::F64 => data.typed::<f64>().map(|src| {
+            finish(states_of_columns::<MomentLanes, _, _>(
+                src,
+                plan,
+                run,
+                |x| x,
+            ))
+        }),
         _ => return None,
     })
 }
@@ -257,144 +287,6 @@ pub(crate) fn columns_run(selection: Selection<'_>) -> Option<(&AxisPlan, usize)
     }
     let run = plan.output_runs().filter(|&r| r > 1)?;
     Some((plan, run))
-}
-
-/// The canonical moments of outputs `0 … plan.outputs() − 1`.
-fn moments_of_columns<T: Copy + Send + Sync, F: Fn(T) -> f64 + Copy + Sync>(
-    src: &[T],
-    plan: &AxisPlan,
-    run: usize,
-    to_f64: F,
-) -> Vec<Moments> {
-    let narrow = LANE_BYTES / (LANES * 16);
-    let wide = run > narrow;
-    let width = if wide { WIDE_COLUMNS } else { run };
-    let blocks_per_run = run.div_ceil(width);
-    let blocks = (plan.outputs() / run) * blocks_per_run;
-    let tiles = tile_count(plan.segment_len());
-    // One task per block and tile, as in columns.rs.
-    let roots: Vec<Vec<Moments>> = (0..blocks * tiles)
-        .into_par_iter()
-        .map(|task| {
-            let (b, t) = (task / tiles, task % tiles);
-            let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
-            let w = width.min(run - (b % blocks_per_run) * width);
-            if wide {
-                tile_by_lanes(src, plan, first, w, t, to_f64)
-            } else {
-                tile_by_rows(src, plan, first, w, t, to_f64)
-            }
-        })
-        .collect();
-    roots
-        .chunks(tiles)
-        .flat_map(|block| {
-            (0..block[0].len()).map(move |c| tree(block.iter().map(|tile| tile[c]).collect()))
-        })
-        .collect()
-}
-
-/// The states of the block's columns in lane 0 after the fold.
-fn roots_of(lanes: &Lanes) -> Vec<Moments> {
-    (0..lanes.width)
-        .map(|c| Moments {
-            count: lanes.count[0],
-            mean: lanes.mean[c],
-            m2: lanes.m2[c],
-        })
-        .collect()
-}
-
-/// Tile `t`'s states of outputs `first … first + width − 1`, reading rows in order.
-fn tile_by_rows<T: Copy, F: Fn(T) -> f64 + Copy + Sync>(
-    src: &[T],
-    plan: &AxisPlan,
-    first: usize,
-    width: usize,
-    t: usize,
-    to_f64: F,
-) -> Vec<Moments> {
-    let rows = TILE.min(plan.segment_len() - t * TILE);
-    let mut lanes = Lanes::new(LANES, width);
-    for (r, offset) in plan.segment_from(first, t * TILE).take(rows).enumerate() {
-        let lane = r % LANES;
-        let count = (r / LANES + 1) as f64;
-        lanes.count[lane] = count;
-        let at = lane * width..(lane + 1) * width;
-        push_row(
-            &mut lanes.mean[at.clone()],
-            &mut lanes.m2[at],
-            &src[offset..offset + width],
-            1.0 / count,
-            to_f64,
-        );
-    }
-    let mut half = LANES / 2;
-    while half >= 1 {
-        for j in 0..half {
-            lanes.merge(j, j + half);
-        }
-        half /= 2;
-    }
-    roots_of(&lanes)
-}
-
-/// Tile `t`'s states of outputs `first … first + width − 1`, one lane at a time in the
-/// fold's order.
-fn tile_by_lanes<T: Copy, F: Fn(T) -> f64 + Copy + Sync>(
-    src: &[T],
-    plan: &AxisPlan,
-    first: usize,
-    width: usize,
-    t: usize,
-    to_f64: F,
-) -> Vec<Moments> {
-    let rows = TILE.min(plan.segment_len() - t * TILE);
-    let offsets: Vec<usize> = plan.segment_from(first, t * TILE).take(rows).collect();
-    // Slots 0 … depth − 1 hold the roots of finished subtrees of lanes, oldest first;
-    // slot `depth` is the lane being built.
-    let mut stack = Lanes::new(FOLD_LEVELS, width);
-    let mut depth = 0;
-    for p in 0..LANES {
-        let lane = p.reverse_bits() >> (usize::BITS - LANES.trailing_zeros());
-        let at = depth * width..(depth + 1) * width;
-        if lane + (ROWS - 1) * LANES < rows {
-            // A full lane: its eight rows in one pass, eight streams at once, each
-            // column's state in registers until it is stored.
-            let rows: [&[T]; ROWS] = std::array::from_fn(|j| {
-                let offset = offsets[lane + j * LANES];
-                &src[offset..offset + width]
-            });
-            full_lane(&mut stack.mean[at.clone()], &mut stack.m2[at], rows, to_f64);
-            stack.count[depth] = ROWS as f64;
-        } else {
-            stack.mean[at.clone()].fill(0.0);
-            stack.m2[at.clone()].fill(0.0);
-            let mut count = 0usize;
-            for j in 0..ROWS {
-                let Some(&offset) = offsets.get(lane + j * LANES) else {
-                    break;
-                };
-                count += 1;
-                push_row(
-                    &mut stack.mean[at.clone()],
-                    &mut stack.m2[at.clone()],
-                    &src[offset..offset + width],
-                    1.0 / count as f64,
-                    to_f64,
-                );
-            }
-            stack.count[depth] = count as f64;
-        }
-        depth += 1;
-        // Like a binary counter: each trailing one of p closes a pair of subtrees.
-        for _ in 0..p.trailing_ones() {
-            stack.merge(depth - 2, depth - 1);
-            depth -= 1;
-        }
-    }
-    debug_assert_eq!(depth, 1);
-    roots_of(&stack)
 }
 
 #[cfg(test)]
@@ -415,8 +307,8 @@ mod tests {
 
     #[test]
     fn columns_equal_each_column_reduced_alone_bit_for_bit() {
-        // 9 columns run narrow, 40 wide; rows cover a partial first tile, exact lanes,
-        // whole tiles and a partial last tile.
+        // Up to 512 columns run narrow (row by row), more wide (lane by lane); rows cover
+        // a partial first tile, exact lanes, whole tiles and a partial last tile.
         for (rows, cols) in [
             (2, 9),
             (7, 40),
@@ -427,6 +319,7 @@ mod tests {
             (9000, 9),
             (16_385, 40),
             (3000, 1030),
+            (8193, 513),
         ] {
             let x = values(rows * cols, (rows * 31 + cols) as u64);
             let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();

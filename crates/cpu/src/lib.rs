@@ -18,9 +18,10 @@
 //! ```
 
 pub mod canonical;
+mod column_lanes;
 pub mod columns;
+mod columns_exp;
 mod columns_moments;
-mod columns_tiles;
 pub mod integer;
 mod log_sum_exp;
 mod mapped;

@@ -607,9 +607,9 @@ impl CpuBackend {
             if let Some(values) = crate::short_row_stats::rows(stat, data, selection) {
                 return values;
             }
-            // Log-sum-exp of float columns copies them a tile of a block at a time.
+            // Log-sum-exp of float columns runs across columns without gathering too.
             if stat == Statistic::LogSumExp {
-                if let Some(states) = crate::columns_tiles::columns::<ExpSum>(data, selection) {
+                if let Some(states) = crate::columns_exp::columns(data, selection) {
                     let out = stat.result_dtype(data.dtype());
                     return states
                         .map(|s| s.into_iter().map(|e| float_value(out, e.value())).collect());

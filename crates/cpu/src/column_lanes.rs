@@ -1,0 +1,210 @@
+//! The walk shared by the statistics of columns (neighbouring outputs whose elements lie
+//! one row apart, as along axis 0 of a C-order matrix): each column keeps the canonical
+//! order of its own elements, but the memory is read row by row across a block of
+//! columns, and the work is vectorized across those columns.
+//!
+//! Every column runs exactly the steps of [`crate::statistics`]: each lane of a tile
+//! takes its rows in increasing index, the lanes fold by halving (the lower lanes on the
+//! left, empty lanes skipped), and the tiles join in the aligned pairwise tree. Its bits
+//! are therefore those of the same column reduced alone. A statistic supplies its lane
+//! state over a block of columns ([`ColumnLanes`]); this file decides the order:
+//!
+//! - **Narrow runs** (at most [`ColumnLanes::NARROW`] columns): rows are read in order,
+//!   each updating one lane of every column, and the lanes fold at the end. All the
+//!   lanes are live at once (8 MiB of state for 512 columns), but they are read and
+//!   written in order and whole rows stream.
+//! - **Wide runs**: one lane at a time (its eight rows, each a contiguous stretch of the
+//!   block's columns) in the order the halving fold pairs lanes, bit-reversed, joined on
+//!   a stack like a binary counter. Only the fold's eleven levels of state are live.
+
+use rayon::prelude::*;
+use redlab_core::canonical::{tile_count, LANES, ROWS, TILE};
+use redlab_core::shape::AxisPlan;
+
+use crate::statistics::{tree, Lane};
+
+/// Columns a wide-run block updates per row: 16 KiB of f64 state per array.
+const WIDE_COLUMNS: usize = 1024;
+
+/// Rows a narrow run hands a statistic at once (a divisor of `LANES`).
+const ROW_BATCH: usize = 64;
+
+/// Levels of the lanes' fold tree, plus one for the lane being built.
+const FOLD_LEVELS: usize = LANES.trailing_zeros() as usize + 1;
+
+/// One statistic's lane states over a block of columns: `lanes` slots of `width`
+/// columns each. Element counts are the walk's; each call gets the ones it needs.
+pub(crate) trait ColumnLanes {
+    /// One column's state.
+    type State: Lane;
+
+    /// The widest run read row by row.
+    const NARROW: usize;
+
+    fn new(lanes: usize, width: usize) -> Self;
+
+    /// Slots `lane`, `lane + 1`, … ← the next row each (`rows[i]` to slot `lane + i`),
+    /// the `count`-th element of each of those lanes.
+    fn push_rows<T: Copy>(
+        &mut self,
+        lane: usize,
+        rows: &[&[T]],
+        count: usize,
+        to_f64: impl Fn(T) -> f64 + Copy,
+    );
+
+    /// Slot `lane` ← a whole lane (`ROWS` rows), from no elements.
+    fn full_lane<T: Copy>(
+        &mut self,
+        lane: usize,
+        rows: [&[T]; ROWS],
+        to_f64: impl Fn(T) -> f64 + Copy,
+    );
+
+    /// Slot `lane` ← no elements.
+    fn clear(&mut self, lane: usize);
+
+    /// Slot `low` ← slot `low` (the lower indices, `low_count` elements) merged with
+    /// slot `high` (`high_count` ≥ 1 elements), column by column.
+    fn merge(&mut self, low: usize, high: usize, low_count: usize, high_count: usize);
+
+    /// The state of every column in slot `lane`, which holds `count` elements per column.
+    fn states(&self, lane: usize, count: usize) -> Vec<Self::State>;
+}
+
+/// The two disjoint `w`-element stretches of `v` at `lo` < `hi`: a lane slot to update
+/// and the one merged into it.
+pub(crate) fn split_pair(v: &mut [f64], lo: usize, hi: usize, w: usize) -> (&mut [f64], &[f64]) {
+    let (left, right) = v.split_at_mut(hi);
+    (&mut left[lo..lo + w], &right[..w])
+}
+
+/// The canonical states of outputs `0 … plan.outputs() − 1`, runs of `run` neighbouring
+/// columns: one task per block of columns and tile, then each column's tiles joined.
+pub(crate) fn states_of_columns<L, T, F>(
+    src: &[T],
+    plan: &AxisPlan,
+    run: usize,
+    to_f64: F,
+) -> Vec<L::State>
+where
+    L: ColumnLanes,
+    T: Copy + Send + Sync,
+    F: Fn(T) -> f64 + Copy + Sync,
+{
+    let wide = run > L::NARROW;
+    let width = if wide { WIDE_COLUMNS } else { run };
+    let blocks_per_run = run.div_ceil(width);
+    let blocks = (plan.outputs() / run) * blocks_per_run;
+    let tiles = tile_count(plan.segment_len());
+    let roots: Vec<Vec<L::State>> = (0..blocks * tiles)
+        .into_par_iter()
+        .map(|task| {
+            let (b, t) = (task / tiles, task % tiles);
+            let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
+            let w = width.min(run - (b % blocks_per_run) * width);
+            if wide {
+                tile_by_lanes::<L, T, F>(src, plan, first, w, t, to_f64)
+            } else {
+                tile_by_rows::<L, T, F>(src, plan, first, w, t, to_f64)
+            }
+        })
+        .collect();
+    roots
+        .chunks(tiles)
+        .flat_map(|block| {
+            (0..block[0].len()).map(move |c| tree(block.iter().map(|tile| tile[c]).collect()))
+        })
+        .collect()
+}
+
+/// Tile `t`'s states of outputs `first … first + width − 1`, reading rows in order.
+fn tile_by_rows<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
+    src: &[T],
+    plan: &AxisPlan,
+    first: usize,
+    width: usize,
+    t: usize,
+    to_f64: F,
+) -> Vec<L::State> {
+    let rows = TILE.min(plan.segment_len() - t * TILE);
+    let mut lanes = L::new(LANES, width);
+    // Rows in batches of consecutive lanes of one count (a batch never crosses lane
+    // 1023), so that a statistic pays its per-call costs once per batch.
+    let mut batch: Vec<&[T]> = Vec::with_capacity(ROW_BATCH);
+    let mut walk = plan.segment_from(first, t * TILE).take(rows);
+    for r0 in (0..rows).step_by(ROW_BATCH) {
+        batch.clear();
+        batch.extend(walk.by_ref().take(ROW_BATCH).map(|o| &src[o..o + width]));
+        lanes.push_rows(r0 % LANES, &batch, r0 / LANES + 1, to_f64);
+    }
+    // Lane j holds the rows j, j + 1024, … below `rows`.
+    let mut counts: Vec<usize> = (0..LANES).map(|j| (rows + LANES - 1 - j) / LANES).collect();
+    let mut half = LANES / 2;
+    while half >= 1 {
+        for j in 0..half {
+            if counts[j + half] > 0 {
+                lanes.merge(j, j + half, counts[j], counts[j + half]);
+                counts[j] += counts[j + half];
+            }
+        }
+        half /= 2;
+    }
+    lanes.states(0, rows)
+}
+
+/// Tile `t`'s states of outputs `first … first + width − 1`, one lane at a time in the
+/// fold's order.
+fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
+    src: &[T],
+    plan: &AxisPlan,
+    first: usize,
+    width: usize,
+    t: usize,
+    to_f64: F,
+) -> Vec<L::State> {
+    let rows = TILE.min(plan.segment_len() - t * TILE);
+    let offsets: Vec<usize> = plan.segment_from(first, t * TILE).take(rows).collect();
+    // Slots 0 … depth − 1 hold the roots of finished subtrees of lanes, oldest first;
+    // slot `depth` is the lane being built. `counts` are their elements per column.
+    let mut stack = L::new(FOLD_LEVELS, width);
+    let mut counts = [0usize; FOLD_LEVELS];
+    let mut depth = 0;
+    let full = |lane: usize| lane + (ROWS - 1) * LANES < rows;
+    let rows_of = |lane: usize| -> [&[T]; ROWS] {
+        std::array::from_fn(|j| {
+            let offset = offsets[lane + j * LANES];
+            &src[offset..offset + width]
+        })
+    };
+    for p in 0..LANES {
+        let lane = p.reverse_bits() >> (usize::BITS - LANES.trailing_zeros());
+        if full(lane) {
+            // A full lane: its eight rows in one pass.
+            stack.full_lane(depth, rows_of(lane), to_f64);
+            counts[depth] = ROWS;
+        } else {
+            stack.clear(depth);
+            let mut count = 0;
+            for j in 0..ROWS {
+                let Some(&offset) = offsets.get(lane + j * LANES) else {
+                    break;
+                };
+                count += 1;
+                stack.push_rows(depth, &[&src[offset..offset + width]], count, to_f64);
+            }
+            counts[depth] = count;
+        }
+        depth += 1;
+        // Like a binary counter: each trailing one of p closes a pair of subtrees.
+        for _ in 0..p.trailing_ones() {
+            if counts[depth - 1] > 0 {
+                stack.merge(depth - 2, depth - 1, counts[depth - 2], counts[depth - 1]);
+                counts[depth - 2] += counts[depth - 1];
+            }
+            depth -= 1;
+        }
+    }
+    debug_assert_eq!(depth, 1);
+    stack.states(0, counts[0])
+}
