@@ -6,7 +6,9 @@
 use cudarc::driver::{result, sys};
 use redlab_core::{Problem, Value};
 use redlab_kernels::codec::Codec;
-use redlab_kernels::driver::{self as kernel_driver, Plan, ONE_LAUNCH_MAX_PARTIALS};
+use redlab_kernels::driver::{
+    self as kernel_driver, Plan, ONE_LAUNCH_MAX_PARTIALS, ONE_LAUNCH_TAIL_BYTES,
+};
 use redlab_kernels::{PassStructure, RunError, Variant};
 
 use crate::memory::{cu, DeviceBuffer, Timeline};
@@ -85,7 +87,7 @@ impl CudaDevice {
             params,
         );
         let codec = Codec::new(problem);
-        let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
+        let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + ONE_LAUNCH_TAIL_BYTES;
         let out = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
         self.timeline.write(&out, &vec![0u8; bytes])?;
 

@@ -23,7 +23,9 @@ use std::collections::HashMap;
 use cudarc::driver::{result, sys};
 use redlab_core::{Problem, Value};
 use redlab_kernels::codec::Codec;
-use redlab_kernels::driver::{self as kernel_driver, Plan, ONE_LAUNCH_MAX_PARTIALS};
+use redlab_kernels::driver::{
+    self as kernel_driver, Plan, ONE_LAUNCH_MAX_PARTIALS, ONE_LAUNCH_TAIL_BYTES,
+};
 use redlab_kernels::{PassStructure, RunError};
 
 use crate::memory::{cu, DeviceBuffer, Timeline};
@@ -72,7 +74,7 @@ pub enum Landing {
 impl CudaDevice {
     /// The bytes a [`Landing::Buffer`] must hold for `problem`.
     pub fn landing_bytes(&self, problem: &Problem) -> usize {
-        (1 + ONE_LAUNCH_MAX_PARTIALS) * Codec::new(problem).acc_bytes + 8
+        (1 + ONE_LAUNCH_MAX_PARTIALS) * Codec::new(problem).acc_bytes + ONE_LAUNCH_TAIL_BYTES
     }
 
     /// Whether [`CudaDevice::enqueue_reduce`] can run `problem` (one launch, and a final
@@ -193,9 +195,9 @@ impl CudaDevice {
         let launch = self.stream_launch(problem, n)?;
         if let Landing::Buffer { address, .. } = landing {
             let ticket = address + ((1 + ONE_LAUNCH_MAX_PARTIALS) * launch.acc_bytes) as u64;
-            // SAFETY: the buffer holds the ticket's 8 bytes (checked above); stream order
-            // puts the zeroing before the launch.
-            unsafe { result::memset_d8_async(ticket, 0, 8, stream_handle) }
+            // SAFETY: the buffer holds the ticket's and the accumulator's bytes (checked
+            // above); stream order puts the zeroing before the launch.
+            unsafe { result::memset_d8_async(ticket, 0, ONE_LAUNCH_TAIL_BYTES, stream_handle) }
                 .map_err(cu("cuMemsetD8Async"))?;
             return Timeline::enqueue(
                 launch.function,
@@ -214,7 +216,8 @@ impl CudaDevice {
         let out = match scratch.entry((stream, launch.acc_bytes)) {
             std::collections::hash_map::Entry::Occupied(e) => e.get().ptr,
             std::collections::hash_map::Entry::Vacant(slot) => {
-                let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * launch.acc_bytes + 8;
+                let bytes =
+                    (1 + ONE_LAUNCH_MAX_PARTIALS) * launch.acc_bytes + ONE_LAUNCH_TAIL_BYTES;
                 let buffer = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
                 // SAFETY: the buffer was just allocated with `bytes` bytes; zeroing it on
                 // the caller's stream orders it before the first launch that uses it.

@@ -329,3 +329,56 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn atomic_finish_uses_native_atomics_and_no_root_tree() {
+    require_nvrtc();
+    let variant = registry::find("production").expect("registered");
+    // The operator's own atomic on the accumulator's width (integers accumulate in 64
+    // bits, f32 min/max in 32-bit keys; min as a maximum of complemented keys, and as
+    // an or of complements), and an exchange that takes the value and leaves zero for
+    // the next launch.
+    for (op, dtype, atomic) in [
+        (Op::Min, DType::I32, "atom.global.max.u64"),
+        (Op::Min, DType::F32, "atom.global.max.u32"),
+        (Op::Max, DType::F64, "atom.global.max.u64"),
+        (Op::Sum, DType::I32, "atom.global.add.u64"),
+        (Op::And, DType::U32, "atom.global.or.b64"),
+        (Op::Xor, DType::I64, "atom.global.xor.b64"),
+    ] {
+        let problem = Problem::new(op, dtype, None).expect("valid");
+        let assemble = |params: &[(&str, u32)]| {
+            assembly::assemble(&variant, &problem, params, &[], Target::Cuda, true)
+                .expect("assembles")
+                .source
+        };
+        let compiled = |source: &str| {
+            let ptx = compile::compile(source, variant.file, "sm_90")
+                .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
+            String::from_utf8_lossy(&ptx).replace("red.global", "atom.global")
+        };
+        let with = compiled(&assemble(&[("ATOMIC_FINISH", 1)]));
+        assert!(with.contains(atomic), "{problem}: no {atomic}");
+        assert!(with.contains("atom.global.exch"), "{problem}: no exchange");
+        let without = compiled(&assemble(&[]));
+        assert!(
+            !without.contains(atomic),
+            "{problem}: {atomic} without the parameter"
+        );
+    }
+    // Canonical float sums keep their roots: the parameter does not reach them.
+    let problem = Problem::new(Op::Sum, DType::F32, None).expect("valid");
+    let source = assembly::assemble(
+        &variant,
+        &problem,
+        &[("ATOMIC_FINISH", 1)],
+        &[],
+        Target::Cuda,
+        true,
+    )
+    .expect("assembles")
+    .source;
+    let ptx = compile::compile(&source, variant.file, "sm_90").expect("compiles");
+    assert!(!String::from_utf8_lossy(&ptx).contains("atom.global.exch"));
+}

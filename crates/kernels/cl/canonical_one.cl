@@ -204,6 +204,61 @@ inline raw_t raw_load8(const __global in_t* p) {
 #define PREFETCH_RAW 0
 #endif
 
+// ATOMIC_FINISH (tunable; CUDA, order-free integer sums, min, max and bitwise ops, not
+// with clusters): each group combines its partial into one accumulator with a native
+// atomic instead of writing a root, and the last group takes that one value instead of
+// building the tree over every group's root. These atomics are exact in any order. The
+// accumulator lies 8 bytes after the ticket in `out` and holds an unsigned key whose
+// identity is 0 (min as the complement of the order key, and as the complement of the
+// bits), so the zeroed scratch is ready and the last group leaves it so with one
+// exchange; no launch has to set it first.
+#ifndef ATOMIC_FINISH
+#define ATOMIC_FINISH 0
+#endif
+#if !(defined(ORDER_FREE) && defined(__CUDACC__) && !USE_CLUSTER_FINISH && \
+      (ACC_BYTES == 4 || ACC_BYTES == 8) &&                                    \
+      (defined(OP_SUM) || defined(OP_MIN) || defined(OP_MAX) || defined(OP_AND) || \
+       defined(OP_OR) || defined(OP_XOR)))
+#undef ATOMIC_FINISH
+#define ATOMIC_FINISH 0
+#endif
+#if ATOMIC_FINISH
+#if ACC_BYTES == 8
+typedef unsigned long long rl_key_t;
+#else
+typedef unsigned int rl_key_t;
+#endif
+// Flipping the sign bit of a signed accumulator makes the unsigned order its order.
+#define RL_SIGN ((acc_t)-1 < (acc_t)0 ? (rl_key_t)1 << (8 * ACC_BYTES - 1) : (rl_key_t)0)
+inline void rl_atomic_combine(__global rl_key_t* slot, acc_t v) {
+    rl_key_t bits = (rl_key_t)v;
+#if defined(OP_SUM)
+    atomicAdd(slot, bits);
+#elif defined(OP_MAX)
+    atomicMax(slot, bits ^ RL_SIGN);
+#elif defined(OP_MIN)
+    atomicMax(slot, ~(bits ^ RL_SIGN));
+#elif defined(OP_AND)
+    atomicOr(slot, ~bits);
+#elif defined(OP_OR)
+    atomicOr(slot, bits);
+#else
+    atomicXor(slot, bits);
+#endif
+}
+inline acc_t rl_atomic_value(rl_key_t key) {
+#if defined(OP_MAX)
+    return (acc_t)(key ^ RL_SIGN);
+#elif defined(OP_MIN)
+    return (acc_t)(~key ^ RL_SIGN);
+#elif defined(OP_AND)
+    return (acc_t)~key;
+#else
+    return (acc_t)key;
+#endif
+}
+#endif
+
 #ifdef HAVE_SUBGROUP_SHUFFLE
 // One tile's 1024 lanes, work-item lid holding lanes lid + 256·q in l[q], folded by
 // halving: the steps 512 and 256 inside the work-item, those down to 64 through `lanes`
@@ -256,6 +311,9 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     ulong subtrees = (tiles + span - 1) >> k;
     ulong groups = get_num_groups(0);
     __global uint* counter = (__global uint*)(out + 1 + MAX_PARTIALS);
+#if ATOMIC_FINISH
+    __global rl_key_t* atomic_slot = (__global rl_key_t*)((__global uchar*)counter + 8);
+#endif
 
 #ifdef ORDER_FREE
     (void)span;
@@ -346,8 +404,14 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
         roots = clusters;
 #else
             // A single group has the result already: no roots, no ticket.
-            if (lid == 0)
-                STORE_ROOT(groups == 1 ? 0 : 1 + get_group_id(0), u);
+            if (lid == 0) {
+#if ATOMIC_FINISH
+                if (groups > 1)
+                    rl_atomic_combine(atomic_slot, u);
+                else
+#endif
+                    STORE_ROOT(groups == 1 ? 0 : 1 + get_group_id(0), u);
+            }
         }
         if (groups == 1)
             return;
@@ -502,6 +566,13 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
         if (!is_last)
             return;
         mem_fence(CLK_GLOBAL_MEM_FENCE);
+#if ATOMIC_FINISH
+        if (lid == 0) {
+            STORE_ROOT(0, rl_atomic_value(atomicExch(atomic_slot, (rl_key_t)0)));
+            *counter = 0;
+        }
+        return;
+#endif
     } else {
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }

@@ -14,6 +14,10 @@ use crate::registry::{Applies, Geometry, PassStructure, Variant};
 /// `canonical_one.cl`).
 pub const ONE_LAUNCH_MAX_PARTIALS: usize = 2048;
 
+/// Bytes after the one-launch kernel's result and roots: the ticket counter (4 bytes,
+/// then 4 unused) and the atomic finish's accumulator (8), all zero between launches.
+pub const ONE_LAUNCH_TAIL_BYTES: usize = 16;
+
 /// The aligned subtrees of the tile tree the one-launch kernel cuts `n` elements into:
 /// the smallest power-of-two span of tiles that leaves at most
 /// [`ONE_LAUNCH_MAX_PARTIALS`] subtrees (the kernel computes the same from `n`).
@@ -359,8 +363,9 @@ pub fn run_passes<L: Launcher>(
             finish(&ping, count, passes)
         }
         PassStructure::LastBlockFinish => {
-            // Result, the subtree roots, then the ticket counter, which starts at zero.
-            let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + 8;
+            // Result, the subtree roots, then the ticket counter and the atomic
+            // accumulator, which start at zero.
+            let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + ONE_LAUNCH_TAIL_BYTES;
             let mut out = launcher.alloc(bytes)?;
             launcher.write(&mut out, &vec![0u8; bytes])?;
             passes.push(launcher.launch(first, source, &out, n, g0, l0)?);

@@ -1,7 +1,7 @@
 //! The variant registry: every reduction strategy as data (name, aliases, origin,
 //! required features, parameter space, pass structure) plus its kernel file.
 
-use redlab_core::{DType, Problem};
+use redlab_core::{DType, Op, Problem};
 use serde::Serialize;
 
 use crate::capability::{Capabilities, Feature};
@@ -65,6 +65,9 @@ pub enum Applies {
     /// Order-free problems over 4-byte elements on devices with 32-wide warp shuffles
     /// (the one-launch kernel's 16-byte word loads on CUDA).
     OrderFreeWords,
+    /// Order-free problems whose operator has a native atomic (integer sums, min, max,
+    /// and, or, xor) on devices with 32-wide warp shuffles (CUDA).
+    OrderFreeAtomic,
     /// Every problem on devices with 32-wide warp shuffles (CUDA; the kernel uses
     /// thread-block clusters from sm_90 on and ignores the parameter before).
     Clusters,
@@ -80,6 +83,13 @@ impl Applies {
             Applies::OrderFree => !ordered,
             Applies::WarpTiles => ordered && matches!(problem.dtype, DType::F32 | DType::F64),
             Applies::OrderFreeWords => !ordered && problem.dtype.size_bytes() == 4,
+            Applies::OrderFreeAtomic => {
+                !ordered
+                    && matches!(
+                        problem.op,
+                        Op::Sum | Op::Min | Op::Max | Op::And | Op::Or | Op::Xor
+                    )
+            }
             Applies::Clusters => true,
         }
     }
@@ -88,7 +98,10 @@ impl Applies {
     pub fn available(self, caps: &Capabilities) -> bool {
         !matches!(
             self,
-            Applies::WarpTiles | Applies::OrderFreeWords | Applies::Clusters
+            Applies::WarpTiles
+                | Applies::OrderFreeWords
+                | Applies::OrderFreeAtomic
+                | Applies::Clusters
         ) || caps.has(Feature::WarpShuffle)
     }
 }
@@ -253,6 +266,20 @@ const ORDER_FREE_WORDS: Param = Param {
     default: 1,
     values: &[0, 1],
     applies: Applies::OrderFreeWords,
+    range: (0, 1),
+    power_of_two: false,
+};
+const ATOMIC_FINISH: Param = Param {
+    name: "ATOMIC_FINISH",
+    // On CUDA, order-free integer sums, min, max and bitwise ops: each group combines its
+    // partial into one accumulator with a native atomic and the last group takes it (1),
+    // or writes a root that the last group's tree reads (0); see canonical_one.cl. On an
+    // H100, 1 made multi-group launches 2–10% faster in a graph and single-group ones
+    // (which never reach the atomic) 1–5% slower, so it is chosen per size by the
+    // database, not by default (results/h100-atomic-finish).
+    default: 0,
+    values: &[0, 1],
+    applies: Applies::OrderFreeAtomic,
     range: (0, 1),
     power_of_two: false,
 };
@@ -423,7 +450,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS, CLUSTER_FINISH], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS, ATOMIC_FINISH, CLUSTER_FINISH], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),

@@ -138,11 +138,12 @@ mod tests {
         );
         let half_sum = Problem::new(Op::Sum, DType::F16, None).expect("valid");
         assert_eq!(configs(&production, &half_sum, &warps).len(), 5 * 2 * 3 * 4);
-        // Order-free 4-byte problems add word loads and cluster finishes.
+        // Order-free 4-byte problems add word loads, the atomic finish and cluster
+        // finishes.
         assert_eq!(
             configs(&production, &int_max, &warps).len(),
-            5 * 4 * 2 * 4,
-            "groups per CU × unroll × words × cluster"
+            5 * 4 * 2 * 2 * 4,
+            "groups per CU × unroll × words × atomic finish × cluster"
         );
         let reduce2 = registry::find("reduce2").expect("registered");
         let wgs: Vec<u32> = configs(&reduce2, &int_max, &caps())
