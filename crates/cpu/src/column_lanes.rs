@@ -11,8 +11,8 @@
 //!
 //! - **Narrow runs** (at most [`ColumnLanes::NARROW`] columns): rows are read in order,
 //!   each updating one lane of every column, and the lanes fold at the end. All the
-//!   lanes are live at once (8 MiB of state for 512 columns), but they are read and
-//!   written in order and whole rows stream.
+//!   lanes are live at once (8 MiB of state for 512 columns, per task in flight, so one
+//!   per thread), but they are read and written in order and whole rows stream.
 //! - **Wide runs**: one lane at a time (its eight rows, each a contiguous stretch of the
 //!   block's columns) in the order the halving fold pairs lanes, bit-reversed, joined on
 //!   a stack like a binary counter. Only the fold's eleven levels of state are live.
