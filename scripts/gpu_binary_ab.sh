@@ -6,6 +6,7 @@
 # Records: OUT/NAME-R.jsonl (`speedup_graph`, `speedup_per_call` are CUB's time over
 # ours); summarize with scripts/cub_summary.py.
 # Usage: scripts/gpu_binary_ab.sh CUB_BINARY OUT_DIR NAME=BINARY [NAME=BINARY ...]
+# (BINARY is split at spaces, so it may be a command such as `env VAR=… ./redlab`.)
 set -uo pipefail
 cub=${1:?CUB comparator binary}
 out=${2:?output folder}
@@ -21,7 +22,8 @@ for round in $(seq "$first" $((first + ${ROUNDS:-2} - 1))); do
     for spec in "${sets[@]}"; do
       read -r ops dtypes sizes <<<"$spec"
       echo "== round $round, $name: $ops $dtypes at $sizes"
-      timeout "${BENCH_LIMIT:-150}" "$bin" bench "${common[@]}" --ops "$ops" --dtypes "$dtypes" \
+      # shellcheck disable=SC2086 # a command with its words
+      timeout "${BENCH_LIMIT:-150}" $bin bench "${common[@]}" --ops "$ops" --dtypes "$dtypes" \
         --sizes "$sizes" --json "$out/$name-$round.jsonl" 2>&1 | grep -E "vs cub|rror"
     done
   done

@@ -72,9 +72,53 @@ pub(crate) trait ColumnLanes {
     fn states(&self, lane: usize, count: usize) -> Vec<Self::State>;
 }
 
-/// The two disjoint `w`-element stretches of `v` at `lo` < `hi`: a lane slot to update
-/// and the one merged into it.
-pub(crate) fn split_pair(v: &mut [f64], lo: usize, hi: usize, w: usize) -> (&mut [f64], &[f64]) {
+/// Two lane-major arrays over a block's columns (lane `l` of column `c` at
+/// `l·width + c`): the state of a lane that holds two numbers per column.
+pub(crate) struct LaneArrays {
+    width: usize,
+    first: Vec<f64>,
+    second: Vec<f64>,
+}
+
+impl LaneArrays {
+    /// `lanes` slots, every column's numbers at `empty`.
+    pub(crate) fn new(lanes: usize, width: usize, empty: (f64, f64)) -> LaneArrays {
+        LaneArrays {
+            width,
+            first: vec![empty.0; lanes * width],
+            second: vec![empty.1; lanes * width],
+        }
+    }
+
+    /// The block's width in columns.
+    pub(crate) fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Slots `lane … lane + count − 1` of both arrays.
+    pub(crate) fn slots(&mut self, lane: usize, count: usize) -> (&mut [f64], &mut [f64]) {
+        let at = lane * self.width..(lane + count) * self.width;
+        (&mut self.first[at.clone()], &mut self.second[at])
+    }
+
+    /// Slot `lane` of both arrays, to read.
+    pub(crate) fn slot(&self, lane: usize) -> (&[f64], &[f64]) {
+        let at = lane * self.width..(lane + 1) * self.width;
+        (&self.first[at.clone()], &self.second[at])
+    }
+
+    /// Slot `low` of both arrays to update, and slot `high` > `low` to merge into it.
+    pub(crate) fn pair(&mut self, low: usize, high: usize) -> [(&mut [f64], &[f64]); 2] {
+        let w = self.width;
+        [
+            split_pair(&mut self.first, low * w, high * w, w),
+            split_pair(&mut self.second, low * w, high * w, w),
+        ]
+    }
+}
+
+/// The two disjoint `w`-element stretches of `v` at `lo` < `hi`.
+fn split_pair(v: &mut [f64], lo: usize, hi: usize, w: usize) -> (&mut [f64], &[f64]) {
     let (left, right) = v.split_at_mut(hi);
     (&mut left[lo..lo + w], &right[..w])
 }

@@ -18,7 +18,7 @@ use redlab_core::canonical::ROWS;
 use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, DType, Error};
 
-use crate::column_lanes::{split_pair, states_of_columns, ColumnLanes};
+use crate::column_lanes::{states_of_columns, ColumnLanes, LaneArrays};
 use crate::columns_moments::columns_run;
 use crate::log_sum_exp::{merge_lanes, push_lane, ExpSum};
 
@@ -40,20 +40,8 @@ pub(crate) fn columns(
     })
 }
 
-/// The lanes of a block's columns: lane-major maxima and sums (lane `l` of column `c`
-/// at `l·width + c`).
-struct ExpLanes {
-    width: usize,
-    max: Vec<f64>,
-    sum: Vec<f64>,
-}
-
-impl ExpLanes {
-    fn slot(&mut self, lane: usize) -> (&mut [f64], &mut [f64]) {
-        let at = lane * self.width..(lane + 1) * self.width;
-        (&mut self.max[at.clone()], &mut self.sum[at])
-    }
-}
+/// The lanes of a block's columns: maxima (first) and sums (second).
+struct ExpLanes(LaneArrays);
 
 impl ColumnLanes for ExpLanes {
     type State = ExpSum;
@@ -64,11 +52,7 @@ impl ColumnLanes for ExpLanes {
     const NARROW: usize = 512;
 
     fn new(lanes: usize, width: usize) -> ExpLanes {
-        ExpLanes {
-            width,
-            max: vec![f64::NEG_INFINITY; lanes * width],
-            sum: vec![0.0; lanes * width],
-        }
+        ExpLanes(LaneArrays::new(lanes, width, (f64::NEG_INFINITY, 0.0)))
     }
 
     fn push_rows<T: Copy>(
@@ -78,15 +62,9 @@ impl ColumnLanes for ExpLanes {
         _count: usize,
         to_f64: impl Fn(T) -> f64 + Copy,
     ) {
-        let at = lane * self.width..(lane + rows.len()) * self.width;
-        let w = self.width;
-        push_exp_rows(
-            &mut self.max[at.clone()],
-            &mut self.sum[at],
-            w,
-            rows,
-            to_f64,
-        );
+        let width = self.0.width();
+        let (max, sum) = self.0.slots(lane, rows.len());
+        push_exp_rows(max, sum, width, rows, to_f64);
     }
 
     fn full_lane<T: Copy>(
@@ -96,31 +74,27 @@ impl ColumnLanes for ExpLanes {
         to_f64: impl Fn(T) -> f64 + Copy,
     ) {
         self.clear(lane);
-        let (max, sum) = self.slot(lane);
+        let (max, sum) = self.0.slots(lane, 1);
         for row in rows {
             push_exp_rows(max, sum, max.len(), &[row], to_f64);
         }
     }
 
     fn clear(&mut self, lane: usize) {
-        let (max, sum) = self.slot(lane);
+        let (max, sum) = self.0.slots(lane, 1);
         max.fill(f64::NEG_INFINITY);
         sum.fill(0.0);
     }
 
     fn merge(&mut self, low: usize, high: usize, _low_count: usize, _high_count: usize) {
-        let w = self.width;
-        let (lo, hi) = (low * w, high * w);
-        let (low_max, high_max) = split_pair(&mut self.max, lo, hi, w);
-        let (low_sum, high_sum) = split_pair(&mut self.sum, lo, hi, w);
+        let [(low_max, high_max), (low_sum, high_sum)] = self.0.pair(low, high);
         merge_exp_columns(low_max, low_sum, high_max, high_sum);
     }
 
     fn states(&self, lane: usize, _count: usize) -> Vec<ExpSum> {
-        let at = lane * self.width..(lane + 1) * self.width;
-        self.max[at.clone()]
-            .iter()
-            .zip(&self.sum[at])
+        let (max, sum) = self.0.slot(lane);
+        max.iter()
+            .zip(sum)
             .map(|(&max, &sum)| ExpSum { max, sum })
             .collect()
     }

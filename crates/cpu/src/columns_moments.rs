@@ -18,16 +18,11 @@ use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, DType, Error, Value};
 
-use crate::column_lanes::{split_pair, states_of_columns, ColumnLanes};
+use crate::column_lanes::{states_of_columns, ColumnLanes, LaneArrays};
 use crate::statistics::{spread_value, Moments, Statistic};
 
-/// The lanes of a block's columns: lane-major means and M2 (lane `l` of column `c` at
-/// `l·width + c`).
-struct MomentLanes {
-    width: usize,
-    mean: Vec<f64>,
-    m2: Vec<f64>,
-}
+/// The lanes of a block's columns: means (first) and M2 (second).
+struct MomentLanes(LaneArrays);
 
 impl ColumnLanes for MomentLanes {
     type State = Moments;
@@ -38,11 +33,7 @@ impl ColumnLanes for MomentLanes {
     const NARROW: usize = 256;
 
     fn new(lanes: usize, width: usize) -> MomentLanes {
-        MomentLanes {
-            width,
-            mean: vec![0.0; lanes * width],
-            m2: vec![0.0; lanes * width],
-        }
+        MomentLanes(LaneArrays::new(lanes, width, (0.0, 0.0)))
     }
 
     fn push_rows<T: Copy>(
@@ -52,9 +43,9 @@ impl ColumnLanes for MomentLanes {
         count: usize,
         to_f64: impl Fn(T) -> f64 + Copy,
     ) {
-        let at = lane * self.width..(lane + rows.len()) * self.width;
-        let (mean, m2) = (&mut self.mean[at.clone()], &mut self.m2[at]);
-        push_rows(mean, m2, self.width, rows, 1.0 / count as f64, to_f64);
+        let width = self.0.width();
+        let (mean, m2) = self.0.slots(lane, rows.len());
+        push_rows(mean, m2, width, rows, 1.0 / count as f64, to_f64);
     }
 
     fn full_lane<T: Copy>(
@@ -63,38 +54,34 @@ impl ColumnLanes for MomentLanes {
         rows: [&[T]; ROWS],
         to_f64: impl Fn(T) -> f64 + Copy,
     ) {
-        let at = lane * self.width..(lane + 1) * self.width;
-        full_lane(&mut self.mean[at.clone()], &mut self.m2[at], rows, to_f64);
+        let (mean, m2) = self.0.slots(lane, 1);
+        full_lane(mean, m2, rows, to_f64);
     }
 
     fn clear(&mut self, lane: usize) {
-        let at = lane * self.width..(lane + 1) * self.width;
-        self.mean[at.clone()].fill(0.0);
-        self.m2[at].fill(0.0);
+        let (mean, m2) = self.0.slots(lane, 1);
+        mean.fill(0.0);
+        m2.fill(0.0);
     }
 
     /// Chan's merge for every column: the arithmetic of [`Moments::merge`].
     fn merge(&mut self, low: usize, high: usize, low_count: usize, high_count: usize) {
-        let w = self.width;
-        let (lo, hi) = (low * w, high * w);
+        let [(low_mean, high_mean), (low_m2, high_m2)] = self.0.pair(low, high);
         if low_count == 0 {
-            self.mean.copy_within(hi..hi + w, lo);
-            self.m2.copy_within(hi..hi + w, lo);
+            low_mean.copy_from_slice(high_mean);
+            low_m2.copy_from_slice(high_m2);
         } else {
             let (a, b) = (low_count as f64, high_count as f64);
             let n = a + b;
             let (to_mean, to_m2) = (b / n, a * b / n);
-            let (low_mean, high_mean) = split_pair(&mut self.mean, lo, hi, w);
-            let (low_m2, high_m2) = split_pair(&mut self.m2, lo, hi, w);
             merge_columns(low_mean, low_m2, high_mean, high_m2, to_mean, to_m2);
         }
     }
 
     fn states(&self, lane: usize, count: usize) -> Vec<Moments> {
-        let at = lane * self.width..(lane + 1) * self.width;
-        self.mean[at.clone()]
-            .iter()
-            .zip(&self.m2[at])
+        let (mean, m2) = self.0.slot(lane);
+        mean.iter()
+            .zip(m2)
             .map(|(&mean, &m2)| Moments {
                 count: count as f64,
                 mean,
