@@ -54,6 +54,7 @@ fn fused_maps_equal_the_oracle_on_edge_sizes_at_any_thread_count() {
     let maps = [
         "x * y",
         "x * 2",
+        "x * x",
         "abs(x - y)",
         "sqrt(abs(x)) - 0.5",
         "x > 0 ? x : 0",

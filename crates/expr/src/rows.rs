@@ -307,6 +307,11 @@ fn read<'a, T: Copy>(
 macro_rules! each2 {
     ($sink:expr, $a:expr, $b:expr, $g:expr) => {
         match ($a, $b) {
+            // The same row on both sides (`x*x`): one load per element.
+            (Operand::Row(a), Operand::Row(b)) if std::ptr::eq(a, b) => $sink.each(|j| {
+                let p = a[j];
+                $g(p, p)
+            }),
             (Operand::Row(a), Operand::Row(b)) => $sink.each(|j| $g(a[j], b[j])),
             (Operand::Row(a), Operand::Value(q)) => $sink.each(|j| $g(a[j], q)),
             (Operand::Value(p), Operand::Row(b)) => $sink.each(|j| $g(p, b[j])),
@@ -585,6 +590,8 @@ mod tests {
         let maps = [
             "x",
             "x * 2",
+            "x * x",
+            "x - x + y",
             "2 - x",
             "x * y",
             "abs(x - y)",
