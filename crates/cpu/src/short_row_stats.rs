@@ -1,6 +1,6 @@
 //! Var, std and log-sum-exp of short rows (contiguous outputs of at most
 //! [`TINY_TILE`] elements, as along the last axis of a 2^20×32 matrix), eight rows at a
-//! time with the rows across the vector lanes.
+//! time (see [`moments_rows`] and [`exp_sum_rows`] for how each lays them out).
 //!
 //! A row this short is one partial canonical tile: element `j` is lane `j`'s only
 //! element, and the lanes fold by halving, skipping merges with an empty upper lane
@@ -138,56 +138,99 @@ fn step_with<T: Copy>(
     len: usize,
     to_f64: impl Fn(T) -> f64,
 ) -> [State; ROWS] {
-    // values[j][q]: element j of row q.
-    let mut values = [[0.0f64; ROWS]; TINY_TILE];
+    if moments {
+        // by_row[q][j]: element j of row q, the rows' own layout.
+        let mut by_row = [[0.0f64; TINY_TILE]; ROWS];
+        for (out, row) in by_row.iter_mut().zip(rows) {
+            for (o, &x) in out.iter_mut().zip(&row[..len]) {
+                *o = to_f64(x);
+            }
+        }
+        return moments_rows(&by_row, len).map(State::Moments);
+    }
+    // by_lane[j][q]: element j of row q, so the eight rows share a vector.
+    let mut by_lane = [[0.0f64; ROWS]; TINY_TILE];
     for (q, row) in rows.iter().enumerate() {
         for (j, &x) in row[..len].iter().enumerate() {
-            values[j][q] = to_f64(x);
+            by_lane[j][q] = to_f64(x);
         }
     }
-    if moments {
-        moments_rows(&values, len).map(State::Moments)
-    } else {
-        exp_sum_rows(&values, len).map(State::ExpSum)
-    }
+    exp_sum_rows(&by_lane, len).map(State::ExpSum)
 }
 
 /// The moments of eight rows of `len` elements: each element pushed into an empty lane
 /// ([`Moments::push`]: count 1, reciprocal 1), then the lanes folded by halving with
 /// [`Moments::merge`]'s arithmetic, merges with an empty upper lane skipped.
+///
+/// The loops run along each row (over the lanes `j`), where the data is contiguous. With
+/// the eight rows across a vector instead (`[j][q]`), the compiler vectorized the loop
+/// over `j` anyway, with gathers and scatters of stride eight, which took most of the
+/// time. Each lane's merge weights depend only on the counts, so they are computed once
+/// per step for all eight rows (once per call for every step measured slower).
 #[inline(always)]
-fn moments_rows(values: &[[f64; ROWS]; TINY_TILE], len: usize) -> [Moments; ROWS] {
-    let mut mean = [[0.0f64; ROWS]; TINY_TILE];
-    let mut m2 = [[0.0f64; ROWS]; TINY_TILE];
-    for j in 0..len {
-        for q in 0..ROWS {
-            let x = values[j][q];
+fn moments_rows(values: &[[f64; TINY_TILE]; ROWS], len: usize) -> [Moments; ROWS] {
+    let mut mean = [[0.0f64; TINY_TILE]; ROWS];
+    let mut m2 = [[0.0f64; TINY_TILE]; ROWS];
+    for q in 0..ROWS {
+        for j in 0..len {
+            let x = values[q][j];
             let d = x - 0.0;
             // The reciprocal of count 1 is 1, and d × 1 is d exactly.
-            mean[j][q] = 0.0 + d;
-            m2[j][q] = 0.0 + d * (x - mean[j][q]);
+            mean[q][j] = 0.0 + d;
+            m2[q][j] = 0.0 + d * (x - mean[q][j]);
         }
     }
     let mut count = [1.0f64; TINY_TILE];
+    let mut to_mean = [0.0f64; TINY_TILE / 2];
+    let mut to_m2 = [0.0f64; TINY_TILE / 2];
     let mut width = TINY_TILE / 2;
+    while width >= ROWS {
+        let merges = width.min(len.saturating_sub(width));
+        for j in 0..merges {
+            let (a, b) = (count[j], count[j + width]);
+            let n = a + b;
+            (to_mean[j], to_m2[j]) = (b / n, a * b / n);
+            count[j] = n;
+        }
+        for q in 0..ROWS {
+            let (mean, m2) = (&mut mean[q], &mut m2[q]);
+            for j in 0..merges {
+                let d = mean[j + width] - mean[j];
+                mean[j] += d * to_mean[j];
+                m2[j] = m2[j] + m2[j + width] + d * d * to_m2[j];
+            }
+        }
+        width /= 2;
+    }
+    // The last steps merge fewer than eight lanes per row: they run with the rows
+    // across a vector instead, on the first eight lanes transposed.
+    let mut t_mean = [[0.0f64; ROWS]; ROWS];
+    let mut t_m2 = [[0.0f64; ROWS]; ROWS];
+    for j in 0..ROWS {
+        for q in 0..ROWS {
+            t_mean[j][q] = mean[q][j];
+            t_m2[j][q] = m2[q][j];
+        }
+    }
     while width >= 1 {
-        for j in 0..width.min(len.saturating_sub(width)) {
+        let merges = width.min(len.saturating_sub(width));
+        for j in 0..merges {
             let (a, b) = (count[j], count[j + width]);
             let n = a + b;
             let (to_mean, to_m2) = (b / n, a * b / n);
-            for q in 0..ROWS {
-                let d = mean[j + width][q] - mean[j][q];
-                mean[j][q] += d * to_mean;
-                m2[j][q] = m2[j][q] + m2[j + width][q] + d * d * to_m2;
-            }
             count[j] = n;
+            for q in 0..ROWS {
+                let d = t_mean[j + width][q] - t_mean[j][q];
+                t_mean[j][q] += d * to_mean;
+                t_m2[j][q] = t_m2[j][q] + t_m2[j + width][q] + d * d * to_m2;
+            }
         }
         width /= 2;
     }
     std::array::from_fn(|q| Moments {
         count: len as f64,
-        mean: mean[0][q],
-        m2: m2[0][q],
+        mean: t_mean[0][q],
+        m2: t_m2[0][q],
     })
 }
 
