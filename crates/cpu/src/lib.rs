@@ -25,6 +25,7 @@ mod columns_moments;
 pub mod integer;
 mod log_sum_exp;
 mod mapped;
+mod mapped_select;
 pub mod outputs;
 pub mod roof;
 pub mod select;

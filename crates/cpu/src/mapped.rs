@@ -9,13 +9,16 @@
 //!   canonical order ([`redlab_expr::host`]), each chunk reduced by this backend's own
 //!   kernel for the built-in problem, chunks in parallel on the pool.
 //!
-//! Both give the same bits: the fused path computes the same values in the same order.
+//! - Integer sums of a choice between two integer constants on a float condition (a
+//!   count) run fused too ([`crate::mapped_select`]).
+//!
+//! All give the same bits: the fused path computes the same values in the same order.
 
 use std::time::Instant;
 
 use redlab_core::canonical::TILE;
 use redlab_core::num::{AccFloat, FloatInput};
-use redlab_core::{ArrayRef, DType, Error, IntoScalar, Op, Outcome, Problem, Value};
+use redlab_core::{ArrayRef, DType, Element, Error, IntoScalar, Op, Outcome, Problem, Value};
 use redlab_expr::rows::{RowFloat, RowProgram, RowScratch};
 use redlab_expr::{host, Combine, Reduction};
 
@@ -35,9 +38,13 @@ impl CpuBackend {
         let one_chunk = inputs
             .first()
             .is_none_or(|a| a.len() <= host::CHUNK_TILES * TILE);
-        let run = || match fused(reduction, inputs) {
-            Some(value) => value,
-            None => host::reduce(reduction, inputs, crate::compute),
+        let run = || {
+            let fused =
+                fused(reduction, inputs).or_else(|| crate::mapped_select::fused(reduction, inputs));
+            match fused {
+                Some(value) => value,
+                None => host::reduce(reduction, inputs, crate::compute),
+            }
         };
         let value = if one_chunk {
             run()?
@@ -80,15 +87,10 @@ where
     A: AccFloat + IntoScalar,
 {
     let program = RowProgram::<T>::compile(&reduction.map, &reduction.inputs)?;
-    let n = match host::check_inputs(reduction, inputs) {
-        Ok(n) => n,
-        Err(e) => return Some(Err(Error::Shape(e.to_string()))),
+    let (n, arrays) = match program_inputs::<T>(reduction, inputs) {
+        Ok(checked) => checked,
+        Err(e) => return Some(Err(e)),
     };
-    // Inputs the map reads are arrays of `T` (the program compiled); others stay empty.
-    let arrays: Vec<&[T]> = inputs
-        .iter()
-        .map(|a| a.typed::<T>().unwrap_or(&[]))
-        .collect();
     let rows = MappedRows {
         program: &program,
         inputs: arrays,
@@ -106,6 +108,20 @@ where
     };
     let value = Value::Scalar(total.unwrap_or(empty).into_scalar());
     Some(Ok(reduction.finish(value, n)))
+}
+
+/// The common length of `inputs` and each as an array of `T`, for a row program over
+/// `T` that compiled (so the inputs it reads are of `T`; the others stay empty).
+pub(crate) fn program_inputs<'a, T: Element>(
+    reduction: &Reduction,
+    inputs: &[ArrayRef<'a>],
+) -> Result<(usize, Vec<&'a [T]>), Error> {
+    let n = host::check_inputs(reduction, inputs).map_err(|e| Error::Shape(e.to_string()))?;
+    let arrays = inputs
+        .iter()
+        .map(|a| a.typed::<T>().unwrap_or(&[]))
+        .collect();
+    Ok((n, arrays))
 }
 
 /// The mapped values of a row program, as the canonical order reads them.
