@@ -28,6 +28,7 @@ mod mapped;
 mod mapped_select;
 pub mod outputs;
 pub mod roof;
+mod row_moments;
 pub mod select;
 mod select_columns;
 mod short_row_stats;

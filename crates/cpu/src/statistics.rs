@@ -16,6 +16,7 @@ use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, DType, Error, Scalar, Value};
 
 pub use crate::log_sum_exp::ExpSum;
+use crate::row_moments::{fold_equal_counts, row_any, row_pow2};
 use crate::CpuBackend;
 
 /// A statistic computed here.
@@ -245,6 +246,13 @@ fn moments_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moment
 /// [`moments_tile_with`] of a tile of at most `L` elements, with `L` lanes of state.
 #[inline(always)]
 fn moments_lanes<const L: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moments {
+    match values.len() {
+        8..=256 if values.len().is_power_of_two() => return row_pow2::<64, T>(values, to_f64),
+        512 | 1024 => return row_pow2::<256, T>(values, to_f64),
+        3..=256 => return row_any::<128, T>(values, to_f64),
+        257..=LANES => return row_any::<512, T>(values, to_f64),
+        _ => {}
+    }
     let mut mean = [0.0f64; L];
     let mut m2 = [0.0f64; L];
     let rows = values.len().div_ceil(LANES);
@@ -287,25 +295,8 @@ fn moments_lanes<const L: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) -> f6
     // Every lane holds the same count in whole tiles (and any multiple of the lanes), and
     // in one row of a power of two (count 1, the empty lanes past it skipped).
     if values.len() % LANES == 0 || values.len().is_power_of_two() {
-        let mut count = rows as f64;
-        let mut width = values.len().min(L) / 2;
-        while width >= 1 {
-            let weight = count * 0.5;
-            let (low_mean, high_mean) = mean.split_at_mut(width);
-            let (low_m2, high_m2) = m2.split_at_mut(width);
-            for j in 0..width {
-                let d = high_mean[j] - low_mean[j];
-                low_mean[j] += d * 0.5;
-                low_m2[j] = low_m2[j] + high_m2[j] + d * d * weight;
-            }
-            count += count;
-            width /= 2;
-        }
-        return Moments {
-            count,
-            mean: mean[0],
-            m2: m2[0],
-        };
+        let width = values.len().min(L) / 2;
+        return fold_equal_counts(&mut mean, &mut m2, rows as f64, width);
     }
     // Lanes below `longer` hold `rows` elements, the others one fewer.
     let longer = values.len() - (rows - 1) * LANES;
@@ -674,8 +665,8 @@ mod tests {
             })
             .collect();
         for n in [
-            1, 2, 3, 4, 5, 8, 16, 31, 32, 33, 63, 64, 65, 128, 255, 256, 257, 1000, 1024, 2048,
-            3072, 5000, 8191, 8192,
+            1, 2, 3, 4, 5, 8, 16, 31, 32, 33, 63, 64, 65, 128, 255, 256, 257, 512, 1000, 1024,
+            2048, 3072, 5000, 8191, 8192,
         ] {
             let want = moments_as_written(&values[..n]);
             assert_eq!(moments_tile(&values[..n]), want, "{n} f64 elements");
