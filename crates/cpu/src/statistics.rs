@@ -247,9 +247,12 @@ fn moments_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moment
 #[inline(always)]
 fn moments_lanes<const L: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moments {
     match values.len() {
-        8..=256 if values.len().is_power_of_two() => return row_pow2::<64, T>(values, to_f64),
+        // State for no more lanes than the row needs: it is cleared per row.
+        8..=64 if values.len().is_power_of_two() => return row_pow2::<16, T>(values, to_f64),
+        128 | 256 => return row_pow2::<64, T>(values, to_f64),
         512 | 1024 => return row_pow2::<256, T>(values, to_f64),
-        3..=256 => return row_any::<128, T>(values, to_f64),
+        3..=64 => return row_any::<32, T>(values, to_f64),
+        65..=256 => return row_any::<128, T>(values, to_f64),
         257..=LANES => return row_any::<512, T>(values, to_f64),
         _ => {}
     }
