@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use redlab_core::canonical::{LANES, TILE};
 use redlab_core::num::FloatInput;
 use redlab_core::reference::wrap_int;
-use redlab_core::{ArrayRef, DType, Error, Op, Problem, Value};
+use redlab_core::{ArrayRef, DType, Element, Error, Op, Problem, Value};
 use redlab_expr::rows::{RowFloat, RowProgram};
 use redlab_expr::types::{Kind, Node, Ty, Val};
 use redlab_expr::{host, Combine, Reduction};
@@ -60,7 +60,7 @@ struct Parts<'a> {
     otherwise: u64,
 }
 
-fn sum_as<T: RowFloat + FloatInput<f64> + redlab_core::Element>(
+fn sum_as<T: RowFloat + FloatInput<f64> + Element>(
     parts: &Parts<'_>,
     inputs: &[ArrayRef<'_>],
 ) -> Option<Result<Value, Error>> {
@@ -87,14 +87,14 @@ fn sum_as<T: RowFloat + FloatInput<f64> + redlab_core::Element>(
         Ok(checked) => checked,
         Err(e) => return Some(Err(e)),
     };
-    let chosen = (0..n.div_ceil(CHUNK))
+    let marked = (0..n.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| chunk_count(&program, &arrays, c * CHUNK, ((c + 1) * CHUNK).min(n)))
         .sum::<u64>();
     // Sums of integers wrap, so k·a + (n − k)·b is exactly the sum of the choices.
-    let total = chosen
+    let total = marked
         .wrapping_mul(parts.chosen)
-        .wrapping_add((n as u64 - chosen).wrapping_mul(parts.otherwise));
+        .wrapping_add((n as u64 - marked).wrapping_mul(parts.otherwise));
     let value = Value::Scalar(wrap_int(parts.problem.acc, total as i128));
     Some(Ok(reduction.finish(value, n)))
 }
