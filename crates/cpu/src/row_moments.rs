@@ -86,7 +86,7 @@ pub(crate) fn row_pow2<const Q: usize, T: Copy>(
     fold_equal_counts(&mut mean, &mut m2, 4.0, quarter / 2)
 }
 
-/// One row of `n` elements, 2 < n ≤ 1024, in arrays of counts, means and M2 (vectorized,
+/// One row of `n` elements, 2 ≤ n ≤ 1024, in arrays of counts, means and M2 (vectorized,
 /// where the general code walks whole states one by one). With `w` the largest power of
 /// two below `n`, the fold's steps above `w` merge nothing (their upper lanes are
 /// empty); step `w` joins the pushes of elements `j` and `j + w` (count 1 each) and is

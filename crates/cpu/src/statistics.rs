@@ -231,33 +231,30 @@ pub(crate) const SHORT_TILE: usize = 256;
 /// The body of [`moments_tile`], over any element that converts to f64 exactly.
 #[inline(always)]
 fn moments_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moments {
-    if values.is_empty() {
-        return Moments::EMPTY;
-    }
-    if values.len() <= TINY_TILE {
-        moments_lanes::<TINY_TILE, T>(values, to_f64)
-    } else if values.len() <= SHORT_TILE {
-        moments_lanes::<SHORT_TILE, T>(values, to_f64)
-    } else {
-        moments_lanes::<LANES, T>(values, to_f64)
+    match values.len() {
+        0 => Moments::EMPTY,
+        1 => {
+            let mut one = Moments::EMPTY;
+            one.push(to_f64(values[0]));
+            one
+        }
+        // One row: the pushes fused with the fold's first steps (`row_moments`), with
+        // state for no more lanes than the row needs, since it is cleared per row.
+        8..=64 if values.len().is_power_of_two() => row_pow2::<16, T>(values, to_f64),
+        128 | 256 => row_pow2::<64, T>(values, to_f64),
+        512 | 1024 => row_pow2::<256, T>(values, to_f64),
+        2..=64 => row_any::<32, T>(values, to_f64),
+        65..=256 => row_any::<128, T>(values, to_f64),
+        257..=LANES => row_any::<512, T>(values, to_f64),
+        _ => moments_multi_row(values, to_f64),
     }
 }
 
-/// [`moments_tile_with`] of a tile of at most `L` elements, with `L` lanes of state.
+/// [`moments_tile_with`] of a tile of more than one row.
 #[inline(always)]
-fn moments_lanes<const L: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moments {
-    match values.len() {
-        // State for no more lanes than the row needs: it is cleared per row.
-        8..=64 if values.len().is_power_of_two() => return row_pow2::<16, T>(values, to_f64),
-        128 | 256 => return row_pow2::<64, T>(values, to_f64),
-        512 | 1024 => return row_pow2::<256, T>(values, to_f64),
-        3..=64 => return row_any::<32, T>(values, to_f64),
-        65..=256 => return row_any::<128, T>(values, to_f64),
-        257..=LANES => return row_any::<512, T>(values, to_f64),
-        _ => {}
-    }
-    let mut mean = [0.0f64; L];
-    let mut m2 = [0.0f64; L];
+fn moments_multi_row<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moments {
+    let mut mean = [0.0f64; LANES];
+    let mut m2 = [0.0f64; LANES];
     let rows = values.len().div_ceil(LANES);
     if values.len() == TILE {
         // A whole tile: eight lanes at a time through all their rows, the lanes' states
@@ -295,15 +292,13 @@ fn moments_lanes<const L: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) -> f6
             }
         }
     }
-    // Every lane holds the same count in whole tiles (and any multiple of the lanes), and
-    // in one row of a power of two (count 1, the empty lanes past it skipped).
-    if values.len() % LANES == 0 || values.len().is_power_of_two() {
-        let width = values.len().min(L) / 2;
-        return fold_equal_counts(&mut mean, &mut m2, rows as f64, width);
+    // Every lane holds the same count in whole tiles (and any multiple of the lanes).
+    if values.len() % LANES == 0 {
+        return fold_equal_counts(&mut mean, &mut m2, rows as f64, LANES / 2);
     }
     // Lanes below `longer` hold `rows` elements, the others one fewer.
     let longer = values.len() - (rows - 1) * LANES;
-    let mut lanes = [Moments::EMPTY; L];
+    let mut lanes = [Moments::EMPTY; LANES];
     for (j, lane) in lanes.iter_mut().enumerate() {
         let count = if j < longer { rows } else { rows - 1 };
         *lane = Moments {
