@@ -227,8 +227,8 @@ impl<T: RowFloat> RowProgram<T> {
         let Some((last, body)) = self.steps.split_last() else {
             let sink = Fold { lanes, fold };
             return match read(self.result, inputs, &scratch.regs, start, end) {
-                Operand::Row(row) => sink.each(|j| row[j]),
-                Operand::Value(c) => sink.each(|_| c),
+                Operand::Row(row) => sink.each(row.iter().copied()),
+                Operand::Value(c) => sink.each(std::iter::repeat(c)),
             };
         };
         for step in body {
@@ -247,9 +247,14 @@ impl<T: RowFloat> RowProgram<T> {
 }
 
 /// Where a step's values go: a register, or straight into the caller's lanes.
+///
+/// Values come as an iterator zipped with the destination, never by index: the row
+/// operands and the destination have the same length, but indexing them kept a bounds
+/// check the compiler could not drop, and it ran the last 32 values of every row as a
+/// scalar loop (without it, `x*2` in cache ran 12–22% faster on the CPU).
 trait Sink<T> {
-    /// Calls `value(j)` for every lane `j` and puts the result.
-    fn each(self, value: impl Fn(usize) -> T);
+    /// Puts each of `values` into the next lane.
+    fn each(self, values: impl Iterator<Item = T>);
 }
 
 /// Into a register.
@@ -257,9 +262,9 @@ struct Store<'a, T>(&'a mut [T]);
 
 impl<T> Sink<T> for Store<'_, T> {
     #[inline(always)]
-    fn each(self, value: impl Fn(usize) -> T) {
-        for (j, out) in self.0.iter_mut().enumerate() {
-            *out = value(j);
+    fn each(self, values: impl Iterator<Item = T>) {
+        for (out, v) in self.0.iter_mut().zip(values) {
+            *out = v;
         }
     }
 }
@@ -272,9 +277,9 @@ struct Fold<'a, A, F> {
 
 impl<T, A: Copy, F: Fn(A, T) -> A> Sink<T> for Fold<'_, A, F> {
     #[inline(always)]
-    fn each(self, value: impl Fn(usize) -> T) {
-        for (j, lane) in self.lanes.iter_mut().enumerate() {
-            *lane = (self.fold)(*lane, value(j));
+    fn each(self, values: impl Iterator<Item = T>) {
+        for (lane, v) in self.lanes.iter_mut().zip(values) {
+            *lane = (self.fold)(*lane, v);
         }
     }
 }
@@ -308,14 +313,15 @@ macro_rules! each2 {
     ($sink:expr, $a:expr, $b:expr, $g:expr) => {
         match ($a, $b) {
             // The same row on both sides (`x*x`): one load per element.
-            (Operand::Row(a), Operand::Row(b)) if std::ptr::eq(a, b) => $sink.each(|j| {
-                let p = a[j];
-                $g(p, p)
-            }),
-            (Operand::Row(a), Operand::Row(b)) => $sink.each(|j| $g(a[j], b[j])),
-            (Operand::Row(a), Operand::Value(q)) => $sink.each(|j| $g(a[j], q)),
-            (Operand::Value(p), Operand::Row(b)) => $sink.each(|j| $g(p, b[j])),
-            (Operand::Value(p), Operand::Value(q)) => $sink.each(|_| $g(p, q)),
+            (Operand::Row(a), Operand::Row(b)) if std::ptr::eq(a, b) => {
+                $sink.each(a.iter().map(|&p| $g(p, p)))
+            }
+            (Operand::Row(a), Operand::Row(b)) => {
+                $sink.each(a.iter().zip(b).map(|(&p, &q)| $g(p, q)))
+            }
+            (Operand::Row(a), Operand::Value(q)) => $sink.each(a.iter().map(|&p| $g(p, q))),
+            (Operand::Value(p), Operand::Row(b)) => $sink.each(b.iter().map(|&q| $g(p, q))),
+            (Operand::Value(p), Operand::Value(q)) => $sink.each(std::iter::repeat($g(p, q))),
         }
     };
 }
@@ -324,8 +330,8 @@ macro_rules! each2 {
 macro_rules! each1 {
     ($sink:expr, $a:expr, $g:expr) => {
         match $a {
-            Operand::Row(a) => $sink.each(|j| $g(a[j])),
-            Operand::Value(p) => $sink.each(|_| $g(p)),
+            Operand::Row(a) => $sink.each(a.iter().map(|&p| $g(p))),
+            Operand::Value(p) => $sink.each(std::iter::repeat($g(p))),
         }
     };
 }
@@ -355,17 +361,18 @@ fn run_step<T: RowFloat>(
             let mut out = std::mem::take(&mut scratch.masks[dst]);
             let (a, b) = (&scratch.masks[a][..len], &scratch.masks[b][..len]);
             let store = Store(&mut out[..len]);
+            let pairs = a.iter().zip(b);
             if and {
-                store.each(|j| a[j] & b[j]);
+                store.each(pairs.map(|(&p, &q)| p & q));
             } else {
-                store.each(|j| a[j] | b[j]);
+                store.each(pairs.map(|(&p, &q)| p | q));
             }
             scratch.masks[dst] = out;
         }
         Step::Not { dst, a } => {
             let mut out = std::mem::take(&mut scratch.masks[dst]);
             let a = &scratch.masks[a][..len];
-            Store(&mut out[..len]).each(|j| !a[j]);
+            Store(&mut out[..len]).each(a.iter().map(|&p| !p));
             scratch.masks[dst] = out;
         }
         Step::Neg { dst, .. }
@@ -446,10 +453,18 @@ fn value_step<T: RowFloat>(
             // branches that random data would mispredict.
             let pick = |c: T::Bits, p: T, q: T| T::with_bits((p.bits() & c) | (q.bits() & !c));
             match (row(a), row(b)) {
-                (Operand::Row(a), Operand::Row(b)) => sink.each(|j| pick(m[j], a[j], b[j])),
-                (Operand::Row(a), Operand::Value(q)) => sink.each(|j| pick(m[j], a[j], q)),
-                (Operand::Value(p), Operand::Row(b)) => sink.each(|j| pick(m[j], p, b[j])),
-                (Operand::Value(p), Operand::Value(q)) => sink.each(|j| pick(m[j], p, q)),
+                (Operand::Row(a), Operand::Row(b)) => {
+                    sink.each(m.iter().zip(a).zip(b).map(|((&c, &p), &q)| pick(c, p, q)))
+                }
+                (Operand::Row(a), Operand::Value(q)) => {
+                    sink.each(m.iter().zip(a).map(|(&c, &p)| pick(c, p, q)))
+                }
+                (Operand::Value(p), Operand::Row(b)) => {
+                    sink.each(m.iter().zip(b).map(|(&c, &q)| pick(c, p, q)))
+                }
+                (Operand::Value(p), Operand::Value(q)) => {
+                    sink.each(m.iter().map(|&c| pick(c, p, q)))
+                }
             }
         }
         Step::SelectCompare {
@@ -470,17 +485,25 @@ fn value_step<T: RowFloat>(
             macro_rules! branches {
                 ($cmp:expr) => {
                     match (row(a), row(b)) {
-                        (Operand::Row(a), Operand::Row(b)) => {
-                            sink.each(|j| pick($cmp(l[j], value), a[j], b[j]))
+                        (Operand::Row(a), Operand::Row(b)) => sink.each(
+                            l.iter()
+                                .zip(a)
+                                .zip(b)
+                                .map(|((&x, &p), &q)| pick($cmp(x, value), p, q)),
+                        ),
+                        // The compared row is the chosen one (`x > 0 ? x : 0`): one
+                        // load per element.
+                        (Operand::Row(a), Operand::Value(q)) if std::ptr::eq(l, a) => {
+                            sink.each(l.iter().map(|&x| pick($cmp(x, value), x, q)))
                         }
                         (Operand::Row(a), Operand::Value(q)) => {
-                            sink.each(|j| pick($cmp(l[j], value), a[j], q))
+                            sink.each(l.iter().zip(a).map(|(&x, &p)| pick($cmp(x, value), p, q)))
                         }
                         (Operand::Value(p), Operand::Row(b)) => {
-                            sink.each(|j| pick($cmp(l[j], value), p, b[j]))
+                            sink.each(l.iter().zip(b).map(|(&x, &q)| pick($cmp(x, value), p, q)))
                         }
                         (Operand::Value(p), Operand::Value(q)) => {
-                            sink.each(|j| pick($cmp(l[j], value), p, q))
+                            sink.each(l.iter().map(|&x| pick($cmp(x, value), p, q)))
                         }
                     }
                 };
