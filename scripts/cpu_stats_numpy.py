@@ -7,8 +7,10 @@ For each shape and axis, each statistic and each binary NAME=PATH:
 an array of the same shape: `a.var(axis)` for var, and a max-shifted log-sum-exp
 (`m = a.max(axis, keepdims=True); log(exp(a - m).sum(axis)) + m`) for logsumexp, median
 of R. Prints GB/s of f32 input read, each binary's range over the rounds.
-Usage: cpu_stats_numpy.py STATS ROUNDS NAME=BINARY [NAME=BINARY ...]
+Usage: cpu_stats_numpy.py STATS ROUNDS NAME=BINARY [NAME=BINARY ...] [cases=SHAPE:AXIS,...]
   e.g. cpu_stats_numpy.py logsumexp,var 3 old=/tmp/old new=target/release/redlab
+  cases= replaces the default shapes, e.g. cases=262144x100:1,65536x1024:1,16777216:
+  (an empty axis reduces every axis).
 """
 import json
 import subprocess
@@ -19,7 +21,7 @@ import numpy as np
 
 stats = sys.argv[1].split(",")
 rounds = int(sys.argv[2])
-binaries = [arg.split("=", 1) for arg in sys.argv[3:]]
+binaries = [arg.split("=", 1) for arg in sys.argv[3:] if not arg.startswith("cases=")]
 repeat = 5
 cases = [
     ((2**24,), None),
@@ -29,6 +31,12 @@ cases = [
     ((8192, 8192), 0),
     ((2**22, 32), 0),
 ]
+for arg in sys.argv[3:]:
+    if arg.startswith("cases="):
+        cases = []
+        for case in arg[len("cases="):].split(","):
+            shape, axis = case.split(":")
+            cases.append((tuple(int(d) for d in shape.split("x")), int(axis) if axis else None))
 
 
 def ours(binary, stat, shape, axis):

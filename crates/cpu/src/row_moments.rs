@@ -24,12 +24,19 @@ pub(crate) fn fold_equal_counts(
     let mut width = width;
     while width >= 1 {
         let weight = count * 0.5;
-        let (low_mean, high_mean) = mean.split_at_mut(width);
-        let (low_m2, high_m2) = m2.split_at_mut(width);
-        for j in 0..width {
-            let d = high_mean[j] - low_mean[j];
-            low_mean[j] += d * 0.5;
-            low_m2[j] = low_m2[j] + high_m2[j] + d * d * weight;
+        // Both halves sliced to `width` and zipped: indexing the upper half, whose
+        // length the compiler does not know, kept a bounds check that made it scalar.
+        let (low_mean, high_mean) = mean[..2 * width].split_at_mut(width);
+        let (low_m2, high_m2) = m2[..2 * width].split_at_mut(width);
+        for (((low_mean, low_m2), high_mean), high_m2) in low_mean
+            .iter_mut()
+            .zip(low_m2.iter_mut())
+            .zip(high_mean.iter())
+            .zip(high_m2.iter())
+        {
+            let d = high_mean - *low_mean;
+            *low_mean += d * 0.5;
+            *low_m2 = *low_m2 + high_m2 + d * d * weight;
         }
         count += count;
         width /= 2;
@@ -101,29 +108,42 @@ pub(crate) fn row_any<const H: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) 
     let mut m2 = [0.0f64; H];
     let push = |x: T| push_into_empty(to_f64(x));
     let (low, high) = values.split_at(half);
-    for (j, (m, s)) in mean[..half].iter_mut().zip(&mut m2[..half]).enumerate() {
-        (*m, *s) = push(low[j]);
+    // Every loop zips slices of its exact length: indexing, the compiler kept bounds
+    // checks that made the loops scalar (half the time of rows of 100).
+    for ((m, s), &x) in mean[..half].iter_mut().zip(&mut m2[..half]).zip(low) {
+        (*m, *s) = push(x);
     }
-    for (j, &x) in high.iter().enumerate() {
+    let rest = high.len();
+    for (((c, m), s), &x) in count[..rest]
+        .iter_mut()
+        .zip(&mut mean[..rest])
+        .zip(&mut m2[..rest])
+        .zip(high)
+    {
         let (high_mean, high_m2) = push(x);
-        let d = high_mean - mean[j];
-        count[j] = 2.0;
+        let d = high_mean - *m;
+        *c = 2.0;
         // Counts 1 and 1: both weights, 1/2 and 1·1/2, are 0.5 exactly.
-        mean[j] += d * 0.5;
-        m2[j] = m2[j] + high_m2 + d * d * 0.5;
+        *m += d * 0.5;
+        *s = *s + high_m2 + d * d * 0.5;
     }
     let mut width = half / 2;
     while width >= 1 {
-        let (low_count, high_count) = count.split_at_mut(width);
-        let (low_mean, high_mean) = mean.split_at_mut(width);
-        let (low_m2, high_m2) = m2.split_at_mut(width);
-        for j in 0..width {
-            let (a, b) = (low_count[j], high_count[j]);
+        let (low_count, high_count) = count[..2 * width].split_at_mut(width);
+        let (low_mean, high_mean) = mean[..2 * width].split_at_mut(width);
+        let (low_m2, high_m2) = m2[..2 * width].split_at_mut(width);
+        let lows = low_count
+            .iter_mut()
+            .zip(low_mean.iter_mut())
+            .zip(low_m2.iter_mut());
+        let highs = high_count.iter().zip(high_mean.iter()).zip(high_m2.iter());
+        for (((low_count, low_mean), low_m2), ((&b, high_mean), high_m2)) in lows.zip(highs) {
+            let a = *low_count;
             let total = a + b;
-            let d = high_mean[j] - low_mean[j];
-            low_mean[j] += d * (b / total);
-            low_m2[j] = low_m2[j] + high_m2[j] + d * d * (a * b / total);
-            low_count[j] = total;
+            let d = high_mean - *low_mean;
+            *low_mean += d * (b / total);
+            *low_m2 = *low_m2 + high_m2 + d * d * (a * b / total);
+            *low_count = total;
         }
         width /= 2;
     }

@@ -1,6 +1,7 @@
-//! Var, std and log-sum-exp of short rows (contiguous outputs of at most
-//! [`TINY_TILE`] elements, as along the last axis of a 2^20×32 matrix), eight rows at a
-//! time (see [`moments_rows`] and [`exp_sum_rows`] for how each lays them out).
+//! Var and std of short rows (contiguous outputs of at most [`SHORT_MOMENTS`] = 128
+//! elements) and log-sum-exp of rows of at most [`TINY_TILE`] = 32 (as along the last
+//! axis of a 2^20×32 matrix), eight rows at a time (see [`moments_rows`] and
+//! [`exp_sum_rows`] for how each lays them out).
 //!
 //! A row this short is one partial canonical tile: element `j` is lane `j`'s only
 //! element, and the lanes fold by halving, skipping merges with an empty upper lane
@@ -21,6 +22,10 @@ use crate::statistics::{spread_value, Moments, Statistic, TINY_TILE};
 
 /// Rows per step, across the vector lanes (eight f64: one AVX-512 register).
 const ROWS: usize = 8;
+/// The longest rows whose var and std run here (log-sum-exp: [`TINY_TILE`]). Rows of
+/// 33–128 had run one at a time (`row_moments`), their last fold steps scalar chains
+/// of divisions: rows of 100 read 5.0 GB/s that way (results/cpu-dev-2core-moments-zip).
+const SHORT_MOMENTS: usize = 128;
 /// Steps of eight rows per task at least: a row is far less work than a task.
 const STEPS_PER_TASK: usize = 64;
 
@@ -33,7 +38,8 @@ pub fn rows(
 ) -> Option<Result<Vec<Value>, Error>> {
     let (plan, len) = crate::short_rows::applies(selection)?;
     let moments = matches!(stat, Statistic::Var { .. } | Statistic::Std { .. });
-    if len > TINY_TILE || !(moments || stat == Statistic::LogSumExp) {
+    let longest = if moments { SHORT_MOMENTS } else { TINY_TILE };
+    if len > longest || !(moments || stat == Statistic::LogSumExp) {
         return None;
     }
     let out = stat.result_dtype(data.dtype());
@@ -139,14 +145,13 @@ fn step_with<T: Copy>(
     to_f64: impl Fn(T) -> f64,
 ) -> [State; ROWS] {
     if moments {
-        // by_row[q][j]: element j of row q, the rows' own layout.
-        let mut by_row = [[0.0f64; TINY_TILE]; ROWS];
-        for (out, row) in by_row.iter_mut().zip(rows) {
-            for (o, &x) in out.iter_mut().zip(&row[..len]) {
-                *o = to_f64(x);
-            }
-        }
-        return moments_rows(&by_row, len).map(State::Moments);
+        // State for as few lanes as the rows need (it is cleared every step).
+        let moments = match len {
+            0..=TINY_TILE => moments_rows::<TINY_TILE, T>(rows, len, to_f64),
+            33..=64 => moments_rows::<64, T>(rows, len, to_f64),
+            _ => moments_rows::<SHORT_MOMENTS, T>(rows, len, to_f64),
+        };
+        return moments.map(State::Moments);
     }
     // by_lane[j][q]: element j of row q, so the eight rows share a vector.
     let mut by_lane = [[0.0f64; ROWS]; TINY_TILE];
@@ -158,9 +163,9 @@ fn step_with<T: Copy>(
     exp_sum_rows(&by_lane, len).map(State::ExpSum)
 }
 
-/// The moments of eight rows of `len` elements: each element pushed into an empty lane
-/// ([`Moments::push`]: count 1, reciprocal 1), then the lanes folded by halving with
-/// [`Moments::merge`]'s arithmetic, merges with an empty upper lane skipped.
+/// The moments of eight rows of `len` ≤ `W` elements: each element pushed into an empty
+/// lane ([`Moments::push`]: count 1, reciprocal 1), then the lanes folded by halving
+/// with [`Moments::merge`]'s arithmetic, merges with an empty upper lane skipped.
 ///
 /// The loops run along each row (over the lanes `j`), where the data is contiguous. With
 /// the eight rows across a vector instead (`[j][q]`), the compiler vectorized the loop
@@ -168,36 +173,53 @@ fn step_with<T: Copy>(
 /// time. Each lane's merge weights depend only on the counts, so they are computed once
 /// per step for all eight rows (once per call for every step measured slower).
 #[inline(always)]
-fn moments_rows(values: &[[f64; TINY_TILE]; ROWS], len: usize) -> [Moments; ROWS] {
-    let mut mean = [[0.0f64; TINY_TILE]; ROWS];
-    let mut m2 = [[0.0f64; TINY_TILE]; ROWS];
+fn moments_rows<const W: usize, T: Copy>(
+    rows: [&[T]; ROWS],
+    len: usize,
+    to_f64: impl Fn(T) -> f64,
+) -> [Moments; ROWS] {
+    let mut mean = [[0.0f64; W]; ROWS];
+    let mut m2 = [[0.0f64; W]; ROWS];
     for q in 0..ROWS {
-        for j in 0..len {
-            let x = values[q][j];
+        for ((m, s), &x) in mean[q].iter_mut().zip(&mut m2[q]).zip(&rows[q][..len]) {
+            // Pushed straight from the row (a copy into an f64 row first cost a third
+            // of the time of rows of 50).
+            let x = to_f64(x);
             let d = x - 0.0;
             // The reciprocal of count 1 is 1, and d × 1 is d exactly.
-            mean[q][j] = 0.0 + d;
-            m2[q][j] = 0.0 + d * (x - mean[q][j]);
+            *m = 0.0 + d;
+            *s = 0.0 + d * (x - *m);
         }
     }
-    let mut count = [1.0f64; TINY_TILE];
-    let mut to_mean = [0.0f64; TINY_TILE / 2];
-    let mut to_m2 = [0.0f64; TINY_TILE / 2];
-    let mut width = TINY_TILE / 2;
+    let mut count = [1.0f64; W];
+    let mut to_mean = [0.0f64; W];
+    let mut to_m2 = [0.0f64; W];
+    let mut width = W / 2;
+    // The loops zip slices of exactly `merges` lanes: indexed, the upper lanes kept
+    // bounds checks that the compiler could not drop.
     while width >= ROWS {
         let merges = width.min(len.saturating_sub(width));
-        for j in 0..merges {
-            let (a, b) = (count[j], count[j + width]);
-            let n = a + b;
-            (to_mean[j], to_m2[j]) = (b / n, a * b / n);
-            count[j] = n;
+        let (low, high) = count[..2 * width].split_at_mut(width);
+        for (((a, &b), to_mean), to_m2) in low[..merges]
+            .iter_mut()
+            .zip(&high[..merges])
+            .zip(&mut to_mean[..merges])
+            .zip(&mut to_m2[..merges])
+        {
+            let n = *a + b;
+            (*to_mean, *to_m2) = (b / n, *a * b / n);
+            *a = n;
         }
         for q in 0..ROWS {
-            let (mean, m2) = (&mut mean[q], &mut m2[q]);
-            for j in 0..merges {
-                let d = mean[j + width] - mean[j];
-                mean[j] += d * to_mean[j];
-                m2[j] = m2[j] + m2[j + width] + d * d * to_m2[j];
+            let (low_mean, high_mean) = mean[q][..2 * width].split_at_mut(width);
+            let (low_m2, high_m2) = m2[q][..2 * width].split_at_mut(width);
+            let lows = low_mean[..merges].iter_mut().zip(&mut low_m2[..merges]);
+            let highs = high_mean[..merges].iter().zip(&high_m2[..merges]);
+            let weights = to_mean[..merges].iter().zip(&to_m2[..merges]);
+            for (((m, s), (&hm, &hs)), (&wm, &ws)) in lows.zip(highs).zip(weights) {
+                let d = hm - *m;
+                *m += d * wm;
+                *s = *s + hs + d * d * ws;
             }
         }
         width /= 2;
@@ -275,7 +297,7 @@ mod tests {
     use crate::test_values::awkward;
     use redlab_core::shape::{AxisPlan, Layout};
 
-    /// Every row length up to 32, a row count that leaves a partial step, f32 and f64:
+    /// Every row length up to 128 (log-sum-exp: 32), a row count that leaves a partial step, f32 and f64:
     /// each output has the bits of its row reduced alone by the tile code.
     #[test]
     fn rows_equal_each_row_reduced_alone_bit_for_bit() {
@@ -284,13 +306,16 @@ mod tests {
             Statistic::Std { ddof: 1.0 },
             Statistic::LogSumExp,
         ];
-        for len in 1..=TINY_TILE {
+        for len in 1..=SHORT_MOMENTS {
             let outputs = 8 * STEPS_PER_TASK + 13;
             let plan =
                 AxisPlan::new(Layout::c_order(&[outputs, len]), Some(&[1]), false).expect("plan");
             let wide = awkward(outputs * len, len as u64, true);
             let narrow: Vec<f32> = wide.iter().map(|&x| x as f32).collect();
             for stat in stats {
+                if len > TINY_TILE && stat == Statistic::LogSumExp {
+                    continue;
+                }
                 for data in [ArrayRef::from_slice(&wide), ArrayRef::from_slice(&narrow)] {
                     let selection = Selection::Axes(&plan);
                     let got = rows(stat, data, selection)
@@ -312,12 +337,15 @@ mod tests {
 
     #[test]
     fn longer_rows_and_other_statistics_are_left_alone() {
-        let data = awkward(40 * 3, 7, true);
-        let long = AxisPlan::new(Layout::c_order(&[3, 40]), Some(&[1]), false).expect("plan");
-        let short = AxisPlan::new(Layout::c_order(&[40, 3]), Some(&[1]), false).expect("plan");
+        let data = awkward(130 * 3, 7, true);
+        let long = AxisPlan::new(Layout::c_order(&[3, 130]), Some(&[1]), false).expect("plan");
+        let middle = AxisPlan::new(Layout::c_order(&[10, 39]), Some(&[1]), false).expect("plan");
+        let short = AxisPlan::new(Layout::c_order(&[130, 3]), Some(&[1]), false).expect("plan");
         let data = ArrayRef::from_slice(&data);
         let var = Statistic::Var { ddof: 0.0 };
         assert!(rows(var, data, Selection::Axes(&long)).is_none());
+        assert!(rows(var, data, Selection::Axes(&middle)).is_some());
+        assert!(rows(Statistic::LogSumExp, data, Selection::Axes(&middle)).is_none());
         assert!(rows(Statistic::NanMean, data, Selection::Axes(&short)).is_none());
         assert!(rows(var, data, Selection::Axes(&short)).is_some());
     }
