@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, DType, Error, Value};
 
-use crate::log_sum_exp::{merge_lanes, push_lane, ExpSum, PUSHED_INTO_EMPTY};
+use crate::log_sum_exp::{any_nan, merge_lanes, push_lane, ExpSum, PUSHED_INTO_EMPTY};
 use crate::statistics::{spread_value, Moments, Statistic, TINY_TILE};
 
 /// Rows per step, across the vector lanes (eight f64: one AVX-512 register).
@@ -262,7 +262,7 @@ fn moments_rows<const W: usize, T: Copy>(
 fn exp_sum_rows(values: &[[f64; ROWS]; TINY_TILE], len: usize) -> [ExpSum; ROWS] {
     let mut max = [[f64::NEG_INFINITY; ROWS]; TINY_TILE];
     let mut sum = [[0.0f64; ROWS]; TINY_TILE];
-    if values[..len].iter().flatten().any(|x| x.is_nan()) {
+    if any_nan(values[..len].as_flattened(), |x| x) {
         for j in 0..len {
             for q in 0..ROWS {
                 (max[j][q], sum[j][q]) = push_lane(f64::NEG_INFINITY, 0.0, values[j][q]);
