@@ -19,6 +19,7 @@ use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, DType, Error, Value};
 
 use crate::column_lanes::{states_of_columns, ColumnLanes, LaneArrays};
+use crate::row_moments::merge_weighted;
 use crate::statistics::{spread_value, Moments, Statistic};
 
 /// The lanes of a block's columns: means (first) and M2 (second).
@@ -100,11 +101,7 @@ fn merge_columns(
     to_mean: f64,
     to_m2: f64,
 ) {
-    for (((m, s), &hm), &hs) in low_mean.iter_mut().zip(low_m2).zip(high_mean).zip(high_m2) {
-        let d = hm - *m;
-        *m += d * to_mean;
-        *s = *s + hs + d * d * to_m2;
-    }
+    merge_weighted(low_mean, low_m2, high_mean, high_m2, to_mean, to_m2);
 }
 
 /// One row's Welford update of consecutive lanes of one count over the block's columns,
