@@ -16,6 +16,9 @@
 //! - **Wide runs**: one lane at a time (its eight rows, each a contiguous stretch of the
 //!   block's columns) in the order the halving fold pairs lanes, bit-reversed, joined on
 //!   a stack like a binary counter. Only the fold's eleven levels of state are live.
+//!   Two lanes of one element each that the fold merges first (every pair, in tiles of
+//!   at most 1024 rows) are built and merged by one call, which a statistic can make a
+//!   single pass over the block ([`ColumnLanes::single_pair`]).
 
 use rayon::prelude::*;
 use redlab_core::canonical::{tile_count, LANES, ROWS, TILE};
@@ -63,6 +66,17 @@ pub(crate) trait ColumnLanes {
 
     /// Slot `lane` ← no elements.
     fn clear(&mut self, lane: usize);
+
+    /// Slot `lane` ← two lanes of one element each, `low` and `high`, merged as the
+    /// fold merges them: the state [`ColumnLanes::clear`], [`ColumnLanes::push_rows`]
+    /// (of each into its own slot) and [`ColumnLanes::merge`] would leave, in one pass.
+    fn single_pair<T: Copy>(
+        &mut self,
+        lane: usize,
+        low: &[T],
+        high: &[T],
+        to_f64: impl Fn(T) -> f64 + Copy,
+    );
 
     /// Slot `low` ← slot `low` (the lower indices, `low_count` elements) merged with
     /// slot `high` (`high_count` ≥ 1 elements), column by column.
@@ -221,8 +235,28 @@ fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
             &src[offset..offset + width]
         })
     };
-    for p in 0..LANES {
+    // A lane of exactly one element per column (every lane, in tiles of at most 1024
+    // rows).
+    let single = |lane: usize| lane < rows && lane + LANES >= rows;
+    let mut p = 0;
+    while p < LANES {
         let lane = p.reverse_bits() >> (usize::BITS - LANES.trailing_zeros());
+        // An even p and the next one are lanes `lane` and `lane + LANES / 2`, which the
+        // fold merges first: two single lanes are built and merged at once.
+        if p % 2 == 0 && single(lane) && single(lane + LANES / 2) {
+            let row = |lane: usize| &src[offsets[lane]..offsets[lane] + width];
+            stack.single_pair(depth, row(lane), row(lane + LANES / 2), to_f64);
+            counts[depth] = 2;
+            depth += 1;
+            // p + 1's trailing ones close the pair (done above), then older subtrees.
+            for _ in 1..(p + 1).trailing_ones() {
+                stack.merge(depth - 2, depth - 1, counts[depth - 2], counts[depth - 1]);
+                counts[depth - 2] += counts[depth - 1];
+                depth -= 1;
+            }
+            p += 2;
+            continue;
+        }
         if full(lane) {
             // A full lane: its eight rows in one pass.
             stack.full_lane(depth, rows_of(lane), to_f64);
@@ -248,6 +282,7 @@ fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
             }
             depth -= 1;
         }
+        p += 1;
     }
     debug_assert_eq!(depth, 1);
     stack.states(0, counts[0])

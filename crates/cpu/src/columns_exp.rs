@@ -20,7 +20,7 @@ use redlab_core::{ArrayRef, DType, Error};
 
 use crate::column_lanes::{states_of_columns, ColumnLanes, LaneArrays};
 use crate::columns_moments::columns_run;
-use crate::log_sum_exp::{merge_lanes, push_lane, ExpSum};
+use crate::log_sum_exp::{any_nan, merge_lanes, push_lane, ExpSum, PUSHED_INTO_EMPTY};
 
 /// The canonical log-sum-exp states of every output of `selection` over `data`, where
 /// the outputs are columns of f32 or f64; `None` where they are not.
@@ -86,6 +86,20 @@ impl ColumnLanes for ExpLanes {
         sum.fill(0.0);
     }
 
+    /// Two single-element lanes merged in one pass: without NaN in either row, each
+    /// push into an empty lane is `(x, 1)` ([`PUSHED_INTO_EMPTY`]), so a pair costs one
+    /// exponential (the merge's) instead of three.
+    fn single_pair<T: Copy>(
+        &mut self,
+        lane: usize,
+        low: &[T],
+        high: &[T],
+        to_f64: impl Fn(T) -> f64 + Copy,
+    ) {
+        let (max, sum) = self.0.slots(lane, 1);
+        exp_single_pair(max, sum, low, high, to_f64);
+    }
+
     fn merge(&mut self, low: usize, high: usize, _low_count: usize, _high_count: usize) {
         let [(low_max, high_max), (low_sum, high_sum)] = self.0.pair(low, high);
         merge_exp_columns(low_max, low_sum, high_max, high_sum);
@@ -126,6 +140,35 @@ fn push_exp_rows<T: Copy>(
     }
 }
 
+/// `ExpLanes`' `single_pair` over the block's columns.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.1"
+))]
+fn exp_single_pair<T: Copy>(
+    max: &mut [f64],
+    sum: &mut [f64],
+    low: &[T],
+    high: &[T],
+    to_f64: impl Fn(T) -> f64 + Copy,
+) {
+    let width = max.len();
+    let (low, high) = (&low[..width], &high[..width]);
+    let lanes = max.iter_mut().zip(sum.iter_mut());
+    if !any_nan(low, to_f64) && !any_nan(high, to_f64) {
+        for ((m, s), (&x, &y)) in lanes.zip(low.iter().zip(high)) {
+            (*m, *s) = merge_lanes(to_f64(x), PUSHED_INTO_EMPTY, to_f64(y), PUSHED_INTO_EMPTY);
+        }
+    } else {
+        for ((m, s), (&x, &y)) in lanes.zip(low.iter().zip(high)) {
+            let (low_max, low_sum) = push_lane(f64::NEG_INFINITY, 0.0, to_f64(x));
+            let (high_max, high_sum) = push_lane(f64::NEG_INFINITY, 0.0, to_f64(y));
+            (*m, *s) = merge_lanes(low_max, low_sum, high_max, high_sum);
+        }
+    }
+}
+
 /// Lane ← lane (the lower indices) merged with a higher one, per column:
 /// [`ExpSum::merge`].
 #[multiversion::multiversion(targets(
@@ -161,6 +204,7 @@ mod tests {
             (vec![16_385, 17], vec![0]),
             (vec![3000, 1030], vec![0]),
             (vec![8193, 513], vec![0]),
+            (vec![1000, 600], vec![0]),
             (vec![4, 2500, 6], vec![1]),
         ] {
             let n: usize = dims.iter().product();
@@ -178,9 +222,34 @@ mod tests {
                     }
                 })
                 .collect();
+            check(&dims, &axes, &data);
+        }
+        // Wide runs of at most 1024 rows build lanes in pairs: a NaN or an infinity in one
+        // row of a pair (and not in its other row) takes the general pushes.
+        let (rows, cols) = (1000, 600);
+        let mut data: Vec<f64> = awkward(rows * cols, 11, false)
+            .into_iter()
+            .map(|x| if x.is_finite() { x } else { 1.5 })
+            .collect();
+        for (row, col, x) in [
+            (3, 5, f64::NAN),
+            (515, 6, f64::NAN),
+            (700, 9, f64::INFINITY),
+            (10, 9, f64::NEG_INFINITY),
+            (0, 0, f64::INFINITY),
+        ] {
+            data[row * cols + col] = x;
+        }
+        check(&[rows, cols], &[0], &data);
+    }
+
+    /// Each column of `data` (of shape `dims`, reduced along `axes`) against the same
+    /// column gathered and reduced alone, in f64 and f32.
+    fn check(dims: &[usize], axes: &[isize], data: &[f64]) {
+        {
             let data32: Vec<f32> = data.iter().map(|&x| x as f32).collect();
-            let plan = AxisPlan::new(Layout::c_order(&dims), Some(&axes), false).expect("plan");
-            for view in [ArrayRef::from_slice(&data), ArrayRef::from_slice(&data32)] {
+            let plan = AxisPlan::new(Layout::c_order(dims), Some(axes), false).expect("plan");
+            for view in [ArrayRef::from_slice(data), ArrayRef::from_slice(&data32)] {
                 let states = columns(view, Selection::Axes(&plan))
                     .expect("columns")
                     .expect("computes");
