@@ -19,7 +19,7 @@ use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, DType, Error, Value};
 
 use crate::column_lanes::{states_of_columns, ColumnLanes, LaneArrays};
-use crate::row_moments::{merge_weighted, push_into_empty};
+use crate::row_moments::{merge_equal, merge_weighted, push_into_empty};
 use crate::statistics::{spread_value, Moments, Statistic};
 
 /// The lanes of a block's columns: means (first) and M2 (second).
@@ -156,11 +156,9 @@ fn single_pair<T: Copy>(
 ) {
     let pushes = low.iter().zip(high);
     for ((m, s), (&x, &y)) in mean.iter_mut().zip(m2.iter_mut()).zip(pushes) {
-        let (low_mean, low_m2) = push_into_empty(to_f64(x));
-        let (high_mean, high_m2) = push_into_empty(to_f64(y));
-        let d = high_mean - low_mean;
-        *m = low_mean + d * 0.5;
-        *s = low_m2 + high_m2 + d * d * 0.5;
+        let low = push_into_empty(to_f64(x));
+        let high = push_into_empty(to_f64(y));
+        (*m, *s) = merge_equal(low, high, 0.5);
     }
 }
 

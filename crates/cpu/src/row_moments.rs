@@ -28,16 +28,7 @@ pub(crate) fn fold_equal_counts(
         // length the compiler does not know, kept a bounds check that made it scalar.
         let (low_mean, high_mean) = mean[..2 * width].split_at_mut(width);
         let (low_m2, high_m2) = m2[..2 * width].split_at_mut(width);
-        for (((low_mean, low_m2), high_mean), high_m2) in low_mean
-            .iter_mut()
-            .zip(low_m2.iter_mut())
-            .zip(high_mean.iter())
-            .zip(high_m2.iter())
-        {
-            let d = high_mean - *low_mean;
-            *low_mean += d * 0.5;
-            *low_m2 = *low_m2 + high_m2 + d * d * weight;
-        }
+        merge_weighted(low_mean, low_m2, high_mean, high_m2, 0.5, weight);
         count += count;
         width /= 2;
     }
@@ -71,11 +62,6 @@ pub(crate) fn row_pow2<const Q: usize, T: Copy>(
     let mut mean = [0.0f64; Q];
     let mut m2 = [0.0f64; Q];
     let push = |x: T| push_into_empty(to_f64(x));
-    // A merge of two lanes of equal count c: weights 0.5 and c / 2.
-    let merge = |(low_mean, low_m2): (f64, f64), (high_mean, high_m2): (f64, f64), weight: f64| {
-        let d = high_mean - low_mean;
-        (low_mean + d * 0.5, low_m2 + high_m2 + d * d * weight)
-    };
     let (first, rest) = values.split_at(quarter);
     let (second, rest) = rest.split_at(quarter);
     let (third, fourth) = rest.split_at(quarter);
@@ -85,10 +71,10 @@ pub(crate) fn row_pow2<const Q: usize, T: Copy>(
         .enumerate()
     {
         // Step n/2 joins j with j + n/2 and j + n/4 with j + 3n/4 (count 1 each) ...
-        let low = merge(push(first[j]), push(third[j]), 0.5);
-        let high = merge(push(second[j]), push(fourth[j]), 0.5);
+        let low = merge_equal(push(first[j]), push(third[j]), 0.5);
+        let high = merge_equal(push(second[j]), push(fourth[j]), 0.5);
         // ... and step n/4 joins those two (count 2 each).
-        (*m, *s) = merge(low, high, 1.0);
+        (*m, *s) = merge_equal(low, high, 1.0);
     }
     fold_equal_counts(&mut mean, &mut m2, 4.0, quarter / 2)
 }
@@ -121,11 +107,8 @@ pub(crate) fn row_any<const H: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) 
     }
     let rest = high.len();
     for ((m, s), &x) in mean[..rest].iter_mut().zip(&mut m2[..rest]).zip(high) {
-        let (high_mean, high_m2) = push(x);
-        let d = high_mean - *m;
         // Counts 1 and 1: both weights, 1/2 and 1·1/2, are 0.5 exactly.
-        *m += d * 0.5;
-        *s = *s + high_m2 + d * d * 0.5;
+        (*m, *s) = merge_equal((*m, *s), push(x), 0.5);
     }
     let mut width = half / 2;
     while width >= 1 {
@@ -158,6 +141,18 @@ pub(crate) fn row_any<const H: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) 
         mean: mean[0],
         m2: m2[0],
     }
+}
+
+/// Chan's merge of two lanes of equal count `c` (mean and M2 each): the weights are
+/// then exact constants, `c / 2c` = 0.5 and `c·c / 2c` = `weight` = `c / 2`.
+#[inline(always)]
+pub(crate) fn merge_equal(
+    (low_mean, low_m2): (f64, f64),
+    (high_mean, high_m2): (f64, f64),
+    weight: f64,
+) -> (f64, f64) {
+    let d = high_mean - low_mean;
+    (low_mean + d * 0.5, low_m2 + high_m2 + d * d * weight)
 }
 
 /// Chan's merge of lanes whose counts give the weights `to_mean` = `b / n` and `to_m2`
