@@ -13,8 +13,9 @@
 // Set by redlab_kernels::statistics: STAT_KIND (0 moments, 1 log-sum-exp, 2 NaN-skipping
 // minimum, 3 maximum, 4 moments of the values that are not NaN), in_t, stat_load
 // (element i of the input as a double), st_stage_load (the same of a staged copy in
-// local memory), ST_STAGE_ROWS (rows of a tile staged at once) and ST_WIDE (1 for
-// elements of 4 bytes or more, which CUDA copies asynchronously); per kernel,
+// local memory), ST_STAGE_ROWS (rows of a tile staged at once), ST_WIDE (1 for
+// elements of 4 bytes or more, which CUDA copies asynchronously) and ST_IN_BYTES (the
+// element's size); per kernel,
 // ST_MIN_GROUPS (on CUDA, the work-groups the compiler must fit on an SM, which bounds
 // the registers: these kernels wait on loads, and more resident warps hide more of the
 // wait) and ST_CLASSES (lane classes per column in stat_columns).
@@ -265,6 +266,25 @@ inline void st_copy_one(ST_LOCAL in_t* slot, __global const in_t* from) {
 inline void st_copies_commit(void) {
 #if !defined(__OPENCL_VERSION__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// 16 bytes into local memory, both 16-byte aligned: asynchronous like st_copy_one.
+inline void st_copy_word(ST_LOCAL in_t* slot, __global const in_t* from) {
+#if !defined(__OPENCL_VERSION__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+                     (uint)__cvta_generic_to_shared(slot)),
+                 "l"(from)
+                 : "memory");
+#else
+    *(ST_LOCAL uint4*)slot = *(__global const uint4*)from;
+#endif
+}
+
+// Waits for every copy this work-item started.
+inline void st_copies_wait_all(void) {
+#if !defined(__OPENCL_VERSION__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
 }
 
@@ -542,136 +562,5 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
 #endif
 
 #ifdef ST_COLUMNS
-// Columns: 32 neighbouring outputs (one per warp lane, so every load reads 32 neighbouring
-// elements of one row) × 8 lane classes per work-group, all at the same tile index.
-// Work-item (output o, class w) takes the tile's lanes j = w + 8k, k = 0 … 127: the
-// canonical fold by halving joins those lanes among themselves first (widths 512 … 8), and
-// that fold is the aligned pairwise tree over k in bit-reversed order, which a binary
-// counter computes while the lanes stream in; the 8 classes are then folded by halving
-// (widths 4, 2, 1) through local memory. The word after the task table is the number of
-// tiles per output (every output has the same).
-#ifndef ST_CLASSES
-#define ST_CLASSES 8
-#endif
-#define ST_COLS (ST_WG / ST_CLASSES)
-// log2 of the lanes per class (ST_LANES / ST_CLASSES).
-#if ST_CLASSES == 8
-#define ST_LEVELS 7
-#elif ST_CLASSES == 16
-#define ST_LEVELS 6
-#elif ST_CLASSES == 32
-#define ST_LEVELS 5
-#endif
-
-// Leaf `leaf` of the bit-reversed order over a class's lanes is class position rev(leaf).
-inline uint st_rev_levels(uint leaf) {
-    uint k = 0;
-    for (uint b = 0; b < ST_LEVELS; b++) {
-        k |= ((leaf >> b) & 1u) << (ST_LEVELS - 1 - b);
-    }
-    return k;
-}
-
-#if STAT_KIND != 1 && ST_WIDE
-// Columns of the statistics that wait on loads, over elements of 4 or 8 bytes (2-byte
-// ones, copied without cp.async, read 13% less this way on an H100; log-sum-exp's 6–8%
-// less, results/h100-lse-staged), stream their lanes through shared memory:
-// each work-item copies the elements of its next ST_COL_LEAVES leaves (8 rows each) into
-// its own slots while it updates from the previous ones (two buffers; on CUDA sm_80+
-// asynchronous copies, so the bytes in flight hold no registers). The slots are the
-// work-item's own, so no barrier is needed: slot (buffer, leaf u, row r) of work-item t
-// is element ((buffer·ST_COL_LEAVES + u)·ST_ROWS + r)·ST_WG + t, and neighbouring
-// work-items touch neighbouring words.
-#define ST_COL_LEAVES (ST_STAGE_ROWS / 4)
-#define ST_COL_SLOT(b, u, r) ((((b) * ST_COL_LEAVES + (u)) * ST_ROWS + (r)) * ST_WG)
-
-// Starts copying the rows of leaves chunk·ST_COL_LEAVES … of lane class w into buffer b.
-inline void st_columns_issue(__global const in_t* in, ulong first, ulong len, long step, uint w,
-                             uint chunk, uint b, ST_LOCAL in_t* slots, uint t) {
-    for (uint u = 0; u < ST_COL_LEAVES; u++) {
-        uint j = w + ST_CLASSES * st_rev_levels(chunk * ST_COL_LEAVES + u);
-        for (uint r = 0; r < ST_ROWS; r++) {
-            ulong e = (ulong)r * ST_LANES + j;
-            if (e < len) {
-                st_copy_one(slots + ST_COL_SLOT(b, u, r) + t, in + ((long)first + (long)e * step));
-            }
-        }
-    }
-    st_copies_commit();
-}
-#endif
-
-__kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
-void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
-    __local st_t level[ST_WG];
-#if STAT_KIND != 1 && ST_WIDE
-    __local in_t slots[2 * ST_COL_LEAVES * ST_ROWS * ST_WG];
-#endif
-    __global const ulong* table = (__global const ulong*)(out + 3 * tasks);
-    ulong per_output = table[3 * tasks];
-    uint t = get_local_id(0);
-    uint o = t % ST_COLS;
-    uint w = t / ST_COLS;
-    ulong block = get_group_id(0) / per_output;
-    ulong tile = get_group_id(0) % per_output;
-    ulong output = block * ST_COLS + o;
-    ulong task = output * per_output + tile;
-    bool live = task < tasks;
-    ulong first = live ? table[3 * task] : 0;
-    ulong len = live ? table[3 * task + 1] : 0;
-    long step = live ? (long)table[3 * task + 2] : 0;
-    st_t stack[ST_LEVELS + 1];
-    uint filled = 0; // bit l: stack[l] holds a finished subtree of 2^l leaves
-#if STAT_KIND != 1 && ST_WIDE
-    st_columns_issue(in, first, len, step, w, 0, 0, slots, t);
-#endif
-    for (uint leaf = 0; leaf < ST_LANES / ST_CLASSES; leaf++) {
-        uint j = w + ST_CLASSES * st_rev_levels(leaf);
-#if STAT_KIND != 1 && ST_WIDE
-        uint u = leaf % ST_COL_LEAVES;
-        uint b = (leaf / ST_COL_LEAVES) & 1u;
-        if (u == 0) {
-            // The next chunk goes out before this one is waited for.
-            uint next = leaf / ST_COL_LEAVES + 1;
-            if (next < ST_LANES / ST_CLASSES / ST_COL_LEAVES) {
-                st_columns_issue(in, first, len, step, w, next, next & 1u, slots, t);
-            } else {
-                st_copies_commit(); // an empty group keeps the count of groups in flight
-            }
-            st_copies_wait_all_but_one();
-        }
-        st_t node = st_empty();
-#pragma unroll
-        for (uint r = 0; r < ST_ROWS; r++) {
-            if ((ulong)r * ST_LANES + j < len) {
-                st_push(&node, st_stage_load(slots + ST_COL_SLOT(b, u, r), t),
-                        1.0 / (double)(r + 1));
-            }
-        }
-#else
-        st_t node = st_lane(in, first, len, step, 0, j);
-#endif
-        // Binary counter: carry while the level is occupied (the older side is lower).
-        uint l = 0;
-        while (filled & (1u << l)) {
-            node = st_merge(stack[l], node);
-            filled &= ~(1u << l);
-            l++;
-        }
-        stack[l] = node;
-        filled |= 1u << l;
-    }
-    // 128 leaves: exactly one full subtree remains, at the top level.
-    level[t] = stack[ST_LEVELS];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint width = ST_CLASSES / 2; width >= 1; width /= 2) {
-        if (w < width) {
-            level[t] = st_merge(level[t], level[t + width * ST_COLS]);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (w == 0 && live) {
-        st_store(out, task, level[t]);
-    }
-}
+#include "stat_columns.h"
 #endif

@@ -57,6 +57,7 @@ const FILES: &[(&str, &str)] = &[
     ("roof_bulk.cl", include_str!("../cl/roof_bulk.cl")),
     ("segments.cl", include_str!("../cl/segments.cl")),
     ("statistics.cl", include_str!("../cl/statistics.cl")),
+    ("stat_columns.h", include_str!("../cl/stat_columns.h")),
     ("strided.cl", include_str!("../cl/strided.cl")),
     ("subgroup_block.cl", include_str!("../cl/subgroup_block.cl")),
     ("two_stage.cl", include_str!("../cl/two_stage.cl")),

@@ -278,12 +278,13 @@ pub fn source(kind: StateKind, dtype: DType, target: Target) -> String {
         _ => "(double)in[i]".to_string(),
     };
     text.push_str(&format!(
-        "#define STAT_KIND {}\n#define ST_STAGE_ROWS {}\n#define ST_WIDE {}\ntypedef {} in_t;\n\
+        "#define STAT_KIND {}\n#define ST_STAGE_ROWS {}\n#define ST_WIDE {}\n#define ST_IN_BYTES {}\ntypedef {} in_t;\n\
          inline double stat_load(const __global in_t* in, ulong i) {{ return {}; }}\n\
          inline double st_stage_load(const {local}in_t* in, uint i) {{ return {}; }}\n",
         kind as u32,
         stage_rows(dtype),
         u8::from(dtype.size_bytes() >= 4),
+        dtype.size_bytes(),
         storage_type(dtype),
         read("__global "),
         read(local),

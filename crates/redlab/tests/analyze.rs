@@ -209,6 +209,7 @@ fn the_statistics_kernels_run_in_the_simulator_with_their_check() {
     // NaN-skipping compaction, and rows gathered on the host first.
     for (shape, axis, stat, kernel) in [
         ("300x70", "0", "var", "stat_columns"),
+        ("300x64", "0", "std", "stat_columns"),
         ("70x300", "1", "logsumexp", "stat_warp_rows"),
         ("3x9000", "1", "std", "stat_tiles"),
         ("40x50", "1", "nanmean", "stat_kept"),

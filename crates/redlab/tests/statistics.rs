@@ -149,6 +149,9 @@ fn gpus_compute_the_cpus_statistics_bit_for_bit() {
             (vec![9, 1000], Some(vec![1])),
             (vec![33, 600], Some(vec![0])),
             (vec![9000, 37], Some(vec![0])),
+            // Columns whose groups copy whole 16-byte words (40 × 4 or 8 bytes a row),
+            // two full groups of 16 and a partial one that copies element by element.
+            (vec![9000, 40], Some(vec![0])),
             (vec![3, 2000, 40], Some(vec![1])),
         ] {
             let n: usize = dims.iter().product();

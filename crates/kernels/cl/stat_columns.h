@@ -1,0 +1,257 @@
+// Statistics along columns (included by statistics.cl when ST_COLUMNS is set): many
+// neighbouring strided outputs side by side, so that every load reads neighbouring
+// elements of one row. Uses statistics.cl's states, pushes, merges and copy helpers.
+
+// Columns: 32 neighbouring outputs (one per warp lane, so every load reads 32 neighbouring
+// elements of one row) × 8 lane classes per work-group, all at the same tile index.
+// Work-item (output o, class w) takes the tile's lanes j = w + 8k, k = 0 … 127: the
+// canonical fold by halving joins those lanes among themselves first (widths 512 … 8), and
+// that fold is the aligned pairwise tree over k in bit-reversed order, which a binary
+// counter computes while the lanes stream in; the 8 classes are then folded by halving
+// (widths 4, 2, 1) through local memory. The word after the task table is the number of
+// tiles per output (every output has the same).
+#ifndef ST_CLASSES
+#define ST_CLASSES 8
+#endif
+#define ST_COLS (ST_WG / ST_CLASSES)
+// log2 of the lanes per class (ST_LANES / ST_CLASSES).
+#if ST_CLASSES == 8
+#define ST_LEVELS 7
+#elif ST_CLASSES == 16
+#define ST_LEVELS 6
+#elif ST_CLASSES == 32
+#define ST_LEVELS 5
+#endif
+
+// Leaf `leaf` of the bit-reversed order over a class's lanes is class position rev(leaf).
+inline uint st_rev_levels(uint leaf) {
+#if !defined(__OPENCL_VERSION__) && defined(__CUDA_ARCH__)
+    return __brev(leaf) >> (32 - ST_LEVELS);
+#else
+    uint k = 0;
+    for (uint b = 0; b < ST_LEVELS; b++) {
+        k |= ((leaf >> b) & 1u) << (ST_LEVELS - 1 - b);
+    }
+    return k;
+#endif
+}
+
+#if STAT_KIND != 1 && ST_WIDE
+// Columns of the statistics that wait on loads, over elements of 4 or 8 bytes (2-byte
+// ones, copied without cp.async, read 13% less this way on an H100; log-sum-exp's 6–8%
+// less, results/h100-lse-staged), stream their lanes through shared memory:
+// each work-item copies the elements of its next ST_COL_LEAVES leaves (8 rows each) into
+// its own slots while it updates from the previous ones (two buffers; on CUDA sm_80+
+// asynchronous copies, so the bytes in flight hold no registers). The slots are the
+// work-item's own, so no barrier is needed: slot (buffer, leaf u, row r) of work-item t
+// is element ((buffer·ST_COL_LEAVES + u)·ST_ROWS + r)·ST_WG + t, and neighbouring
+// work-items touch neighbouring words.
+#define ST_COL_LEAVES (ST_STAGE_ROWS / 4)
+#define ST_COL_SLOT(b, u, r) ((((b) * ST_COL_LEAVES + (u)) * ST_ROWS + (r)) * ST_WG)
+
+// Starts copying the rows of leaves chunk·ST_COL_LEAVES … of lane class w into buffer b.
+inline void st_columns_issue(__global const in_t* in, ulong first, ulong len, long step, uint w,
+                             uint chunk, uint b, ST_LOCAL in_t* slots, uint t) {
+    for (uint u = 0; u < ST_COL_LEAVES; u++) {
+        uint j = w + ST_CLASSES * st_rev_levels(chunk * ST_COL_LEAVES + u);
+        for (uint r = 0; r < ST_ROWS; r++) {
+            ulong e = (ulong)r * ST_LANES + j;
+            if (e < len) {
+                st_copy_one(slots + ST_COL_SLOT(b, u, r) + t, in + ((long)first + (long)e * step));
+            }
+        }
+    }
+    st_copies_commit();
+}
+
+// The same slots filled by the whole work-group, 16 bytes per copy, where its ST_COLS
+// columns lie side by side in 16-byte words (every column live, the first one and the
+// row step 16-byte aligned): the elements the slots of one (buffer, leaf, row) take, for
+// classes w = 0 … ST_CLASSES − 1 and columns o = 0 … ST_COLS − 1, are ST_CLASSES
+// consecutive rows of ST_COLS neighbouring elements, so copy c of a chunk moves elements
+// 16c/size … of the chunk's slots. Per element copied the work-item issues a quarter
+// (f32) or half (f64) of a copy instead of one, with one 64-bit address each; var along
+// the columns of 8192×8192 f32 spent its issue slots on those (ncu: 13 cycles between a
+// warp's issues, DRAM at 60%). The caller waits for all its copies and meets the others at
+// a barrier before reading, so only one chunk is in flight during the updates.
+#define ST_WORD (16 / ST_IN_BYTES)
+inline void st_columns_issue_rows(__global const in_t* in, ulong first, ulong len, long step,
+                                  uint chunk, uint b, ST_LOCAL in_t* slots, uint t) {
+    // This work-item's copies all cover the same column and class (ST_WG divides the
+    // elements of a row of slots), rows ST_WORD apart in (leaf, row) order.
+    uint at = t * ST_WORD;
+    uint o = at % ST_COLS;
+    uint w = (at % ST_WG) / ST_COLS;
+    __global const in_t* base = in + ((long)first + (long)o + (long)w * step);
+#pragma unroll
+    for (uint k = 0; k < ST_COL_LEAVES * ST_ROWS / ST_WORD; k++) {
+        uint row = at / ST_WG + k * ST_WORD; // leaf u · ST_ROWS + row r
+        uint u = row / ST_ROWS;
+        uint r = row % ST_ROWS;
+        ulong e = (ulong)r * ST_LANES + w + ST_CLASSES * st_rev_levels(chunk * ST_COL_LEAVES + u);
+        if (e < len) {
+            st_copy_word(slots + ST_COL_SLOT(b, u, r) + (at % ST_WG),
+                         base + (long)(e - w) * step);
+        }
+    }
+}
+#endif
+
+#if STAT_KIND != 1 && ST_WIDE
+// Leaf `leaf` of work-item (column o, class w): lane j = w + ST_CLASSES·rev(leaf) of the
+// tile, its rows pushed in order from the staged slots. At the first leaf of each chunk
+// the next chunk's copies go out (by_rows: after the group's barrier). `full`: the tile
+// has all its rows, so no row is tested and the counts fold into constants.
+inline st_t st_column_leaf(__global const in_t* in, ulong first, ulong len, long step, uint w,
+                           uint t, uint leaf, bool full, bool by_rows, ulong group_first,
+                           ulong group_len, long group_step, ST_LOCAL in_t* slots) {
+    uint u = leaf % ST_COL_LEAVES;
+    uint b = (leaf / ST_COL_LEAVES) & 1u;
+    uint next = leaf / ST_COL_LEAVES + 1;
+    if (u == 0 && by_rows) {
+        // This chunk landed for every work-item, and every work-item is done with the
+        // last one, whose buffer the next chunk takes.
+        st_copies_wait_all();
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (next < ST_LANES / ST_CLASSES / ST_COL_LEAVES) {
+            st_columns_issue_rows(in, group_first, group_len, group_step, next, next & 1u,
+                                  slots, t);
+        }
+    } else if (u == 0) {
+        // The next chunk goes out before this one is waited for.
+        if (next < ST_LANES / ST_CLASSES / ST_COL_LEAVES) {
+            st_columns_issue(in, first, len, step, w, next, next & 1u, slots, t);
+        } else {
+            st_copies_commit(); // an empty group keeps the count of groups in flight
+        }
+        st_copies_wait_all_but_one();
+    }
+    st_t node = st_empty();
+    if (full) {
+#pragma unroll
+        for (uint r = 0; r < ST_ROWS; r++)
+            st_push(&node, st_stage_load(slots + ST_COL_SLOT(b, u, r), t), 1.0 / (double)(r + 1));
+    } else {
+        uint j = w + ST_CLASSES * st_rev_levels(leaf);
+#pragma unroll
+        for (uint r = 0; r < ST_ROWS; r++) {
+            if ((ulong)r * ST_LANES + j < len) {
+                st_push(&node, st_stage_load(slots + ST_COL_SLOT(b, u, r), t),
+                        1.0 / (double)(r + 1));
+            }
+        }
+    }
+    return node;
+}
+
+// Leaves 4·quad … 4·quad + 3 of work-item (column o, class w) merged as the tree's aligned
+// subtree of four, in registers.
+inline st_t st_column_quad(__global const in_t* in, ulong first, ulong len, long step, uint w,
+                           uint t, uint quad, bool full, bool by_rows, ulong group_first,
+                           ulong group_len, long group_step, ST_LOCAL in_t* slots) {
+    st_t pair = st_empty(), node = st_empty();
+#pragma unroll
+    for (uint q = 0; q < 4; q++) {
+        st_t one = st_column_leaf(in, first, len, step, w, t, 4 * quad + q, full, by_rows,
+                                  group_first, group_len, group_step, slots);
+        if (q == 0) {
+            node = one;
+        } else if (q == 1) {
+            node = st_merge(node, one);
+        } else if (q == 2) {
+            pair = one;
+        } else {
+            node = st_merge(node, st_merge(pair, one));
+        }
+    }
+    return node;
+}
+#endif
+
+// Leaves per step of the binary counter below: the staged statistics take them four at a
+// time (st_column_quad); log-sum-exp, whose exp needs the registers, one at a time (four
+// at a time read 3–4% less on an H200, results/h200-stat-columns).
+#if STAT_KIND != 1 && ST_WIDE
+#define ST_UNIT_LEVELS 2
+#else
+#define ST_UNIT_LEVELS 0
+#endif
+
+__kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
+void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
+    __local st_t level[ST_WG];
+#if STAT_KIND != 1 && ST_WIDE
+    __local in_t slots[2 * ST_COL_LEAVES * ST_ROWS * ST_WG] __attribute__((aligned(16)));
+#endif
+    __global const ulong* table = (__global const ulong*)(out + 3 * tasks);
+    ulong per_output = table[3 * tasks];
+    uint t = get_local_id(0);
+    uint o = t % ST_COLS;
+    uint w = t / ST_COLS;
+    ulong block = get_group_id(0) / per_output;
+    ulong tile = get_group_id(0) % per_output;
+    ulong output = block * ST_COLS + o;
+    ulong task = output * per_output + tile;
+    bool live = task < tasks;
+    ulong first = live ? table[3 * task] : 0;
+    ulong len = live ? table[3 * task + 1] : 0;
+    long step = live ? (long)table[3 * task + 2] : 0;
+    st_t stack[ST_LEVELS - ST_UNIT_LEVELS + 1];
+    uint filled = 0; // bit l: stack[l] holds a finished subtree of 2^l leaves
+#if STAT_KIND != 1 && ST_WIDE
+    // The group's columns side by side (the host plans them so) and its own first column:
+    // whole 16-byte words when every column is live and both the first element and the
+    // row step are 16-byte aligned (the same answer in every work-item of the group).
+    ulong group_task = block * ST_COLS * per_output + tile;
+    ulong group_first = table[3 * group_task];
+    ulong group_len = table[3 * group_task + 1];
+    long group_step = (long)table[3 * group_task + 2];
+    bool by_rows = (block * ST_COLS + ST_COLS - 1) * per_output + tile < tasks &&
+                   ((ulong)(in + group_first) & 15) == 0 &&
+                   (((ulong)group_step * ST_IN_BYTES) & 15) == 0;
+    if (by_rows) {
+        st_columns_issue_rows(in, group_first, group_len, group_step, 0, 0, slots, t);
+    } else {
+        st_columns_issue(in, first, len, step, w, 0, 0, slots, t);
+    }
+#endif
+    // The staged statistics take leaves four at a time, as the tree's aligned subtrees of
+    // four (held in registers), then a binary counter over those: the same tree as a
+    // counter over the leaves, with a quarter of the stack's traffic (a stack indexed at
+    // run time lives in local memory). A full tile has every row, so its quads test none
+    // and their counts fold into constants (a second copy of the quad, `full` constant).
+#if ST_UNIT_LEVELS
+    bool full = len >= ST_ROWS * ST_LANES;
+#endif
+    for (uint unit = 0; unit < (ST_LANES / ST_CLASSES) >> ST_UNIT_LEVELS; unit++) {
+#if ST_UNIT_LEVELS
+        st_t node = full ? st_column_quad(in, first, len, step, w, t, unit, true, by_rows,
+                                          group_first, group_len, group_step, slots)
+                         : st_column_quad(in, first, len, step, w, t, unit, false, by_rows,
+                                          group_first, group_len, group_step, slots);
+#else
+        st_t node = st_lane(in, first, len, step, 0, w + ST_CLASSES * st_rev_levels(unit));
+#endif
+        // Binary counter: carry while the level is occupied (the older side is lower).
+        uint l = 0;
+        while (filled & (1u << l)) {
+            node = st_merge(stack[l], node);
+            filled &= ~(1u << l);
+            l++;
+        }
+        stack[l] = node;
+        filled |= 1u << l;
+    }
+    // 2^ST_LEVELS leaves: exactly one full subtree remains, at the top level.
+    level[t] = stack[ST_LEVELS - ST_UNIT_LEVELS];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint width = ST_CLASSES / 2; width >= 1; width /= 2) {
+        if (w < width) {
+            level[t] = st_merge(level[t], level[t + width * ST_COLS]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (w == 0 && live) {
+        st_store(out, task, level[t]);
+    }
+}
