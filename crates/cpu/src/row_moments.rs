@@ -110,7 +110,65 @@ pub(crate) fn row_any<const H: usize, T: Copy>(values: &[T], to_f64: impl Fn(T) 
         // Counts 1 and 1: both weights, 1/2 and 1·1/2, are 0.5 exactly.
         (*m, *s) = merge_equal((*m, *s), push(x), 0.5);
     }
-    let mut width = half / 2;
+    fold_runs(&mut mean, &mut m2, n, half / 2)
+}
+
+/// One row of `n` elements, 512 < n < 1024, the first two fold steps fused with the
+/// pushes as in [`row_pow2`]: lane `j` of a quarter (256 lanes) takes elements `j`,
+/// `j + 256`, `j + 512` and `j + 768` where they exist. Step 512 joins `j` with `j + 512`
+/// and `j + 256` with `j + 768` (counts 1 and 1), step 256 the two results, whose counts
+/// are 2 and 2 below `n − 768`, 2 and 1 below `n − 512`, and 1 and 1 above; only the
+/// quarter is stored, where [`row_any`] stored half the row's lanes and merged them in
+/// memory. The same operations on the same lanes in the same order, so the same bits.
+#[inline(always)]
+pub(crate) fn row_quarters<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moments {
+    const QUARTER: usize = 256;
+    let n = values.len();
+    debug_assert!(n > 2 * QUARTER && n < 4 * QUARTER);
+    let mut mean = [0.0f64; QUARTER];
+    let mut m2 = [0.0f64; QUARTER];
+    let push = |x: T| push_into_empty(to_f64(x));
+    let (first, rest) = values.split_at(QUARTER);
+    let (second, rest) = rest.split_at(QUARTER);
+    let (third, fourth) = rest.split_at(rest.len().min(QUARTER));
+    // Lanes below `all` have four elements, below `three` three, the rest two.
+    let (all, three) = (fourth.len(), third.len());
+    let lanes = mean.iter_mut().zip(&mut m2);
+    let quads = first.iter().zip(second).zip(third).zip(fourth);
+    for ((m, s), (((&a, &b), &c), &d)) in lanes.zip(quads) {
+        let low = merge_equal(push(a), push(c), 0.5);
+        let high = merge_equal(push(b), push(d), 0.5);
+        (*m, *s) = merge_equal(low, high, 1.0);
+    }
+    // Counts 2 and 1: Moments::merge's weights b / n and a·b / n from the same operands.
+    let (a, b) = (2.0f64, 1.0f64);
+    let (to_mean, to_m2) = (b / (a + b), a * b / (a + b));
+    let lanes = mean[all..three].iter_mut().zip(&mut m2[all..three]);
+    let triples = first[all..three]
+        .iter()
+        .zip(&second[all..three])
+        .zip(&third[all..three]);
+    for ((m, s), ((&x, &y), &z)) in lanes.zip(triples) {
+        let (low_mean, low_m2) = merge_equal(push(x), push(z), 0.5);
+        let (high_mean, high_m2) = push(y);
+        let d = high_mean - low_mean;
+        *m = low_mean + d * to_mean;
+        *s = low_m2 + high_m2 + d * d * to_m2;
+    }
+    let lanes = mean[three..].iter_mut().zip(&mut m2[three..]);
+    let pairs = first[three..].iter().zip(&second[three..]);
+    for ((m, s), (&x, &y)) in lanes.zip(pairs) {
+        (*m, *s) = merge_equal(push(x), push(y), 0.5);
+    }
+    fold_runs(&mut mean, &mut m2, n, QUARTER / 2)
+}
+
+/// The fold of a row of `n` elements from the step of `width` down, every lane below
+/// `2·width` filled; a step's merges run per run of lanes with equal counts (see
+/// [`row_any`]).
+#[inline(always)]
+fn fold_runs(mean: &mut [f64], m2: &mut [f64], n: usize, width: usize) -> Moments {
+    let mut width = width;
     while width >= 1 {
         let span = 2 * width;
         let (k, r) = ((n / span) as f64, n % span);

@@ -16,7 +16,7 @@ use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, DType, Error, Scalar, Value};
 
 pub use crate::log_sum_exp::ExpSum;
-use crate::row_moments::{fold_equal_counts, row_any, row_pow2};
+use crate::row_moments::{fold_equal_counts, row_any, row_pow2, row_quarters};
 use crate::CpuBackend;
 
 /// A statistic computed here.
@@ -245,6 +245,7 @@ fn moments_tile_with<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moment
         512 | 1024 => row_pow2::<256, T>(values, to_f64),
         2..=64 => row_any::<32, T>(values, to_f64),
         65..=256 => row_any::<128, T>(values, to_f64),
+        513..=1023 => row_quarters::<T>(values, to_f64),
         257..=LANES => row_any::<512, T>(values, to_f64),
         _ => moments_multi_row(values, to_f64),
     }
@@ -664,7 +665,7 @@ mod tests {
             .collect();
         for n in [
             1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 33, 63, 64, 65, 100, 128, 255, 256, 257, 300, 512,
-            769, 1000, 1024, 2048, 3072, 5000, 8191, 8192,
+            513, 600, 767, 768, 769, 1000, 1023, 1024, 2048, 3072, 5000, 8191, 8192,
         ] {
             let want = moments_as_written(&values[..n]);
             assert_eq!(moments_tile(&values[..n]), want, "{n} f64 elements");
