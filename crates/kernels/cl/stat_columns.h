@@ -71,9 +71,12 @@ inline void st_columns_issue(__global const in_t* in, ulong first, ulong len, lo
 // consecutive rows of ST_COLS neighbouring elements, so copy c of a chunk moves elements
 // 16c/size … of the chunk's slots. Per element copied the work-item issues a quarter
 // (f32) or half (f64) of a copy instead of one, with one 64-bit address each; var along
-// the columns of 8192×8192 f32 spent its issue slots on those (ncu: 13 cycles between a
-// warp's issues, DRAM at 60%). The caller waits for all its copies and meets the others at
-// a barrier before reading, so only one chunk is in flight during the updates.
+// the columns of 8192×8192 f32 spent its issue slots on those (ncu on an H100: 13 cycles
+// between a warp's issues, DRAM at 60%). The caller waits for all its copies and meets the
+// others at a barrier before reading, so only one chunk is in flight during the updates.
+// That barrier sits behind `by_rows`, which every work-item of the group computes from
+// the same words, so all of them reach it or none does (PoCL and the analyzer run it in
+// the tests; compute-sanitizer's synccheck is clean on it, results/h200-stat-columns).
 #define ST_WORD (16 / ST_IN_BYTES)
 inline void st_columns_issue_rows(__global const in_t* in, ulong first, ulong len, long step,
                                   uint chunk, uint b, ST_LOCAL in_t* slots, uint t) {
