@@ -98,9 +98,7 @@ inline void st_columns_issue_rows(__global const in_t* in, ulong first, ulong le
         }
     }
 }
-#endif
 
-#if STAT_KIND != 1 && ST_WIDE
 // Leaf `leaf` of work-item (column o, class w): lane j = w + ST_CLASSES·rev(leaf) of the
 // tile, its rows pushed in order from the staged slots. At the first leaf of each chunk
 // the next chunk's copies go out (by_rows: after the group's barrier). `full`: the tile
