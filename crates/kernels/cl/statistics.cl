@@ -158,6 +158,24 @@ inline st_t st_merge(st_t lo, st_t hi) {
 #endif
 }
 
+// st_merge of two non-empty states of the same `count` of elements, `count` a literal
+// where it is called (a whole row's subtrees): for the moments, the equal-count branch
+// without the count tests, so the same bits with constants the compiler folds; the
+// other states have no count to know and merge as usual.
+inline st_t st_merge_equal(st_t lo, st_t hi, double count) {
+#if STAT_KIND == 0
+    st_t r;
+    r.a = count + count;
+    double d = hi.b - lo.b;
+    r.b = lo.b + ST_MUL(d, 0.5);
+    r.c = lo.c + hi.c + ST_MUL(ST_MUL(d, d), count * 0.5);
+    return r;
+#else
+    (void)count;
+    return st_merge(lo, hi);
+#endif
+}
+
 // Task `task`'s state, where the host reads it.
 inline void st_store(__global double* out, ulong task, st_t s) {
     out[3 * task] = s.a;
@@ -298,7 +316,23 @@ inline void st_copies_wait_all_but_one(void) {
 #ifdef HAVE_SUBGROUP_SHUFFLE
 // The last five steps of a fold by halving (widths 16 … 1) across a warp's 32 states,
 // by shuffles; work-item 0 of the warp ends with the result.
-inline st_t st_warp_fold(st_t s) {
+// With `each` (a literal) > 0, every work-item holds the moments of `each` elements (a
+// whole tile): the counts are then known, and stay out of the shuffles and the merges'
+// tests; 0 where the counts are not known.
+inline st_t st_warp_fold(st_t s, double each) {
+    if (each > 0.0) {
+        // Unrolled, so that the counts are constants at every step. (The other loop stays
+        // rolled: unrolled, log-sum-exp's merges with their exp read 6-7% less.)
+#pragma unroll
+        for (uint w = 16; w >= 1; w /= 2) {
+            st_t hi;
+            hi.a = s.a; // (not read: the count is known)
+            hi.b = sub_group_shuffle_down(s.b, w);
+            hi.c = sub_group_shuffle_down(s.c, w);
+            s = st_merge_equal(s, hi, each * (double)(16u / w));
+        }
+        return s;
+    }
     for (uint w = 16; w >= 1; w /= 2) {
         st_t hi;
         hi.a = sub_group_shuffle_down(s.a, w);
@@ -313,10 +347,11 @@ inline st_t st_warp_fold(st_t s) {
 // The tile's lanes over its `len` values (value e at `first + e·step`), staged in local
 // memory ST_STAGE_ROWS rows at a time, each lane pushing its rows in increasing index;
 // then folded by halving, and work-item 0 writes the state. The same pushes and merges in
-// the same order as st_tile, so the same bits.
+// the same order as st_tile, so the same bits. `full` (a literal; the moments of a whole
+// tile of 8192) tests no element and merges with known counts (st_merge_equal).
 inline void st_tile_staged(__global const in_t* in, __global double* out, ulong task,
                            ulong first, ulong len, long step, ST_LOCAL in_t* stage,
-                           ST_LOCAL st_t* level) {
+                           ST_LOCAL st_t* level, bool full) {
     uint t = get_local_id(0);
     st_t lane[4];
     for (uint q = 0; q < 4; q++)
@@ -338,30 +373,45 @@ inline void st_tile_staged(__global const in_t* in, __global double* out, ulong 
 #pragma unroll
             for (uint q = 0; q < 4; q++) {
                 uint at = r * ST_LANES + t + q * ST_WG;
-                if ((ulong)row0 * ST_LANES + at < len)
+                if (full || (ulong)row0 * ST_LANES + at < len)
                     st_push(&lane[q], st_stage_load(stage, at), 1.0 / (double)(row0 + r + 1));
             }
         }
     }
     // Fold by halving: widths 512 and 256 inside the work-item, then through local memory
     // down to a warp, then (where there are shuffles) inside warp 0 without barriers.
-    level[t] = st_merge(st_merge(lane[0], lane[2]), st_merge(lane[1], lane[3]));
+    // A whole tile's lanes hold ST_ROWS elements each, a work-item's level 4 lanes' worth.
+    const double each = 4.0 * ST_ROWS;
+    level[t] = full ? st_merge_equal(st_merge_equal(lane[0], lane[2], ST_ROWS),
+                                     st_merge_equal(lane[1], lane[3], ST_ROWS), 2.0 * ST_ROWS)
+                    : st_merge(st_merge(lane[0], lane[2]), st_merge(lane[1], lane[3]));
     barrier(CLK_LOCAL_MEM_FENCE);
 #ifdef HAVE_SUBGROUP_SHUFFLE
     const uint last_shared = 32;
 #else
     const uint last_shared = 1;
 #endif
-    for (uint width = ST_WG / 2; width >= last_shared; width /= 2) {
-        if (t < width) {
-            level[t] = st_merge(level[t], level[t + width]);
+    if (full) {
+        // Unrolled for constant counts (as in st_warp_fold, the other loop stays rolled).
+#pragma unroll
+        for (uint width = ST_WG / 2; width >= last_shared; width /= 2) {
+            if (t < width) {
+                level[t] = st_merge_equal(level[t], level[t + width], each * (ST_WG / 2 / width));
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+    } else {
+        for (uint width = ST_WG / 2; width >= last_shared; width /= 2) {
+            if (t < width) {
+                level[t] = st_merge(level[t], level[t + width]);
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
     }
     st_t s = level[t];
 #ifdef HAVE_SUBGROUP_SHUFFLE
     if (t < 32) {
-        s = st_warp_fold(s);
+        s = full ? st_warp_fold(s, each * ST_WG / 32) : st_warp_fold(s, 0.0);
     }
 #endif
     if (t == 0) {
@@ -383,7 +433,14 @@ void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
     // results/h100-lse-staged). 16-byte aligned: the contiguous rows' asynchronous
     // copies write 16 bytes at a time.
     __local in_t stage[ST_STAGE_ROWS * ST_LANES] __attribute__((aligned(16)));
-    st_tile_staged(in, out, task, table[0], table[1], (long)table[2], stage, level);
+    ulong len = table[1];
+    // The moments of a whole tile take the copy with known counts (the same bits, less
+    // f64 work); the choice is the same in the whole work-group, as its barriers need.
+    if (STAT_KIND == 0 && len == ST_ROWS * ST_LANES) {
+        st_tile_staged(in, out, task, table[0], len, (long)table[2], stage, level, true);
+    } else {
+        st_tile_staged(in, out, task, table[0], len, (long)table[2], stage, level, false);
+    }
 }
 
 #if STAT_KIND == 4
@@ -483,6 +540,49 @@ inline uint st_rev5(uint leaf) {
            ((leaf & 16u) >> 4);
 }
 
+// Work-item t's 32 lanes t + 32m of a warp's tile of `len` elements (element e at
+// `first + e·step`, or staged at row[e]), joined in bit-reversed order by a binary counter
+// as they load. `full` (a literal at each call) says len is 1024: no lane is tested and
+// every count is a constant, so the merges' count tests and the pushes' counts fold away.
+inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long step,
+                           ST_LOCAL const in_t* row, uint t, bool full) {
+    (void)row;
+    st_t stack[ST_WARP_LEVELS + 1];
+    uint depth = 0;
+    // Leaves in chunks of ST_CHUNK: a chunk's loads all go out before its first push.
+#pragma unroll
+    for (uint base = 0; base < ST_WARP; base += ST_CHUNK) {
+        double x[ST_CHUNK];
+#pragma unroll
+        for (uint u = 0; u < ST_CHUNK; u++) {
+            ulong e = (ulong)t + ST_WARP * (ulong)st_rev5(base + u);
+#if ST_STAGE_ROWS == 8 && ST_WIDE
+            x[u] = full || e < len ? st_stage_load(row, (uint)e) : 0.0;
+#else
+            x[u] = full || e < len ? stat_load(in, (ulong)((long)first + (long)e * step)) : 0.0;
+#endif
+        }
+#pragma unroll
+        for (uint u = 0; u < ST_CHUNK; u++) {
+            uint leaf = base + u;
+            st_t node = st_empty();
+            if (full || (ulong)t + ST_WARP * (ulong)st_rev5(leaf) < len) {
+                st_push(&node, x[u], 1.0);
+            }
+            // Binary counter: leaf closes one subtree per trailing one bit (older side
+            // left); the subtrees closed at level l hold 2^l elements when `full`.
+            uint size = 1;
+            for (uint c = leaf; c & 1u; c >>= 1, size *= 2) {
+                node = full ? st_merge_equal(stack[--depth], node, (double)size)
+                            : st_merge(stack[--depth], node);
+            }
+            stack[depth++] = node;
+        }
+    }
+    // 32 leaves: one full subtree remains.
+    return stack[0];
+}
+
 #if defined(ST_MIN_GROUPS) && !defined(__OPENCL_VERSION__)
 __kernel __attribute__((launch_bounds(ST_WG, ST_MIN_GROUPS)))
 #else
@@ -510,41 +610,20 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     ST_LOCAL in_t* row = stage[lid / ST_WARP];
     st_stage(in + (long)first, step, (uint)len, row, t, ST_WARP);
     barrier(CLK_LOCAL_MEM_FENCE);
-#endif
-    st_t stack[ST_WARP_LEVELS + 1];
-    uint depth = 0;
-    // Leaves in chunks of ST_CHUNK: a chunk's loads all go out before its first push.
-#pragma unroll
-    for (uint base = 0; base < ST_WARP; base += ST_CHUNK) {
-        double x[ST_CHUNK];
-#pragma unroll
-        for (uint u = 0; u < ST_CHUNK; u++) {
-            ulong e = (ulong)t + ST_WARP * (ulong)st_rev5(base + u);
-#if ST_STAGE_ROWS == 8 && ST_WIDE
-            x[u] = e < len ? st_stage_load(row, (uint)e) : 0.0;
 #else
-            x[u] = e < len ? stat_load(in, (ulong)((long)first + (long)e * step)) : 0.0;
+    ST_LOCAL in_t* row = 0;
 #endif
-        }
-#pragma unroll
-        for (uint u = 0; u < ST_CHUNK; u++) {
-            uint leaf = base + u;
-            st_t node = st_empty();
-            if ((ulong)t + ST_WARP * (ulong)st_rev5(leaf) < len) {
-                st_push(&node, x[u], 1.0);
-            }
-            // Binary counter: leaf closes one subtree per trailing one bit (older side left).
-            for (uint c = leaf; c & 1u; c >>= 1) {
-                node = st_merge(stack[--depth], node);
-            }
-            stack[depth++] = node;
-        }
-    }
-    // 32 leaves: one full subtree remains.
-    st_t s = stack[0];
+    // The moments' counts depend only on the length: a whole row of 1024 takes the copy
+    // with constant counts (the same pushes and merges, so the same bits), which cuts the
+    // f64 work the kernel is bound by; with shuffles, the warp's fold then leaves the
+    // counts (32 in every work-item) out of them. `full` is the same across a warp.
+    bool full = STAT_KIND == 0 && len == ST_LANES;
 #ifdef HAVE_SUBGROUP_SHUFFLE
-    s = st_warp_fold(s);
+    st_t s = full ? st_warp_fold(st_warp_leaves(in, first, len, step, row, t, true), 32.0)
+                  : st_warp_fold(st_warp_leaves(in, first, len, step, row, t, false), 0.0);
 #else
+    st_t s = full ? st_warp_leaves(in, first, len, step, row, t, true)
+                  : st_warp_leaves(in, first, len, step, row, t, false);
     level[lid] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint w = ST_WARP / 2; w >= 1; w /= 2) {
