@@ -139,6 +139,13 @@ enum Step<T> {
         dst: usize,
         a: Slot<T>,
     },
+    /// `f(|a|)` (`sqrt(abs(x))`): one loop instead of two. A step of its own, so that the
+    /// plain unary loops stay as they were.
+    UnaryOfAbs {
+        f: Func,
+        dst: usize,
+        a: Slot<T>,
+    },
     Binary {
         f: Func,
         dst: usize,
@@ -169,9 +176,11 @@ enum Step<T> {
     },
     /// `row cmp value ? a : b`: a select whose condition compares a row with a constant
     /// (`x > 0 ? x : 0`), the comparison made inside the select's loop instead of in a
-    /// mask register of its own.
+    /// mask register of its own. With `abs`, `|row|` is compared (`abs(x) > 0.5 ? x : 0`
+    /// then loads each element once, in one loop).
     SelectCompare {
         op: Cmp,
+        abs: bool,
         dst: usize,
         row: Slot<T>,
         value: T,
@@ -378,6 +387,7 @@ fn run_step<T: RowFloat>(
         Step::Neg { dst, .. }
         | Step::Arith { dst, .. }
         | Step::Unary { dst, .. }
+        | Step::UnaryOfAbs { dst, .. }
         | Step::Binary { dst, .. }
         | Step::Select { dst, .. }
         | Step::SelectCompare { dst, .. } => {
@@ -439,6 +449,23 @@ fn value_step<T: RowFloat>(
                 other => call!(other),
             }
         }
+        Step::UnaryOfAbs { f, a, .. } => {
+            let a = row(a);
+            macro_rules! call {
+                ($g:expr) => {
+                    each1!(sink, a, |p| {
+                        let m = T::call(Func::Abs, p, p);
+                        T::call($g, m, m)
+                    })
+                };
+            }
+            match f {
+                Func::Sqrt => call!(Func::Sqrt),
+                Func::Exp => call!(Func::Exp),
+                Func::Log => call!(Func::Log),
+                other => call!(other),
+            }
+        }
         Step::Binary { f, a, b, .. } => {
             let (a, b) = (row(a), row(b));
             match f {
@@ -469,6 +496,7 @@ fn value_step<T: RowFloat>(
         }
         Step::SelectCompare {
             op,
+            abs,
             row: l,
             value,
             a,
@@ -482,7 +510,18 @@ fn value_step<T: RowFloat>(
                 let m = T::mask(c);
                 T::with_bits((p.bits() & m) | (q.bits() & !m))
             };
+            // The comparison, of |x| with `abs`: chosen outside the loops like the
+            // operator.
             macro_rules! branches {
+                ($cmp:expr) => {
+                    if abs {
+                        choose!(|x: T, v: T| $cmp(T::call(Func::Abs, x, x), v))
+                    } else {
+                        choose!($cmp)
+                    }
+                };
+            }
+            macro_rules! choose {
                 ($cmp:expr) => {
                     match (row(a), row(b)) {
                         (Operand::Row(a), Operand::Row(b)) => sink.each(
@@ -633,6 +672,12 @@ mod tests {
             "y >= 0 ? x : y",
             "2.5 > x ? x : y",
             "(x > 0 ? x : 0) + (y < 0.5 ? y : -x)",
+            // An abs folded into the step that reads it.
+            "abs(x) > 0.5 ? x : 0",
+            "abs(x - y) >= 1 ? y : x",
+            "log(abs(x - y))",
+            "abs(abs(x)) + floor(abs(y))",
+            "-abs(x) < -0.5 ? x : y",
         ];
         for map in maps {
             check::<f32>(map, 2, true);

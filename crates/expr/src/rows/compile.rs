@@ -1,6 +1,7 @@
 //! Compiling a typed map tree into [`RowProgram`] steps: each node becomes one step
 //! writing a row register, registers are reused after their one use (the map is a
-//! tree), and a select on a comparison with a constant becomes one fused step.
+//! tree), a select on a comparison with a constant becomes one fused step, and so does
+//! an absolute value feeding a unary function or such a comparison.
 
 use redlab_core::DType;
 
@@ -110,10 +111,15 @@ impl<T: RowFloat> Compiler<T> {
                     Func::Abs | Func::Sqrt | Func::Exp | Func::Log | Func::Floor | Func::Ceil,
                     [x],
                 ) => {
+                    let (x, abs) = Self::strip_abs(x);
                     let a = self.value(x)?;
                     let dst = self.alloc.value();
                     self.release(a);
-                    self.steps.push(Step::Unary { f: *f, dst, a });
+                    self.steps.push(if abs {
+                        Step::UnaryOfAbs { f: *f, dst, a }
+                    } else {
+                        Step::Unary { f: *f, dst, a }
+                    });
                     Slot::Reg(dst)
                 }
                 _ => return None,
@@ -152,6 +158,23 @@ impl<T: RowFloat> Compiler<T> {
         Some((*op, l, value))
     }
 
+    /// `(inner, true)` where `node` is `abs(inner)` of type `T`, else `(node, false)`:
+    /// the steps that can take the absolute value inside their own loop
+    /// ([`Step::UnaryOfAbs`], [`Step::SelectCompare`]) fold it in instead of writing it
+    /// to a register first.
+    fn strip_abs(node: &Node) -> (&Node, bool) {
+        match &node.kind {
+            Kind::Call(Func::Abs, args) if node.ty == T::TY => match args.as_slice() {
+                // (A constant stays under its abs: a compared row must be a row.)
+                [inner] if inner.ty == T::TY && !matches!(inner.kind, Kind::Const(_)) => {
+                    (inner, true)
+                }
+                _ => (node, false),
+            },
+            _ => (node, false),
+        }
+    }
+
     /// `l op value ? x : y` as one [`Step::SelectCompare`]; `None` when a part does
     /// not compile to row steps.
     fn select_compare(
@@ -162,6 +185,7 @@ impl<T: RowFloat> Compiler<T> {
         x: &Node,
         y: &Node,
     ) -> Option<Slot<T>> {
+        let (l, abs) = Self::strip_abs(l);
         let row = self.value(l)?;
         let (a, b) = (self.value(x)?, self.value(y)?);
         let dst = self.alloc.value();
@@ -170,6 +194,7 @@ impl<T: RowFloat> Compiler<T> {
         }
         self.steps.push(Step::SelectCompare {
             op,
+            abs,
             dst,
             row,
             value,
