@@ -511,8 +511,9 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
     // The moments: a tile lies inside one warp, so the fold by halving runs by shuffles,
     // without local memory or barriers (lane < width reads lane + width, inside the tile;
     // the other lanes' merges are not used). A whole tile knows its counts (1, 2, 4 … per
-    // side) and merges without count tests: the same bits. On an H100, var along 2^20
-    // rows of 32 read 305–308 GB/s before, 457–468 after (results/h100-stat-short-shuffles).
+    // side) and merges without count tests: the same bits. On an H100, var and std along
+    // 2^20 rows of 32 read 305–310 GB/s before, 457–471 after
+    // (results/h100-stat-short-shuffles).
     // Log-sum-exp read 3–4% less so (every lane merges, and the unused lanes' states take
     // the other side of its branches), so the other statistics keep local memory.
     (void)level;
