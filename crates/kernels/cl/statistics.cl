@@ -516,6 +516,8 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
     // (results/h100-stat-short-shuffles).
     // Log-sum-exp read 3–4% less so (every lane merges, and the unused lanes' states take
     // the other side of its branches), so the other statistics keep local memory.
+    // (Not st_warp_fold: these tiles start narrower than a warp, and whole and partial
+    // tiles may share one, so the shuffles stay outside the per-tile choice of merge.)
     (void)level;
     bool full = len == ST_WIDTH;
     double count = 1.0;
