@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # f16/bf16 sums of a few tiles as warp tiles, on one GPU in one sitting:
-#   1. the production kernel of NEW at WARP_TILES_UPTO=0 (a work-group per tile, as
-#      before) and 8 (warp tiles, the default), beside CUB, at 1000 to 2^16 elements;
+#   1. the production kernel of NEW at each of CONFIGS (default: WARP_TILES_UPTO=0, a
+#      work-group per tile as before; =8, warp tiles; =8 with WARP_ROWS=2; =8 with
+#      CLUSTER_FINISH=2) beside CUB, at 1000 to 2^16 elements (OUT/sweep-N.jsonl);
 #   2. `redlab tune --objective graph` of the halves at 2^10-2^16 with NEW, merged into
-#      TUNED (a tuning folder), written to OUT/t;
+#      TUNED/cuda/FAMILY.json if that folder holds this GPU's family, else into the
+#      shipped database; written to OUT/t;
 #   3. `auto` of OLD with the shipped database against NEW with that database,
 #      alternating (scripts/gpu_binary_ab.sh), halves at 2^10-2^30;
 #   4. compute-sanitizer memcheck, racecheck and synccheck on NEW's warp-tile paths.
@@ -12,37 +14,34 @@
 # that change was not kept, so with today's kernel WARP_TILES_UPTO does not change halves.
 # Usage: scripts/gpu_half_warp_tiles.sh OLD_BINARY NEW_BINARY TUNED_DIR OUT_DIR
 set -uo pipefail
+source "$(dirname "$0")/gpu_sweep.sh"
 old=${1:?binary before}
-new=${2:?binary after}
+after=${2:?binary after}
 tuned=${3:?tuning folder holding cuda/FAMILY.json}
 out=${4:?output folder}
-family=$(ls "$tuned/cuda" | head -1)
+family=$(gpu_family)
+from=$tuned/cuda/$family.json
+[ -f "$from" ] || from=tuning/cuda/$family.json
 [ -x /tmp/redlab-cub ] || nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/redlab-cub tools/cub/cub_reduce.cu
 mkdir -p /tmp/empty-tuning "$out/t" /tmp/half-tuned
 common=(--device cuda:0 --min-reps 20 --quiet --compare cub --cub-bin /tmp/redlab-cub)
-for p in WARP_TILES_UPTO=0 WARP_TILES_UPTO=8 WARP_TILES_UPTO=8,WARP_ROWS=2 WARP_TILES_UPTO=8,CLUSTER_FINISH=2; do
-  args=()
-  IFS=, read -ra kv <<<"$p"
-  for x in "${kv[@]}"; do args+=(--param "$x"); done
-  echo "== sweep $p" >>"$out/sweep.log"
-  REDLAB_TUNING_DIR=/tmp/empty-tuning timeout 100 "$new" bench "${common[@]}" --variants production \
-    "${args[@]}" --ops sum --dtypes f16,bf16 --sizes 1000,2^12,2^13,2^14,24577,2^16 \
-    --json "$out/sweep.jsonl" 2>&1 | grep -E "vs cub|rror" >>"$out/sweep.log"
-done
-echo "== tune halves at 2^10-2^16, merged into $tuned" >>"$out/sweep.log"
-timeout 150 "$new" tune --device cuda:0 --variants production --ops sum --dtypes f16,bf16 \
+export REDLAB_TUNING_DIR=/tmp/empty-tuning
+CONFIGS=${CONFIGS:-"WARP_TILES_UPTO=0 WARP_TILES_UPTO=8 WARP_TILES_UPTO=8,WARP_ROWS=2 WARP_TILES_UPTO=8,CLUSTER_FINISH=2"} \
+  sweep_configs sum f16,bf16 1000,2^12,2^13,2^14,24577,2^16 100 >>"$out/sweep.log"
+echo "== tune halves at 2^10-2^16, merged into $from" >>"$out/sweep.log"
+timeout 150 "$after" tune --device cuda:0 --variants production --ops sum --dtypes f16,bf16 \
   --sizes 2^10,2^12,2^14,2^16 --budget "${BUDGET:-80}" --objective graph \
-  --merge-from "$tuned/cuda/$family" --out-dir /tmp/half-tuned 2>&1 | tail -12 >>"$out/sweep.log"
-cp "/tmp/half-tuned/cuda/$family" "$out/t/$family"
+  --merge-from "$from" --out-dir /tmp/half-tuned 2>&1 | tail -12 >>"$out/sweep.log"
+cp "/tmp/half-tuned/cuda/$family.json" "$out/t/$family.json"
 SETS="sum f16,bf16 2^10,2^12,2^14,2^16,2^18,2^20,2^22,2^24,2^26,2^28,2^30" ROUNDS=${ROUNDS:-2} \
   "$(dirname "$0")/gpu_binary_ab.sh" /tmp/redlab-cub "$out/ab" \
   "shipped=env REDLAB_TUNING_DIR=/tmp/empty-tuning $old" \
-  "new=env REDLAB_TUNING_DIR=/tmp/half-tuned $new" >"$out/ab.log" 2>&1
+  "new=env REDLAB_TUNING_DIR=/tmp/half-tuned $after" >"$out/ab.log" 2>&1
 for tool in memcheck racecheck synccheck; do
   for spec in "sum f16 1000" "sum bf16 24577" "sum f16 65536" "prod bf16 5000"; do
     read -r op dtype n <<<"$spec"
     echo "== $tool $spec" >>"$out/sanitizers.txt"
-    REDLAB_TUNING_DIR=/tmp/half-tuned compute-sanitizer --tool "$tool" "$new" run --device cuda:0 \
+    REDLAB_TUNING_DIR=/tmp/half-tuned compute-sanitizer --tool "$tool" "$after" run --device cuda:0 \
       --op "$op" --dtype "$dtype" --n "$n" 2>&1 | grep -E "SUMMARY|verified|rror" >>"$out/sanitizers.txt"
   done
 done

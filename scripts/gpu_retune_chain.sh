@@ -12,12 +12,8 @@
 set -uo pipefail
 bin=${1:?redlab binary}
 out=${2:?output folder}
-if [ -z "${FAMILY:-}" ]; then
-  case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
-    *H200*) FAMILY=nvidia-h200 ;;
-    *) FAMILY=nvidia-h100 ;;
-  esac
-fi
+source "$(dirname "$0")/gpu_sweep.sh"
+FAMILY=${FAMILY:-$(gpu_family)}
 mkdir -p "$out"
 from=tuning/cuda/$FAMILY.json
 pass=0

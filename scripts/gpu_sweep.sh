@@ -1,6 +1,16 @@
-# Sourced by the GPU A/B scripts: sweep_configs OPS DTYPES SIZES LIMIT runs the production
-# kernel of $after at each entry of CONFIGS (space-separated lists of NAME=VALUE joined by
-# commas; "-" for the defaults) beside CUB (${common[@]}), writing $out/sweep-N.jsonl.
+# Sourced by the GPU scripts.
+# gpu_family prints the tuning family of GPU 0 (the name of its shipped database,
+# tuning/cuda/FAMILY.json): nvidia-h200 or nvidia-h100.
+gpu_family() {
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
+    *H200*) echo nvidia-h200 ;;
+    *) echo nvidia-h100 ;;
+  esac
+}
+
+# sweep_configs OPS DTYPES SIZES LIMIT runs the production kernel of $after at each entry
+# of CONFIGS (space-separated lists of NAME=VALUE joined by commas; "-" for the defaults)
+# beside CUB (${common[@]}), writing $out/sweep-N.jsonl.
 sweep_configs() {
   local ops=$1 dtypes=$2 sizes=$3 limit=$4 n=0 config p
   for config in ${CONFIGS:-}; do
