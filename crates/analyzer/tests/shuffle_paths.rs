@@ -1,8 +1,9 @@
 //! The production kernel as CUDA builds it (`HAVE_SUBGROUP_SHUFFLE`: 32-wide warps with
 //! shuffles), run in the simulator where no GPU is needed: f32/f64 sums and products take
-//! one tile per warp (`warp_tiles.h`, forced here at every size with `WARP_TILES_FROM=1`)
-//! or one per work-group (halves, and f32/f64 between `WARP_TILES_UPTO` and
-//! `WARP_TILES_FROM`, with the one-tile shortcut), everything else the streaming path
+//! one tile per warp (`warp_tiles.h`, forced here at every size with `WARP_TILES_FROM=1`;
+//! halves up to `HALF_WARP_TILES_UPTO` tiles) or one per work-group (halves beyond it,
+//! and f32/f64 between `WARP_TILES_UPTO` and `WARP_TILES_FROM`, with the one-tile
+//! shortcut), everything else the streaming path
 //! with its single-group shortcut. Each result must equal the reference bit for bit, and no
 //! launch may report a race, out-of-bounds or uninitialized read, or barrier divergence.
 
@@ -91,6 +92,35 @@ fn warp_tiles_match_the_canonical_order_bit_for_bit() {
 }
 
 #[test]
+fn halves_as_warp_tiles_match_the_canonical_order_bit_for_bit() {
+    // Up to HALF_WARP_TILES_UPTO tiles one group of warps holds every tile (16-byte
+    // words of eight halves); 9 tiles take the work-group path with the setting on.
+    let mut failures = Vec::new();
+    for p in [
+        problem(Op::Sum, DType::F16, None),
+        problem(Op::Sum, DType::BF16, None),
+        problem(Op::Sum, DType::F16, Some(DType::F64)),
+    ] {
+        for n in [1, 7, 1021, 8192, 8193, 3 * 8192 + 5, 8 * 8192, 9 * 8192 - 1] {
+            check(&p, n, &["HALF_WARP_TILES_UPTO=8"], &mut failures);
+        }
+        check(
+            &p,
+            16385,
+            &["HALF_WARP_TILES_UPTO=2", "WARP_ROWS=2"],
+            &mut failures,
+        );
+    }
+    check(
+        &problem(Op::Prod, DType::BF16, None),
+        257,
+        &["HALF_WARP_TILES_UPTO=2"],
+        &mut failures,
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
 fn warp_tiles_merge_subtrees_and_partial_subtrees() {
     // With 256 roots at most, 257 tiles (the last one partial) make subtrees of two tiles
     // and a last subtree of one: the binary counter, the closing from the top and the
@@ -147,7 +177,7 @@ fn warp_tiles_loading_ahead_keep_the_canonical_order() {
 
 #[test]
 fn group_tiles_with_shuffles_match_the_canonical_order() {
-    // A work-group per tile, with the one-tile shortcut at n ≤ 8192: halves always,
+    // A work-group per tile, with the one-tile shortcut at n ≤ 8192: halves by default,
     // f32/f64 between WARP_TILES_UPTO and WARP_TILES_FROM (here: everywhere).
     let mut failures = Vec::new();
     for p in [

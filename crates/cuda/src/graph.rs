@@ -67,6 +67,7 @@ impl CudaDevice {
                 "graph inputs must be non-empty and of one size".into(),
             ));
         }
+        let params = &kernel_driver::launch_params(variant, problem, &self.caps, params, n);
         let wg = match kernel_driver::plan(variant, problem, &self.caps, params, n)? {
             Plan::Empty(_) => return Err(RunError::Device("empty input".into())),
             Plan::Launch { wg } => wg,

@@ -266,6 +266,7 @@ impl CudaDevice {
                 input.dtype, problem.dtype
             )));
         }
+        let params = &kernel_driver::launch_params(variant, problem, &self.caps, params, input.len);
         let wg = match kernel_driver::plan(variant, problem, &self.caps, params, input.len)? {
             Plan::Empty(run) => return Ok(run),
             Plan::Launch { wg } => wg,

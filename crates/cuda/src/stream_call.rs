@@ -99,7 +99,8 @@ impl CudaDevice {
         })?;
         let choice = self.auto(problem, n);
         let variant = &choice.variant;
-        let params = choice.param_pairs();
+        let params =
+            kernel_driver::launch_params(variant, problem, &self.caps, &choice.param_pairs(), n);
         if variant.passes != PassStructure::LastBlockFinish {
             return Err(RunError::Skipped(format!(
                 "{} takes several launches; the stream path runs one",

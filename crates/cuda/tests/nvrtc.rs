@@ -65,6 +65,39 @@ fn production_and_sdk_kernels_compile_for_sm_90() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn halves_warp_tiles_compile_for_sm_90_with_warp_shuffles() {
+    require_nvrtc();
+    let variant = registry::find("production").expect("registered");
+    for (op, dtype, acc) in [
+        (Op::Sum, DType::F16, None),
+        (Op::Sum, DType::BF16, None),
+        (Op::Sum, DType::F16, Some(DType::F64)),
+        (Op::Prod, DType::BF16, None),
+    ] {
+        let problem = Problem::new(op, dtype, acc).expect("valid");
+        let ptx = |upto: u32| {
+            let params = [("HALF_WARP_TILES_UPTO", upto), ("WARP_ROWS", 2)];
+            let source = assembly::assemble(&variant, &problem, &params, &[], Target::Cuda, true)
+                .expect("assembles")
+                .source;
+            compile::compile(&source, variant.file, "sm_90")
+                .unwrap_or_else(|f| panic!("{problem} upto {upto}:\n{}", f.log))
+        };
+        let without = ptx(0);
+        for upto in [2, 8] {
+            let with = ptx(upto);
+            assert!(String::from_utf8_lossy(&with).contains(".entry reduce"));
+            // The setting builds the warp path in (halves had been kept off it).
+            assert!(
+                with.len() > without.len(),
+                "{problem} upto {upto}: no warp path"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn a_broken_kernel_returns_the_nvrtc_log() {
     require_nvrtc();
     let failure = compile::compile(

@@ -71,13 +71,27 @@
 // holds them all and needs no ticket; from a few hundred tiles on, warps without
 // barriers stream faster. In between, a work-group per tile spreads the input over
 // more SMs with more loads in flight per byte, which is what mid-sized inputs need.
-// Halves always run a work-group per tile (their 16-byte words hold 8 lanes, and the
-// vector path of the work-group kernel measured faster).
+// Halves (f16, bf16: 16-byte words of 8 lanes) take warp tiles only for inputs of at
+// most HALF_WARP_TILES_UPTO tiles (0, the default: never); from the streaming sizes on
+// the work-group kernel's vector path measured faster. The host builds the halves' warp
+// path only into launches that take it (crates/kernels/src/driver.rs, `launch_params`):
+// a kernel's registers are its hungriest path's, and built in, the warp path's had
+// halved the halves' work-group path from 2^22 on. f32/f64 modules keep both paths
+// (built alone, their work-group path measured slower: see `launch_params`).
 #ifndef WARP_TILES_FROM
 #define WARP_TILES_FROM 512
 #endif
 #ifndef WARP_TILES_UPTO
 #define WARP_TILES_UPTO 8
+#endif
+#ifndef HALF_WARP_TILES_UPTO
+#define HALF_WARP_TILES_UPTO 0
+#endif
+#if IN_BYTES == 2 && !defined(IN_IS_MAPPED)
+#undef WARP_TILES_FROM
+#define WARP_TILES_FROM 0
+#undef WARP_TILES_UPTO
+#define WARP_TILES_UPTO HALF_WARP_TILES_UPTO
 #endif
 // SEPARATE_RESULT (the stream path, crates/cuda/src/stream_call.rs): the result's first
 // SEPARATE_RESULT bytes go to a fourth argument, the caller's result, while the roots and
@@ -108,7 +122,7 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 #define STORE_ROOT(slot, v) (out[(slot)] = (v))
 #endif
 #if defined(HAVE_SUBGROUP_SHUFFLE) && (WARP_TILES_FROM > 0 || WARP_TILES_UPTO > 0) && \
-    !defined(ORDER_FREE) && (IN_BYTES >= 4 || defined(IN_IS_MAPPED)) && !defined(OP_CUSTOM)
+    !defined(ORDER_FREE) && (IN_BYTES >= 2 || defined(IN_IS_MAPPED)) && !defined(OP_CUSTOM)
 #define USE_WARP_TILES 1
 #include "warp_tiles.h"
 #else

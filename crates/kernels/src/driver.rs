@@ -195,9 +195,10 @@ pub fn param(variant: &Variant, params: &[(&str, u32)], name: &str) -> Option<u3
 }
 
 /// Whether the one-launch kernel folds one tile per warp for `problem` over `n`
-/// elements: f32/f64 sums and products of at most `WARP_TILES_UPTO` or at least
-/// `WARP_TILES_FROM` tiles, on devices whose sub-groups are 32-wide warps with
-/// shuffles. The kernel decides the same from its defines and `n` (`canonical_one.cl`).
+/// elements, on devices whose sub-groups are 32-wide warps with shuffles: f32/f64 sums
+/// and products of at most `WARP_TILES_UPTO` or at least `WARP_TILES_FROM` tiles, f16/bf16
+/// ones of at most `HALF_WARP_TILES_UPTO`. The kernel decides the same from its defines
+/// and `n` (`canonical_one.cl`).
 pub fn warp_tiles(
     variant: &Variant,
     problem: &Problem,
@@ -205,12 +206,48 @@ pub fn warp_tiles(
     params: &[(&str, u32)],
     n: usize,
 ) -> bool {
-    let from = param(variant, params, "WARP_TILES_FROM").unwrap_or(0) as usize;
-    let upto = param(variant, params, "WARP_TILES_UPTO").unwrap_or(0) as usize;
+    let value = |name| param(variant, params, name).unwrap_or(0) as usize;
     let tiles = n.div_ceil(TILE);
+    if Applies::HalfWarpTiles.to(problem) {
+        return Applies::HalfWarpTiles.available(caps) && tiles <= value("HALF_WARP_TILES_UPTO");
+    }
+    let (from, upto) = (value("WARP_TILES_FROM"), value("WARP_TILES_UPTO"));
     Applies::WarpTiles.to(problem)
         && Applies::WarpTiles.available(caps)
         && ((from > 0 && tiles >= from) || tiles <= upto)
+}
+
+/// The parameters one launch of `variant` over `n` elements is built with: `params`,
+/// except that f16/bf16 launches that will not fold tiles by warps are built without the
+/// warp path (`HALF_WARP_TILES_UPTO` 0). A kernel's registers are those of its hungriest
+/// path, and with the halves' warp path built in, their work-group path had run at
+/// half speed from 2^22 elements on (results/h200-half-warp-tiles).
+///
+/// f32/f64 modules keep both paths: built alone, their work-group path took 29–31
+/// registers instead of 102–255 and ran slower, up to 3.3× at 2^18 (ptxas then
+/// schedules its loads for occupancy rather than for loads in flight, which small grids
+/// need), and 5% slower at 2^26–2^30 (results/h100-launch-params). Their tuned entries
+/// were measured with both paths built in.
+pub fn launch_params<'a>(
+    variant: &Variant,
+    problem: &Problem,
+    caps: &Capabilities,
+    params: &[(&'a str, u32)],
+    n: usize,
+) -> Vec<(&'a str, u32)> {
+    let mut out = params.to_vec();
+    let declares = variant
+        .params
+        .iter()
+        .any(|p| p.name == "HALF_WARP_TILES_UPTO");
+    if declares
+        && Applies::HalfWarpTiles.to(problem)
+        && !warp_tiles(variant, problem, caps, params, n)
+    {
+        out.retain(|(name, _)| *name != "HALF_WARP_TILES_UPTO");
+        out.push(("HALF_WARP_TILES_UPTO", 0));
+    }
+    out
 }
 
 /// Work-items, work-group size and partials of one pass over `count` items.
@@ -450,5 +487,57 @@ mod tests {
             assert_eq!(groups(&max, n, &[("CLUSTER_FINISH", 4)]), 4, "n={n}");
         }
         assert_eq!(groups(&max, TILE, &[]), 1);
+    }
+
+    #[test]
+    fn halves_take_warp_tiles_only_up_to_their_own_bound_and_are_built_for_their_path() {
+        let variant = registry::find("production").expect("registered");
+        let caps = h100_like();
+        let half = Problem::new(Op::Sum, DType::F16, None).expect("valid");
+        let on = [("HALF_WARP_TILES_UPTO", 8), ("WARP_TILES_FROM", 1)];
+        // The f32/f64 ranges do not send halves to warps; their own bound does.
+        assert!(!warp_tiles(&variant, &half, &caps, &on[1..], 1 << 26));
+        assert!(warp_tiles(&variant, &half, &caps, &on, 8 * TILE));
+        assert!(!warp_tiles(&variant, &half, &caps, &on, 8 * TILE + 1));
+        // At most 8 tiles, one group of 8 warps; beyond, a group per tile.
+        assert_eq!(groups(&half, 8 * TILE, &on), 1);
+        assert_eq!(groups(&half, 9 * TILE, &on), 9);
+        // Launches that stay on the work-group path are built without the warp path.
+        let built = |n| launch_params(&variant, &half, &caps, &on, n);
+        assert_eq!(built(8 * TILE), on.to_vec());
+        let beyond = built(9 * TILE);
+        assert!(beyond.contains(&("HALF_WARP_TILES_UPTO", 0)), "{beyond:?}");
+        assert!(beyond.contains(&("WARP_TILES_FROM", 1)), "{beyond:?}");
+        // Without shuffles there is no warp path to build.
+        let plain = Capabilities {
+            features: vec![Feature::Fp64],
+            ..h100_like()
+        };
+        assert!(!warp_tiles(&variant, &half, &plain, &on, TILE));
+    }
+
+    #[test]
+    fn launch_params_leave_everything_but_halves_as_given() {
+        let variant = registry::find("production").expect("registered");
+        let caps = h100_like();
+        let params = [
+            ("WARP_TILES_UPTO", 2),
+            ("WARP_TILES_FROM", 1024),
+            ("GROUPS_PER_CU", 6),
+        ];
+        for (op, dtype) in [
+            (Op::Sum, DType::F32),
+            (Op::Sum, DType::F64),
+            (Op::Max, DType::I32),
+        ] {
+            let problem = Problem::new(op, dtype, None).expect("valid");
+            for n in [1, 5 * TILE, 1 << 28] {
+                assert_eq!(
+                    launch_params(&variant, &problem, &caps, &params, n),
+                    params.to_vec(),
+                    "{problem} n={n}"
+                );
+            }
+        }
     }
 }

@@ -62,6 +62,9 @@ pub enum Applies {
     /// f32 and f64 sums and products on devices with 32-wide warp shuffles (the warp
     /// tiles of the one-launch kernel).
     WarpTiles,
+    /// f16 and bf16 sums and products on devices with 32-wide warp shuffles (warp tiles
+    /// for inputs of a few tiles).
+    HalfWarpTiles,
     /// Order-free problems over 4-byte elements on devices with 32-wide warp shuffles
     /// (the one-launch kernel's 16-byte word loads on CUDA).
     OrderFreeWords,
@@ -82,6 +85,7 @@ impl Applies {
             Applies::OrderedFloat => ordered,
             Applies::OrderFree => !ordered,
             Applies::WarpTiles => ordered && matches!(problem.dtype, DType::F32 | DType::F64),
+            Applies::HalfWarpTiles => ordered && matches!(problem.dtype, DType::F16 | DType::BF16),
             Applies::OrderFreeWords => !ordered && problem.dtype.size_bytes() == 4,
             Applies::OrderFreeAtomic => {
                 !ordered
@@ -99,6 +103,7 @@ impl Applies {
         !matches!(
             self,
             Applies::WarpTiles
+                | Applies::HalfWarpTiles
                 | Applies::OrderFreeWords
                 | Applies::OrderFreeAtomic
                 | Applies::Clusters
@@ -227,6 +232,18 @@ const WARP_TILES_UPTO: Param = Param {
     values: &[0, 2, 8],
     applies: Applies::WarpTiles,
     range: (0, 1 << 30),
+    power_of_two: false,
+};
+const HALF_WARP_TILES_UPTO: Param = Param {
+    name: "HALF_WARP_TILES_UPTO",
+    // Where warps shuffle, f16/bf16 inputs of at most this many tiles run one tile per
+    // warp, in one work-group without a ticket; 0: never (a work-group per tile). Off by
+    // default: on an H200 it sped 2^10 and 2^14 up by 15–22% and slowed 2^12
+    // (results/h200-half-warp-tiles), so the tuner chooses per size.
+    default: 0,
+    values: &[0, 2, 8],
+    applies: Applies::HalfWarpTiles,
+    range: (0, 64),
     power_of_two: false,
 };
 const WARP_ROWS: Param = Param {
@@ -450,7 +467,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS, ATOMIC_FINISH, CLUSTER_FINISH], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, HALF_WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS, ATOMIC_FINISH, CLUSTER_FINISH], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),

@@ -172,6 +172,7 @@ impl OpenClDevice {
         input: &DeviceInput,
         params: &[(&str, u32)],
     ) -> Result<Run, RunError> {
+        let params = &kernel_driver::launch_params(variant, problem, &self.caps, params, input.len);
         let wg = match kernel_driver::plan(variant, problem, &self.caps, params, input.len)? {
             Plan::Empty(run) => return Ok(run),
             Plan::Launch { wg } => wg,
