@@ -10,8 +10,10 @@
 #      alternating (scripts/gpu_binary_ab.sh), halves at 2^10-2^30;
 #   4. compute-sanitizer memcheck, racecheck and synccheck on NEW's warp-tile paths.
 # Every bench row is verified bit for bit against the canonical order before timing.
-# It measured a build that let halves take warp tiles (results/h200-half-warp-tiles);
-# that change was not kept, so with today's kernel WARP_TILES_UPTO does not change halves.
+# It measured a build that let halves take warp tiles up to WARP_TILES_UPTO
+# (results/h200-half-warp-tiles). Today halves have their own bound,
+# HALF_WARP_TILES_UPTO (WARP_TILES_UPTO does not change them): pass CONFIGS with it, as
+# scripts/gpu_launch_params.sh does.
 # Usage: scripts/gpu_half_warp_tiles.sh OLD_BINARY NEW_BINARY TUNED_DIR OUT_DIR
 set -uo pipefail
 source "$(dirname "$0")/gpu_sweep.sh"
