@@ -223,11 +223,12 @@ pub fn warp_tiles(
 /// path, and with the halves' warp path built in, their work-group path had run at
 /// half speed from 2^22 elements on (results/h200-half-warp-tiles).
 ///
-/// f32/f64 modules keep both paths: built alone, their work-group path took 29–31
-/// registers instead of 102–255 and ran slower, up to 3.3× at 2^18 (ptxas then
-/// schedules its loads for occupancy rather than for loads in flight, which small grids
-/// need), and 5% slower at 2^26–2^30 (results/h100-launch-params). Their tuned entries
-/// were measured with both paths built in.
+/// f32/f64 modules keep both paths: built alone with the H100's entries, their
+/// work-group path took 29–80 registers instead of 102–255 (31 instead of 255 for the
+/// f64 sum at 2^18) and ran slower: up to 3.3× at 2^18, where ncu showed the same
+/// instructions waiting 12× longer on loads (fewer in flight at once, which a small grid
+/// cannot hide), and up to 10% at 2^26–2^30 (results/h100-launch-params). Their entries
+/// were tuned with both paths built in.
 pub fn launch_params<'a>(
     variant: &Variant,
     problem: &Problem,

@@ -22,6 +22,9 @@ use crate::optype::{op_type_reading, MapSource, OpType};
 pub const FLOAT_PARAMS: &[(&str, u32)] = &[
     ("WARP_TILES_FROM", 0),
     ("WARP_TILES_UPTO", 0),
+    // A mapped f16/bf16 value reads through `lift()` like any other (the kernel applies
+    // the halves' own bound to raw halves only), so the host must not plan warps for it.
+    ("HALF_WARP_TILES_UPTO", 0),
     ("GROUPS_PER_CU", 8),
 ];
 
