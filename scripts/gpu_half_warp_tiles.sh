@@ -39,11 +39,5 @@ SETS="sum f16,bf16 2^10,2^12,2^14,2^16,2^18,2^20,2^22,2^24,2^26,2^28,2^30" ROUND
   "$(dirname "$0")/gpu_binary_ab.sh" /tmp/redlab-cub "$out/ab" \
   "shipped=env REDLAB_TUNING_DIR=/tmp/empty-tuning $old" \
   "new=env REDLAB_TUNING_DIR=/tmp/half-tuned $after" >"$out/ab.log" 2>&1
-for tool in memcheck racecheck synccheck; do
-  for spec in "sum f16 1000" "sum bf16 24577" "sum f16 65536" "prod bf16 5000"; do
-    read -r op dtype n <<<"$spec"
-    echo "== $tool $spec" >>"$out/sanitizers.txt"
-    REDLAB_TUNING_DIR=/tmp/half-tuned compute-sanitizer --tool "$tool" "$after" run --device cuda:0 \
-      --op "$op" --dtype "$dtype" --n "$n" 2>&1 | grep -E "SUMMARY|verified|rror" >>"$out/sanitizers.txt"
-  done
-done
+REDLAB_TUNING_DIR=/tmp/half-tuned sanitize_runs "$out/sanitizers.txt" "$after" \
+  "sum f16 1000" "sum bf16 24577" "sum f16 65536" "prod bf16 5000"

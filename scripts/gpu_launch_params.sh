@@ -26,17 +26,9 @@ ab() {
     >>"$out/ab.log" 2>&1
 }
 ab 1
-for tool in memcheck racecheck synccheck; do
-  for spec in "sum f16 1000 HALF_WARP_TILES_UPTO=8" "sum bf16 24577 HALF_WARP_TILES_UPTO=8" \
-    "sum f16 65536 HALF_WARP_TILES_UPTO=8" "sum f32 1000003 WARP_TILES_UPTO=8" \
-    "sum f64 300007 WARP_TILES_UPTO=8"; do
-    read -r op dtype n param <<<"$spec"
-    echo "== $tool $spec" >>"$out/sanitizers.txt"
-    compute-sanitizer --tool "$tool" "$after" run --device cuda:0 --variant production \
-      --param "$param" --op "$op" --dtype "$dtype" --n "$n" 2>&1 |
-      grep -E "SUMMARY|verified|rror" >>"$out/sanitizers.txt"
-  done
-done
+sanitize_runs "$out/sanitizers.txt" "$after" "sum f16 1000 HALF_WARP_TILES_UPTO=8" \
+  "sum bf16 24577 HALF_WARP_TILES_UPTO=8" "sum f16 65536 HALF_WARP_TILES_UPTO=8" \
+  "sum f32 1000003 WARP_TILES_UPTO=8" "sum f64 300007 WARP_TILES_UPTO=8"
 common=(--device cuda:0 --min-reps 20 --quiet --compare cub --cub-bin /tmp/redlab-cub)
 CONFIGS="HALF_WARP_TILES_UPTO=0 HALF_WARP_TILES_UPTO=2 HALF_WARP_TILES_UPTO=8" \
   sweep_configs sum f16,bf16 2^10,2^12,2^13,2^14,2^15,2^16 100 >>"$out/sweep.log"

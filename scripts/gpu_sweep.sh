@@ -8,6 +8,26 @@ gpu_family() {
   esac
 }
 
+# sanitize_runs FILE BINARY SPEC... runs compute-sanitizer memcheck, racecheck and
+# synccheck over `BINARY run` for each SPEC ("OP DTYPE N [NAME=VALUE ...]"; with
+# parameters the run names the production variant), appending each summary, the
+# verification line and any error to FILE.
+sanitize_runs() {
+  local file=$1 bin=$2 tool spec op dtype n rest p
+  shift 2
+  for tool in memcheck racecheck synccheck; do
+    for spec in "$@"; do
+      read -r op dtype n rest <<<"$spec"
+      local args=()
+      for p in $rest; do args+=(--param "$p"); done
+      [ ${#args[@]} -gt 0 ] && args=(--variant production "${args[@]}")
+      echo "== $tool $spec" >>"$file"
+      compute-sanitizer --tool "$tool" "$bin" run --device cuda:0 "${args[@]}" \
+        --op "$op" --dtype "$dtype" --n "$n" 2>&1 | grep -E "SUMMARY|verified|rror" >>"$file"
+    done
+  done
+}
+
 # sweep_configs OPS DTYPES SIZES LIMIT runs the production kernel of $after at each entry
 # of CONFIGS (space-separated lists of NAME=VALUE joined by commas; "-" for the defaults)
 # beside CUB (${common[@]}), writing $out/sweep-N.jsonl.

@@ -237,11 +237,7 @@ pub fn launch_params<'a>(
     n: usize,
 ) -> Vec<(&'a str, u32)> {
     let mut out = params.to_vec();
-    let declares = variant
-        .params
-        .iter()
-        .any(|p| p.name == "HALF_WARP_TILES_UPTO");
-    if declares
+    if variant.default_param("HALF_WARP_TILES_UPTO").is_some()
         && Applies::HalfWarpTiles.to(problem)
         && !warp_tiles(variant, problem, caps, params, n)
     {
