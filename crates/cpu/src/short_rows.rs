@@ -174,14 +174,19 @@ fn each<T: Element + Sync>(
     len: usize,
     reduce: impl Fn(&[T]) -> Result<Value, Error> + Sync,
 ) -> Result<Vec<Value>, Error> {
+    // Even rows find their starts by arithmetic; asking the plan cost 8% of rows of 32.
+    let even = EvenRows::of(plan, len, src.len())?;
+    let start = |k: usize| match even {
+        Some(rows) => Some(rows.first + k * rows.step),
+        None => plan.contiguous(k),
+    };
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let mut values = Vec::new();
     (0..plan.outputs())
         .into_par_iter()
         .with_min_len(OUTPUTS_PER_TASK)
         .map(|k| {
-            let value = plan
-                .contiguous(k)
+            let value = start(k)
                 .and_then(|start| src.get(start..start + len))
                 .ok_or_else(|| Error::Shape(format!("output {k} lies outside the input")))
                 .and_then(&reduce);
