@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Reverts cells of a re-tuned database to a base database: each named cell takes the
-entry the base would use at that size (`Database::entry`: the one whose range holds it,
-the nearest measured size where ranges overlap), so that the cell runs exactly as it did
-with the base, or is dropped where the base has none. An entry moved from another size
-takes its GB/s from the base's own run of `redlab bench --variants auto` at that cell
-(RECORDS, e.g. the A/B's), so the database says what was measured at the size it names. Each problem's size ranges are then drawn again
-as `redlab tune --merge-from` draws them (split at the geometric mean of neighbouring
-sizes). Use it to keep only the cells an A/B showed faster.
+"""Reverts cells of a re-tuned database to a base database, to keep only the cells an A/B
+showed faster. Each named cell takes the entry the base would use at that size
+(`Database::entry`: the one whose range holds it, the nearest measured size where ranges
+overlap), so the cell runs exactly as it did with the base; it is dropped where the base
+has none. An entry moved from another size takes its GB/s from the base's own run of
+`redlab bench --variants auto` at that cell (RECORDS, e.g. the A/B's), so the database
+says what was measured at the size it names. Each problem's size ranges are then drawn
+again as `redlab tune --merge-from` draws them (split at the geometric mean of
+neighbouring sizes).
 
 Usage: tuning_revert.py TUNED.json BASE.json RECORDS.jsonl OUT.json OP,DTYPE,N [...]
 """
@@ -25,7 +26,11 @@ base = json.load(open(base_path))["entries"]
 
 def base_entry(op, dtype, n):
     """The base's entry for this cell, as redlab chooses it, moved to size n."""
-    held = [e for e in base if e["op"] == op and e["dtype"] == dtype and e["n_min"] <= n <= e["n_max"]]
+    held = [
+        e
+        for e in base
+        if e["op"] == op and e["dtype"] == dtype and e["n_min"] <= n <= e["n_max"]
+    ]
     if not held:
         return None
     best = min(held, key=lambda e: abs(math.log(max(n, 1)) - math.log(max(e["n"], 1))))
@@ -38,7 +43,8 @@ def base_entry(op, dtype, n):
     ]
     if not runs:
         sys.exit(f"{records_path} has no `auto` run of {op} {dtype} at {n}")
-    return dict(best, n=n, gbps=round(sorted(runs)[len(runs) // 2], 1), default_gbps=None, tried=1)
+    median = round(sorted(runs)[len(runs) // 2], 1)
+    return dict(best, n=n, gbps=median, default_gbps=None, tried=1)
 
 
 missing = drop - {(e["op"], e["dtype"], e["n"]) for e in db["entries"]}
@@ -60,5 +66,7 @@ for key in sorted(problems):
         out.append(e)
 db["entries"] = out
 db["command"] += "; then reverted to the base: " + " ".join(sorted(cells))
-json.dump(db, open(dst, "w"), indent=2)
+with open(dst, "w") as out_file:
+    json.dump(db, out_file, indent=2)
+    out_file.write("\n")
 print(f"{dst}: {len(out)} entries ({len(drop)} cells reverted)")
