@@ -50,11 +50,10 @@ fn typed(
     plan: &AxisPlan,
     len: usize,
 ) -> Result<Vec<Value>, Error> {
+    let even = EvenRows::of(plan, len, data.len())?;
     if problem.dtype.is_integer() {
         return with_int_dtype!(problem.dtype, T => {
-            let src = data.typed::<T>()?;
-            let even = EvenRows::of(plan, len, src.len())?;
-            each(src, plan, even, len, |row| crate::integer_value::<T>(problem, row))
+            each(data.typed::<T>()?, plan, even, len, |row| crate::integer_value::<T>(problem, row))
         }, else unreachable!("integer dtype"));
     }
     if problem.op.is_arithmetic() {
@@ -62,7 +61,6 @@ fn typed(
             let src = data.typed::<T>()?;
             // Rows of at most 32: their one partial tile, folded directly (the tile
             // tree's walk around it cost more than the fold).
-            let even = EvenRows::of(plan, len, src.len())?;
             match (len <= 32, problem.op, even) {
                 (true, Op::Sum, Some(rows)) => Ok(rows32::<A, T, _>(Add, src, &rows)),
                 (true, _, Some(rows)) => Ok(rows32::<A, T, _>(Mul, src, &rows)),
@@ -75,9 +73,7 @@ fn typed(
         }));
     }
     with_float_dtype!(problem.dtype, T => {
-        let src = data.typed::<T>()?;
-        let even = EvenRows::of(plan, len, src.len())?;
-        each(src, plan, even, len, |row| crate::selection_value::<T>(problem.op, row))
+        each(data.typed::<T>()?, plan, even, len, |row| crate::selection_value::<T>(problem.op, row))
     }, else unreachable!("float dtype"))
 }
 
