@@ -175,15 +175,16 @@ enum Step<T> {
         b: Slot<T>,
     },
     /// `row cmp value ? a : b`: a select whose condition compares a row with a constant
-    /// (`x > 0 ? x : 0`), the comparison made inside the select's loop instead of in a
-    /// mask register of its own. With `abs`, `|row|` is compared (`abs(x) > 0.5 ? x : 0`
-    /// then loads each element once, in one loop).
+    /// or with another row (`x > 0 ? x : 0`, `x > y ? 1 : 0`), the comparison made
+    /// inside the select's loop instead of in a mask register of its own. With `abs`,
+    /// `|row|` is compared (`abs(x) > 0.5 ? x : 0` then loads each element once, in one
+    /// loop).
     SelectCompare {
         op: Cmp,
         abs: bool,
         dst: usize,
         row: Slot<T>,
-        value: T,
+        value: Slot<T>,
         a: Slot<T>,
         b: Slot<T>,
     },
@@ -506,44 +507,39 @@ fn value_step<T: RowFloat>(
             let Operand::Row(l) = row(l) else {
                 unreachable!("the compiler gives SelectCompare a row")
             };
-            let pick = |c: bool, p: T, q: T| {
-                let m = T::mask(c);
-                T::with_bits((p.bits() & m) | (q.bits() & !m))
-            };
-            // The comparison, of |x| with `abs`: chosen outside the loops like the
-            // operator.
+            let (value, a, b) = (row(value), row(a), row(b));
+            // The comparison, of |x| with `abs`, and whether the other side is a row or
+            // a constant: chosen outside the loops like the operator.
             macro_rules! branches {
                 ($cmp:expr) => {
-                    if abs {
-                        choose!(|x: T, v: T| $cmp(T::call(Func::Abs, x, x), v))
-                    } else {
-                        choose!($cmp)
-                    }
-                };
-            }
-            macro_rules! choose {
-                ($cmp:expr) => {
-                    match (row(a), row(b)) {
-                        (Operand::Row(a), Operand::Row(b)) => sink.each(
-                            l.iter()
-                                .zip(a)
-                                .zip(b)
-                                .map(|((&x, &p), &q)| pick($cmp(x, value), p, q)),
+                    match (abs, value) {
+                        (false, Operand::Value(v)) => {
+                            select_compare(sink, l.iter().map(|&x| (x, v)), l, a, b, $cmp)
+                        }
+                        (true, Operand::Value(v)) => select_compare(
+                            sink,
+                            l.iter().map(|&x| (x, v)),
+                            l,
+                            a,
+                            b,
+                            |x: T, v: T| $cmp(T::call(Func::Abs, x, x), v),
                         ),
-                        // The compared row is the chosen one (`x > 0 ? x : 0`): one
-                        // load per element.
-                        (Operand::Row(a), Operand::Value(q)) if std::ptr::eq(l, a) => {
-                            sink.each(l.iter().map(|&x| pick($cmp(x, value), x, q)))
-                        }
-                        (Operand::Row(a), Operand::Value(q)) => {
-                            sink.each(l.iter().zip(a).map(|(&x, &p)| pick($cmp(x, value), p, q)))
-                        }
-                        (Operand::Value(p), Operand::Row(b)) => {
-                            sink.each(l.iter().zip(b).map(|(&x, &q)| pick($cmp(x, value), p, q)))
-                        }
-                        (Operand::Value(p), Operand::Value(q)) => {
-                            sink.each(l.iter().map(|&x| pick($cmp(x, value), p, q)))
-                        }
+                        (false, Operand::Row(v)) => select_compare(
+                            sink,
+                            l.iter().copied().zip(v.iter().copied()),
+                            l,
+                            a,
+                            b,
+                            $cmp,
+                        ),
+                        (true, Operand::Row(v)) => select_compare(
+                            sink,
+                            l.iter().copied().zip(v.iter().copied()),
+                            l,
+                            a,
+                            b,
+                            |x: T, v: T| $cmp(T::call(Func::Abs, x, x), v),
+                        ),
                     }
                 };
             }
@@ -558,6 +554,46 @@ fn value_step<T: RowFloat>(
         }
         Step::Compare { .. } | Step::Logic { .. } | Step::Not { .. } => {
             unreachable!("masks are never a map's value")
+        }
+    }
+}
+
+/// The loops of [`Step::SelectCompare`]: `pairs` gives each lane's compared value and
+/// what it is compared with, `l` is the compared row itself (so that a select choosing
+/// it reads it once), and `a`/`b` are the two sides, each a row or one value.
+#[inline(always)]
+fn select_compare<T: RowFloat>(
+    sink: impl Sink<T>,
+    pairs: impl Iterator<Item = (T, T)>,
+    l: &[T],
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    cmp: impl Fn(T, T) -> bool,
+) {
+    // Picking by bits keeps the loop free of branches that random data would mispredict.
+    let pick = |c: bool, p: T, q: T| {
+        let m = T::mask(c);
+        T::with_bits((p.bits() & m) | (q.bits() & !m))
+    };
+    match (a, b) {
+        (Operand::Row(a), Operand::Row(b)) => sink.each(
+            pairs
+                .zip(a)
+                .zip(b)
+                .map(|(((x, v), &p), &q)| pick(cmp(x, v), p, q)),
+        ),
+        // The compared row is the chosen one (`x > 0 ? x : 0`): one load per element.
+        (Operand::Row(a), Operand::Value(q)) if std::ptr::eq(l, a) => {
+            sink.each(pairs.map(|(x, v)| pick(cmp(x, v), x, q)))
+        }
+        (Operand::Row(a), Operand::Value(q)) => {
+            sink.each(pairs.zip(a).map(|((x, v), &p)| pick(cmp(x, v), p, q)))
+        }
+        (Operand::Value(p), Operand::Row(b)) => {
+            sink.each(pairs.zip(b).map(|((x, v), &q)| pick(cmp(x, v), p, q)))
+        }
+        (Operand::Value(p), Operand::Value(q)) => {
+            sink.each(pairs.map(|(x, v)| pick(cmp(x, v), p, q)))
         }
     }
 }
@@ -678,10 +714,40 @@ mod tests {
             "log(abs(x - y))",
             "abs(abs(x)) + floor(abs(y))",
             "-abs(x) < -0.5 ? x : y",
+            // Rows compared with rows, and constants on the left, in the select's loop.
+            "x > y ? y : 0",
+            "x == x ? y : 0",
+            "abs(x) < y ? x : y",
+            "x <= y * 2 ? 3 : x",
+            "0.5 <= x ? y : 1",
+            "1 < abs(x) ? x : 0",
+            "-1 >= y ? x : -y",
+            "abs(x - y) < 0.25 ? x : 0",
         ];
         for map in maps {
             check::<f32>(map, 2, true);
             check::<f64>(map, 2, true);
+        }
+    }
+
+    /// A select on any comparison of values of `T` is one step: no mask register and
+    /// no second loop over the row.
+    #[test]
+    fn selects_on_comparisons_take_one_step() {
+        for (map, steps) in [
+            ("x > y ? y : 0", 1),
+            ("2 > x ? x : 0", 1),
+            ("abs(x) <= y ? x : y", 1),
+            ("abs(x - y) < 0.5 ? x : 0", 2),
+            ("x > 0 && y > 0 ? x : 0", 4),
+        ] {
+            let dtypes = [DType::F32; 2];
+            let reduction = Reduction::builder(map, "sum")
+                .build(&dtypes)
+                .expect("builds");
+            let program = RowProgram::<f32>::compile(&reduction.map, &dtypes).expect("compiles");
+            assert_eq!(program.steps.len(), steps, "{map}: {:?}", program.steps);
+            assert_eq!(program.masks > 0, steps > 2, "{map}");
         }
     }
 

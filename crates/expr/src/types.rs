@@ -154,6 +154,19 @@ pub enum Cmp {
     Ge,
 }
 
+impl Cmp {
+    /// The comparison with its operands swapped: `a op b` is `b op.mirrored() a`.
+    pub fn mirrored(self) -> Cmp {
+        match self {
+            Cmp::Eq | Cmp::Ne => self,
+            Cmp::Lt => Cmp::Gt,
+            Cmp::Le => Cmp::Ge,
+            Cmp::Gt => Cmp::Lt,
+            Cmp::Ge => Cmp::Le,
+        }
+    }
+}
+
 /// A typed node. Operands already have the type the operation computes in: the checker
 /// inserted every conversion, so backends never promote.
 #[derive(Debug, Clone, PartialEq)]

@@ -125,8 +125,8 @@ impl<T: RowFloat> Compiler<T> {
                 _ => return None,
             },
             Kind::Select(c, x, y) => {
-                if let Some((op, l, value)) = Self::compare_with_constant(c) {
-                    return self.select_compare(op, l, value, x, y);
+                if let Some((op, l, r)) = Self::fusable_compare(c) {
+                    return self.select_compare(op, l, r, x, y);
                 }
                 let mask = self.mask(c)?;
                 let (a, b) = (self.value(x)?, self.value(y)?);
@@ -141,21 +141,24 @@ impl<T: RowFloat> Compiler<T> {
         })
     }
 
-    /// `c` as (operator, compared value, constant) where it compares a value of `T`
-    /// (not a constant) with a constant of `T`: the shape a [`Step::SelectCompare`]
-    /// takes. `None` leaves the select to the general mask path.
-    fn compare_with_constant(c: &Node) -> Option<(Cmp, &Node, T)> {
+    /// `c` as (operator, compared value, what it is compared with) where it compares two
+    /// values of `T`, at least one not a constant: the shape a [`Step::SelectCompare`]
+    /// takes. A constant on the left is moved to the right with the mirrored operator
+    /// (`2 > x` is `x < 2`, NaN included: both are false). `None` leaves the select to
+    /// the general mask path.
+    fn fusable_compare(c: &Node) -> Option<(Cmp, &Node, &Node)> {
         let Kind::Compare(op, l, r) = &c.kind else {
             return None;
         };
-        let Kind::Const(v) = r.kind else {
-            return None;
-        };
-        let value = T::of(v)?;
-        if l.ty != T::TY || matches!(l.kind, Kind::Const(_)) {
+        if l.ty != T::TY || r.ty != T::TY {
             return None;
         }
-        Some((*op, l, value))
+        let is_const = |n: &Node| matches!(n.kind, Kind::Const(_));
+        match (is_const(l), is_const(r)) {
+            (false, _) => Some((*op, l, r)),
+            (true, false) => Some((op.mirrored(), r, l)),
+            (true, true) => None,
+        }
     }
 
     /// `(inner, true)` where `node` is `abs(inner)` of type `T`, else `(node, false)`:
@@ -175,21 +178,22 @@ impl<T: RowFloat> Compiler<T> {
         }
     }
 
-    /// `l op value ? x : y` as one [`Step::SelectCompare`]; `None` when a part does
-    /// not compile to row steps.
+    /// `l op r ? x : y` as one [`Step::SelectCompare`]; `None` when a part does not
+    /// compile to row steps.
     fn select_compare(
         &mut self,
         op: Cmp,
         l: &Node,
-        value: T,
+        r: &Node,
         x: &Node,
         y: &Node,
     ) -> Option<Slot<T>> {
         let (l, abs) = Self::strip_abs(l);
         let row = self.value(l)?;
+        let value = self.value(r)?;
         let (a, b) = (self.value(x)?, self.value(y)?);
         let dst = self.alloc.value();
-        for slot in [row, a, b] {
+        for slot in [row, value, a, b] {
             self.release(slot);
         }
         self.steps.push(Step::SelectCompare {
