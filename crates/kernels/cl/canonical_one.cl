@@ -210,6 +210,42 @@ inline raw_t raw_load8(const __global in_t* p) {
 #else
 #define USE_VEC 0
 #endif
+#if USE_VEC && defined(USE_CLUSTER_TILES)
+// One tile's lanes from words, for a tile that may end early (one cluster's tiles): work-item lid loads
+// elements 4·lid … 4·lid+3 of each row as one word (all rows' words in flight before any
+// is added), the elements of the word that holds the end and of those past it one by
+// one (IDENTITY past the end), and the four lane sums go back to the canonical ownership
+// (l[q] = lane lid + 256·q) through local memory. Each lane adds its rows in order from
+// IDENTITY, the scalar path's sequence. Call from the whole group.
+inline void vec_tile_lanes(const __global in_t* in, ulong n, ulong tile_start, acc_t l[4],
+                           LOCAL_PTR acc_t* transposed) {
+    uint lid = get_local_id(0);
+    raw_t words[ROWS];
+    for (uint r = 0; r < ROWS; r++) {
+        ulong e = tile_start + (ulong)r * LANES + 4 * lid;
+        if (e + 4 <= n)
+            words[r] = RAW_LOAD(in + e);
+    }
+    acc_t v[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
+    for (uint r = 0; r < ROWS; r++) {
+        ulong e = tile_start + (ulong)r * LANES + 4 * lid;
+        if (e + 4 <= n) {
+            v[0] = combine(v[0], RAW_ELEM(words[r], 0));
+            v[1] = combine(v[1], RAW_ELEM(words[r], 1));
+            v[2] = combine(v[2], RAW_ELEM(words[r], 2));
+            v[3] = combine(v[3], RAW_ELEM(words[r], 3));
+        } else {
+            for (uint q = 0; q < 4; q++)
+                v[q] = combine(v[q], e + q < n ? lift(in, e + q) : IDENTITY);
+        }
+    }
+    for (uint q = 0; q < 4; q++)
+        transposed[q * TRANSPOSE_PITCH + lid] = v[q];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint q = 0; q < 4; q++)
+        l[q] = transposed[(lid & 3) * TRANSPOSE_PITCH + (lid >> 2) + 64 * q];
+}
+#endif
 // Halves convert while they load, so they cannot be held raw; mapped elements (a
 // user-defined map over several inputs) exist only through lift().
 #if PREFETCH && !defined(IN_IS_HALF) && !defined(IN_IS_MAPPED)
@@ -449,7 +485,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     // One cluster over at most CLUSTER_FINISH tiles (the host's choice, whatever the
     // warp-tile settings): its groups fold them on chip and write the result.
     if (cluster_count() == 1 && tiles <= CLUSTER_FINISH) {
-        cluster_tiles(in, out, n, tiles, lanes[0] RESULT_ARG);
+        cluster_tiles(in, out, n, tiles, lanes[0] CLUSTER_TRANSPOSED_ARG RESULT_ARG);
         return;
     }
 #endif
@@ -503,6 +539,9 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
                 for (uint q = 0; q < 4; q++)
                     l[q] = transposed[(lid & 3) * TRANSPOSE_PITCH + (lid >> 2) + 64 * q];
             } else {
+                // (Words here too, as in vec_tile_lanes, made a halves' last tile faster
+                // but the whole-tile path 7–28% slower from 2^18 on, in the same module:
+                // results/h200-half-cluster-words/with-last-tile.)
                 for (uint r = 0; r < ROWS; r++) {
                     ulong row = base + (ulong)r * LANES;
                     for (uint q = 0; q < 4; q++)

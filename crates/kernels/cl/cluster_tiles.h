@@ -21,17 +21,39 @@
 #ifndef REDLAB_CLUSTER_TILES_H
 #define REDLAB_CLUSTER_TILES_H
 
+// CLUSTER_TILE_WORDS (halves, default 1): rows as 8-byte words (vec_tile_lanes in
+// canonical_one.cl). With one 2-byte load per lane and row, ptxas kept only 6–7 of a
+// work-item's 32 loads in flight between conversions (40 registers; the f32 build of the
+// same code issues all 32 first), and a one-cluster f16 tile took 2.46 µs in a graph on
+// the H200 where f32 took 1.54 (results/h200-half-cluster-words). The host sets 0 for
+// launches that do not take this path (crates/kernels/src/driver.rs, `launch_params`).
+#ifndef CLUSTER_TILE_WORDS
+#define CLUSTER_TILE_WORDS 1
+#endif
+#if CLUSTER_TILE_WORDS && USE_VEC && IN_BYTES == 2
+#define USE_CLUSTER_TILE_WORDS 1
+#define CLUSTER_TRANSPOSED_PARAM , LOCAL_PTR acc_t* transposed
+#define CLUSTER_TRANSPOSED_ARG , transposed
+#else
+#define USE_CLUSTER_TILE_WORDS 0
+#define CLUSTER_TRANSPOSED_PARAM
+#define CLUSTER_TRANSPOSED_ARG
+#endif
+
 inline void cluster_tiles(const __global in_t* in, __global acc_t* out, ulong n, ulong tiles,
-                          LOCAL_PTR acc_t* fold_lanes RESULT_PARAM) {
+                          LOCAL_PTR acc_t* fold_lanes CLUSTER_TRANSPOSED_PARAM RESULT_PARAM) {
     __local acc_t tile_result;
     uint lid = get_local_id(0);
     uint rank = cluster_rank();
     acc_t folded = IDENTITY;
     if (rank < tiles) {
+        acc_t l[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
+#if USE_CLUSTER_TILE_WORDS
+        vec_tile_lanes(in, n, rank * (ulong)TILE, l, transposed);
+#else
         // Every row's element in flight before any is added.
         ulong base = rank * (ulong)TILE + lid;
         acc_t v[ROWS * 4];
-        acc_t l[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
 #pragma unroll
         for (uint j = 0; j < ROWS * 4; j++) {
             ulong i = base + (ulong)(j >> 2) * LANES + (j & 3) * 256;
@@ -40,6 +62,7 @@ inline void cluster_tiles(const __global in_t* in, __global acc_t* out, ulong n,
 #pragma unroll
         for (uint j = 0; j < ROWS * 4; j++)
             l[j & 3] = combine(l[j & 3], v[j]);
+#endif
         // A group-uniform branch: the fold's barriers are safe.
         folded = group_fold_tile(fold_lanes, l);
     }

@@ -244,6 +244,16 @@ pub fn launch_params<'a>(
         out.retain(|(name, _)| *name != "HALF_WARP_TILES_UPTO");
         out.push(("HALF_WARP_TILES_UPTO", 0));
     }
+    // Likewise the halves' word loads of one cluster's tiles (cluster_tiles.h), built
+    // only where the launch is that one cluster.
+    let cluster = param(variant, params, "CLUSTER_FINISH").unwrap_or(0) as usize;
+    if variant.default_param("CLUSTER_TILE_WORDS").is_some()
+        && Applies::HalfWarpTiles.to(problem)
+        && !(cluster > 1 && n.div_ceil(TILE) <= cluster)
+    {
+        out.retain(|(name, _)| *name != "CLUSTER_TILE_WORDS");
+        out.push(("CLUSTER_TILE_WORDS", 0));
+    }
     out
 }
 
@@ -501,10 +511,24 @@ mod tests {
         assert_eq!(groups(&half, 9 * TILE, &on), 9);
         // Launches that stay on the work-group path are built without the warp path.
         let built = |n| launch_params(&variant, &half, &caps, &on, n);
-        assert_eq!(built(8 * TILE), on.to_vec());
+        let within = built(8 * TILE);
+        assert!(within.contains(&("HALF_WARP_TILES_UPTO", 8)), "{within:?}");
+        assert!(!within.contains(&("HALF_WARP_TILES_UPTO", 0)), "{within:?}");
         let beyond = built(9 * TILE);
         assert!(beyond.contains(&("HALF_WARP_TILES_UPTO", 0)), "{beyond:?}");
         assert!(beyond.contains(&("WARP_TILES_FROM", 1)), "{beyond:?}");
+        // The word loads of one cluster's tiles are built only into that one cluster.
+        let clustered = [("CLUSTER_FINISH", 4)];
+        let built = |n| launch_params(&variant, &half, &caps, &clustered, n);
+        assert!(!built(4 * TILE).contains(&("CLUSTER_TILE_WORDS", 0)));
+        assert!(built(4 * TILE + 1).contains(&("CLUSTER_TILE_WORDS", 0)));
+        assert!(!built(TILE).contains(&("CLUSTER_TILE_WORDS", 0)));
+        let unclustered = launch_params(&variant, &half, &caps, &[], TILE);
+        assert!(unclustered.contains(&("CLUSTER_TILE_WORDS", 0)));
+        // Other types never take them.
+        let f32_sum = Problem::new(Op::Sum, DType::F32, None).expect("valid");
+        let f32_built = launch_params(&variant, &f32_sum, &caps, &clustered, 9 * TILE);
+        assert_eq!(f32_built, clustered.to_vec());
         // Without shuffles there is no warp path to build.
         let plain = Capabilities {
             features: vec![Feature::Fp64],

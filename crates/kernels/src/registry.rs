@@ -315,6 +315,21 @@ const CLUSTER_FINISH: Param = Param {
     power_of_two: false,
 };
 
+const CLUSTER_TILE_WORDS: Param = Param {
+    name: "CLUSTER_TILE_WORDS",
+    // f16/bf16 inputs folded by one cluster (CLUSTER_FINISH, at most that many tiles):
+    // 1 loads each row as 8-byte words of four elements, 0 one element per lane and row.
+    // Not searched: the host sets 0 for launches that do not take the one-cluster path,
+    // so their modules are built without it (built in, it had slowed the H200's bf16 sum
+    // of 2^18, 32 tiles in clusters of 4, from 3.40 to 3.89 µs in a graph:
+    // results/h200-half-cluster-words).
+    default: 1,
+    values: &[1],
+    applies: Applies::HalfWarpTiles,
+    range: (0, 1),
+    power_of_two: false,
+};
+
 /// One reduction strategy.
 #[derive(Debug, Clone, Serialize)]
 pub struct Variant {
@@ -467,7 +482,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, HALF_WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS, ATOMIC_FINISH, CLUSTER_FINISH], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, HALF_WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS, ATOMIC_FINISH, CLUSTER_FINISH, CLUSTER_TILE_WORDS], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),
