@@ -10,10 +10,9 @@ new=${2:?new binary}
 first=${3:?first pass database}
 out=${4:?output folder}
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-pack() { tar czf "$out/all.tgz" -C "$work" .; }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$work/gpu.txt"
-nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/redlab-cub tools/cub/cub_reduce.cu > "$work/nvcc.log" 2>&1
+# shellcheck source=scripts/gpu_sweep.sh
+. "$here/gpu_sweep.sh"
+packed_work "$out"
 timeout 200 "$new" tune --device cuda:0 --variants production --ops sum --dtypes f16,bf16 \
   --sizes 2^13,2^15 --budget 70 --objective graph --merge-from "$first" \
   --out-dir "$work/tuned" > "$work/tune.log" 2>&1

@@ -12,11 +12,8 @@ out=${3:?output folder}
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/gpu_sweep.sh
 . "$here/gpu_sweep.sh"
-work=$(mktemp -d)
-pack() { tar czf "$out/all.tgz" -C "$work" .; }
 family=$(gpu_family)
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$work/gpu.txt"
-nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/redlab-cub tools/cub/cub_reduce.cu > "$work/nvcc.log" 2>&1
+packed_work "$out"
 common=(--device cuda:0 --compare cub --cub-bin /tmp/redlab-cub --min-reps 20 --quiet --ops sum
   --dtypes f16,bf16 --variants production --param HALF_WARP_TILES_UPTO=0 --param VEC_LOADS=1)
 for pair in old="$old" new="$new"; do

@@ -10,10 +10,7 @@ out=${3:?output folder}
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/gpu_sweep.sh
 . "$here/gpu_sweep.sh"
-work=$(mktemp -d)
-pack() { tar czf "$out/all.tgz" -C "$work" .; }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$work/gpu.txt"
-nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/redlab-cub tools/cub/cub_reduce.cu > "$work/nvcc.log" 2>&1
+packed_work "$out"
 sanitize_runs "$work/sanitizers.txt" "$new" "sum f16 12345 CLUSTER_FINISH=0 VEC_LOADS=1" \
   "sum bf16 300007 CLUSTER_FINISH=0 VEC_LOADS=1" "sum f16 65535 CLUSTER_FINISH=8 VEC_LOADS=1" \
   "prod bf16 5003 CLUSTER_FINISH=4 VEC_LOADS=1"

@@ -46,3 +46,14 @@ sweep_configs() {
       --json "$out/sweep-$n.jsonl" 2>&1 | grep -E "vs cub|rror"
   done
 }
+
+# packed_work OUT makes a work folder ($work) holding gpu.txt, builds CUB at
+# /tmp/redlab-cub (log in $work/nvcc.log) and defines pack, which refreshes OUT/all.tgz
+# from $work (one file back from the device however many records a run writes).
+packed_work() {
+  work=$(mktemp -d)
+  packed_out=$1
+  pack() { tar czf "$packed_out/all.tgz" -C "$work" .; }
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$work/gpu.txt"
+  nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/redlab-cub tools/cub/cub_reduce.cu > "$work/nvcc.log" 2>&1
+}

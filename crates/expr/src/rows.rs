@@ -510,36 +510,25 @@ fn value_step<T: RowFloat>(
             let (value, a, b) = (row(value), row(a), row(b));
             // The comparison, of |x| with `abs`, and whether the other side is a row or
             // a constant: chosen outside the loops like the operator.
-            macro_rules! branches {
+            macro_rules! against {
                 ($cmp:expr) => {
-                    match (abs, value) {
-                        (false, Operand::Value(v)) => {
+                    match value {
+                        Operand::Value(v) => {
                             select_compare(sink, l.iter().map(|&x| (x, v)), l, a, b, $cmp)
                         }
-                        (true, Operand::Value(v)) => select_compare(
-                            sink,
-                            l.iter().map(|&x| (x, v)),
-                            l,
-                            a,
-                            b,
-                            |x: T, v: T| $cmp(T::call(Func::Abs, x, x), v),
-                        ),
-                        (false, Operand::Row(v)) => select_compare(
-                            sink,
-                            l.iter().copied().zip(v.iter().copied()),
-                            l,
-                            a,
-                            b,
-                            $cmp,
-                        ),
-                        (true, Operand::Row(v)) => select_compare(
-                            sink,
-                            l.iter().copied().zip(v.iter().copied()),
-                            l,
-                            a,
-                            b,
-                            |x: T, v: T| $cmp(T::call(Func::Abs, x, x), v),
-                        ),
+                        Operand::Row(v) => {
+                            let pairs = l.iter().copied().zip(v.iter().copied());
+                            select_compare(sink, pairs, l, a, b, $cmp)
+                        }
+                    }
+                };
+            }
+            macro_rules! branches {
+                ($cmp:expr) => {
+                    if abs {
+                        against!(|x: T, v: T| $cmp(T::call(Func::Abs, x, x), v))
+                    } else {
+                        against!($cmp)
                     }
                 };
             }

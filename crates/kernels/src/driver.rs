@@ -246,15 +246,21 @@ pub fn launch_params<'a>(
     }
     // Likewise the halves' word loads of one cluster's tiles (cluster_tiles.h), built
     // only where the launch is that one cluster.
-    let cluster = param(variant, params, "CLUSTER_FINISH").unwrap_or(0) as usize;
     if variant.default_param("CLUSTER_TILE_WORDS").is_some()
         && Applies::HalfWarpTiles.to(problem)
-        && !(cluster > 1 && n.div_ceil(TILE) <= cluster)
+        && !one_cluster_of_tiles(variant, params, n)
     {
         out.retain(|(name, _)| *name != "CLUSTER_TILE_WORDS");
         out.push(("CLUSTER_TILE_WORDS", 0));
     }
     out
+}
+
+/// Whether a canonical launch over `n` elements is one cluster folding a tile per group
+/// (cluster_tiles.h): `CLUSTER_FINISH` > 1 and at most that many tiles.
+fn one_cluster_of_tiles(variant: &Variant, params: &[(&str, u32)], n: usize) -> bool {
+    let cluster = param(variant, params, "CLUSTER_FINISH").unwrap_or(0) as usize;
+    cluster > 1 && n.div_ceil(TILE) <= cluster
 }
 
 /// Work-items, work-group size and partials of one pass over `count` items.
@@ -327,7 +333,7 @@ pub fn layout(
                 // warp tiles' settings. Otherwise a whole number of clusters (the
                 // kernel's cluster size divides its grid), with the usual roots and
                 // ticket (results/h100-canonical-cluster).
-                g = if count.div_ceil(TILE) <= cluster {
+                g = if one_cluster_of_tiles(variant, params, count) {
                     cluster
                 } else {
                     g.next_multiple_of(cluster)
