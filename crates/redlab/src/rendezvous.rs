@@ -415,27 +415,33 @@ fn unpack(packed: &[u8], world: usize) -> std::io::Result<Vec<Vec<u8>>> {
     Ok(all)
 }
 
+/// A port on this host for a rank 0 that is about to be started to listen on: free now,
+/// never given before by this process, and below the system's ephemeral range. A port
+/// found by binding port 0 lies in that range, and between the check and rank 0's own
+/// `bind` the system may hand it to some other outgoing connection as its source port;
+/// rank 0 then fails with "Address already in use". Ports below the range are only taken
+/// by explicit binds. Meant for launching ranks on one machine (tests, scripts). `None`
+/// when every port below the range is taken.
+pub fn local_listening_port() -> Option<u16> {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32768);
+    let low = ephemeral_low.saturating_sub(12000).max(1024);
+    let span = ephemeral_low.saturating_sub(low).max(1);
+    // Separate processes (one per test under nextest) start at different places.
+    let start = std::process::id().wrapping_mul(7919) % span;
+    (0..span)
+        .map(|step| (low + (start + step * 37) % span) as u16)
+        .find(|port| !given.contains(port) && TcpListener::bind(("127.0.0.1", *port)).is_ok())
+        .inspect(|port| given.push(*port))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A port nobody listens on now and that no other test of this process was given:
-    /// tests run in parallel threads, and the system may hand the same just-released port to
-    /// two of them, so every port given out is remembered.
-    fn free_port() -> u16 {
-        static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
-        let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .map(|a| a.port())
-                .expect("a free port");
-            if !given.contains(&port) {
-                given.push(port);
-                return port;
-            }
-        }
-    }
 
     fn gather_in_threads(address: Address, world: usize) -> Vec<Vec<Vec<u8>>> {
         let handles: Vec<_> = (0..world)
@@ -463,7 +469,10 @@ mod tests {
     #[test]
     fn every_rank_gets_every_part_in_rank_order() {
         for world in [1, 2, 5] {
-            let tcp = Address::Tcp(format!("127.0.0.1:{}", free_port()));
+            let tcp = Address::Tcp(format!(
+                "127.0.0.1:{}",
+                local_listening_port().expect("a free port")
+            ));
             let dir =
                 std::env::temp_dir().join(format!("redlab-rv-{}-{world}", std::process::id()));
             let _ = fs::remove_dir_all(&dir);
@@ -482,7 +491,10 @@ mod tests {
         for bad in ["tcp://nohost", "tcp://:1", "udp://x:1", "file:", "x"] {
             assert!(bad.parse::<Address>().is_err(), "{bad}");
         }
-        let a = Address::Tcp(format!("127.0.0.1:{}", free_port()));
+        let a = Address::Tcp(format!(
+            "127.0.0.1:{}",
+            local_listening_port().expect("a free port")
+        ));
         assert!(Group::join(&a, 3, 3, Duration::from_millis(10)).is_err());
         assert!(Group::join(&a, 0, 0, Duration::from_millis(10)).is_err());
         // Nobody listens: a member gives up at the timeout with a clear reason.
@@ -504,7 +516,10 @@ mod tests {
 
     #[test]
     fn mismatched_worlds_are_named() {
-        let a = Address::Tcp(format!("127.0.0.1:{}", free_port()));
+        let a = Address::Tcp(format!(
+            "127.0.0.1:{}",
+            local_listening_port().expect("a free port")
+        ));
         let root = {
             let a = a.clone();
             std::thread::spawn(move || Group::join(&a, 0, 2, Duration::from_secs(10)))

@@ -7,12 +7,12 @@
 
 mod common;
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::redlab;
+use common::{listening_port, redlab};
 use fantoccini::actions::{InputSource, MouseActions, PointerAction};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -52,10 +52,7 @@ fn chromedriver() -> Option<PathBuf> {
 }
 
 fn start_driver(binary: &Path) -> (Driver, u16) {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = listening_port();
     let child = Command::new(binary)
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())

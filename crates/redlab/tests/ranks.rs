@@ -7,29 +7,10 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::process::{Command, Stdio};
 
-use common::{assert_clean_error, json_of, redlab};
+use common::{assert_clean_error, json_of, listening_port, redlab};
 use serde_json::Value as Json;
-
-/// A port nobody listens on now and that no other test of this process was given:
-/// tests run in parallel threads, and the system may hand the same just-released port to
-/// two of them, so every port given out is remembered.
-fn free_port() -> u16 {
-    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
-    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
-    loop {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port");
-        if !given.contains(&port) {
-            given.push(port);
-            return port;
-        }
-    }
-}
 
 /// Starts `world` ranks at `rendezvous` and returns each one's JSON record.
 fn run_ranks(base: &[&str], world: usize, rendezvous: &str) -> Vec<Json> {
@@ -68,7 +49,7 @@ fn every_rank_prints_the_one_process_bits() {
             for world in [2, 3] {
                 round += 1;
                 let rendezvous = if round % 2 == 0 {
-                    format!("tcp://127.0.0.1:{}", free_port())
+                    format!("tcp://127.0.0.1:{}", listening_port())
                 } else {
                     format!("file:{}-{round}", folder.display())
                 };
@@ -119,7 +100,7 @@ fn ranks_that_make_their_part_in_place_give_the_one_process_bits() {
             ];
             let single = json_of(&redlab(&[&base[..], &["--json"]].concat()));
             assert_eq!(single["verified"], true, "{device} {op} {dtype}");
-            let rendezvous = format!("tcp://127.0.0.1:{}", free_port());
+            let rendezvous = format!("tcp://127.0.0.1:{}", listening_port());
             // Made once, reduced three times in place: a kernel time per repeat.
             let repeated = [&base[..], &["--repeat", "3"]].concat();
             for (rank, r) in run_ranks(&repeated, 2, &rendezvous).iter().enumerate() {
@@ -144,7 +125,7 @@ fn ranks_that_make_their_part_in_place_give_the_one_process_bits() {
 #[test]
 fn bad_rank_options_end_as_one_clear_line() {
     let base = ["run", "--op", "sum", "--dtype", "f32", "--n", "1000"];
-    let port = format!("tcp://127.0.0.1:{}", free_port());
+    let port = format!("tcp://127.0.0.1:{}", listening_port());
     assert_clean_error(
         &[
             &base[..],
@@ -171,7 +152,7 @@ fn bad_rank_options_end_as_one_clear_line() {
         .concat(),
         "did not answer",
     );
-    let port = format!("tcp://127.0.0.1:{}", free_port());
+    let port = format!("tcp://127.0.0.1:{}", listening_port());
     let rank0 = ["--rank", "0", "--world", "2", "--rendezvous", &port];
     assert_clean_error(
         &[
@@ -304,7 +285,7 @@ fn user_defined_reductions_over_ranks_give_the_one_process_bits() {
             let what = format!("{device} {case:?}");
             let single = json_of(&redlab(&[&base[..], &["--json"]].concat()));
             assert_eq!(single["verified"], true, "{what}: one process");
-            let rendezvous = format!("tcp://127.0.0.1:{}", free_port());
+            let rendezvous = format!("tcp://127.0.0.1:{}", listening_port());
             let ranks = run_ranks(&base, 3, &rendezvous);
             assert_eq!(ranks.len(), 3, "{what}");
             for (rank, r) in ranks.iter().enumerate() {
@@ -333,7 +314,7 @@ fn ranks_match_one_process(args: &[&str], world: usize, dir: &std::path::Path) -
         .concat(),
     ));
     assert_eq!(single["verified"], true, "{what}: one process");
-    let rendezvous = format!("tcp://127.0.0.1:{}", free_port());
+    let rendezvous = format!("tcp://127.0.0.1:{}", listening_port());
     let records = run_ranks(
         &[args, &["--out", ranks_out.to_str().expect("utf-8")]].concat(),
         world,

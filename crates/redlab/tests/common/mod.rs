@@ -81,3 +81,9 @@ pub fn opencl_or_skip(what: &str) -> Option<redlab::Device> {
         }
     }
 }
+
+/// A port for a child rank or driver to listen on: why it is not simply port 0's pick is
+/// in [`redlab::rendezvous::local_listening_port`].
+pub fn listening_port() -> u16 {
+    redlab::rendezvous::local_listening_port().expect("a free port below the ephemeral range")
+}
