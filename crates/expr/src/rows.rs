@@ -146,6 +146,13 @@ enum Step<T> {
         dst: usize,
         a: Slot<T>,
     },
+    /// `|a - b|` (`abs(x - y)`, the L1 distance's map): one loop instead of a difference
+    /// written to a register and a second loop taking its absolute value.
+    AbsOfDifference {
+        dst: usize,
+        a: Slot<T>,
+        b: Slot<T>,
+    },
     Binary {
         f: Func,
         dst: usize,
@@ -389,6 +396,7 @@ fn run_step<T: RowFloat>(
         | Step::Arith { dst, .. }
         | Step::Unary { dst, .. }
         | Step::UnaryOfAbs { dst, .. }
+        | Step::AbsOfDifference { dst, .. }
         | Step::Binary { dst, .. }
         | Step::Select { dst, .. }
         | Step::SelectCompare { dst, .. } => {
@@ -466,6 +474,12 @@ fn value_step<T: RowFloat>(
                 Func::Log => call!(Func::Log),
                 other => call!(other),
             }
+        }
+        Step::AbsOfDifference { a, b, .. } => {
+            each2!(sink, row(a), row(b), |p: T, q: T| {
+                let d = p - q;
+                T::call(Func::Abs, d, d)
+            })
         }
         Step::Binary { f, a, b, .. } => {
             let (a, b) = (row(a), row(b));
@@ -712,6 +726,11 @@ mod tests {
             "1 < abs(x) ? x : 0",
             "-1 >= y ? x : -y",
             "abs(x - y) < 0.25 ? x : 0",
+            // A difference's absolute value in one loop, with rows and constants.
+            "abs(x - 0.5)",
+            "abs(1.5 - y) * x",
+            "sqrt(abs(x - y) + abs(y - x * 2))",
+            "abs(abs(x) - y)",
         ];
         for map in maps {
             check::<f32>(map, 2, true);
@@ -729,6 +748,8 @@ mod tests {
             ("abs(x) <= y ? x : y", 1),
             ("abs(x - y) < 0.5 ? x : 0", 2),
             ("x > 0 && y > 0 ? x : 0", 4),
+            // Not a select, but fused the same way: |x - y| is one loop.
+            ("abs(x - y)", 1),
         ] {
             let dtypes = [DType::F32; 2];
             let reduction = Reduction::builder(map, "sum")

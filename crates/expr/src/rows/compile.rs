@@ -1,7 +1,8 @@
 //! Compiling a typed map tree into [`RowProgram`] steps: each node becomes one step
 //! writing a row register, registers are reused after their one use (the map is a
 //! tree), a select on a comparison with a constant becomes one fused step, and so does
-//! an absolute value feeding a unary function or such a comparison.
+//! an absolute value feeding a unary function or such a comparison, or taken of a
+//! difference.
 
 use redlab_core::DType;
 
@@ -107,6 +108,15 @@ impl<T: RowFloat> Compiler<T> {
                     self.steps.push(Step::Binary { f: *f, dst, a, b });
                     Slot::Reg(dst)
                 }
+                (Func::Abs, [x]) if Self::difference(x).is_some() => {
+                    let (p, q) = Self::difference(x)?;
+                    let (a, b) = (self.value(p)?, self.value(q)?);
+                    let dst = self.alloc.value();
+                    self.release(a);
+                    self.release(b);
+                    self.steps.push(Step::AbsOfDifference { dst, a, b });
+                    Slot::Reg(dst)
+                }
                 (
                     Func::Abs | Func::Sqrt | Func::Exp | Func::Log | Func::Floor | Func::Ceil,
                     [x],
@@ -158,6 +168,15 @@ impl<T: RowFloat> Compiler<T> {
             (false, _) => Some((*op, l, r)),
             (true, false) => Some((op.mirrored(), r, l)),
             (true, true) => None,
+        }
+    }
+
+    /// `(p, q)` where `node` is `p - q` of type `T`: under an `abs`, the shape a
+    /// [`Step::AbsOfDifference`] takes.
+    fn difference(node: &Node) -> Option<(&Node, &Node)> {
+        match &node.kind {
+            Kind::Arith(Arith::Sub, p, q) if node.ty == T::TY => Some((p, q)),
+            _ => None,
         }
     }
 
