@@ -13,15 +13,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/gpu_sweep.sh
 . "$here/gpu_sweep.sh"
 packed_work "$out"
-timeout 200 "$new" tune --device cuda:0 --variants production --ops sum --dtypes f16,bf16 \
-  --sizes 2^13,2^15 --budget 70 --objective graph --merge-from "$first" \
-  --out-dir "$work/tuned" > "$work/tune.log" 2>&1
-echo "tune exit $?" >> "$work/tune.log"
-pack
-SETS="sum f16,bf16 2^10,2^11,2^12,2^13,2^14,2^15,2^16,2^18" ROUNDS=${ROUNDS:-2} BENCH_LIMIT=100 \
-  bash "$here/gpu_binary_ab.sh" /tmp/redlab-cub "$work/ab" shipped="$old" \
-  tuned="env REDLAB_TUNING_DIR=$work/tuned $new" > "$work/ab.log" 2>&1
-pack
+retune_then_ab "$old" "$new" 200 "$first" 2^10,2^11,2^12,2^13,2^14,2^15,2^16,2^18 \
+  --sizes 2^13,2^15 --budget 70
 timeout 60 ncu --clock-control none -k regex:'^reduce$' --launch-count 1 --export "$work/f16" \
   "$new" run --device cuda:0 --variant production --param CLUSTER_FINISH=2 --param VEC_LOADS=1 \
   --param HALF_WARP_TILES_UPTO=0 --op sum --dtype f16 --n 4096 > "$work/ncu-f16.txt" 2>&1

@@ -30,12 +30,5 @@ sanitize_runs "$work/sanitizers.txt" "$new" "sum f16 4096 CLUSTER_FINISH=2 VEC_L
   "sum bf16 12345 CLUSTER_FINISH=2 VEC_LOADS=1" "sum f16 65535 CLUSTER_FINISH=8 VEC_LOADS=1" \
   "prod bf16 5003 CLUSTER_FINISH=4 VEC_LOADS=1"
 pack
-timeout 240 "$new" tune --device cuda:0 --variants production --ops sum --dtypes f16,bf16 \
-  --sizes 2^10,2^12,2^14,2^16 --budget 150 --objective graph \
-  --merge-from "tuning/cuda/$family.json" --out-dir "$work/tuned" > "$work/tune.log" 2>&1
-echo "tune exit $?" >> "$work/tune.log"
-pack
-SETS="sum f16,bf16 2^10,2^12,2^13,2^14,2^15,2^16" ROUNDS=${ROUNDS:-2} BENCH_LIMIT=100 \
-  bash "$here/gpu_binary_ab.sh" /tmp/redlab-cub "$work/ab" shipped="$old" \
-  tuned="env REDLAB_TUNING_DIR=$work/tuned $new" > "$work/ab.log" 2>&1
-pack
+retune_then_ab "$old" "$new" 240 "tuning/cuda/$family.json" \
+  2^10,2^12,2^13,2^14,2^15,2^16 --sizes 2^10,2^12,2^14,2^16 --budget 150

@@ -57,3 +57,22 @@ packed_work() {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$work/gpu.txt"
   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/redlab-cub tools/cub/cub_reduce.cu > "$work/nvcc.log" 2>&1
 }
+
+# retune_then_ab OLD NEW LIMIT MERGE_FROM AB_SIZES TUNE_ARGS... re-tunes the f16/bf16
+# sums with `NEW tune` (graph time, merged into MERGE_FROM, at most LIMIT seconds; the
+# sizes and budget in TUNE_ARGS) into $work/tuned, then runs `auto` of OLD with its
+# shipped database against NEW with the re-tuned one beside CUB at AB_SIZES
+# (gpu_binary_ab.sh, ROUNDS rounds, default 2), packing after each step.
+retune_then_ab() {
+  local old=$1 new=$2 limit=$3 merge_from=$4 ab_sizes=$5
+  shift 5
+  timeout "$limit" "$new" tune --device cuda:0 --variants production --ops sum \
+    --dtypes f16,bf16 "$@" --objective graph --merge-from "$merge_from" \
+    --out-dir "$work/tuned" > "$work/tune.log" 2>&1
+  echo "tune exit $?" >> "$work/tune.log"
+  pack
+  SETS="sum f16,bf16 $ab_sizes" ROUNDS=${ROUNDS:-2} BENCH_LIMIT=100 \
+    bash "$here/gpu_binary_ab.sh" /tmp/redlab-cub "$work/ab" shipped="$old" \
+    tuned="env REDLAB_TUNING_DIR=$work/tuned $new" > "$work/ab.log" 2>&1
+  pack
+}

@@ -219,7 +219,8 @@ pub fn warp_tiles(
 
 /// The parameters one launch of `variant` over `n` elements is built with: `params`,
 /// except that f16/bf16 launches that will not fold tiles by warps are built without the
-/// warp path (`HALF_WARP_TILES_UPTO` 0). A kernel's registers are those of its hungriest
+/// warp path (`HALF_WARP_TILES_UPTO` 0), and those that are not one cluster of tiles
+/// without that path's word loads (`CLUSTER_TILE_WORDS` 0). A kernel's registers are those of its hungriest
 /// path, and with the halves' warp path built in, their work-group path had run at
 /// half speed from 2^22 elements on (results/h200-half-warp-tiles).
 ///
@@ -237,21 +238,24 @@ pub fn launch_params<'a>(
     n: usize,
 ) -> Vec<(&'a str, u32)> {
     let mut out = params.to_vec();
-    if variant.default_param("HALF_WARP_TILES_UPTO").is_some()
-        && Applies::HalfWarpTiles.to(problem)
-        && !warp_tiles(variant, problem, caps, params, n)
-    {
-        out.retain(|(name, _)| *name != "HALF_WARP_TILES_UPTO");
-        out.push(("HALF_WARP_TILES_UPTO", 0));
-    }
-    // Likewise the halves' word loads of one cluster's tiles (cluster_tiles.h), built
-    // only where the launch is that one cluster.
-    if variant.default_param("CLUSTER_TILE_WORDS").is_some()
-        && Applies::HalfWarpTiles.to(problem)
-        && !one_cluster_of_tiles(variant, params, n)
-    {
-        out.retain(|(name, _)| *name != "CLUSTER_TILE_WORDS");
-        out.push(("CLUSTER_TILE_WORDS", 0));
+    if Applies::HalfWarpTiles.to(problem) {
+        // Each halves-only path is built only into the launches that take it: the warp
+        // path, and the word loads of one cluster's tiles (cluster_tiles.h).
+        for (name, taken) in [
+            (
+                "HALF_WARP_TILES_UPTO",
+                warp_tiles(variant, problem, caps, params, n),
+            ),
+            (
+                "CLUSTER_TILE_WORDS",
+                one_cluster_of_tiles(variant, params, n),
+            ),
+        ] {
+            if variant.default_param(name).is_some() && !taken {
+                out.retain(|(p, _)| *p != name);
+                out.push((name, 0));
+            }
+        }
     }
     out
 }
