@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One round of the README's tables against CUB: `auto` for sum/min/max of i32, f32 and
 # f64, then the f16/bf16 sums, at every even power of two from 2^10 to 2^30.
-# Records: OUT/table-ROUND.jsonl and OUT/halves-ROUND.jsonl (tables: scripts/cub_table.py).
+# Records: OUT/table-ROUND.jsonl and OUT/halves-ROUND.jsonl (tables: scripts/cub_range_table.py).
 # Usage: scripts/gpu_cub_table.sh BINARY CUB_BINARY OUT_DIR ROUND
 set -uo pipefail
 bin=${1:?redlab binary}
