@@ -1,7 +1,8 @@
 //! `redlab check-kernels --backend cuda`: every variant × operator × type compiled
 //! through NVRTC for one architecture, and the many-output kernels (`segments.cl`) for
-//! every operator × type, without a GPU (only libnvrtc is needed). A kernel
-//! that does not compile for CUDA is reported with its log.
+//! every operator × type, without a GPU (only libnvrtc is needed), and the production
+//! kernel with every shipped CUDA tuning entry's parameters. A kernel that does not
+//! compile for CUDA is reported with its log.
 
 use rayon::prelude::*;
 use redlab_core::acc::allowed_accs;
@@ -104,6 +105,40 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
         }),
         skipped: None,
     }));
+    checked.par_extend(tuned_builds().into_par_iter().map(|build| {
+        let build = match build {
+            Ok(build) => build,
+            Err(what) => {
+                return Checked {
+                    variant: "production (tuned)",
+                    problem: what,
+                    first_pass: true,
+                    outcome: Err("the entry names no known variant, operator or type".into()),
+                    skipped: None,
+                }
+            }
+        };
+        let outcome = assembly::assemble(
+            &build.variant,
+            &build.problem,
+            &build.params,
+            &[],
+            Target::Cuda,
+            true,
+        )
+        .and_then(|a| {
+            compile::compile(&a.source, build.variant.file, &build.arch)
+                .map(|_| ())
+                .map_err(|f| f.log)
+        });
+        Checked {
+            variant: "production (tuned)",
+            problem: build.what,
+            first_pass: true,
+            outcome,
+            skipped: None,
+        }
+    }));
     checked.par_extend(mapped_examples().into_par_iter().map(|reduction| Checked {
         variant: "production (mapped)",
         problem: reduction.describe(),
@@ -199,4 +234,104 @@ fn compile_mapped(reduction: &redlab_expr::Reduction, arch: &str) -> Result<(), 
         compile::compile(&a.source, variant.file, arch).map_err(|f| f.log)?;
     }
     Ok(())
+}
+
+/// One build of the production kernel as `auto` launches it from a shipped database.
+pub struct TunedBuild {
+    /// The entry's variant.
+    pub variant: registry::Variant,
+    /// The entry's problem (default accumulator, as the tuner measured it).
+    pub problem: Problem,
+    /// The parameters after `driver::launch_params` for one size.
+    pub params: Vec<(&'static str, u32)>,
+    /// The database's architecture.
+    pub arch: String,
+    /// The entry and size, in words.
+    pub what: String,
+}
+
+/// Every shipped CUDA tuning entry built as a launch would build it: its parameters
+/// through `driver::launch_params` at the smallest, the measured and the largest size it
+/// covers (the size decides which paths a launch is built with), each distinct set once.
+/// The defaults that the other builds use never turn on some paths (one cluster's
+/// tiles, bulk-copy rings), which only tuned parameters reach. An entry naming an
+/// unknown variant, operator or type comes back as `Err` with the entry in words.
+pub fn tuned_builds() -> Vec<Result<TunedBuild, String>> {
+    let caps = cuda_capabilities();
+    let mut builds: Vec<Result<TunedBuild, String>> = Vec::new();
+    for (path, db) in redlab_tune::db::shipped() {
+        if db.device.backend != "cuda" {
+            continue;
+        }
+        for entry in &db.entries {
+            let problem = match (entry.op.parse::<Op>(), entry.dtype.parse::<DType>()) {
+                (Ok(op), Ok(dtype)) => Problem::new(op, dtype, None).ok(),
+                _ => None,
+            };
+            let (Some(variant), Some(problem)) = (registry::find(&entry.variant), problem) else {
+                builds.push(Err(format!(
+                    "{} {} {} at n={} ({path})",
+                    entry.variant, entry.op, entry.dtype, entry.n
+                )));
+                continue;
+            };
+            let given: Vec<(&'static str, u32)> =
+                entry.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+            for n in [entry.n_min.max(1), entry.n, entry.n_max] {
+                let mut params = driver::launch_params(&variant, &problem, &caps, &given, n);
+                params.sort_unstable();
+                let seen = builds.iter().flatten().any(|b| {
+                    b.variant.name == variant.name && b.problem == problem && b.params == params
+                });
+                if !seen {
+                    builds.push(Ok(TunedBuild {
+                        variant: variant.clone(),
+                        problem,
+                        params,
+                        arch: db.device.architecture.clone(),
+                        what: format!("{problem} at n={n} ({path})"),
+                    }));
+                }
+            }
+        }
+    }
+    builds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_cuda_entry_is_built_on_the_paths_its_parameters_reach() {
+        let builds = tuned_builds();
+        let unknown: Vec<&String> = builds.iter().filter_map(|b| b.as_ref().err()).collect();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        let builds: Vec<TunedBuild> = builds.into_iter().flatten().collect();
+        let entries: usize = redlab_tune::db::shipped()
+            .iter()
+            .filter(|(_, db)| db.device.backend == "cuda")
+            .map(|(_, db)| db.entries.len())
+            .sum();
+        // Identical parameter sets (the two GPUs share many) are built once.
+        assert!(
+            entries > 0 && builds.len() >= entries / 2,
+            "{} builds",
+            builds.len()
+        );
+        // A halves cluster entry is built both ways over its range: one cluster's tiles
+        // with their word loads (which the defaults never build) at the small end, and
+        // without them past one cluster.
+        let halves_cluster = |words: bool| {
+            builds.iter().any(|b| {
+                b.problem.dtype == DType::F16
+                    && b.params
+                        .iter()
+                        .any(|&(k, v)| k == "CLUSTER_FINISH" && v > 1)
+                    && b.params.contains(&("CLUSTER_TILE_WORDS", 0)) != words
+            })
+        };
+        assert!(halves_cluster(true) && halves_cluster(false));
+        assert!(builds.iter().all(|b| b.arch.starts_with("sm_")));
+    }
 }
