@@ -83,13 +83,11 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
             if let Err(skip) = variant.check(&problem, &caps) {
                 checked.skipped = Some(skip.0);
             } else {
-                checked.outcome =
-                    assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, first_pass)
-                        .and_then(|a| {
-                            compile::compile(&a.source, variant.file, arch)
-                                .map(|_| ())
-                                .map_err(|f| f.log)
-                        });
+                checked.outcome = built(
+                    assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, first_pass),
+                    variant.file,
+                    arch,
+                );
             }
             checked
         })
@@ -98,42 +96,28 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
         variant: "segments",
         problem: problem.to_string(),
         first_pass: true,
-        outcome: assembly::assemble_segments(&problem, &[], Target::Cuda).and_then(|a| {
-            compile::compile(&a.source, "segments.cl", arch)
-                .map(|_| ())
-                .map_err(|f| f.log)
-        }),
+        outcome: built(
+            assembly::assemble_segments(&problem, &[], Target::Cuda),
+            "segments.cl",
+            arch,
+        ),
         skipped: None,
     }));
     checked.par_extend(tuned_builds().into_par_iter().map(|build| {
-        let build = match build {
-            Ok(build) => build,
-            Err(what) => {
-                return Checked {
-                    variant: "production (tuned)",
-                    problem: what,
-                    first_pass: true,
-                    outcome: Err("the entry names no known variant, operator or type".into()),
-                    skipped: None,
-                }
+        let (problem, outcome) = match build {
+            Ok(b) => {
+                let assembled =
+                    assembly::assemble(&b.variant, &b.problem, &b.params, &[], Target::Cuda, true);
+                (b.what, built(assembled, b.variant.file, &b.arch))
             }
+            Err(what) => (
+                what,
+                Err("the entry names no known variant, operator or type".into()),
+            ),
         };
-        let outcome = assembly::assemble(
-            &build.variant,
-            &build.problem,
-            &build.params,
-            &[],
-            Target::Cuda,
-            true,
-        )
-        .and_then(|a| {
-            compile::compile(&a.source, build.variant.file, &build.arch)
-                .map(|_| ())
-                .map_err(|f| f.log)
-        });
         Checked {
             variant: "production (tuned)",
-            problem: build.what,
+            problem,
             first_pass: true,
             outcome,
             skipped: None,
@@ -147,6 +131,19 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
         skipped: None,
     }));
     checked
+}
+
+/// Compiles assembled source (`file` names it in messages) for `arch`; the failure is
+/// the assembler's message or NVRTC's log.
+fn built(
+    assembled: Result<assembly::Assembled, String>,
+    file: &str,
+    arch: &str,
+) -> Result<(), String> {
+    let a = assembled?;
+    compile::compile(&a.source, file, arch)
+        .map(|_| ())
+        .map_err(|f| f.log)
 }
 
 /// A custom combine to build: map, combine, identity, accumulator, inputs.
@@ -222,7 +219,7 @@ fn compile_mapped(reduction: &redlab_expr::Reduction, arch: &str) -> Result<(), 
     // the group-tile and the warp-tile forms of the map build.
     let mapped = redlab_kernels::mapped::params(&problem, &variant, &[]);
     for params in [mapped.as_slice(), &[]] {
-        let a = assembly::assemble_with(
+        let assembled = assembly::assemble_with(
             &variant,
             &problem,
             &decls.source,
@@ -230,8 +227,8 @@ fn compile_mapped(reduction: &redlab_expr::Reduction, arch: &str) -> Result<(), 
             &[],
             Target::Cuda,
             true,
-        )?;
-        compile::compile(&a.source, variant.file, arch).map_err(|f| f.log)?;
+        );
+        built(assembled, variant.file, arch)?;
     }
     Ok(())
 }
