@@ -183,18 +183,29 @@ enum Step<T> {
     },
     /// `row cmp value ? a : b`: a select whose condition compares a row with a constant
     /// or with another row (`x > 0 ? x : 0`, `x > y ? 1 : 0`), the comparison made
-    /// inside the select's loop instead of in a mask register of its own. With `abs`,
-    /// `|row|` is compared (`abs(x) > 0.5 ? x : 0` then loads each element once, in one
-    /// loop).
+    /// inside the select's loop instead of in a mask register of its own. `compared`
+    /// says what of the row is compared: `abs(x) > 0.5 ? x : 0` loads each element
+    /// once, in one loop, and so does the tolerance count `abs(x - y) < 0.5 ? 1 : 0`.
     SelectCompare {
         op: Cmp,
-        abs: bool,
+        compared: Compared<T>,
         dst: usize,
         row: Slot<T>,
         value: Slot<T>,
         a: Slot<T>,
         b: Slot<T>,
     },
+}
+
+/// What a [`Step::SelectCompare`] compares with its value: its row as it is, the row's
+/// absolute value, or the absolute value of the row minus a second operand. The last
+/// is compiled only against a constant (a tolerance), which keeps the number of
+/// monomorphized loops down; other shapes take a difference step first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Compared<T> {
+    Row,
+    Abs,
+    AbsDifference(Slot<T>),
 }
 
 /// A compiled map; see the module documentation.
@@ -511,7 +522,7 @@ fn value_step<T: RowFloat>(
         }
         Step::SelectCompare {
             op,
-            abs,
+            compared,
             row: l,
             value,
             a,
@@ -522,37 +533,51 @@ fn value_step<T: RowFloat>(
                 unreachable!("the compiler gives SelectCompare a row")
             };
             let (value, a, b) = (row(value), row(a), row(b));
-            // The comparison, of |x| with `abs`, and whether the other side is a row or
-            // a constant: chosen outside the loops like the operator.
-            macro_rules! against {
+            let abs = |d: T| T::call(Func::Abs, d, d);
+            // What is compared, with what, and the comparison: chosen outside the loops
+            // like the operator. Each lane yields its row value and the condition.
+            macro_rules! lanes {
                 ($cmp:expr) => {
-                    match value {
-                        Operand::Value(v) => {
-                            select_compare(sink, l.iter().map(|&x| (x, v)), l, a, b, $cmp)
+                    match (compared, value) {
+                        (Compared::Row, Operand::Value(v)) => {
+                            select_compare(sink, l.iter().map(|&x| (x, $cmp(x, v))), l, a, b)
                         }
-                        Operand::Row(v) => {
-                            let pairs = l.iter().copied().zip(v.iter().copied());
-                            select_compare(sink, pairs, l, a, b, $cmp)
+                        (Compared::Row, Operand::Row(v)) => {
+                            let lanes = l.iter().zip(v).map(|(&x, &w)| (x, $cmp(x, w)));
+                            select_compare(sink, lanes, l, a, b)
                         }
-                    }
-                };
-            }
-            macro_rules! branches {
-                ($cmp:expr) => {
-                    if abs {
-                        against!(|x: T, v: T| $cmp(T::call(Func::Abs, x, x), v))
-                    } else {
-                        against!($cmp)
+                        (Compared::Abs, Operand::Value(v)) => {
+                            let lanes = l.iter().map(|&x| (x, $cmp(abs(x), v)));
+                            select_compare(sink, lanes, l, a, b)
+                        }
+                        (Compared::Abs, Operand::Row(v)) => {
+                            let lanes = l.iter().zip(v).map(|(&x, &w)| (x, $cmp(abs(x), w)));
+                            select_compare(sink, lanes, l, a, b)
+                        }
+                        (Compared::AbsDifference(s), Operand::Value(v)) => match row(s) {
+                            Operand::Row(s) => {
+                                let lanes =
+                                    l.iter().zip(s).map(|(&x, &s)| (x, $cmp(abs(x - s), v)));
+                                select_compare(sink, lanes, l, a, b)
+                            }
+                            Operand::Value(s) => {
+                                let lanes = l.iter().map(|&x| (x, $cmp(abs(x - s), v)));
+                                select_compare(sink, lanes, l, a, b)
+                            }
+                        },
+                        (Compared::AbsDifference(_), Operand::Row(_)) => {
+                            unreachable!("a difference is compared only with a constant")
+                        }
                     }
                 };
             }
             match op {
-                Cmp::Eq => branches!(|p: T, q: T| p == q),
-                Cmp::Ne => branches!(|p: T, q: T| p != q),
-                Cmp::Lt => branches!(|p: T, q: T| p < q),
-                Cmp::Le => branches!(|p: T, q: T| p <= q),
-                Cmp::Gt => branches!(|p: T, q: T| p > q),
-                Cmp::Ge => branches!(|p: T, q: T| p >= q),
+                Cmp::Eq => lanes!(|p: T, q: T| p == q),
+                Cmp::Ne => lanes!(|p: T, q: T| p != q),
+                Cmp::Lt => lanes!(|p: T, q: T| p < q),
+                Cmp::Le => lanes!(|p: T, q: T| p <= q),
+                Cmp::Gt => lanes!(|p: T, q: T| p > q),
+                Cmp::Ge => lanes!(|p: T, q: T| p >= q),
             }
         }
         Step::Compare { .. } | Step::Logic { .. } | Step::Not { .. } => {
@@ -561,17 +586,16 @@ fn value_step<T: RowFloat>(
     }
 }
 
-/// The loops of [`Step::SelectCompare`]: `pairs` gives each lane's compared value and
-/// what it is compared with, `l` is the compared row itself (so that a select choosing
-/// it reads it once), and `a`/`b` are the two sides, each a row or one value.
+/// The loops of [`Step::SelectCompare`]: `lanes` gives each lane's row value and its
+/// condition, `l` is the compared row itself (so that a select choosing it reads it
+/// once), and `a`/`b` are the two sides, each a row or one value.
 #[inline(always)]
 fn select_compare<T: RowFloat>(
     sink: impl Sink<T>,
-    pairs: impl Iterator<Item = (T, T)>,
+    lanes: impl Iterator<Item = (T, bool)>,
     l: &[T],
     a: Operand<'_, T>,
     b: Operand<'_, T>,
-    cmp: impl Fn(T, T) -> bool,
 ) {
     // Picking by bits keeps the loop free of branches that random data would mispredict.
     let pick = |c: bool, p: T, q: T| {
@@ -579,25 +603,20 @@ fn select_compare<T: RowFloat>(
         T::with_bits((p.bits() & m) | (q.bits() & !m))
     };
     match (a, b) {
-        (Operand::Row(a), Operand::Row(b)) => sink.each(
-            pairs
-                .zip(a)
-                .zip(b)
-                .map(|(((x, v), &p), &q)| pick(cmp(x, v), p, q)),
-        ),
+        (Operand::Row(a), Operand::Row(b)) => {
+            sink.each(lanes.zip(a).zip(b).map(|(((_, c), &p), &q)| pick(c, p, q)))
+        }
         // The compared row is the chosen one (`x > 0 ? x : 0`): one load per element.
         (Operand::Row(a), Operand::Value(q)) if std::ptr::eq(l, a) => {
-            sink.each(pairs.map(|(x, v)| pick(cmp(x, v), x, q)))
+            sink.each(lanes.map(|(x, c)| pick(c, x, q)))
         }
         (Operand::Row(a), Operand::Value(q)) => {
-            sink.each(pairs.zip(a).map(|((x, v), &p)| pick(cmp(x, v), p, q)))
+            sink.each(lanes.zip(a).map(|((_, c), &p)| pick(c, p, q)))
         }
         (Operand::Value(p), Operand::Row(b)) => {
-            sink.each(pairs.zip(b).map(|((x, v), &q)| pick(cmp(x, v), p, q)))
+            sink.each(lanes.zip(b).map(|((_, c), &q)| pick(c, p, q)))
         }
-        (Operand::Value(p), Operand::Value(q)) => {
-            sink.each(pairs.map(|(x, v)| pick(cmp(x, v), p, q)))
-        }
+        (Operand::Value(p), Operand::Value(q)) => sink.each(lanes.map(|(_, c)| pick(c, p, q))),
     }
 }
 
@@ -726,6 +745,13 @@ mod tests {
             "1 < abs(x) ? x : 0",
             "-1 >= y ? x : -y",
             "abs(x - y) < 0.25 ? x : 0",
+            // The absolute value of a difference compared inside the select's loop.
+            "abs(x - y) >= 1 ? y : 0",
+            "abs(x - 0.5) != 0.25 ? y : x",
+            "abs(y - x) <= 0.75 ? x - y : y * 2",
+            "abs(x - y) == 0 ? x : 2",
+            "abs(x - y) > y ? 1 : x",
+            "abs(1.5 - x) < 1 ? x : y",
             // A difference's absolute value in one loop, with rows and constants.
             "abs(x - 0.5)",
             "abs(1.5 - y) * x",
@@ -746,7 +772,12 @@ mod tests {
             ("x > y ? y : 0", 1),
             ("2 > x ? x : 0", 1),
             ("abs(x) <= y ? x : y", 1),
-            ("abs(x - y) < 0.5 ? x : 0", 2),
+            ("abs(x - y) < 0.5 ? x : 0", 1),
+            ("abs(x - y) >= 0.25 ? 1 : y", 1),
+            ("0.5 > abs(x - 1.5) ? y : 2", 1),
+            ("abs(1.5 - x) < 1 ? x : y", 1),
+            // A difference compared with a row takes its own step first.
+            ("abs(x - y) < y ? x : 0", 2),
             ("x > 0 && y > 0 ? x : 0", 4),
             // Not a select, but fused the same way: |x - y| is one loop.
             ("abs(x - y)", 1),

@@ -1,12 +1,12 @@
 //! Compiling a typed map tree into [`RowProgram`] steps: each node becomes one step
 //! writing a row register, registers are reused after their one use (the map is a
 //! tree), a select on a comparison with a constant becomes one fused step, and so does
-//! an absolute value feeding a unary function or such a comparison, or taken of a
-//! difference.
+//! an absolute value feeding a unary function or such a comparison (of a difference
+//! too, against a constant), or taken of a difference.
 
 use redlab_core::DType;
 
-use super::{RowFloat, RowProgram, Slot, Step, MAX_REGISTERS};
+use super::{Compared, RowFloat, RowProgram, Slot, Step, MAX_REGISTERS};
 use crate::types::{Arith, Cmp, Func, Kind, Node, Ty};
 
 /// `map` over inputs of `inputs`' types as a row program, or `None` where it is not
@@ -208,16 +208,36 @@ impl<T: RowFloat> Compiler<T> {
         y: &Node,
     ) -> Option<Slot<T>> {
         let (l, abs) = Self::strip_abs(l);
-        let row = self.value(l)?;
+        // `|p - q| cmp constant`: the difference is taken inside the select's loop too,
+        // with a row first. `|c - x|` is compared as `|x - c|`, the same value: rounding
+        // to nearest is symmetric, so `c - x` is exactly `-(x - c)`.
+        let is_const = |n: &Node| matches!(n.kind, Kind::Const(_));
+        let difference =
+            Self::difference(l)
+                .filter(|_| abs && is_const(r))
+                .and_then(|(p, q)| match (is_const(p), is_const(q)) {
+                    (false, _) => Some((p, q)),
+                    (true, false) => Some((q, p)),
+                    (true, true) => None,
+                });
+        let (row, compared) = match difference {
+            Some((p, q)) => (self.value(p)?, Compared::AbsDifference(self.value(q)?)),
+            None if abs => (self.value(l)?, Compared::Abs),
+            None => (self.value(l)?, Compared::Row),
+        };
         let value = self.value(r)?;
         let (a, b) = (self.value(x)?, self.value(y)?);
         let dst = self.alloc.value();
-        for slot in [row, value, a, b] {
+        let subtrahend = match compared {
+            Compared::AbsDifference(q) => Some(q),
+            _ => None,
+        };
+        for slot in [row, value, a, b].into_iter().chain(subtrahend) {
             self.release(slot);
         }
         self.steps.push(Step::SelectCompare {
             op,
-            abs,
+            compared,
             dst,
             row,
             value,
