@@ -208,6 +208,16 @@ enum Compared<T> {
     AbsDifference(Slot<T>),
 }
 
+impl<T> Compared<T> {
+    /// The second operand of a difference, if it is one.
+    fn operand(self) -> Option<Slot<T>> {
+        match self {
+            Compared::AbsDifference(q) => Some(q),
+            Compared::Row | Compared::Abs => None,
+        }
+    }
+}
+
 /// A compiled map; see the module documentation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowProgram<T> {
@@ -535,38 +545,42 @@ fn value_step<T: RowFloat>(
             let (value, a, b) = (row(value), row(a), row(b));
             let abs = |d: T| T::call(Func::Abs, d, d);
             // What is compared, with what, and the comparison: chosen outside the loops
-            // like the operator. Each lane yields its row value and the condition.
+            // like the operator. Each lane yields its row value and the condition;
+            // `$key` is what of the row is compared.
+            macro_rules! against {
+                ($key:expr, $cmp:expr) => {
+                    match value {
+                        Operand::Value(v) => {
+                            let lanes = l.iter().map(|&x| (x, $cmp($key(x), v)));
+                            select_compare(sink, lanes, l, a, b)
+                        }
+                        Operand::Row(v) => {
+                            let lanes = l.iter().zip(v).map(|(&x, &w)| (x, $cmp($key(x), w)));
+                            select_compare(sink, lanes, l, a, b)
+                        }
+                    }
+                };
+            }
             macro_rules! lanes {
                 ($cmp:expr) => {
-                    match (compared, value) {
-                        (Compared::Row, Operand::Value(v)) => {
-                            select_compare(sink, l.iter().map(|&x| (x, $cmp(x, v))), l, a, b)
-                        }
-                        (Compared::Row, Operand::Row(v)) => {
-                            let lanes = l.iter().zip(v).map(|(&x, &w)| (x, $cmp(x, w)));
-                            select_compare(sink, lanes, l, a, b)
-                        }
-                        (Compared::Abs, Operand::Value(v)) => {
-                            let lanes = l.iter().map(|&x| (x, $cmp(abs(x), v)));
-                            select_compare(sink, lanes, l, a, b)
-                        }
-                        (Compared::Abs, Operand::Row(v)) => {
-                            let lanes = l.iter().zip(v).map(|(&x, &w)| (x, $cmp(abs(x), w)));
-                            select_compare(sink, lanes, l, a, b)
-                        }
-                        (Compared::AbsDifference(s), Operand::Value(v)) => match row(s) {
-                            Operand::Row(s) => {
-                                let lanes =
-                                    l.iter().zip(s).map(|(&x, &s)| (x, $cmp(abs(x - s), v)));
-                                select_compare(sink, lanes, l, a, b)
+                    match compared {
+                        Compared::Row => against!(|x: T| x, $cmp),
+                        Compared::Abs => against!(abs, $cmp),
+                        Compared::AbsDifference(s) => {
+                            let Operand::Value(v) = value else {
+                                unreachable!("a difference is compared only with a constant")
+                            };
+                            match row(s) {
+                                Operand::Row(s) => {
+                                    let lanes =
+                                        l.iter().zip(s).map(|(&x, &s)| (x, $cmp(abs(x - s), v)));
+                                    select_compare(sink, lanes, l, a, b)
+                                }
+                                Operand::Value(s) => {
+                                    let lanes = l.iter().map(|&x| (x, $cmp(abs(x - s), v)));
+                                    select_compare(sink, lanes, l, a, b)
+                                }
                             }
-                            Operand::Value(s) => {
-                                let lanes = l.iter().map(|&x| (x, $cmp(abs(x - s), v)));
-                                select_compare(sink, lanes, l, a, b)
-                            }
-                        },
-                        (Compared::AbsDifference(_), Operand::Row(_)) => {
-                            unreachable!("a difference is compared only with a constant")
                         }
                     }
                 };

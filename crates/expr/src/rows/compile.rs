@@ -163,7 +163,6 @@ impl<T: RowFloat> Compiler<T> {
         if l.ty != T::TY || r.ty != T::TY {
             return None;
         }
-        let is_const = |n: &Node| matches!(n.kind, Kind::Const(_));
         match (is_const(l), is_const(r)) {
             (false, _) => Some((*op, l, r)),
             (true, false) => Some((op.mirrored(), r, l)),
@@ -211,7 +210,6 @@ impl<T: RowFloat> Compiler<T> {
         // `|p - q| cmp constant`: the difference is taken inside the select's loop too,
         // with a row first. `|c - x|` is compared as `|x - c|`, the same value: rounding
         // to nearest is symmetric, so `c - x` is exactly `-(x - c)`.
-        let is_const = |n: &Node| matches!(n.kind, Kind::Const(_));
         let difference =
             Self::difference(l)
                 .filter(|_| abs && is_const(r))
@@ -228,11 +226,7 @@ impl<T: RowFloat> Compiler<T> {
         let value = self.value(r)?;
         let (a, b) = (self.value(x)?, self.value(y)?);
         let dst = self.alloc.value();
-        let subtrahend = match compared {
-            Compared::AbsDifference(q) => Some(q),
-            _ => None,
-        };
-        for slot in [row, value, a, b].into_iter().chain(subtrahend) {
+        for slot in [row, value, a, b].into_iter().chain(compared.operand()) {
             self.release(slot);
         }
         self.steps.push(Step::SelectCompare {
@@ -283,4 +277,9 @@ impl<T: RowFloat> Compiler<T> {
             _ => return None,
         })
     }
+}
+
+/// Whether `node` is a constant.
+fn is_const(node: &Node) -> bool {
+    matches!(node.kind, Kind::Const(_))
 }
