@@ -7,7 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
 use pyo3::IntoPyObjectExt;
-use redlab::{Scalar, Value};
+use redlab::{Packed, Scalar, Value};
 
 /// What the Python half turns into a numpy scalar or array.
 pub type PyResultTuple = (&'static str, Option<Vec<usize>>, PyObject);
@@ -67,4 +67,10 @@ pub fn array(
     }
     let payload = PyByteArray::new(py, &bytes).into_any().unbind();
     Ok((dtype.unwrap_or(empty_dtype), Some(dims), payload))
+}
+
+/// Results computed as one typed array, of shape `dims`.
+pub fn packed(py: Python<'_>, packed: &Packed, dims: Vec<usize>) -> PyResultTuple {
+    let payload = PyByteArray::new(py, &packed.bytes).into_any().unbind();
+    (packed.dtype.name(), Some(dims), payload)
 }

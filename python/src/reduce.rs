@@ -7,7 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use redlab::segmented::Selection;
 use redlab::shape::AxisPlan;
-use redlab::{ArrayRef, DType, Device, Op, Reduction, Value};
+use redlab::{ArrayRef, DType, Device, Op, Packed, Reduction, Value};
 use redlab_kernels::segments::SegmentJob;
 
 use crate::devices;
@@ -29,12 +29,15 @@ enum Computed {
     Scalar(Value),
     /// One value per output, with the outputs' shape and the type of no outputs.
     Array(Vec<Value>, Vec<usize>, &'static str),
+    /// The outputs as one typed array, with their shape.
+    Packed(Packed, Vec<usize>),
 }
 
 fn to_python(py: Python<'_>, computed: Computed, what: &str) -> PyResult<PyResultTuple> {
     match computed {
         Computed::Scalar(v) => outputs::scalar(py, v, what),
         Computed::Array(values, dims, empty) => outputs::array(py, &values, dims, empty, what),
+        Computed::Packed(packed, dims) => Ok(outputs::packed(py, &packed, dims)),
     }
 }
 
@@ -94,6 +97,16 @@ fn compute_view(
                 ));
             }
             let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+            if !problem.op.needs_elements() {
+                // Every output has a value: the typed array, without a value per output.
+                let (packed, _) = device
+                    .reduce_outputs_packed(&problem, data, Selection::Axes(&plan))
+                    .map_err(lib)?;
+                return Ok(match (all, packed.scalar(0)) {
+                    (true, Some(s)) if packed.len() == 1 => Computed::Scalar(Value::Scalar(s)),
+                    _ => Computed::Packed(packed, plan.out_dims()),
+                });
+            }
             let (values, _) = device
                 .reduce_outputs(&problem, data, Selection::Axes(&plan))
                 .map_err(lib)?;

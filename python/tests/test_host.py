@@ -77,6 +77,7 @@ def test_nan_propagates_like_numpy():
 @pytest.mark.parametrize("shape,axis", [
     ((37, 1025), 1), ((37, 1025), 0), ((5, 7, 9), (0, 2)), ((5, 7, 9), 1),
     ((3, 8193), None), ((0, 4), 1), ((4, 0), 1), ((1, 1), 0),
+    ((1000, 3), 1), ((300, 32), 1), ((7, 300, 17), 2),
 ])
 def test_axes_are_canonical_per_output(shape, axis):
     x = random_array(np.float32, int(np.prod(shape)), seed=11).reshape(shape)

@@ -5,12 +5,12 @@
 //!
 //! This module says which elements each output reads ([`Selection`]), gathers them when
 //! they are not consecutive, and packs the results into the array numpy would return
-//! ([`pack`]); backends decide how to run the 1-D reductions.
+//! ([`crate::Packed`]); backends decide how to run the 1-D reductions.
 
 use std::ops::Range;
 
 use crate::shape::AxisPlan;
-use crate::{reference, ArrayRef, DType, Error, Op, Problem, Value};
+use crate::{reference, ArrayRef, Error, Problem, Value};
 
 /// Which elements each output reads.
 #[derive(Debug, Clone, Copy)]
@@ -103,38 +103,11 @@ pub fn reference(
         .collect()
 }
 
-/// The results as numpy would return them: the accumulator type for sums and products,
-/// the input type for min, max and bitwise operators, int64 indices (within each
-/// output's own elements) for argmin and argmax. Returns the type and the
-/// little-endian bytes. Min, max, argmin and argmax of an empty output have no value
-/// (numpy raises), and are an error here.
-pub fn pack(problem: &Problem, values: &[Value]) -> Result<(DType, Vec<u8>), Error> {
-    let dtype = match problem.op {
-        Op::ArgMin | Op::ArgMax => DType::I64,
-        _ => problem.acc,
-    };
-    let size = dtype.size_bytes();
-    let mut bytes = Vec::with_capacity(values.len() * size);
-    for (k, value) in values.iter().enumerate() {
-        let bits = match (problem.op, value) {
-            (Op::ArgMin | Op::ArgMax, Value::Indexed { index, .. }) => *index,
-            (_, Value::Scalar(s)) => s.bits(),
-            _ => {
-                return Err(Error::Shape(format!(
-                    "{} of output {k} is undefined: it has no elements",
-                    problem.op
-                )))
-            }
-        };
-        bytes.extend_from_slice(&bits.to_le_bytes()[..size]);
-    }
-    Ok((dtype, bytes))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::shape::Layout;
+    use crate::{DType, Op};
 
     #[test]
     fn gathered_and_sliced_outputs_reduce_like_their_own_sequences() {
@@ -150,31 +123,7 @@ mod tests {
                 reference::reduce(&problem, ArrayRef::from_slice(&column)).expect("value");
             assert!(v.same_as(&expected), "column {j}: {v} vs {expected}");
         }
-        let (dtype, bytes) = pack(&problem, &values).expect("pack");
-        assert_eq!((dtype, bytes.len()), (DType::F32, 16));
-    }
-
-    #[test]
-    fn argmax_packs_indices_and_empty_selections_are_errors() {
-        let data = [3i32, 9, 1, 9, 2];
-        let ranges = [0..2, 2..5, 5..5];
-        let argmax = Problem::new(Op::ArgMax, DType::I32, None).expect("problem");
-        let values = reference(
-            &argmax,
-            ArrayRef::from_slice(&data),
-            Selection::Ranges(&ranges),
-        )
-        .expect("values");
-        assert!(
-            pack(&argmax, &values).is_err(),
-            "the empty segment has no argmax"
-        );
-        let (dtype, bytes) = pack(&argmax, &values[..2]).expect("pack");
-        assert_eq!(dtype, DType::I64);
-        let indices: Vec<i64> = bytes
-            .chunks(8)
-            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        assert_eq!(indices, vec![1, 1]);
+        let packed = crate::Packed::of_values(&problem, &values).expect("pack");
+        assert_eq!((packed.dtype, packed.bytes.len()), (DType::F32, 16));
     }
 }

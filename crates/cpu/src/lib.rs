@@ -46,7 +46,7 @@ use redlab_core::shape::AxisPlan;
 use redlab_core::IntoScalar;
 use redlab_core::{
     with_float_dtype, with_float_pair, with_int_dtype, ArrayRef, Backend, DeviceInfo, Error, Op,
-    Outcome, Problem, Value,
+    Outcome, Packed, Problem, Value,
 };
 
 use crate::canonical::{Add, Mul};
@@ -113,11 +113,11 @@ impl CpuBackend {
         selection: Selection<'_>,
     ) -> Result<Vec<Value>, Error> {
         problem.check_input(&data)?;
-        if let Some(values) = self
+        if let Some(packed) = self
             .pool
-            .install(|| float_columns(problem, data, selection))
+            .install(|| typed_outputs(problem, data, selection))
         {
-            return values;
+            return packed.map(|p| p.scalar_values());
         }
         if let Some(values) = self
             .pool
@@ -134,6 +134,36 @@ impl CpuBackend {
         self.pool
             .install(|| outputs::compute_outputs(data, selection, |view| compute(problem, view)))
     }
+
+    /// The results of [`CpuBackend::compute_outputs`] as one typed array, the form
+    /// callers keep: float sums and products of columns and of short rows, and integer
+    /// sums, products and bitwise operators of short rows, are computed in it directly,
+    /// without a [`Value`] per output; other selections are packed from their values.
+    pub fn compute_outputs_packed(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<Packed, Error> {
+        problem.check_input(&data)?;
+        match self
+            .pool
+            .install(|| typed_outputs(problem, data, selection))
+        {
+            Some(packed) => packed,
+            None => Packed::of_values(problem, &self.compute_outputs(problem, data, selection)?),
+        }
+    }
+}
+
+/// The selections whose results are typed from the start: float sums and products of
+/// columns ([`float_columns`]) and short even rows ([`short_rows::packed`]).
+fn typed_outputs(
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Option<Result<Packed, Error>> {
+    float_columns(problem, data, selection).or_else(|| short_rows::packed(problem, data, selection))
 }
 
 impl CpuBackend {
@@ -257,7 +287,7 @@ fn float_columns(
     problem: &Problem,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
-) -> Option<Result<Vec<Value>, Error>> {
+) -> Option<Result<Packed, Error>> {
     let (plan, run) = float_columns_run(problem, selection)?;
     Some(with_float_pair!(problem.dtype, problem.acc, T, A => {
         data.typed::<T>().map(|src| {
@@ -266,7 +296,7 @@ fn float_columns(
             } else {
                 columns::reduce_columns(Mul, src, plan, run)
             };
-            values.into_iter().map(|v| Value::Scalar(v.into_scalar())).collect()
+            Packed::of_elements(&values)
         })
     }, else Err(Error::AccNotAllowed {
         op: problem.op, dtype: problem.dtype, acc: problem.acc, allowed: "f32, f64".into(),

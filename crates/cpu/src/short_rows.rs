@@ -11,9 +11,9 @@ use redlab_core::canonical::TILE;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
 use redlab_core::{with_float_dtype, with_float_pair, with_int_dtype};
-use redlab_core::{ArrayRef, Element, Error, IntoScalar, Op, Problem, Value};
+use redlab_core::{ArrayRef, DType, Element, Error, IntoScalar, Op, Packed, Problem, Value};
 
-use redlab_core::num::{AccFloat, FloatInput};
+use redlab_core::num::{AccFloat, FloatInput, IntElement};
 
 use crate::canonical::{reduce_row32, Add, Combine, Mul};
 
@@ -34,7 +34,8 @@ pub fn applies<'a>(selection: Selection<'a>) -> Option<(&'a AxisPlan, usize)> {
     (eligible && plan.contiguous(0).is_some()).then_some((plan, len))
 }
 
-/// One value per output where [`applies`] takes `selection`; `None` otherwise.
+/// One value per output where [`applies`] takes `selection`; `None` otherwise. The
+/// backend asks [`packed`] first: float sums and products of even rows are faster there.
 pub fn compute(
     problem: &Problem,
     data: ArrayRef<'_>,
@@ -42,6 +43,54 @@ pub fn compute(
 ) -> Option<Result<Vec<Value>, Error>> {
     let (plan, len) = applies(selection)?;
     Some(typed(problem, data, plan, len))
+}
+
+/// The outputs as one typed array where they are even rows whose results are typed from
+/// the start: float sums and products of at most 32 elements ([`rows32`]), and integer
+/// sums, products and bitwise operators ([`int_rows`]); `None` for every other selection.
+pub fn packed(
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Option<Result<Packed, Error>> {
+    let (plan, len) = applies(selection)?;
+    let floats = len <= 32 && problem.dtype.is_float() && problem.op.is_arithmetic();
+    let integers = problem.dtype.is_integer() && !problem.op.needs_elements();
+    if !(floats || integers) {
+        return None;
+    }
+    let rows = match EvenRows::of(plan, len, data.len()) {
+        Ok(rows) => rows?,
+        Err(e) => return Some(Err(e)),
+    };
+    if integers {
+        let acc = problem.acc;
+        // Closures, not function pointers: each operator gets its own inlined loop.
+        return Some(with_int_dtype!(problem.dtype, T => {
+            data.typed::<T>().map(|src| match problem.op {
+                Op::Sum => int_rows(0, u64::wrapping_add, acc, src, &rows),
+                Op::Prod => int_rows(1, u64::wrapping_mul, acc, src, &rows),
+                Op::And => int_rows(u64::MAX, |a, b| a & b, acc, src, &rows),
+                Op::Or => int_rows(0, |a, b| a | b, acc, src, &rows),
+                // Xor: `integers` kept the selecting operators out.
+                _ => int_rows(0, |a, b| a ^ b, acc, src, &rows),
+            })
+        }, else unreachable!("integer dtype")));
+    }
+    Some(with_float_pair!(problem.dtype, problem.acc, T, A => {
+        data.typed::<T>().map(|src| {
+            // Rows of at most 32: their one partial tile, folded directly (the tile
+            // tree's walk around it cost more than the fold).
+            let sums = if problem.op == Op::Sum {
+                rows32::<A, T, _>(Add, src, &rows)
+            } else {
+                rows32::<A, T, _>(Mul, src, &rows)
+            };
+            Packed::of_elements(&sums)
+        })
+    }, else Err(Error::AccNotAllowed {
+        op: problem.op, dtype: problem.dtype, acc: problem.acc, allowed: "f32, f64".into(),
+    })))
 }
 
 fn typed(
@@ -59,14 +108,11 @@ fn typed(
     if problem.op.is_arithmetic() {
         return with_float_pair!(problem.dtype, problem.acc, T, A => {
             let src = data.typed::<T>()?;
-            // Rows of at most 32: their one partial tile, folded directly (the tile
-            // tree's walk around it cost more than the fold).
-            match (len <= 32, problem.op, even) {
-                (true, Op::Sum, Some(rows)) => Ok(rows32::<A, T, _>(Add, src, &rows)),
-                (true, _, Some(rows)) => Ok(rows32::<A, T, _>(Mul, src, &rows)),
-                (true, Op::Sum, None) => each(src, plan, None, len, |row| Ok(Value::Scalar(reduce_row32::<A, T, _>(Add, row).into_scalar()))),
-                (true, _, None) => each(src, plan, None, len, |row| Ok(Value::Scalar(reduce_row32::<A, T, _>(Mul, row).into_scalar()))),
-                (false, _, _) => each(src, plan, even, len, |row| Ok(crate::float_value::<T, A>(problem.op, row))),
+            // Rows of at most 32 fold their one partial tile directly, as `packed` does.
+            match (len <= 32, problem.op) {
+                (true, Op::Sum) => each(src, plan, even, len, |row| Ok(Value::Scalar(reduce_row32::<A, T, _>(Add, row).into_scalar()))),
+                (true, _) => each(src, plan, even, len, |row| Ok(Value::Scalar(reduce_row32::<A, T, _>(Mul, row).into_scalar()))),
+                (false, _) => each(src, plan, even, len, |row| Ok(crate::float_value::<T, A>(problem.op, row))),
             }
         }, else Err(Error::AccNotAllowed {
             op: problem.op, dtype: problem.dtype, acc: problem.acc, allowed: "f32, f64".into(),
@@ -124,11 +170,11 @@ impl EvenRows {
 }
 
 /// Every even row of 1 to 32 elements reduced in the canonical order, [`OUTPUTS_PER_TASK`]
-/// rows per task, each task's results typed before they become values: the walk per
-/// output and the value built inside the fold's loop had cost more than the fold.
-fn rows32<A, T, C>(op: C, src: &[T], rows: &EvenRows) -> Vec<Value>
+/// rows per task, typed: the walk per output and a value built inside the fold's loop
+/// had cost more than the fold.
+fn rows32<A, T, C>(op: C, src: &[T], rows: &EvenRows) -> Vec<A>
 where
-    A: AccFloat + IntoScalar,
+    A: AccFloat,
     T: FloatInput<A> + Sync,
     C: Combine<A>,
 {
@@ -141,10 +187,38 @@ where
             fold_rows32(op, src, first, rows.step, rows.len, out);
         });
     results
-        .into_par_iter()
-        .with_min_len(OUTPUTS_PER_TASK)
-        .map(|a| Value::Scalar(a.into_scalar()))
-        .collect()
+}
+
+/// Every even row's integer sum, product, and, or or xor, wrapped to the accumulator
+/// type. Each is exact, so a plain fold per row gives the bits of
+/// [`crate::integer::fold`], the whole-array path, without its 32 lanes per row.
+fn int_rows<T: IntElement + Sync>(
+    init: u64,
+    f: impl Fn(u64, u64) -> u64 + Copy + Sync,
+    acc: DType,
+    src: &[T],
+    rows: &EvenRows,
+) -> Packed {
+    let mut words = vec![init; rows.count];
+    words
+        .par_chunks_mut(OUTPUTS_PER_TASK)
+        .enumerate()
+        .for_each(|(task, out)| {
+            let first = rows.start(task * OUTPUTS_PER_TASK);
+            for (k, slot) in out.iter_mut().enumerate() {
+                let start = first + k * rows.step;
+                let row = &src[start..start + rows.len];
+                *slot = row.iter().fold(init, |a, &x| f(a, x.to_u64_bits()));
+            }
+        });
+    // Wrapping arithmetic commutes with truncation: each result's low bytes are its
+    // value in the (narrower or equal) accumulator type.
+    let size = acc.size_bytes();
+    let bytes = words
+        .iter()
+        .flat_map(|w| w.to_le_bytes().into_iter().take(size))
+        .collect();
+    Packed { dtype: acc, bytes }
 }
 
 /// `out[k]` ← the canonical reduction of the `len` (≤ 32) elements from `first + k·step`;
@@ -279,11 +353,19 @@ mod tests {
                                 DType::F32 => ArrayRef::from_slice(&values32),
                                 _ => ArrayRef::from_slice(&values),
                             };
-                            let got = compute(&problem, data, Selection::Axes(&plan))
+                            let selection = Selection::Axes(&plan);
+                            let mut results = vec![compute(&problem, data, selection)
                                 .expect("short rows apply")
-                                .expect("no error");
-                            assert_eq!(got.len(), plan.outputs());
-                            for (k, value) in got.iter().enumerate() {
+                                .expect("no error")];
+                            // Even rows also have the typed path; both must agree.
+                            if let Some(typed) = packed(&problem, data, selection) {
+                                results.push(typed.expect("no error").scalar_values());
+                            }
+                            let checked = results.iter().flat_map(|got| {
+                                assert_eq!(got.len(), plan.outputs());
+                                got.iter().enumerate()
+                            });
+                            for (k, value) in checked {
                                 let idx: Vec<usize> = plan.segment(k).collect();
                                 let want = match (dtype, acc) {
                                     (DType::F32, DType::F32) => {
@@ -327,6 +409,14 @@ mod tests {
         ) {
             Some(Err(Error::Shape(why))) => assert!(why.contains("output 99"), "{why}"),
             other => panic!("expected a shape error, got {other:?}"),
+        }
+        match packed(
+            &problem,
+            ArrayRef::from_slice(&data),
+            Selection::Axes(&plan),
+        ) {
+            Some(Err(Error::Shape(why))) => assert!(why.contains("output 99"), "{why}"),
+            other => panic!("expected a shape error from the typed path, got {other:?}"),
         }
     }
 

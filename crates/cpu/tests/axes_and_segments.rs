@@ -9,7 +9,7 @@
 use redlab_core::generate::{generate, Distribution};
 use redlab_core::segmented::Selection;
 use redlab_core::shape::{AxisPlan, Layout, Segments};
-use redlab_core::{reference, ArrayRef, DType, HostArray, Op, Problem, Value};
+use redlab_core::{reference, ArrayRef, DType, HostArray, Op, Packed, Problem, Value};
 use redlab_cpu::CpuBackend;
 
 /// Multi-index of linear index `k` over `dims` in C order.
@@ -88,6 +88,12 @@ fn with_oracle(
         .compute_outputs(problem, data.view(), Selection::Axes(plan))
         .expect("reduces");
     assert_eq!(got.len(), plan.outputs());
+    // The typed array callers keep holds the same results, whichever path made it.
+    let packed = cpu.compute_outputs_packed(problem, data.view(), Selection::Axes(plan));
+    match Packed::of_values(problem, &got) {
+        Ok(want) => assert_eq!(packed.expect("packs"), want, "{problem}"),
+        Err(_) => assert!(packed.is_err(), "{problem}: an empty output has no value"),
+    }
     got.into_iter()
         .enumerate()
         .map(|(k, v)| {

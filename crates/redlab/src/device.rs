@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use redlab_core::segmented::Selection;
 use redlab_core::shape::{AxisPlan, Layout, Segments};
-use redlab_core::{ArrayRef, Backend, DeviceInfo, Element, Op, Outcome, Problem, Value};
+use redlab_core::{ArrayRef, Backend, DeviceInfo, Element, Op, Outcome, Packed, Problem, Value};
 use redlab_cpu::statistics::{finish_tiles, Statistic};
 use redlab_cpu::CpuBackend;
 use redlab_expr::Reduction;
@@ -244,6 +244,26 @@ impl Device {
             #[cfg(feature = "cuda")]
             Kind::Cuda(device) => Ok(device.compute_outputs(problem, data, selection)?),
         }
+    }
+
+    /// [`Device::reduce_outputs`] as the one typed array callers keep (numpy's result
+    /// type; argmin/argmax give int64 indices), with the same seconds. On the CPU, float
+    /// sums and products of columns and of short rows are computed in that array
+    /// directly, without a [`Value`] per output; elsewhere the values are packed. Min,
+    /// max, argmin and argmax of an empty output are an error: they have no value.
+    pub fn reduce_outputs_packed(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<(Packed, Vec<f64>), Error> {
+        if let Kind::Cpu(cpu) = &self.kind {
+            let start = Instant::now();
+            let packed = cpu.compute_outputs_packed(problem, data, selection)?;
+            return Ok((packed, vec![start.elapsed().as_secs_f64()]));
+        }
+        let (values, passes) = self.reduce_outputs(problem, data, selection)?;
+        Ok((Packed::of_values(problem, &values)?, passes))
     }
 
     /// Reduces `inputs` (equal lengths, the types `reduction` was built for) with a
