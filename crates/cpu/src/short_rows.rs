@@ -46,8 +46,8 @@ pub fn compute(
 }
 
 /// The outputs as one typed array where they are even rows whose results are typed from
-/// the start: float sums and products of at most 32 elements ([`rows32`]), and integer
-/// sums, products and bitwise operators ([`int_rows`]); `None` for every other selection.
+/// the start: float sums and products of at most 32 elements (`rows32`), and integer
+/// sums, products and bitwise operators (`int_rows`); `None` for every other selection.
 pub fn packed(
     problem: &Problem,
     data: ArrayRef<'_>,
