@@ -2,12 +2,12 @@
 """Short-row axis reductions on the CPU: two redlab binaries and numpy, in rounds.
 
 Each round runs every (shape, op) with binary A, then binary B (`redlab run --op OP
---dtype f32 --shape S --axis 1 --repeat R --json`, its own seeded data, median time),
+--dtype DTYPE --shape S --axis 1 --repeat R --json`, its own seeded data, median time),
 then numpy's `a.sum(axis=1)` / `a.max(axis=1)` on a seeded array of the same shape
 (median of R). Alternating in one sitting keeps the machine's drifting bandwidth out of
 the A/B. Prints GB/s of input read and the ratios.
 
-Usage: cpu_binaries_rows.py A_BINARY B_BINARY [ROUNDS] [REPEAT] [ROWSxLEN:OP,...]
+Usage: cpu_binaries_rows.py A_BINARY B_BINARY [ROUNDS] [REPEAT] [ROWSxLEN:OP[:DTYPE],...]
 """
 import json
 import subprocess
@@ -19,12 +19,16 @@ import numpy as np
 first, second = sys.argv[1], sys.argv[2]
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 repeat = int(sys.argv[4]) if len(sys.argv) > 4 else 9
-cases = [(tuple(map(int, c.split(":")[0].split("x"))), c.split(":")[1]) for c in (sys.argv[5].split(",") if len(sys.argv) > 5 else ["1048576x32:sum", "4194304x3:sum", "1048576x32:max", "4194304x3:max"])]
+names = (sys.argv[5].split(",") if len(sys.argv) > 5
+         else ["1048576x32:sum", "4194304x3:sum", "1048576x32:max", "4194304x3:max"])
+# ROWSxLEN:OP[:DTYPE], f32 unless given.
+cases = [(tuple(map(int, c.split(":")[0].split("x"))), c.split(":")[1],
+          (c.split(":") + ["f32"])[2]) for c in names]
 
 
-def redlab(binary, shape, op):
+def redlab(binary, shape, op, dtype):
     out = subprocess.run(
-        [binary, "run", "--op", op, "--dtype", "f32", "--shape", "x".join(map(str, shape)),
+        [binary, "run", "--op", op, "--dtype", dtype, "--shape", "x".join(map(str, shape)),
          "--axis", "1", "--repeat", str(repeat), "--json"],
         check=True, capture_output=True, text=True).stdout
     record = json.loads(out)
@@ -32,8 +36,10 @@ def redlab(binary, shape, op):
     return record["gbps"]
 
 
-def numpy_gbps(shape, op):
-    a = np.random.default_rng(1).standard_normal(shape, dtype=np.float32)
+def numpy_gbps(shape, op, dtype):
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal(shape, dtype=np.float32) if dtype == "f32"
+         else rng.integers(-1000, 1000, shape, dtype=np.dtype(dtype.replace("i", "int"))))
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
@@ -42,12 +48,12 @@ def numpy_gbps(shape, op):
     return a.nbytes / sorted(times)[len(times) // 2] / 1e9
 
 
-print("| round | shape | op | A GB/s | B GB/s | B / A | numpy GB/s | A / numpy | B / numpy |")
+print("| round | shape | op, dtype | A GB/s | B GB/s | B / A | numpy GB/s | A / numpy | B / numpy |")
 print("|---|---|---|---|---|---|---|---|---|")
 for r in range(1, rounds + 1):
-    for shape, op in cases:
-        a = redlab(first, shape, op)
-        b = redlab(second, shape, op)
-        n = numpy_gbps(shape, op)
-        print(f"| {r} | {shape[0]}×{shape[1]} | {op} | {a:.2f} | {b:.2f} | {b / a:.2f} "
+    for shape, op, dtype in cases:
+        a = redlab(first, shape, op, dtype)
+        b = redlab(second, shape, op, dtype)
+        n = numpy_gbps(shape, op, dtype)
+        print(f"| {r} | {shape[0]}×{shape[1]} | {op} {dtype} | {a:.2f} | {b:.2f} | {b / a:.2f} "
               f"| {n:.2f} | {a / n:.2f} | {b / n:.2f} |", flush=True)
