@@ -119,6 +119,16 @@ impl CpuBackend {
         {
             return packed.map(|p| p.scalar_values());
         }
+        self.value_outputs(problem, data, selection)
+    }
+
+    /// The outputs [`typed_outputs`] does not take, one [`Value`] each.
+    fn value_outputs(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<Vec<Value>, Error> {
         if let Some(values) = self
             .pool
             .install(|| short_rows::compute(problem, data, selection))
@@ -151,7 +161,7 @@ impl CpuBackend {
             .install(|| typed_outputs(problem, data, selection))
         {
             Some(packed) => packed,
-            None => Packed::of_values(problem, &self.compute_outputs(problem, data, selection)?),
+            None => Packed::of_values(problem, &self.value_outputs(problem, data, selection)?),
         }
     }
 }

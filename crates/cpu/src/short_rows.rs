@@ -35,7 +35,8 @@ pub fn applies<'a>(selection: Selection<'a>) -> Option<(&'a AxisPlan, usize)> {
 }
 
 /// One value per output where [`applies`] takes `selection`; `None` otherwise. The
-/// backend asks [`packed`] first: float sums and products of even rows are faster there.
+/// backend asks [`packed`] first: the even rows it takes (float sums and products of at
+/// most 32 elements, integer operators with an identity) are faster there.
 pub fn compute(
     problem: &Problem,
     data: ArrayRef<'_>,
