@@ -403,21 +403,23 @@ mod tests {
         let data = vec![1.5f32; 100 * 32 - 1];
         let plan = AxisPlan::new(Layout::c_order(&[100, 32]), Some(&[1]), false).expect("plan");
         let problem = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("problem");
-        match compute(
-            &problem,
-            ArrayRef::from_slice(&data),
-            Selection::Axes(&plan),
-        ) {
-            Some(Err(Error::Shape(why))) => assert!(why.contains("output 99"), "{why}"),
-            other => panic!("expected a shape error, got {other:?}"),
-        }
-        match packed(
-            &problem,
-            ArrayRef::from_slice(&data),
-            Selection::Axes(&plan),
-        ) {
-            Some(Err(Error::Shape(why))) => assert!(why.contains("output 99"), "{why}"),
-            other => panic!("expected a shape error from the typed path, got {other:?}"),
+        let (data, selection) = (ArrayRef::from_slice(&data), Selection::Axes(&plan));
+        // Both paths check the rows' bounds: the value per output and the typed array.
+        let results = [
+            (
+                "values",
+                compute(&problem, data, selection).map(|r| r.map(drop)),
+            ),
+            (
+                "typed",
+                packed(&problem, data, selection).map(|r| r.map(drop)),
+            ),
+        ];
+        for (path, result) in results {
+            match result {
+                Some(Err(Error::Shape(why))) => assert!(why.contains("output 99"), "{path}: {why}"),
+                other => panic!("expected a shape error from the {path} path, got {other:?}"),
+            }
         }
     }
 

@@ -13,6 +13,7 @@ use redlab::{Device, Problem};
 use redlab_bench::{gbps, Stats, Status};
 
 use super::bench::{print_row, BenchArgs, RecordBase, Sink};
+use super::shaped::kept_outputs;
 use super::Verdict;
 
 /// One `--shapes` entry: C-order dimensions and the reduced axes (`None`: all).
@@ -106,14 +107,7 @@ pub fn run(
                     || (started.elapsed().as_secs_f64() < args.min_time
                         && started.elapsed().as_secs_f64() < args.max_row_time)
                 {
-                    // What users keep: the typed array where every output has a value.
-                    let (values, passes) = if problem.op.needs_elements() {
-                        device.reduce_outputs(&problem, data.view(), selection)?
-                    } else {
-                        let (packed, passes) =
-                            device.reduce_outputs_packed(&problem, data.view(), selection)?;
-                        (packed.scalar_values(), passes)
-                    };
+                    let (values, passes) = kept_outputs(device, &problem, data.view(), selection)?;
                     times.push(passes.iter().sum::<f64>());
                     if wrong.is_none() {
                         wrong = values

@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use redlab::segmented::{self, Selection};
 use redlab::shape::{AxisPlan, Layout, Segments};
 use redlab::Device;
-use redlab::{DType, HostArray, Packed, Problem, Statistic, Value};
+use redlab::{ArrayRef, DType, HostArray, Packed, Problem, Statistic, Value};
 use redlab_bench::{gbps, Stats};
 use serde_json::json;
 
@@ -218,7 +218,7 @@ impl ShapedPlan {
 /// reduction, within [`tolerance`] of a two-pass method for a statistic.
 pub fn check_outputs(
     compute: &Compute<'_>,
-    data: redlab::ArrayRef<'_>,
+    data: ArrayRef<'_>,
     selection: Selection<'_>,
     values: &[Value],
 ) -> anyhow::Result<(Vec<Value>, Vec<usize>)> {
@@ -243,6 +243,22 @@ pub fn check_outputs(
             (expected, wrong)
         }
     })
+}
+
+/// The outputs as users keep them, with each pass's seconds: operators with an identity
+/// always have a plain scalar result, so the typed array is what is timed, read back as
+/// values to verify and print; argmin, argmax, min and max keep a value per output.
+pub fn kept_outputs(
+    device: &Device,
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Result<(Vec<Value>, Vec<f64>), redlab::Error> {
+    if problem.op.needs_elements() {
+        return device.reduce_outputs(problem, data, selection);
+    }
+    let (packed, passes) = device.reduce_outputs_packed(problem, data, selection)?;
+    Ok((packed.scalar_values(), passes))
 }
 
 /// Writes the outputs (after any `post`) to `path` as a .npy of `out_dims`.
@@ -320,14 +336,8 @@ pub fn run(
     let mut values: Option<Vec<Value>> = None;
     for _ in 0..repeat.max(1) {
         let (got, seconds) = match (compute, problem) {
-            // Operators with an identity always have a plain scalar result, so the typed
-            // array users keep is timed, and read back as values to verify and print.
-            (Compute::Reduce { .. }, Some(problem)) if !problem.op.needs_elements() => {
-                let (packed, passes) = device.reduce_outputs_packed(problem, data, selection)?;
-                (packed.scalar_values(), passes.iter().sum::<f64>())
-            }
             (Compute::Reduce { .. }, Some(problem)) => {
-                let (got, passes) = device.reduce_outputs(problem, data, selection)?;
+                let (got, passes) = kept_outputs(device, problem, data, selection)?;
                 (got, passes.iter().sum::<f64>())
             }
             (Compute::Statistic(stat), _) => device.statistic_timed(*stat, data, selection)?,
