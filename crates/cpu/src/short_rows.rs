@@ -200,26 +200,38 @@ fn int_rows<T: IntElement + Sync>(
     src: &[T],
     rows: &EvenRows,
 ) -> Packed {
-    let mut words = vec![init; rows.count];
-    words
-        .par_chunks_mut(OUTPUTS_PER_TASK)
+    let size = acc.size_bytes();
+    let mut bytes = vec![0u8; rows.count * size];
+    bytes
+        .par_chunks_mut(OUTPUTS_PER_TASK * size)
         .enumerate()
         .for_each(|(task, out)| {
             let first = rows.start(task * OUTPUTS_PER_TASK);
-            for (k, slot) in out.iter_mut().enumerate() {
+            let mut words = [0u64; OUTPUTS_PER_TASK];
+            let words = &mut words[..out.len() / size];
+            for (k, slot) in words.iter_mut().enumerate() {
                 let start = first + k * rows.step;
                 let row = &src[start..start + rows.len];
                 *slot = row.iter().fold(init, |a, &x| f(a, x.to_u64_bits()));
             }
+            // Wrapping arithmetic commutes with truncation: each result's low bytes are
+            // its value in the (narrower or equal) accumulator type. One loop per width,
+            // so each store is a single move (a copy of `size` bytes was a call each).
+            match size {
+                8 => store::<8>(out, words),
+                4 => store::<4>(out, words),
+                2 => store::<2>(out, words),
+                _ => store::<1>(out, words),
+            }
         });
-    // Wrapping arithmetic commutes with truncation: each result's low bytes are its
-    // value in the (narrower or equal) accumulator type.
-    let size = acc.size_bytes();
-    let bytes = words
-        .iter()
-        .flat_map(|w| w.to_le_bytes().into_iter().take(size))
-        .collect();
     Packed { dtype: acc, bytes }
+}
+
+/// `out` ← the low `N` bytes of each word, little-endian.
+fn store<const N: usize>(out: &mut [u8], words: &[u64]) {
+    for (slot, word) in out.chunks_exact_mut(N).zip(words) {
+        slot.copy_from_slice(&word.to_le_bytes()[..N]);
+    }
 }
 
 /// `out[k]` ← the canonical reduction of the `len` (≤ 32) elements from `first + k·step`;
@@ -391,6 +403,38 @@ mod tests {
                                 );
                             }
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The typed integer rows against the value path, output by output: every integer
+    /// type, operator and allowed accumulator (narrower ones too), wrapping inputs, and
+    /// row counts whose last task holds fewer than [`OUTPUTS_PER_TASK`] outputs.
+    #[test]
+    fn integer_rows_pack_the_value_paths_results() {
+        use redlab_core::acc::allowed_accs;
+        use redlab_core::generate::{generate, Distribution};
+        use redlab_core::DType;
+
+        for dtype in DType::ALL.into_iter().filter(|d| d.is_integer()) {
+            for (rows, len) in [(1usize, 1usize), (777, 3), (513, 32), (300, 100)] {
+                let data = generate(dtype, rows * len, Distribution::Uniform, 13).expect("data");
+                let plan =
+                    AxisPlan::new(Layout::c_order(&[rows, len]), Some(&[1]), false).expect("plan");
+                let selection = Selection::Axes(&plan);
+                for op in [Op::Sum, Op::Prod, Op::And, Op::Or, Op::Xor] {
+                    for acc in allowed_accs(op, dtype) {
+                        let problem = Problem::new(op, dtype, Some(acc)).expect("problem");
+                        let values = compute(&problem, data.view(), selection)
+                            .expect("short rows apply")
+                            .expect("no error");
+                        let want = Packed::of_values(&problem, &values).expect("pack");
+                        let got = packed(&problem, data.view(), selection)
+                            .expect("integer rows are typed")
+                            .expect("no error");
+                        assert_eq!(got, want, "{problem}, {rows}×{len}");
                     }
                 }
             }
