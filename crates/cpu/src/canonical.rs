@@ -128,8 +128,20 @@ fn reduce_short<A: AccFloat, R: Rows<A>, C: Combine<A>, const N: usize>(
 /// reductions call this once per output).
 #[inline(always)]
 pub fn reduce_row32<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, row: &[T]) -> A {
-    debug_assert!((1..=32).contains(&row.len()));
-    reduce_short::<A, Elements<'_, T>, C, 32>(op, &Elements(row), 0, row.len().min(32), &mut ())
+    reduce_row_within::<A, T, C, 32>(op, row)
+}
+
+/// [`reduce_row32`] of a row of 1 to `N` values, `N` a power of two ≤ 32, in fewer
+/// steps: lanes `N..32` of the row's tile hold only identities, and the halving steps
+/// fold each of them into a lane with `x ⊕ identity = x` exactly, so the fold of the
+/// first `N` lanes has the same bits (a row of 3 takes 3 combines instead of 31).
+#[inline(always)]
+pub fn reduce_row_within<A: AccFloat, T: FloatInput<A>, C: Combine<A>, const N: usize>(
+    op: C,
+    row: &[T],
+) -> A {
+    debug_assert!(N.is_power_of_two() && N <= 32 && (1..=N).contains(&row.len()));
+    reduce_short::<A, Elements<'_, T>, C, N>(op, &Elements(row), 0, row.len().min(N), &mut ())
 }
 
 /// Reduces the tile of `len` (at most `TILE`) values from `start`.

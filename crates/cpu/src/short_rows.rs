@@ -15,7 +15,7 @@ use redlab_core::{ArrayRef, DType, Element, Error, IntoScalar, Op, Packed, Probl
 
 use redlab_core::num::{AccFloat, FloatInput, IntElement};
 
-use crate::canonical::{reduce_row32, Add, Combine, Mul};
+use crate::canonical::{reduce_row32, reduce_row_within, Add, Combine, Mul};
 
 /// The longest output this path takes: longer ones split their own tiles over threads.
 pub const MAX_LEN: usize = TILE;
@@ -235,7 +235,8 @@ fn store<const N: usize>(out: &mut [u8], words: &[u64]) {
 }
 
 /// `out[k]` ← the canonical reduction of the `len` (≤ 32) elements from `first + k·step`;
-/// compiled for AVX2 too, where the 32-lane fold is a few vector adds per row.
+/// compiled for AVX2 too, where the 32-lane fold is a few vector adds per row. Rows fold
+/// only the lanes up to `len`'s power of two ([`reduce_row_within`]), chosen once here.
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
 fn fold_rows32<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     op: C,
@@ -245,9 +246,30 @@ fn fold_rows32<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     len: usize,
     out: &mut [A],
 ) {
+    match len.next_power_of_two() {
+        1 => fold_rows_within::<A, T, C, 1>(op, src, first, step, len, out),
+        2 => fold_rows_within::<A, T, C, 2>(op, src, first, step, len, out),
+        4 => fold_rows_within::<A, T, C, 4>(op, src, first, step, len, out),
+        8 => fold_rows_within::<A, T, C, 8>(op, src, first, step, len, out),
+        16 => fold_rows_within::<A, T, C, 16>(op, src, first, step, len, out),
+        _ => fold_rows_within::<A, T, C, 32>(op, src, first, step, len, out),
+    }
+}
+
+/// [`fold_rows32`]'s loop for rows of at most `N` elements; inlined into each of its
+/// target versions.
+#[inline(always)]
+fn fold_rows_within<A: AccFloat, T: FloatInput<A>, C: Combine<A>, const N: usize>(
+    op: C,
+    src: &[T],
+    first: usize,
+    step: usize,
+    len: usize,
+    out: &mut [A],
+) {
     for (k, slot) in out.iter_mut().enumerate() {
         let start = first + k * step;
-        *slot = reduce_row32::<A, T, C>(op, &src[start..start + len]);
+        *slot = reduce_row_within::<A, T, C, N>(op, &src[start..start + len]);
     }
 }
 
