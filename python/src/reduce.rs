@@ -102,10 +102,7 @@ fn compute_view(
                 let (packed, _) = device
                     .reduce_outputs_packed(&problem, data, Selection::Axes(&plan))
                     .map_err(lib)?;
-                return Ok(match (all, packed.scalar(0)) {
-                    (true, Some(s)) if packed.len() == 1 => Computed::Scalar(Value::Scalar(s)),
-                    _ => Computed::Packed(packed, plan.out_dims()),
-                });
+                return Ok(shaped_packed(packed, &plan, all));
             }
             let (values, _) = device
                 .reduce_outputs(&problem, data, Selection::Axes(&plan))
@@ -172,6 +169,14 @@ fn stat_outputs(
         all,
         stat_dtype(reduction, view.dtype),
     ))
+}
+
+/// The typed results: one scalar where everything was reduced, else the array.
+fn shaped_packed(packed: Packed, plan: &AxisPlan, all: bool) -> Computed {
+    match (all, packed.scalar(0)) {
+        (true, Some(s)) if packed.len() == 1 => Computed::Scalar(Value::Scalar(s)),
+        _ => Computed::Packed(packed, plan.out_dims()),
+    }
 }
 
 fn shaped(values: Vec<Value>, plan: &AxisPlan, all: bool, empty: &'static str) -> Computed {
@@ -415,9 +420,16 @@ fn compute_on_cuda(
             let plan = axis_plan(view, axes.as_deref(), keepdims)?;
             if let Some(job) = SegmentJob::new(Selection::Axes(&plan)) {
                 let job = job.for_device(cuda.capabilities().max_work_group);
-                let (values, _) = cuda
-                    .run_segments(&problem, &input, &job)
+                let results = cuda
+                    .segment_results(&problem, &input, &job)
                     .map_err(errors::device)?;
+                if !problem.op.needs_elements() {
+                    // Every output has a value: the typed array, straight from the
+                    // device's accumulators.
+                    let (packed, _) = results.packed().map_err(|e| errors::from_core(&e))?;
+                    return Ok(shaped_packed(packed, &plan, all));
+                }
+                let (values, _) = results.values().map_err(errors::device)?;
                 return Ok(shaped(values, &plan, all, op_dtype(&problem)));
             }
             // Outputs that do not step evenly: gathered on the host, as for host arrays.

@@ -31,26 +31,35 @@ impl Packed {
     /// The results as numpy would return them (see [`Packed::dtype`]). Min, max, argmin
     /// and argmax of an empty output have no value (numpy raises), and are an error here.
     pub fn of_values(problem: &Problem, values: &[Value]) -> Result<Packed, Error> {
-        let dtype = match problem.op {
-            Op::ArgMin | Op::ArgMax => DType::I64,
-            _ => problem.acc,
-        };
+        let dtype = Packed::result_dtype(problem);
         let size = dtype.size_bytes();
         let mut bytes = Vec::with_capacity(values.len() * size);
         for (k, value) in values.iter().enumerate() {
             let bits = match (problem.op, value) {
                 (Op::ArgMin | Op::ArgMax, Value::Indexed { index, .. }) => *index,
                 (_, Value::Scalar(s)) => s.bits(),
-                _ => {
-                    return Err(Error::Shape(format!(
-                        "{} of output {k} is undefined: it has no elements",
-                        problem.op
-                    )))
-                }
+                _ => return Err(Packed::undefined(problem, k)),
             };
             bytes.extend_from_slice(&bits.to_le_bytes()[..size]);
         }
         Ok(Packed { dtype, bytes })
+    }
+
+    /// The type of `problem`'s results (see [`Packed::dtype`]).
+    pub fn result_dtype(problem: &Problem) -> DType {
+        match problem.op {
+            Op::ArgMin | Op::ArgMax => DType::I64,
+            _ => problem.acc,
+        }
+    }
+
+    /// The error for output `k` of `problem` when it has no elements and the operator
+    /// no identity (numpy raises there too).
+    pub fn undefined(problem: &Problem, k: usize) -> Error {
+        Error::Shape(format!(
+            "{} of output {k} is undefined: it has no elements",
+            problem.op
+        ))
     }
 
     /// Number of results.

@@ -34,10 +34,12 @@ use std::sync::Mutex;
 
 use cudarc::driver::{result, sys};
 use redlab_core::segmented::Selection;
-use redlab_core::{ArrayRef, Backend, DType, DeviceInfo, Error, Outcome, Problem, Value};
+use redlab_core::{ArrayRef, Backend, DType, DeviceInfo, Error, Outcome, Packed, Problem, Value};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
-use redlab_kernels::segments::{prepare, run_segments, SegmentJob, SegmentKernels, ENTRY_POINTS};
+use redlab_kernels::segments::{
+    launch_segments, prepare, SegmentJob, SegmentKernels, SegmentResults, ENTRY_POINTS,
+};
 use redlab_kernels::{Capabilities, Variant};
 
 pub use discovery::Query;
@@ -319,6 +321,27 @@ impl CudaDevice {
         data: ArrayRef<'_>,
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
+        self.outputs_results(problem, data, selection)?
+            .values()
+            .map_err(backend_error)
+    }
+
+    /// [`Self::compute_outputs`] as one typed array ([`SegmentResults::packed`]).
+    pub fn compute_outputs_packed(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<(Packed, Vec<f64>), Error> {
+        self.outputs_results(problem, data, selection)?.packed()
+    }
+
+    fn outputs_results(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
         let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group)?;
         let rows = match &gathered {
@@ -326,7 +349,7 @@ impl CudaDevice {
             None => data,
         };
         let input = self.upload(rows).map_err(backend_error)?;
-        self.run_segments(problem, &input, &job)
+        self.segment_results(problem, &input, &job)
             .map_err(backend_error)
     }
 
@@ -337,6 +360,17 @@ impl CudaDevice {
         input: &DeviceInput,
         job: &SegmentJob,
     ) -> Result<(Vec<Value>, Vec<f64>), RunError> {
+        self.segment_results(problem, input, job)?.values()
+    }
+
+    /// What the kernels of `job` wrote over a device input, for
+    /// [`SegmentResults::values`] or [`SegmentResults::packed`].
+    pub fn segment_results(
+        &self,
+        problem: &Problem,
+        input: &DeviceInput,
+        job: &SegmentJob,
+    ) -> Result<SegmentResults, RunError> {
         if input.dtype != problem.dtype {
             return Err(RunError::Device(format!(
                 "the input holds {}, the problem reduces {}",
@@ -370,7 +404,7 @@ impl CudaDevice {
                 &placeholder
             }
         };
-        run_segments(&*self.timeline, &kernels, problem, source, job)
+        launch_segments(&*self.timeline, &kernels, problem, source, job)
     }
 
     /// The read roof over a device input: seconds of one streaming read of all its whole

@@ -10,7 +10,7 @@
 use std::ops::Range;
 
 use redlab_core::segmented::Selection;
-use redlab_core::{reference, ArrayRef, Op, Problem, Value};
+use redlab_core::{reference, ArrayRef, Op, Packed, Problem, Value};
 
 use crate::codec::Codec;
 use crate::driver::{Launcher, RunError};
@@ -350,6 +350,91 @@ pub fn prepare(
     ))
 }
 
+/// What the kernels of one job wrote: each output's accumulator as the device holds it
+/// ([`Codec`]'s bytes), with the seconds of each launch. Turned into values or into the
+/// typed array on the host, without a second trip to the device.
+pub struct SegmentResults {
+    problem: Problem,
+    codec: Codec,
+    /// Accumulators of every output (empty when no output has elements).
+    bytes: Vec<u8>,
+    /// Outputs with no elements, which hold the value over nothing.
+    empty: Vec<usize>,
+    outputs: usize,
+    /// Seconds of each launch.
+    pub passes: Vec<f64>,
+}
+
+impl SegmentResults {
+    /// The value over no elements: the identity, or [`Value::Empty`] for min, max,
+    /// argmin and argmax.
+    fn empty_value(&self) -> Result<Value, redlab_core::Error> {
+        let problem = &self.problem;
+        let empty = redlab_core::with_dtype!(problem.dtype, T => ArrayRef::from_slice::<T>(&[]));
+        reference::reduce(problem, empty)
+    }
+
+    /// One value per output.
+    pub fn values(self) -> Result<(Vec<Value>, Vec<f64>), RunError> {
+        let empty_value = self
+            .empty_value()
+            .map_err(|e| RunError::Device(e.to_string()))?;
+        let mut values = vec![empty_value; self.outputs];
+        if !self.bytes.is_empty() {
+            let mut empty = self.empty.iter().peekable();
+            for (k, value) in values.iter_mut().enumerate() {
+                if empty.next_if_eq(&&k).is_none() {
+                    *value = self.codec.value(self.codec.decode(&self.bytes, k));
+                }
+            }
+        }
+        Ok((values, self.passes))
+    }
+
+    /// The outputs as one typed array (see [`Packed`]; the same bytes as packing
+    /// [`SegmentResults::values`]), without a [`Value`] per output: accumulators that
+    /// already are the result's bytes are copied (a stride apart where the device keeps
+    /// them in wider words), others decoded one by one. Min, max, argmin and argmax of
+    /// an output with no elements are an error, as when packing values.
+    pub fn packed(self) -> Result<(Packed, Vec<f64>), redlab_core::Error> {
+        let dtype = Packed::result_dtype(&self.problem);
+        let size = dtype.size_bytes();
+        let acc = self.codec.acc_bytes;
+        let mut bytes = Vec::with_capacity(self.outputs * size);
+        if self.bytes.is_empty() {
+            // No output has elements (all are in `empty`): nothing came from the device.
+            bytes.resize(self.outputs * size, 0);
+        } else if self.codec.raw_result_bytes() == Some(size) && acc == size {
+            bytes.extend_from_slice(&self.bytes[..self.outputs * size]);
+        } else if self.codec.raw_result_bytes() == Some(size) {
+            for word in self.bytes.chunks_exact(acc).take(self.outputs) {
+                bytes.extend_from_slice(&word[..size]);
+            }
+        } else {
+            for k in 0..self.outputs {
+                let bits = match self.codec.value(self.codec.decode(&self.bytes, k)) {
+                    Value::Scalar(s) => s.bits(),
+                    Value::Indexed { index, .. } => index,
+                    // Only an output with no elements has no value (checked below).
+                    Value::Empty => 0,
+                };
+                bytes.extend_from_slice(&bits.to_le_bytes()[..size]);
+            }
+        }
+        if let Some(&first) = self.empty.first() {
+            let bits = match self.empty_value()? {
+                Value::Scalar(s) => s.bits(),
+                _ => return Err(Packed::undefined(&self.problem, first)),
+            };
+            let word = &bits.to_le_bytes()[..size];
+            for &k in &self.empty {
+                bytes[k * size..(k + 1) * size].copy_from_slice(word);
+            }
+        }
+        Ok((Packed { dtype, bytes }, self.passes))
+    }
+}
+
 /// Runs `job` over `source` (the whole input buffer) and returns one value per output.
 pub fn run_segments<L: Launcher>(
     launcher: &L,
@@ -358,63 +443,65 @@ pub fn run_segments<L: Launcher>(
     source: &L::Buffer,
     job: &SegmentJob,
 ) -> Result<(Vec<Value>, Vec<f64>), RunError> {
+    launch_segments(launcher, kernels, problem, source, job)?.values()
+}
+
+/// Runs `job` over `source` (the whole input buffer) and brings back what the kernels
+/// wrote, for [`SegmentResults::values`] or [`SegmentResults::packed`].
+pub fn launch_segments<L: Launcher>(
+    launcher: &L,
+    kernels: &SegmentKernels<'_, L::Kernel>,
+    problem: &Problem,
+    source: &L::Buffer,
+    job: &SegmentJob,
+) -> Result<SegmentResults, RunError> {
     let codec = Codec::new(problem);
-    let empty = redlab_core::with_dtype!(problem.dtype, T => ArrayRef::from_slice::<T>(&[]));
-    let empty_value =
-        reference::reduce(problem, empty).map_err(|e| RunError::Device(e.to_string()))?;
-    let mut passes = Vec::new();
-    if job.outputs == 0 {
-        return Ok((Vec::new(), passes));
+    let mut results = SegmentResults {
+        problem: *problem,
+        codec,
+        bytes: Vec::new(),
+        empty: (0..job.outputs).filter(|&k| job.len_of(k) == 0).collect(),
+        outputs: job.outputs,
+        passes: Vec::new(),
+    };
+    if job.outputs == 0 || job.max_len == 0 {
+        return Ok(results);
     }
+    let passes = &mut results.passes;
     let results_bytes = job.outputs * codec.acc_bytes;
-    let mut values = vec![empty_value; job.outputs];
-    if job.max_len > 0 {
-        let (bytes, scratch) = job.layout(codec.acc_bytes);
-        let mut out = launcher.alloc(bytes.len() + scratch.max(8))?;
-        launcher.write(&mut out, &bytes)?;
-        let n = job.outputs;
-        match job.strategy {
-            Strategy::ShortRows { .. } | Strategy::ShortRowsWide => {
-                let (kernel, width) = match job.strategy {
-                    Strategy::ShortRows { width } => (kernels.short_rows, width),
-                    _ => (kernels.short_rows_wide, SHORT_WIDTH),
-                };
-                let groups = n.div_ceil(SHORT_BLOCKS * (WG / width));
-                passes.push(launcher.launch(kernel, source, &out, n, groups * WG, WG)?);
-            }
-            Strategy::RowTiles => {
-                passes.push(launcher.launch(
-                    kernels.row_tiles,
-                    source,
-                    &out,
-                    n,
-                    job.tiles * WG,
-                    WG,
-                )?);
-            }
-            Strategy::ColumnTiles => {
-                let groups = n.div_ceil(COL_OUTPUTS) * job.fixed_len.div_ceil(TILE);
-                passes.push(launcher.launch(
-                    kernels.column_tiles,
-                    source,
-                    &out,
-                    n,
-                    groups * COL_WG,
-                    COL_WG,
-                )?);
-            }
+    let (bytes, scratch) = job.layout(codec.acc_bytes);
+    let mut out = launcher.alloc(bytes.len() + scratch.max(8))?;
+    launcher.write(&mut out, &bytes)?;
+    let n = job.outputs;
+    match job.strategy {
+        Strategy::ShortRows { .. } | Strategy::ShortRowsWide => {
+            let (kernel, width) = match job.strategy {
+                Strategy::ShortRows { width } => (kernels.short_rows, width),
+                _ => (kernels.short_rows_wide, SHORT_WIDTH),
+            };
+            let groups = n.div_ceil(SHORT_BLOCKS * (WG / width));
+            passes.push(launcher.launch(kernel, source, &out, n, groups * WG, WG)?);
         }
-        if job.max_len > TILE {
-            passes.push(launcher.launch(kernels.tree, source, &out, n, n * WG, WG)?);
+        Strategy::RowTiles => {
+            passes.push(launcher.launch(kernels.row_tiles, source, &out, n, job.tiles * WG, WG)?);
         }
-        let (bytes, _) = launcher.read(&out, results_bytes)?;
-        for (k, value) in values.iter_mut().enumerate() {
-            if job.len_of(k) > 0 {
-                *value = codec.value(codec.decode(&bytes, k));
-            }
+        Strategy::ColumnTiles => {
+            let groups = n.div_ceil(COL_OUTPUTS) * job.fixed_len.div_ceil(TILE);
+            passes.push(launcher.launch(
+                kernels.column_tiles,
+                source,
+                &out,
+                n,
+                groups * COL_WG,
+                COL_WG,
+            )?);
         }
     }
-    Ok((values, passes))
+    if job.max_len > TILE {
+        passes.push(launcher.launch(kernels.tree, source, &out, n, n * WG, WG)?);
+    }
+    results.bytes = launcher.read(&out, results_bytes)?.0;
+    Ok(results)
 }
 
 #[cfg(test)]

@@ -26,10 +26,12 @@ use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device;
 use redlab_core::segmented::Selection;
-use redlab_core::{ArrayRef, Backend, DeviceInfo, Error, Outcome, Problem, Value};
+use redlab_core::{ArrayRef, Backend, DeviceInfo, Error, Outcome, Packed, Problem, Value};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
-use redlab_kernels::segments::{prepare, run_segments, SegmentJob, SegmentKernels, ENTRY_POINTS};
+use redlab_kernels::segments::{
+    launch_segments, prepare, SegmentJob, SegmentKernels, SegmentResults, ENTRY_POINTS,
+};
 use redlab_kernels::{Capabilities, Variant};
 
 pub use driver::DeviceInput;
@@ -281,6 +283,27 @@ impl OpenClDevice {
         data: ArrayRef<'_>,
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
+        self.outputs_results(problem, data, selection)?
+            .values()
+            .map_err(backend_error)
+    }
+
+    /// [`Self::compute_outputs`] as one typed array ([`SegmentResults::packed`]).
+    pub fn compute_outputs_packed(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<(Packed, Vec<f64>), Error> {
+        self.outputs_results(problem, data, selection)?.packed()
+    }
+
+    fn outputs_results(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
         let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group)?;
         let rows = match &gathered {
@@ -288,7 +311,7 @@ impl OpenClDevice {
             None => data,
         };
         let input = self.upload(rows).map_err(backend_error)?;
-        self.run_segments(problem, &input, &job)
+        self.segment_results(problem, &input, &job)
             .map_err(backend_error)
     }
 
@@ -299,6 +322,17 @@ impl OpenClDevice {
         input: &DeviceInput,
         job: &SegmentJob,
     ) -> Result<(Vec<Value>, Vec<f64>), RunError> {
+        self.segment_results(problem, input, job)?.values()
+    }
+
+    /// What the kernels of `job` wrote over a device input, for
+    /// [`SegmentResults::values`] or [`SegmentResults::packed`].
+    pub fn segment_results(
+        &self,
+        problem: &Problem,
+        input: &DeviceInput,
+        job: &SegmentJob,
+    ) -> Result<SegmentResults, RunError> {
         let assembled =
             assembly::assemble_segments(problem, &[], Target::OpenCl).map_err(RunError::Device)?;
         let _guard = self
@@ -339,7 +373,7 @@ impl OpenClDevice {
                 &placeholder
             }
         };
-        run_segments(&launcher, &kernels, problem, source, job)
+        launch_segments(&launcher, &kernels, problem, source, job)
     }
 
     /// The device handle (for queries beyond [`Capabilities`]).

@@ -1,6 +1,7 @@
 //! Axis and segmented reductions on the first OpenCL device (PoCL in CI) against the
 //! host reference of each output's own sequence: floats bit for bit (the canonical order
-//! per output), integers and selections exactly, empty outputs as the reference says.
+//! per output), integers and selections exactly, empty outputs as the reference says;
+//! the typed arrays decoded straight from the device hold the reference's values.
 //! Every kernel of `segments.cl` is reached: short rows, row tiles with and without the
 //! tree, column tiles with and without the tree, two-level and tabled output starts,
 //! CSR offsets with empty and multi-tile segments, and the gathered fallback.
@@ -13,7 +14,7 @@ mod common;
 use redlab_core::generate::{generate, Distribution};
 use redlab_core::segmented::{self, Selection};
 use redlab_core::shape::{AxisPlan, Layout, Segments};
-use redlab_core::{DType, Op, Problem};
+use redlab_core::{DType, Op, Packed, Problem};
 use redlab_kernels::segments::{SegmentJob, Strategy};
 use redlab_opencl::OpenClDevice;
 
@@ -127,6 +128,18 @@ fn axis_and_segment_outputs_match_the_reference() {
                     }
                 }
                 Err(e) => failures.push(format!("{problem} {label}: {e}")),
+            }
+            // The typed array: the reference's values packed, or the same refusal where
+            // an output without elements has no value.
+            let packed = device.compute_outputs_packed(&problem, data, selection);
+            match (packed, Packed::of_values(&problem, &expected)) {
+                (Ok((got, _)), Ok(want)) if got == want => {}
+                (Err(_), Err(_)) => {}
+                (got, want) => failures.push(format!(
+                    "{problem} {label}: packed {:?} vs {:?}",
+                    got.map(|(p, _)| p.dtype),
+                    want.map(|p| p.dtype)
+                )),
             }
         };
         for (label, layout, axes) in axis_cases() {

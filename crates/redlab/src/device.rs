@@ -249,7 +249,8 @@ impl Device {
     /// [`Device::reduce_outputs`] as the one typed array callers keep (numpy's result
     /// type; argmin/argmax give int64 indices), with the same seconds. On the CPU, float
     /// sums and products of columns and of short rows are computed in that array
-    /// directly, without a [`Value`] per output; elsewhere the values are packed. Min,
+    /// directly, without a [`Value`] per output; GPUs decode their accumulators straight
+    /// into it; a sharded group packs its members' values. Min,
     /// max, argmin and argmax of an empty output are an error: they have no value.
     pub fn reduce_outputs_packed(
         &self,
@@ -257,13 +258,21 @@ impl Device {
         data: ArrayRef<'_>,
         selection: Selection<'_>,
     ) -> Result<(Packed, Vec<f64>), Error> {
-        if let Kind::Cpu(cpu) = &self.kind {
-            let start = Instant::now();
-            let packed = cpu.compute_outputs_packed(problem, data, selection)?;
-            return Ok((packed, vec![start.elapsed().as_secs_f64()]));
+        match &self.kind {
+            Kind::Cpu(cpu) => {
+                let start = Instant::now();
+                let packed = cpu.compute_outputs_packed(problem, data, selection)?;
+                Ok((packed, vec![start.elapsed().as_secs_f64()]))
+            }
+            #[cfg(feature = "opencl")]
+            Kind::OpenCl(device) => Ok(device.compute_outputs_packed(problem, data, selection)?),
+            #[cfg(feature = "cuda")]
+            Kind::Cuda(device) => Ok(device.compute_outputs_packed(problem, data, selection)?),
+            Kind::Sharded(_) => {
+                let (values, passes) = self.reduce_outputs(problem, data, selection)?;
+                Ok((Packed::of_values(problem, &values)?, passes))
+            }
         }
-        let (values, passes) = self.reduce_outputs(problem, data, selection)?;
-        Ok((Packed::of_values(problem, &values)?, passes))
     }
 
     /// Reduces `inputs` (equal lengths, the types `reduction` was built for) with a
