@@ -97,8 +97,8 @@ fn compute_view(
                 ));
             }
             let plan = axis_plan(view, axes.as_deref(), keepdims)?;
-            if !problem.op.needs_elements() {
-                // Every output has a value: the typed array, without a value per output.
+            if every_output_has_a_value(&problem, &plan) {
+                // The typed array, without a value per output.
                 let (packed, _) = device
                     .reduce_outputs_packed(&problem, data, Selection::Axes(&plan))
                     .map_err(lib)?;
@@ -169,6 +169,13 @@ fn stat_outputs(
         all,
         stat_dtype(reduction, view.dtype),
     ))
+}
+
+/// Whether every output of `plan` has a value: operators with an identity always, min,
+/// max, argmin and argmax where the reduced axes are not empty (else numpy raises, with
+/// the message the value path gives).
+fn every_output_has_a_value(problem: &redlab::Problem, plan: &AxisPlan) -> bool {
+    !problem.op.needs_elements() || plan.segment_len() > 0
 }
 
 /// The typed results: one scalar where everything was reduced, else the array.
@@ -423,9 +430,8 @@ fn compute_on_cuda(
                 let results = cuda
                     .segment_results(&problem, &input, &job)
                     .map_err(errors::device)?;
-                if !problem.op.needs_elements() {
-                    // Every output has a value: the typed array, straight from the
-                    // device's accumulators.
+                if every_output_has_a_value(&problem, &plan) {
+                    // The typed array, straight from the device's accumulators.
                     let (packed, _) = results.packed().map_err(|e| errors::from_core(&e))?;
                     return Ok(shaped_packed(packed, &plan, all));
                 }
