@@ -101,6 +101,35 @@ impl Codec {
         }
     }
 
+    /// Float min/max results of f32 or f64 inputs straight from their order keys:
+    /// appends `outputs` little-endian elements of the input's type to `out` and returns
+    /// `true`, or returns `false` without writing for every other problem. An output
+    /// with no elements holds the identity key, which decodes to a NaN here; callers
+    /// replace it (the per-output [`Codec::decode`] names it instead).
+    pub fn float_keys_into(&self, bytes: &[u8], outputs: usize, out: &mut Vec<u8>) -> bool {
+        if !self.float_key || self.problem.op.is_indexed() {
+            return false;
+        }
+        let words = bytes.chunks_exact(self.acc_bytes).take(outputs);
+        match (self.kind, self.problem.acc) {
+            (ValueKind::F32, DType::F32) => {
+                for word in words {
+                    let key = i32::from_ne_bytes([word[0], word[1], word[2], word[3]]);
+                    out.extend_from_slice(&key_to_bits32(key).to_le_bytes());
+                }
+            }
+            (ValueKind::F64, DType::F64) => {
+                for word in words {
+                    let mut key = [0u8; 8];
+                    key.copy_from_slice(&word[..8]);
+                    out.extend_from_slice(&key_to_bits64(i64::from_ne_bytes(key)).to_le_bytes());
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
     /// How many leading bytes of the final device partial are already the result's own
     /// little-endian bytes (the accumulator type's), so the partial can be copied on the
     /// device instead of being decoded on the host: sums, products, min/max and bitwise

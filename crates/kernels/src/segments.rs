@@ -394,7 +394,8 @@ impl SegmentResults {
     /// The outputs as one typed array (see [`Packed`]; the same bytes as packing
     /// [`SegmentResults::values`]), without a [`Value`] per output: accumulators that
     /// already are the result's bytes are copied (a stride apart where the device keeps
-    /// them in wider words), others decoded one by one. Min, max, argmin and argmax of
+    /// them in wider words), float min/max keys converted in one loop, others decoded
+    /// one by one. Min, max, argmin and argmax of
     /// an output with no elements are an error, as when packing values.
     pub fn packed(self) -> Result<(Packed, Vec<f64>), redlab_core::Error> {
         let dtype = Packed::result_dtype(&self.problem);
@@ -410,6 +411,12 @@ impl SegmentResults {
             for word in self.bytes.chunks_exact(acc).take(self.outputs) {
                 bytes.extend_from_slice(&word[..size]);
             }
+        } else if self
+            .codec
+            .float_keys_into(&self.bytes, self.outputs, &mut bytes)
+        {
+            // Float min/max: keys turned back into floats in one loop (empty outputs
+            // are replaced below).
         } else {
             for k in 0..self.outputs {
                 let bits = match self.codec.value(self.codec.decode(&self.bytes, k)) {
