@@ -487,6 +487,62 @@ impl Device {
         Ok(values)
     }
 
+    /// [`Device::reduce_axis`] as a vector of the results' own type `R`, without a
+    /// [`Value`] per output: numpy's result type, that is the accumulator for sums and
+    /// products (i64 for integer sums, f32 for f16 sums), the input's type for min, max
+    /// and the bitwise operators, and i64 indices for argmin and argmax. Any other `R` is
+    /// an error that names the results' type; so are min, max, argmin and argmax along
+    /// an empty axis.
+    ///
+    /// ```
+    /// use redlab::{shape::Layout, Device, Op};
+    ///
+    /// let cpu = Device::open("cpu", None)?;
+    /// let m = [1i32, 2, 3, 10, 20, 30];
+    /// let rows: Vec<i64> = cpu.reduce_axis_as(Op::Sum, &m, &Layout::c_order(&[2, 3]), Some(&[1]))?;
+    /// assert_eq!(rows, [6, 60]);
+    /// let columns: Vec<i32> = cpu.reduce_axis_as(Op::Max, &m, &Layout::c_order(&[2, 3]), Some(&[0]))?;
+    /// assert_eq!(columns, [10, 20, 30]);
+    /// assert!(cpu.reduce_axis_as::<i32, i32>(Op::Sum, &m, &Layout::c_order(&[2, 3]), None).is_err());
+    /// # Ok::<(), redlab::Error>(())
+    /// ```
+    pub fn reduce_axis_as<T: Element, R: Element>(
+        &self,
+        op: Op,
+        data: &[T],
+        layout: &Layout,
+        axes: Option<&[isize]>,
+    ) -> Result<Vec<R>, Error> {
+        let problem = Problem::new(op, T::DTYPE, None)?;
+        layout.check(data.len())?;
+        let plan = AxisPlan::new(layout.clone(), axes, false)?;
+        let (packed, _) = self.reduce_outputs_packed(
+            &problem,
+            ArrayRef::from_slice(data),
+            Selection::Axes(&plan),
+        )?;
+        typed_results(packed)
+    }
+
+    /// [`Device::reduce_segments`] as a vector of the results' own type `R` (see
+    /// [`Device::reduce_axis_as`]); min, max, argmin and argmax of an empty segment are
+    /// an error.
+    pub fn reduce_segments_as<T: Element, R: Element>(
+        &self,
+        op: Op,
+        data: &[T],
+        segments: &Segments,
+    ) -> Result<Vec<R>, Error> {
+        let problem = Problem::new(op, T::DTYPE, None)?;
+        let ranges = segments.ranges(data.len())?;
+        let (packed, _) = self.reduce_outputs_packed(
+            &problem,
+            ArrayRef::from_slice(data),
+            Selection::Ranges(&ranges),
+        )?;
+        typed_results(packed)
+    }
+
     /// The most work-items a work-group may hold here (the CPU has no groups).
     #[cfg(any(feature = "opencl", feature = "cuda"))]
     fn max_work_group(&self) -> usize {
@@ -498,4 +554,21 @@ impl Device {
             Kind::Cuda(device) => device.capabilities().max_work_group,
         }
     }
+}
+
+/// The results as elements of `R`, which must be their type ([`Packed::dtype`]).
+pub(crate) fn typed_results<R: Element>(packed: Packed) -> Result<Vec<R>, Error> {
+    if R::DTYPE != packed.dtype {
+        return Err(Error::ResultType {
+            asked: R::DTYPE,
+            results: packed.dtype,
+        });
+    }
+    // Hosts are little-endian, as the packed bytes are; a byte vector need not be
+    // aligned for R, so each element is read unaligned.
+    Ok(packed
+        .bytes
+        .chunks_exact(std::mem::size_of::<R>())
+        .map(bytemuck::pod_read_unaligned)
+        .collect())
 }

@@ -17,6 +17,14 @@ pub enum Error {
     /// Ranks of a multi-process reduction that could not meet or exchange.
     #[error(transparent)]
     Rendezvous(#[from] crate::rendezvous::RendezvousError),
+    /// Results asked for as a type they are not.
+    #[error("the results are {results}, not {asked} (sums and products give their accumulator's type, min, max and the bitwise operators the input's, argmin and argmax int64 indices)")]
+    ResultType {
+        /// The type the caller asked for.
+        asked: redlab_core::DType,
+        /// The results' type.
+        results: redlab_core::DType,
+    },
     /// A known backend that cannot be used here, and why.
     #[error("{backend}: {reason}")]
     Unavailable {

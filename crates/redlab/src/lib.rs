@@ -121,6 +121,60 @@ pub fn reduce_segments<T: Element>(
     )?)
 }
 
+/// [`reduce_axis`] as a vector of the results' own type `R` (numpy's result type; see
+/// [`Device::reduce_axis_as`]), without a [`Value`] per output.
+///
+/// ```
+/// use redlab::shape::Layout;
+///
+/// let m = [1.5f32, 2.0, 3.0, 10.0, 20.0, 30.0];
+/// let rows: Vec<f32> = redlab::reduce_axis_as(redlab::Op::Sum, &m, &Layout::c_order(&[2, 3]), Some(&[1]))?;
+/// assert_eq!(rows, [6.5, 60.0]);
+/// # Ok::<(), redlab::Error>(())
+/// ```
+pub fn reduce_axis_as<T: Element, R: Element>(
+    op: Op,
+    data: &[T],
+    layout: &shape::Layout,
+    axes: Option<&[isize]>,
+) -> Result<Vec<R>, Error> {
+    let problem = Problem::new(op, T::DTYPE, None)?;
+    layout.check(data.len())?;
+    let plan = shape::AxisPlan::new(layout.clone(), axes, false)?;
+    let packed = default_cpu()?.compute_outputs_packed(
+        &problem,
+        ArrayRef::from_slice(data),
+        segmented::Selection::Axes(&plan),
+    )?;
+    device::typed_results(packed)
+}
+
+/// [`reduce_segments`] as a vector of the results' own type `R` (see
+/// [`Device::reduce_axis_as`]).
+///
+/// ```
+/// use redlab::shape::Segments;
+///
+/// let data = [3u8, 200, 100, 7, 1];
+/// let sums: Vec<u64> = redlab::reduce_segments_as(redlab::Op::Sum, &data, &Segments::Offsets(vec![0, 3, 3, 5]))?;
+/// assert_eq!(sums, [303, 0, 8]);
+/// # Ok::<(), redlab::Error>(())
+/// ```
+pub fn reduce_segments_as<T: Element, R: Element>(
+    op: Op,
+    data: &[T],
+    segments: &shape::Segments,
+) -> Result<Vec<R>, Error> {
+    let problem = Problem::new(op, T::DTYPE, None)?;
+    let ranges = segments.ranges(data.len())?;
+    let packed = default_cpu()?.compute_outputs_packed(
+        &problem,
+        ArrayRef::from_slice(data),
+        segmented::Selection::Ranges(&ranges),
+    )?;
+    device::typed_results(packed)
+}
+
 /// The sum of `data` on the CPU: integers exactly (in 64 bits), floats in the canonical
 /// order.
 pub fn sum<T: Element>(data: &[T]) -> Result<Value, Error> {
