@@ -395,8 +395,8 @@ impl SegmentResults {
     /// [`SegmentResults::values`]), without a [`Value`] per output: accumulators that
     /// already are the result's bytes are copied (a stride apart where the device keeps
     /// them in wider words), float min/max keys converted in one loop, others decoded
-    /// one by one. Min, max, argmin and argmax of
-    /// an output with no elements are an error, as when packing values.
+    /// one by one. Min, max, argmin and argmax of an output with no elements are an
+    /// error, as when packing values.
     pub fn packed(self) -> Result<(Packed, Vec<f64>), redlab_core::Error> {
         let dtype = Packed::result_dtype(&self.problem);
         let size = dtype.size_bytes();
