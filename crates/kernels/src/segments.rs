@@ -467,7 +467,12 @@ pub fn launch_segments<L: Launcher>(
         problem: *problem,
         codec,
         bytes: Vec::new(),
-        empty: (0..job.outputs).filter(|&k| job.len_of(k) == 0).collect(),
+        // Outputs of one length are all empty or none is: no scan over millions of them.
+        empty: match &job.lens {
+            Some(lens) => (0..job.outputs).filter(|&k| lens[k] == 0).collect(),
+            None if job.fixed_len == 0 => (0..job.outputs).collect(),
+            None => Vec::new(),
+        },
         outputs: job.outputs,
         passes: Vec::new(),
     };
