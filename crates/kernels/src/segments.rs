@@ -305,10 +305,6 @@ impl SegmentJob {
         self.outputs
     }
 
-    fn len_of(&self, k: usize) -> usize {
-        self.lens.as_ref().map_or(self.fixed_len, |l| l[k])
-    }
-
     /// The bytes of the `out` buffer before the kernels run: results (left for the
     /// kernels), header, tables; the scratch area follows.
     fn layout(&self, acc_bytes: usize) -> (Vec<u8>, usize) {
