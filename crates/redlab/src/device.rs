@@ -1,6 +1,7 @@
 //! Devices by name: opening one (`cpu`, `opencl:N`, `cuda:N`) and listing what is
 //! present, with the reason for each backend that is not.
 
+use std::ops::Range;
 use std::time::Instant;
 
 use redlab_core::segmented::Selection;
@@ -461,9 +462,7 @@ impl Device {
         layout: &Layout,
         axes: Option<&[isize]>,
     ) -> Result<Vec<Value>, Error> {
-        let problem = Problem::new(op, T::DTYPE, None)?;
-        layout.check(data.len())?;
-        let plan = AxisPlan::new(layout.clone(), axes, false)?;
+        let (problem, plan) = axis_request(op, data, layout, axes)?;
         let (values, _) =
             self.reduce_outputs(&problem, ArrayRef::from_slice(data), Selection::Axes(&plan))?;
         Ok(values)
@@ -477,8 +476,7 @@ impl Device {
         data: &[T],
         segments: &Segments,
     ) -> Result<Vec<Value>, Error> {
-        let problem = Problem::new(op, T::DTYPE, None)?;
-        let ranges = segments.ranges(data.len())?;
+        let (problem, ranges) = segment_request(op, data, segments)?;
         let (values, _) = self.reduce_outputs(
             &problem,
             ArrayRef::from_slice(data),
@@ -513,9 +511,7 @@ impl Device {
         layout: &Layout,
         axes: Option<&[isize]>,
     ) -> Result<Vec<R>, Error> {
-        let problem = Problem::new(op, T::DTYPE, None)?;
-        layout.check(data.len())?;
-        let plan = AxisPlan::new(layout.clone(), axes, false)?;
+        let (problem, plan) = axis_request(op, data, layout, axes)?;
         let (packed, _) = self.reduce_outputs_packed(
             &problem,
             ArrayRef::from_slice(data),
@@ -533,8 +529,7 @@ impl Device {
         data: &[T],
         segments: &Segments,
     ) -> Result<Vec<R>, Error> {
-        let problem = Problem::new(op, T::DTYPE, None)?;
-        let ranges = segments.ranges(data.len())?;
+        let (problem, ranges) = segment_request(op, data, segments)?;
         let (packed, _) = self.reduce_outputs_packed(
             &problem,
             ArrayRef::from_slice(data),
@@ -554,6 +549,29 @@ impl Device {
             Kind::Cuda(device) => device.capabilities().max_work_group,
         }
     }
+}
+
+/// The problem and the axis plan of reducing `data`, viewed through `layout`, along
+/// `axes` (`None`: all), in the input's default accumulator.
+pub(crate) fn axis_request<T: Element>(
+    op: Op,
+    data: &[T],
+    layout: &Layout,
+    axes: Option<&[isize]>,
+) -> Result<(Problem, AxisPlan), Error> {
+    let problem = Problem::new(op, T::DTYPE, None)?;
+    layout.check(data.len())?;
+    Ok((problem, AxisPlan::new(layout.clone(), axes, false)?))
+}
+
+/// The problem and the element ranges of reducing each segment of `data`.
+pub(crate) fn segment_request<T: Element>(
+    op: Op,
+    data: &[T],
+    segments: &Segments,
+) -> Result<(Problem, Vec<Range<usize>>), Error> {
+    let problem = Problem::new(op, T::DTYPE, None)?;
+    Ok((problem, segments.ranges(data.len())?))
 }
 
 /// The results as elements of `R`, which must be their type ([`Packed::dtype`]).

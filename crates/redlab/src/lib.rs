@@ -95,9 +95,7 @@ pub fn reduce_axis<T: Element>(
     layout: &shape::Layout,
     axes: Option<&[isize]>,
 ) -> Result<Vec<Value>, Error> {
-    let problem = Problem::new(op, T::DTYPE, None)?;
-    layout.check(data.len())?;
-    let plan = shape::AxisPlan::new(layout.clone(), axes, false)?;
+    let (problem, plan) = device::axis_request(op, data, layout, axes)?;
     Ok(default_cpu()?.compute_outputs(
         &problem,
         ArrayRef::from_slice(data),
@@ -112,8 +110,7 @@ pub fn reduce_segments<T: Element>(
     data: &[T],
     segments: &shape::Segments,
 ) -> Result<Vec<Value>, Error> {
-    let problem = Problem::new(op, T::DTYPE, None)?;
-    let ranges = segments.ranges(data.len())?;
+    let (problem, ranges) = device::segment_request(op, data, segments)?;
     Ok(default_cpu()?.compute_outputs(
         &problem,
         ArrayRef::from_slice(data),
@@ -138,9 +135,7 @@ pub fn reduce_axis_as<T: Element, R: Element>(
     layout: &shape::Layout,
     axes: Option<&[isize]>,
 ) -> Result<Vec<R>, Error> {
-    let problem = Problem::new(op, T::DTYPE, None)?;
-    layout.check(data.len())?;
-    let plan = shape::AxisPlan::new(layout.clone(), axes, false)?;
+    let (problem, plan) = device::axis_request(op, data, layout, axes)?;
     let packed = default_cpu()?.compute_outputs_packed(
         &problem,
         ArrayRef::from_slice(data),
@@ -165,8 +160,7 @@ pub fn reduce_segments_as<T: Element, R: Element>(
     data: &[T],
     segments: &shape::Segments,
 ) -> Result<Vec<R>, Error> {
-    let problem = Problem::new(op, T::DTYPE, None)?;
-    let ranges = segments.ranges(data.len())?;
+    let (problem, ranges) = device::segment_request(op, data, segments)?;
     let packed = default_cpu()?.compute_outputs_packed(
         &problem,
         ArrayRef::from_slice(data),
