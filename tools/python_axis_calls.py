@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Whole-call time of axis reductions of torch CUDA tensors: ``redlab.sum`` and
 ``redlab.max`` along an axis against ``torch.sum``/``torch.amax`` on the same tensor,
-one call then a synchronize, median of many, on one CUDA GPU.
+on one CUDA GPU, two ways, medians of many:
 
-This is the time a Python caller waits for, host work included (redlab's axis results
-of CUDA tensors are read back, decoded and handed to torch on the tensor's device);
-``tools/axis_compare.py`` reports device-event time instead.
+- ``wait``: one call then a synchronize, the time a Python caller waits for, host work
+  included;
+- ``pipelined``: 20 calls back to back, then one synchronize, per call: what a program
+  that keeps the GPU busy sees (the host's per-call cost hides behind the kernels).
+
+Sums, and integer min/max, are enqueued on torch's stream and write the result tensor
+on the device; float max still waits, reads its results back and decodes them (float
+order keys). ``tools/axis_compare.py`` reports device-event time instead.
 
 Writes one JSON line per measurement to --out and prints a table.
 
@@ -19,7 +24,9 @@ import time
 
 import redlab
 
-SHAPES = [((1 << 22, 4), 1), ((1 << 20, 32), 1), ((8192, 8192), 1), ((8192, 8192), 0)]
+SHAPES = [((1 << 22, 4), 1), ((1 << 20, 32), 1), ((8192, 8192), 1), ((8192, 8192), 0),
+          ((1 << 16, 1024), 1), ((32, 1 << 22), 1), ((1 << 22, 32), 0), ((1024, 64), 1)]
+PIPELINE = 20
 
 
 def median_wait(fn, sync, reps):
@@ -35,6 +42,14 @@ def median_wait(fn, sync, reps):
     return statistics.median(times)
 
 
+def median_pipelined(fn, sync, reps):
+    def batch():
+        for _ in range(PIPELINE):
+            fn()
+
+    return median_wait(batch, sync, max(3, reps // 4)) / PIPELINE
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True)
@@ -47,24 +62,32 @@ def main():
     rows = []
     with open(args.out, "w") as out:
         for shape, axis in SHAPES:
-            t = torch.randn(shape, device="cuda", generator=generator)
-            for op, theirs in [("sum", torch.sum), ("max", torch.amax)]:
-                ours_s = median_wait(lambda: redlab.reduce(op, t, axis=axis), sync, args.reps)
-                torch_s = median_wait(lambda: theirs(t, dim=axis), sync, args.reps)
-                record = {
-                    "shape": list(shape), "axis": axis, "op": op, "dtype": "f32",
-                    "redlab_s": ours_s, "torch_s": torch_s,
-                    "torch_over_redlab": torch_s / ours_s,
-                }
-                out.write(json.dumps(record) + "\n")
-                rows.append(record)
-    print("| shape | axis | op | redlab ms | torch ms | torch / redlab |")
-    print("|---|---|---|---:|---:|---:|")
+            floats = torch.randn(shape, device="cuda", generator=generator)
+            ints = (floats * 1000).to(torch.int32)
+            for op, dtype, t, theirs in [
+                ("sum", "f32", floats, torch.sum),
+                ("max", "f32", floats, torch.amax),
+                ("sum", "i32", ints, torch.sum),
+                ("max", "i32", ints, torch.amax),
+            ]:
+                for mode, timer in [("wait", median_wait), ("pipelined", median_pipelined)]:
+                    ours_s = timer(lambda: redlab.reduce(op, t, axis=axis), sync, args.reps)
+                    torch_s = timer(lambda: theirs(t, dim=axis), sync, args.reps)
+                    record = {
+                        "shape": list(shape), "axis": axis, "op": op, "dtype": dtype,
+                        "mode": mode, "redlab_s": ours_s, "torch_s": torch_s,
+                        "torch_over_redlab": torch_s / ours_s,
+                        "input_gbps": t.numel() * t.element_size() / ours_s / 1e9,
+                    }
+                    out.write(json.dumps(record) + "\n")
+                    rows.append(record)
+    print("| shape | axis | op | dtype | mode | redlab ms | torch ms | torch / redlab |")
+    print("|---|---|---|---|---|---:|---:|---:|")
     for r in rows:
         shape = "×".join(str(d) for d in r["shape"])
-        print(f"| {shape} | {r['axis']} | {r['op']} | {r['redlab_s'] * 1e3:.3f} | "
-              f"{r['torch_s'] * 1e3:.3f} | {r['torch_over_redlab']:.3f} |")
-
+        print(f"| {shape} | {r['axis']} | {r['op']} | {r['dtype']} | {r['mode']} | "
+              f"{r['redlab_s'] * 1e3:.3f} | {r['torch_s'] * 1e3:.3f} | "
+              f"{r['torch_over_redlab']:.3f} |")
 
 if __name__ == "__main__":
     main()

@@ -16,6 +16,8 @@ _OPS = ("sum", "prod", "min", "max", "argmin", "argmax", "and", "or", "xor")
 
 # (op, input type, accumulator type, ordinal) -> result type of the stream path, or None.
 _enqueue_types = {}
+# The same for reductions along axes (one result per output), or None.
+_enqueue_axis_types = {}
 
 
 def _axes(axis):
@@ -57,6 +59,17 @@ def _enqueue_type(name, element, acc, ordinal):
     if result_type is False:
         result_type = _native.enqueue_dtype("op", name, element, acc, ordinal)
         _enqueue_types[key] = result_type
+    return result_type
+
+
+def _enqueue_axis_type(name, element, acc, ordinal):
+    """The result type when ``name`` over ``element`` along axes runs on the caller's
+    stream into a result array, else None (cached per problem and device)."""
+    key = (name, element, acc, ordinal)
+    result_type = _enqueue_axis_types.get(key, False)
+    if result_type is False:
+        result_type = _native.enqueue_axis_dtype(name, element, acc, ordinal)
+        _enqueue_axis_types[key] = result_type
     return result_type
 
 
@@ -119,6 +132,23 @@ def _torch_stream(ordinal):
     return torch.cuda.current_stream(ordinal).cuda_stream
 
 
+def _reduced_shape(shape, axes, keepdims):
+    """numpy's result shape of reducing ``shape`` along ``axes`` (None: all), or None
+    where the axes are not valid (the native call then says why)."""
+    rank = len(shape)
+    if axes is None:
+        reduced = set(range(rank))
+    else:
+        reduced = {ax + rank if ax < 0 else ax for ax in axes}
+        if len(reduced) != len(axes) or any(not 0 <= ax < rank for ax in reduced):
+            return None
+    return tuple(
+        1 if d in reduced else size
+        for d, size in enumerate(shape)
+        if keepdims or d not in reduced
+    )
+
+
 def _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof=0.0):
     _check_device(place, device)
     lib = _arrays.framework(a)
@@ -131,23 +161,30 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof=0.0):
     capsule = a.__dlpack__(stream=stream if stream else 1)
     out = None
     result_address, result_bytes = None, 0
-    if whole and lib is not None:
+    if kind == "op" and lib is not None:
         element = _arrays.type_name(str(a.dtype).replace("torch.", ""))
-        landing = _enqueue_type(name, element, acc, place[1])
-        if landing is not None:
-            # A 0-d result with room for the value alone: one launch writes it there.
-            numpy_type = np.dtype(_arrays.NUMPY[landing[0]])
-            result_bytes = numpy_type.itemsize
+        if whole:
+            landing = _enqueue_type(name, element, acc, place[1])
+            result_type, shape = (landing[0] if landing else None), ()
+        else:
+            result_type = _enqueue_axis_type(name, element, acc, place[1])
+            shape = _reduced_shape(tuple(a.shape), axes, keepdims)
+        if result_type is not None and shape is not None:
+            # Room for the results alone, one per output: the kernels write them there
+            # on the caller's stream (the native side falls back to the waiting path,
+            # and returns the values, where the shape or problem does not allow it).
+            numpy_type = np.dtype(_arrays.NUMPY[result_type])
+            result_bytes = numpy_type.itemsize * math.prod(shape)
             if lib == "torch":
                 import torch
 
-                out = a.new_empty((), dtype=getattr(torch, numpy_type.name))
+                out = a.new_empty(shape, dtype=getattr(torch, numpy_type.name))
                 result_address = out.data_ptr()
             else:
                 import cupy
 
                 with a.device:
-                    out = cupy.empty((), dtype=numpy_type)
+                    out = cupy.empty(shape, dtype=numpy_type)
                 result_address = out.data.ptr
     triple = _native.reduce_dlpack(
         kind, name, capsule, axes, keepdims, acc, stream, result_address, result_bytes, ddof

@@ -279,6 +279,30 @@ pub fn enqueue_dtype(
         .map(|_| (problem.acc.name(), elements)))
 }
 
+/// When a CUDA tensor's reduction by `op` along axes can be enqueued on the caller's
+/// stream with its results written into an array the caller allocates: that array's
+/// element type (one element per output). `None` otherwise.
+#[pyfunction]
+#[pyo3(signature = (name, element, acc, ordinal))]
+pub fn enqueue_axis_dtype(
+    name: &str,
+    element: &str,
+    acc: Option<&str>,
+    ordinal: usize,
+) -> PyResult<Option<&'static str>> {
+    let What::Op(op, acc) = What::parse("op", name, acc, 0.0)? else {
+        return Ok(None);
+    };
+    let problem = What::problem(op, dtype(element)?, acc)?;
+    let device = devices::device(&format!("cuda:{ordinal}"))?;
+    let Some(cuda) = device.cuda() else {
+        return Ok(None);
+    };
+    Ok(cuda
+        .enqueue_output_bytes(&problem)
+        .map(|_| problem.acc.name()))
+}
+
 /// Where an enqueued result goes: with room for the result alone, the kernel writes it
 /// there and keeps its roots and ticket in redlab's scratch for the stream (one launch);
 /// otherwise the buffer is the kernel's whole output.
@@ -336,9 +360,10 @@ pub fn enqueue_pointer(
 
 /// `op` or statistic `name` over a DLPack tensor. Host tensors are read in place; CUDA
 /// tensors on the caller's `stream`: with `result` (the address of a buffer of
-/// `result_bytes` bytes sized by [`enqueue_dtype`]) the whole-array reduction is
-/// enqueued into it and `None` returned; otherwise the call waits for the stream and
-/// returns the values.
+/// `result_bytes` bytes of [`enqueue_dtype`]'s type: the kernel's whole output or the
+/// result alone for a whole-array reduction, one element per output along axes) the
+/// reduction is enqueued into it and `None` returned where the problem and shape allow;
+/// otherwise the call waits for the stream and returns the values.
 #[pyfunction]
 #[pyo3(signature = (kind, name, capsule, axes, keepdims, acc, stream, result, result_bytes, ddof=0.0))]
 #[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
@@ -390,9 +415,64 @@ pub fn reduce_dlpack(
         .map_err(errors::device)?;
         return Ok(None);
     }
+    if let (Some(result), What::Op(op, acc), false) = (result, &what, whole(&axes, keepdims)) {
+        let problem = What::problem(*op, view.dtype, *acc)?;
+        let enqueued = py.allow_threads(|| {
+            enqueue_axis(
+                &device,
+                &problem,
+                &view,
+                &axes,
+                keepdims,
+                stream,
+                result,
+                result_bytes,
+            )
+        })?;
+        if enqueued {
+            return Ok(None);
+        }
+    }
     let computed =
         py.allow_threads(|| compute_on_cuda(&device, &what, &view, axes, keepdims, stream))?;
     to_python(py, computed, name).map(Some)
+}
+
+/// Enqueues `problem` along `axes` of a CUDA tensor on the caller's `stream`, every
+/// output written into the caller's array of `result_bytes` bytes at `result`, with no
+/// wait and nothing read back. `false` where the shape or problem does not qualify
+/// (outputs that do not step evenly, results decoded on the host, empty outputs): the
+/// caller then takes the waiting path.
+#[allow(clippy::too_many_arguments)] // the call's own arguments, passed through
+fn enqueue_axis(
+    device: &Device,
+    problem: &redlab::Problem,
+    view: &HostView,
+    axes: &Option<Vec<isize>>,
+    keepdims: bool,
+    stream: u64,
+    result: u64,
+    result_bytes: usize,
+) -> PyResult<bool> {
+    let cuda = device
+        .cuda()
+        .ok_or_else(|| errors::device("not a CUDA device"))?;
+    let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+    let Some(job) = SegmentJob::new(Selection::Axes(&plan)) else {
+        return Ok(false);
+    };
+    let job = job
+        .for_device(cuda.capabilities().max_work_group)
+        .for_problem(problem);
+    let start = view.start() as u64;
+    // SAFETY: the tensor lives on this device (DLPack says so) and the caller keeps it
+    // and `result` (sized for the plan's outputs, checked) alive; `stream` is the
+    // caller's stream of that device.
+    match unsafe { cuda.enqueue_outputs(problem, start, &job, stream, result, result_bytes) } {
+        Ok(()) => Ok(true),
+        Err(redlab_kernels::RunError::Skipped(_)) => Ok(false),
+        Err(e) => Err(errors::device(e)),
+    }
 }
 
 /// The waiting path for CUDA tensors: after the caller's stream, on redlab's stream.
@@ -426,7 +506,9 @@ fn compute_on_cuda(
             }
             let plan = axis_plan(view, axes.as_deref(), keepdims)?;
             if let Some(job) = SegmentJob::new(Selection::Axes(&plan)) {
-                let job = job.for_device(cuda.capabilities().max_work_group);
+                let job = job
+                    .for_device(cuda.capabilities().max_work_group)
+                    .for_problem(&problem);
                 let results = cuda
                     .segment_results(&problem, &input, &job)
                     .map_err(errors::device)?;

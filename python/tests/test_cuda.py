@@ -131,6 +131,54 @@ def test_torch_axis_operators_match_the_host(dtype):
 
 
 @needs_torch
+def test_torch_axis_results_are_written_on_the_callers_stream():
+    # Sums along axes are enqueued on torch's current stream, into the result tensor,
+    # with no wait: inputs made on a side stream, many calls of different shapes (the
+    # job header is rewritten between them, and its buffer grows), one sync at the end.
+    side = torch.cuda.Stream()
+    cases = []
+    with torch.cuda.stream(side):
+        for k, (shape, axis, keepdims) in enumerate([
+            ((4096, 300), 1, False),    # rows of 33 to 1024: one warp per row
+            ((3, 70001), 1, True),      # long rows: tiles, then the tree
+            ((700, 65), 0, False),      # columns
+            ((2**16, 4), -1, False),    # short rows
+            ((2, 3, 5000), (0, 1), False),
+            ((513, 1031), None, True),  # every axis, one output
+            ((4, 1 << 21), 1, False),   # 1024 tile results: the scratch buffer grows
+        ]):
+            x = random_array(np.float32, int(np.prod(shape)), seed=k + 40).reshape(shape)
+            t = torch.from_numpy(x).to("cuda", non_blocking=True) * 2
+            got = redlab.sum(t, axis=axis, keepdims=keepdims)
+            i = torch.from_numpy((x * 1000).astype(np.int32)).to("cuda") + 1
+            got_i = redlab.max(i, axis=axis, keepdims=keepdims)
+            # Float min/max: order keys turned back into floats on the device.
+            y = x.astype(np.float64)
+            y.flat[k * 7] = np.nan
+            got_f = redlab.min(torch.from_numpy(y).to("cuda"), axis=axis, keepdims=keepdims)
+            cases.append((x, axis, keepdims, got, got_i, (y, got_f)))
+    side.synchronize()
+    for x, axis, keepdims, got, got_i, (y, got_f) in cases:
+        want_f = redlab.min(y, axis=axis, keepdims=keepdims)
+        assert got_f.dtype == torch.float64 and bits(got_f) == bits(want_f), (y.shape, axis)
+        want = redlab.sum(x * 2, axis=axis, keepdims=keepdims)
+        assert got.shape == want.shape and got.dtype == torch.float32
+        assert bits(got) == bits(want), (x.shape, axis)
+        want_i = redlab.max((x * 1000).astype(np.int32) + 1, axis=axis, keepdims=keepdims)
+        assert got_i.dtype == torch.int32 and bits(got_i) == bits(want_i), (x.shape, axis)
+
+
+@needs_cupy
+def test_cupy_axis_sums_match_the_host():
+    x = random_array(np.int16, 999 * 77, seed=3).reshape(999, 77)
+    c = cupy.asarray(x)
+    for axis in [0, 1, -1, (0, 1)]:
+        got = redlab.sum(c, axis=axis)
+        assert isinstance(got, cupy.ndarray)
+        assert bits(got) == bits(redlab.sum(x, axis=axis)), axis
+
+
+@needs_torch
 def test_torch_axes_views_and_statistics():
     x = random_array(np.float32, 513 * 1031, seed=5).reshape(513, 1031)
     t = torch.from_numpy(x).cuda()

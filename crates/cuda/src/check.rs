@@ -1,6 +1,7 @@
 //! `redlab check-kernels --backend cuda`: every variant × operator × type compiled
 //! through NVRTC for one architecture, and the many-output kernels (`segments.cl`) for
-//! every operator × type, without a GPU (only libnvrtc is needed), and the production
+//! every operator × type (and their stream path's build, which writes results in place),
+//! without a GPU (only libnvrtc is needed), and the production
 //! kernel with every shipped CUDA tuning entry's parameters. A kernel that does not
 //! compile for CUDA is reported with its log.
 
@@ -8,6 +9,7 @@ use rayon::prelude::*;
 use redlab_core::acc::allowed_accs;
 use redlab_core::{DType, Op, Problem};
 use redlab_kernels::assembly::{self, Target};
+use redlab_kernels::codec::Codec;
 use redlab_kernels::{driver, registry, Capabilities};
 
 use crate::compile;
@@ -103,6 +105,26 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
         ),
         skipped: None,
     }));
+    // The stream path's build, for every problem whose results it writes in place.
+    let to_result = all_problems()
+        .into_iter()
+        .filter(|p| Codec::new(p).in_place_result().is_some());
+    checked.par_extend(
+        to_result
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|problem| Checked {
+                variant: "segments (results in place)",
+                problem: problem.to_string(),
+                first_pass: true,
+                outcome: built(
+                    assembly::assemble_segments_to_result(&problem, &[], Target::Cuda),
+                    "segments.cl",
+                    arch,
+                ),
+                skipped: None,
+            }),
+    );
     checked.par_extend(tuned_builds().into_par_iter().map(|build| {
         let (problem, outcome) = match build {
             Ok(b) => {

@@ -27,6 +27,7 @@ pub mod roof;
 pub mod staging;
 mod statistics;
 mod stream_call;
+mod stream_outputs;
 
 pub use stream_call::Landing;
 
@@ -89,6 +90,11 @@ pub struct CudaDevice {
     stream_scratch: Mutex<stream_call::StreamScratch>,
     /// Launches of the stream path, planned once per problem and length (`stream_call`).
     stream_launches: Mutex<stream_call::StreamLaunches>,
+    /// Axis and segment kernels of the stream path, built once per problem
+    /// (`stream_outputs`).
+    output_functions: Mutex<stream_outputs::OutputFunctions>,
+    /// Headers and scratch of axis and segment jobs on callers' streams.
+    output_scratch: Mutex<stream_outputs::OutputScratch>,
 }
 
 // SAFETY: driver handles may be used from any thread once the context is made current,
@@ -142,6 +148,8 @@ impl CudaDevice {
             roof: std::sync::OnceLock::new(),
             stream_scratch: Mutex::new(Default::default()),
             stream_launches: Mutex::new(Default::default()),
+            output_functions: Mutex::new(Default::default()),
+            output_scratch: Mutex::new(Default::default()),
         })
     }
 
@@ -451,6 +459,12 @@ impl Drop for CudaDevice {
         let _ = self.timeline.bind();
         if let Ok(mut launches) = self.stream_launches.lock() {
             launches.clear();
+        }
+        if let Ok(mut functions) = self.output_functions.lock() {
+            functions.clear();
+        }
+        if let Ok(mut scratch) = self.output_scratch.lock() {
+            scratch.clear();
         }
         self.modules.clear();
         if let Ok(mut staging) = self.staging.lock() {

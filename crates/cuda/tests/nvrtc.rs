@@ -192,6 +192,41 @@ fn the_stream_path_kernel_takes_the_result_address() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn axis_kernels_that_write_results_in_place_store_the_results_width() {
+    require_nvrtc();
+    // i8 max keeps its accumulator in a wide word: the in-place build stores the low
+    // byte into the caller's array, which the plain build (8-byte words) never does.
+    for (op, dtype, acc, store) in [
+        (Op::Max, DType::I8, None, "st.global.u8"),
+        (Op::Xor, DType::U16, None, "st.global.u16"),
+        (Op::Min, DType::I32, None, "st.global.u32"),
+        (Op::Sum, DType::F32, None, "st.global.u32"),
+        (Op::Sum, DType::I32, Some(DType::I64), "st.global.u64"),
+        (Op::Max, DType::F64, None, "st.global.u64"),
+    ] {
+        let problem = Problem::new(op, dtype, acc).expect("valid");
+        let (raw, _) = redlab_kernels::codec::Codec::new(&problem)
+            .in_place_result()
+            .expect("results stored in place");
+        let build = |source: &str| {
+            let ptx = compile::compile(source, "segments.cl", "sm_90")
+                .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
+            String::from_utf8_lossy(&ptx).into_owned()
+        };
+        let in_place =
+            assembly::assemble_segments_to_result(&problem, &[], Target::Cuda).expect("assembles");
+        let text = build(&in_place.source);
+        assert!(text.contains(store), "{problem}: no {store}");
+        if raw == 1 {
+            let plain =
+                assembly::assemble_segments(&problem, &[], Target::Cuda).expect("assembles");
+            assert!(!build(&plain.source).contains(store), "{problem}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn bulk_copy_warp_tiles_export_their_shared_memory_and_fit_it() {
     require_nvrtc();
     let variant = registry::find("production").expect("registered");

@@ -3,7 +3,8 @@
 // from tile 0 of that sequence, so its bits equal a 1-D reduction of that sequence alone.
 //
 // All kernels share the signature kernel(in, out, outputs). `out` holds, in order:
-//   results   outputs × acc_t, padded to 8 bytes (read back by the host);
+//   results   outputs × acc_t, padded to 8 bytes (read back by the host; none in
+//             SEG_RESULT builds, which write the caller's array, below);
 //   header    HEADER_WORDS ulongs (below), written by the host;
 //   tables    starts[outputs + 1] and tile prefix[outputs + 1] (table modes only);
 //   scratch   one acc_t per tile, for outputs of more than one tile.
@@ -47,12 +48,55 @@
 #define H_INNER_STRIDE 7
 #define H_SCRATCH 8      // byte offset of the scratch area from the header
 #define H_OFFSET 9       // formula: the first output's first element
+#define H_RESULT 10      // SEG_RESULT builds: the device address of the caller's results
 #define HEADER_WORDS 16
 
+// SEG_RESULT (the stream path, crates/cuda/src/stream_outputs.rs): output k's result,
+// the first SEG_RESULT bytes of its accumulator (SEG_RESULT_KEY: of the float that its
+// order key stands for), goes to element k of the caller's array at h[H_RESULT], and
+// `out` starts at the header (no results area to read back).
+// Otherwise results are out[k]. seg_put(out, h, k, v) stores output k's result.
+#ifdef SEG_RESULT
+#if SEG_RESULT == 1
+#define SEG_RESULT_T uchar
+#elif SEG_RESULT == 2
+#define SEG_RESULT_T ushort
+#elif SEG_RESULT == 4
+#define SEG_RESULT_T uint
+#else
+#define SEG_RESULT_T ulong
+#endif
+inline __global ulong* seg_header(__global acc_t* out, ulong outputs) {
+    (void)outputs;
+    return (__global ulong*)out;
+}
+inline void seg_put(__global acc_t* out, __global const ulong* h, ulong k, acc_t v) {
+    (void)out;
+    // The low bytes on a little-endian device: the value itself, or the narrow integer
+    // kept in a wider word.
+    union {
+        acc_t acc;
+        SEG_RESULT_T result;
+    } bits;
+#ifdef SEG_RESULT_KEY
+    // Float min/max hold order keys; the xor that made a key from the float's bits
+    // turns it back (the host's key_to_bits).
+#if SEG_RESULT == 4
+    v ^= (v >> 31) & 0x7fffffff;
+#else
+    v ^= (v >> 63) & 0x7fffffffffffffffL;
+#endif
+#endif
+    bits.acc = v;
+    ((__global SEG_RESULT_T*)h[H_RESULT])[k] = bits.result;
+}
+#else
 inline __global ulong* seg_header(__global acc_t* out, ulong outputs) {
     ulong bytes = (outputs * ACC_BYTES + 7) & ~(ulong)7;
     return (__global ulong*)((__global uchar*)out + bytes);
 }
+#define seg_put(out, h, k, v) ((out)[(k)] = (v))
+#endif
 
 inline ulong seg_start(__global const ulong* h, ulong k) {
     if (h[H_TABLE])
@@ -163,7 +207,7 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
             for (uint w = width / 2; w > 0; w >>= 1)
                 x = combine(x, sub_group_shuffle_down(x, w));
             if (j == 0 && k < outputs)
-                out[k] = x;
+                seg_put(out, h, k, x);
         }
         return;
     }
@@ -180,7 +224,7 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
         barrier(CLK_LOCAL_MEM_FENCE);
         acc_t x = seg_fold_tail(lanes[lid], width);
         if (j == 0 && k < outputs)
-            out[k] = x;
+            seg_put(out, h, k, x);
     }
 }
 
@@ -219,7 +263,7 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
         for (uint w_ = width / 2; w_ > 0; w_ >>= 1)                  \
             x_ = combine(x_, sub_group_shuffle_down(x_, w_));        \
         if (j == 0 && (k) < outputs)                                 \
-            out[k] = x_;                                             \
+            seg_put(out, h, k, x_);                                             \
     } while (0)
 #else
 #define SHORT_FINISH(x0, k)                                          \
@@ -233,7 +277,7 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
         }                                                            \
         barrier(CLK_LOCAL_MEM_FENCE);                                \
         if (j == 0 && (k) < outputs)                                 \
-            out[k] = lanes[lid];                                     \
+            seg_put(out, h, k, lanes[lid]);                                     \
     } while (0)
 #endif
 
@@ -365,7 +409,7 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
             ((ulong)(in + seg_start(h, k)) & 15) == 0) {
             acc_t x = short_row_words(in, seg_start(h, k), span, j);
             if (j == 0)
-                out[k] = x;
+                seg_put(out, h, k, x);
             continue;
         }
 #endif
@@ -426,7 +470,7 @@ inline ulong seg_tile_owner(__global const ulong* h, ulong outputs, ulong g, ulo
 inline void seg_store_tile(__global acc_t* out, __global ulong* h, ulong outputs, ulong k,
                            ulong g, ulong len, acc_t v) {
     if (len <= TILE)
-        out[k] = v;
+        seg_put(out, h, k, v);
     else
         seg_scratch(h)[g] = v;
 }
@@ -696,6 +740,6 @@ void tree(__global const in_t* in, __global acc_t* out, ulong outputs) {
         acc_t r = stack[--top];
         while (top > 0)
             r = combine(stack[--top], r);
-        out[k] = r;
+        seg_put(out, h, k, r);
     }
 }

@@ -182,11 +182,39 @@ pub fn assemble_segments(
     quirks: &[Quirk],
     target: Target,
 ) -> Result<Assembled, String> {
+    segments_with(problem, quirks, target, "")
+}
+
+/// `segments.cl` built with `SEG_RESULT`: each output's result goes to the caller's
+/// array whose address the job's header carries (the stream path of axis reductions,
+/// which reads nothing back). An error for problems whose results need decoding on the
+/// host ([`Codec::in_place_result`]).
+pub fn assemble_segments_to_result(
+    problem: &Problem,
+    quirks: &[Quirk],
+    target: Target,
+) -> Result<Assembled, String> {
+    let (bytes, key) = crate::codec::Codec::new(problem)
+        .in_place_result()
+        .ok_or_else(|| format!("{problem}: the results need decoding on the host"))?;
+    let mut defines = format!("#define SEG_RESULT {bytes}\n");
+    if key {
+        defines.push_str("#define SEG_RESULT_KEY 1\n");
+    }
+    segments_with(problem, quirks, target, &defines)
+}
+
+fn segments_with(
+    problem: &Problem,
+    quirks: &[Quirk],
+    target: Target,
+    defines: &str,
+) -> Result<Assembled, String> {
     let decls = optype::op_type(problem).source;
     let source = sections(
         "segments",
         "segments.cl",
-        "",
+        defines,
         problem,
         &decls,
         quirks,

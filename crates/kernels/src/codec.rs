@@ -148,6 +148,21 @@ impl Codec {
         }
     }
 
+    /// Bytes of each result when a kernel can store it into the caller's array itself:
+    /// [`Codec::raw_result_bytes`], or f32/f64 min/max, whose order keys one xor turns
+    /// back into the float's bits (the second value: `true` for those keys).
+    pub fn in_place_result(&self) -> Option<(usize, bool)> {
+        if let Some(bytes) = self.raw_result_bytes() {
+            return Some((bytes, false));
+        }
+        let keyed = self.float_key && !self.problem.op.is_indexed();
+        match (keyed, self.kind, self.problem.acc) {
+            (true, ValueKind::F32, DType::F32) => Some((4, true)),
+            (true, ValueKind::F64, DType::F64) => Some((8, true)),
+            _ => None,
+        }
+    }
+
     /// The identity as device bytes.
     pub fn identity_bytes(&self) -> Vec<u8> {
         let mut out = vec![0u8; self.acc_bytes];

@@ -305,23 +305,118 @@ impl SegmentJob {
         self.outputs
     }
 
+    /// Whether every output has at least one element (then no output needs the value
+    /// over nothing, which the host supplies).
+    pub fn every_output_has_elements(&self) -> bool {
+        match &self.lens {
+            Some(lens) => lens.iter().all(|&len| len > 0),
+            None => self.fixed_len > 0,
+        }
+    }
+
+    /// The kernels that run the job, in order: which of [`ENTRY_POINTS`], and the
+    /// launch shape. Empty when no output has elements.
+    pub fn launches(&self) -> Vec<SegmentLaunch> {
+        let n = self.outputs;
+        if n == 0 || self.max_len == 0 {
+            return Vec::new();
+        }
+        let first = match self.strategy {
+            Strategy::ShortRows { width } => SegmentLaunch {
+                entry: 0,
+                global: n.div_ceil(SHORT_BLOCKS * (WG / width)) * WG,
+                local: WG,
+            },
+            Strategy::ShortRowsWide => SegmentLaunch {
+                entry: 1,
+                global: n.div_ceil(SHORT_BLOCKS * (WG / SHORT_WIDTH)) * WG,
+                local: WG,
+            },
+            Strategy::RowTiles => SegmentLaunch {
+                entry: 2,
+                global: self.tiles * WG,
+                local: WG,
+            },
+            Strategy::ColumnTiles => SegmentLaunch {
+                entry: 3,
+                global: n.div_ceil(COL_OUTPUTS) * self.fixed_len.div_ceil(TILE) * COL_WG,
+                local: COL_WG,
+            },
+        };
+        let mut launches = vec![first];
+        if self.max_len > TILE {
+            launches.push(SegmentLaunch {
+                entry: 4,
+                global: n * WG,
+                local: WG,
+            });
+        }
+        launches
+    }
+
+    /// The header and tables as the kernels read them, with the byte offset of the
+    /// scratch area after them and `result` (a device address, or 0) as `H_RESULT`.
+    fn header_and_tables(&self, result: u64) -> Vec<u8> {
+        let mut header = self.header;
+        header[8] = ((HEADER_WORDS + self.tables.len()) * 8) as u64;
+        header[10] = result;
+        let mut bytes = Vec::with_capacity(header[8] as usize);
+        for word in header.iter().chain(self.tables.iter()) {
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+        bytes
+    }
+
+    /// Bytes of the scratch area: one accumulator per tile where outputs span several.
+    fn scratch_bytes(&self, acc_bytes: usize) -> usize {
+        if self.max_len > TILE {
+            self.tiles * acc_bytes
+        } else {
+            0
+        }
+    }
+
     /// The bytes of the `out` buffer before the kernels run: results (left for the
     /// kernels), header, tables; the scratch area follows.
     fn layout(&self, acc_bytes: usize) -> (Vec<u8>, usize) {
         let results = (self.outputs * acc_bytes).next_multiple_of(8);
-        let header_and_tables = (HEADER_WORDS + self.tables.len()) * 8;
-        let mut header = self.header;
-        header[8] = header_and_tables as u64;
         let mut bytes = vec![0u8; results];
-        for word in header.iter().chain(self.tables.iter()) {
-            bytes.extend_from_slice(&word.to_le_bytes());
+        bytes.extend_from_slice(&self.header_and_tables(0));
+        (bytes, self.scratch_bytes(acc_bytes))
+    }
+
+    /// The `out` buffer of kernels built with `SEG_RESULT` (`segments.cl`), which
+    /// write output k's result to element k of the array at device address `result`:
+    /// header and tables, then the scratch area, whose size is the second value.
+    pub fn result_layout(&self, result: u64, acc_bytes: usize) -> (Vec<u8>, usize) {
+        (
+            self.header_and_tables(result),
+            self.scratch_bytes(acc_bytes),
+        )
+    }
+}
+
+/// One kernel launch of a [`SegmentJob`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentLaunch {
+    /// Index into [`ENTRY_POINTS`] (and the fields of [`SegmentKernels`]).
+    pub entry: usize,
+    /// Work-items in all.
+    pub global: usize,
+    /// Work-items per group.
+    pub local: usize,
+}
+
+impl<K: ?Sized> SegmentKernels<'_, K> {
+    /// The kernel of [`ENTRY_POINTS`]`[entry]`.
+    fn entry(&self, entry: usize) -> &K {
+        match entry {
+            0 => self.short_rows,
+            1 => self.short_rows_wide,
+            2 => self.row_tiles,
+            3 => self.column_tiles,
+            _ => self.tree,
         }
-        let scratch = if self.max_len > TILE {
-            self.tiles * acc_bytes
-        } else {
-            0
-        };
-        (bytes, scratch)
     }
 }
 
@@ -475,38 +570,21 @@ pub fn launch_segments<L: Launcher>(
     if job.outputs == 0 || job.max_len == 0 {
         return Ok(results);
     }
-    let passes = &mut results.passes;
     let results_bytes = job.outputs * codec.acc_bytes;
     let (bytes, scratch) = job.layout(codec.acc_bytes);
     let mut out = launcher.alloc(bytes.len() + scratch.max(8))?;
     launcher.write(&mut out, &bytes)?;
-    let n = job.outputs;
-    match job.strategy {
-        Strategy::ShortRows { .. } | Strategy::ShortRowsWide => {
-            let (kernel, width) = match job.strategy {
-                Strategy::ShortRows { width } => (kernels.short_rows, width),
-                _ => (kernels.short_rows_wide, SHORT_WIDTH),
-            };
-            let groups = n.div_ceil(SHORT_BLOCKS * (WG / width));
-            passes.push(launcher.launch(kernel, source, &out, n, groups * WG, WG)?);
-        }
-        Strategy::RowTiles => {
-            passes.push(launcher.launch(kernels.row_tiles, source, &out, n, job.tiles * WG, WG)?);
-        }
-        Strategy::ColumnTiles => {
-            let groups = n.div_ceil(COL_OUTPUTS) * job.fixed_len.div_ceil(TILE);
-            passes.push(launcher.launch(
-                kernels.column_tiles,
-                source,
-                &out,
-                n,
-                groups * COL_WG,
-                COL_WG,
-            )?);
-        }
-    }
-    if job.max_len > TILE {
-        passes.push(launcher.launch(kernels.tree, source, &out, n, n * WG, WG)?);
+    for launch in job.launches() {
+        let kernel = kernels.entry(launch.entry);
+        let seconds = launcher.launch(
+            kernel,
+            source,
+            &out,
+            job.outputs,
+            launch.global,
+            launch.local,
+        )?;
+        results.passes.push(seconds);
     }
     results.bytes = launcher.read(&out, results_bytes)?.0;
     Ok(results)
@@ -570,6 +648,71 @@ mod tests {
         // Axes 0 and 2 of a C-order (2, 3, 4) array do not step evenly: gathered instead.
         let split = AxisPlan::new(Layout::c_order(&[2, 3, 4]), Some(&[0, 2]), false).expect("plan");
         assert!(SegmentJob::new(Selection::Axes(&split)).is_none());
+    }
+
+    #[test]
+    fn launches_follow_the_strategy_and_add_the_tree_for_long_outputs() {
+        let rows = AxisPlan::new(Layout::c_order(&[1000, 32]), Some(&[1]), false).expect("plan");
+        let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
+        // 32 work-items per row, 4 blocks of 8 rows per group of 256.
+        let one = SegmentLaunch {
+            entry: 0,
+            global: 1000usize.div_ceil(32) * WG,
+            local: WG,
+        };
+        assert_eq!(job.launches(), vec![one]);
+        let long = AxisPlan::new(Layout::c_order(&[3, 70_001]), Some(&[1]), false).expect("plan");
+        let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
+        let tiles = 3 * 70_001usize.div_ceil(TILE);
+        assert_eq!(
+            job.launches(),
+            vec![
+                SegmentLaunch {
+                    entry: 2,
+                    global: tiles * WG,
+                    local: WG
+                },
+                SegmentLaunch {
+                    entry: 4,
+                    global: 3 * WG,
+                    local: WG
+                }
+            ]
+        );
+        assert!(job.every_output_has_elements());
+        let empty = AxisPlan::new(Layout::c_order(&[4, 0]), Some(&[1]), false).expect("plan");
+        let job = SegmentJob::new(Selection::Axes(&empty)).expect("job");
+        assert!(job.launches().is_empty() && !job.every_output_has_elements());
+        // The stream path's header carries the result's address and no results area.
+        let (header, scratch) = job.result_layout(0xabc0, 4);
+        assert_eq!(header.len(), HEADER_WORDS * 8);
+        assert_eq!(header[80..88], 0xabc0u64.to_le_bytes());
+        assert_eq!(scratch, 0);
+        let ranges = [0..5, 5..5];
+        let csr = SegmentJob::new(Selection::Ranges(&ranges)).expect("job");
+        assert!(!csr.every_output_has_elements());
+    }
+
+    #[test]
+    fn results_stored_in_place_are_raw_bytes_or_float_keys() {
+        use redlab_core::DType;
+        let in_place = |op, dtype| {
+            let problem = Problem::new(op, dtype, None).expect("problem");
+            Codec::new(&problem).in_place_result()
+        };
+        assert_eq!(in_place(Op::Sum, DType::F32), Some((4, false)));
+        assert_eq!(in_place(Op::Min, DType::I8), Some((1, false)));
+        assert_eq!(in_place(Op::Max, DType::F32), Some((4, true)));
+        assert_eq!(in_place(Op::Min, DType::F64), Some((8, true)));
+        assert_eq!(in_place(Op::ArgMax, DType::F32), None);
+        assert_eq!(in_place(Op::Max, DType::F16), None);
+        let argmax = Problem::new(Op::ArgMax, DType::F32, None).expect("problem");
+        let refused = crate::assembly::assemble_segments_to_result(
+            &argmax,
+            &[],
+            crate::assembly::Target::Cuda,
+        );
+        assert!(refused.is_err_and(|e| e.contains("decoding on the host")));
     }
 
     #[test]
