@@ -1,60 +1,78 @@
 #!/usr/bin/env python3
-"""Where a Python axis call of a torch CUDA tensor spends its time: the native call
-(stream wait, launches, readback, decode into the typed array), numpy's view of the
-bytes, and the copy back to the tensor's device; beside torch's own call. Medians of
---reps, one synchronize after each piece, f32.
+"""Where the host time of a Python axis call of a torch CUDA tensor goes, piece by
+piece, beside torch's own call: the stream query, the DLPack capsule, the result
+tensor's allocation, the native call (plan, header copy, launches), and the whole
+``redlab.reduce`` call. Host time of each piece only (a synchronize follows every rep,
+outside the timing), medians of --reps, f32.
 
     python3 tools/python_axis_breakdown.py --out breakdown.jsonl
 """
 
 import argparse
 import json
-
-import numpy as np
+import statistics
+import time
 
 import redlab
-from python_axis_calls import median_wait as median  # this folder is on the path
 from redlab import _arrays, _reductions
 
-SHAPES = [((1 << 22, 4), 1), ((1 << 20, 32), 1), ((8192, 8192), 1)]
+SHAPES = [((1024, 64), 1), ((8192, 8192), 1), ((1 << 22, 4), 1)]
+
+
+def host_time(piece, sync, reps):
+    """Median host seconds of ``piece(prepared)``, where ``prepare()`` runs untimed."""
+    times = []
+    for _ in range(reps):
+        prepared = piece[0]()
+        start = time.perf_counter()
+        piece[1](prepared)
+        times.append(time.perf_counter() - start)
+        sync()
+    return statistics.median(times[3:])
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True)
-    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--reps", type=int, default=200)
     args = parser.parse_args()
     import torch
 
     sync = torch.cuda.synchronize
+    rows = []
     with open(args.out, "w") as out:
         for shape, axis in SHAPES:
             t = torch.randn(shape, device="cuda")
-            for op in ["sum", "max"]:
-                stream = torch.cuda.current_stream().cuda_stream
+            out_shape = tuple(s for d, s in enumerate(shape) if d != axis)
+            stream = _arrays.current_stream(t, "torch")
 
-                def native():
-                    capsule = t.__dlpack__(stream=stream if stream else 1)
-                    return _reductions._native.reduce_dlpack(
-                        "op", op, capsule, [axis], False, None, stream, None, 0, 0.0)
+            def capsule():
+                return t.__dlpack__(stream=stream if stream else 1)
 
-                triple = native()
-                host = _reductions._result(triple)
-                record = {
-                    "shape": list(shape), "axis": axis, "op": op,
-                    "native_s": median(native, sync, args.reps),
-                    "numpy_view_s": median(lambda: _reductions._result(triple), sync, args.reps),
-                    "to_device_s": median(
-                        lambda: _arrays.to_framework(host, t, "torch"), sync, args.reps),
-                    "whole_s": median(lambda: redlab.reduce(op, t, axis=axis), sync, args.reps),
-                    "torch_s": median(
-                        lambda: (torch.sum if op == "sum" else torch.amax)(t, dim=axis),
-                        sync, args.reps),
-                    "result_bytes": int(np.asarray(host).nbytes),
-                }
+            def native(c):
+                result = t.new_empty(out_shape)
+                _reductions._native.reduce_dlpack(
+                    "op", "sum", c, [axis], False, None, stream, result.data_ptr(),
+                    result.numel() * 4, 0.0)
+
+            pieces = {
+                "stream query": (lambda: None, lambda _: _arrays.current_stream(t, "torch")),
+                "dlpack capsule": (lambda: None, lambda _: capsule()),
+                "result tensor": (lambda: None, lambda _: t.new_empty(out_shape)),
+                "native call + result tensor": (capsule, native),
+                "redlab.sum": (lambda: None, lambda _: redlab.sum(t, axis=axis)),
+                "torch.sum": (lambda: None, lambda _: torch.sum(t, dim=axis)),
+            }
+            for name, piece in pieces.items():
+                seconds = host_time(piece, sync, args.reps)
+                record = {"shape": list(shape), "axis": axis, "piece": name, "host_us": seconds * 1e6}
                 out.write(json.dumps(record) + "\n")
-                print(" ".join(f"{k}={v * 1e3:.3f}ms" if k.endswith("_s") else f"{k}={v}"
-                               for k, v in record.items()))
+                rows.append(record)
+    print("| shape | axis | piece | host µs |")
+    print("|---|---|---|---:|")
+    for r in rows:
+        shape = "×".join(str(d) for d in r["shape"])
+        print(f"| {shape} | {r['axis']} | {r['piece']} | {r['host_us']:.1f} |")
 
 
 if __name__ == "__main__":

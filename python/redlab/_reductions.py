@@ -2,6 +2,7 @@
 tensor), hands it to the native module without a copy, and returns numpy scalars and
 arrays, or for CUDA tensors a tensor of the same framework on the same device."""
 
+import builtins
 import math
 
 import numpy as np
@@ -97,6 +98,31 @@ def _torch_fast(name, a, acc):
     return out
 
 
+def _torch_axis_fast(name, a, axes, keepdims, acc):
+    """An operator along axes of a torch CUDA tensor, enqueued on torch's current stream
+    into a result tensor of numpy's shape: the tensor's own address, shape, strides and
+    stream, read from the tensor (the memory DLPack describes, without a capsule per
+    call). Returns None where this does not apply (the DLPack path then runs)."""
+    if not _TORCH_TYPES:
+        _torch_tables()
+    element = _TORCH_TYPES.get(a.dtype)
+    if element is None:
+        return None
+    ordinal = a.get_device()
+    result_type = _enqueue_axis_type(name, element, acc, ordinal)
+    if result_type is None:
+        return None
+    shape = _reduced_shape(tuple(a.shape), axes, keepdims)
+    if shape is None:
+        return None
+    out = a.new_empty(shape, dtype=_TORCH_RESULT[result_type])
+    enqueued = _native.enqueue_axis_pointer(
+        name, element, acc, a.data_ptr(), tuple(a.shape), a.stride(), axes, keepdims,
+        ordinal, _torch_stream(ordinal), out.data_ptr(), out.numel() * out.element_size(),
+    )
+    return out if enqueued else None
+
+
 # Fresh 0-d results for the torch fast path, made a block at a time: one tensor of
 # _RESULT_BLOCK elements allocated on the stream that will write them, split at once
 # into 0-d views. Allocating each result through torch cost 2.6 µs of a 10.4 µs call on
@@ -140,7 +166,8 @@ def _reduced_shape(shape, axes, keepdims):
         reduced = set(range(rank))
     else:
         reduced = {ax + rank if ax < 0 else ax for ax in axes}
-        if len(reduced) != len(axes) or any(not 0 <= ax < rank for ax in reduced):
+        # (builtins: this module's own `any`, `min` and `max` reduce arrays.)
+        if len(reduced) != len(axes) or builtins.any(not 0 <= ax < rank for ax in reduced):
             return None
     return tuple(
         1 if d in reduced else size
@@ -153,8 +180,11 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof=0.0):
     _check_device(place, device)
     lib = _arrays.framework(a)
     whole = kind == "op" and axes is None and not keepdims
-    if whole and lib == "torch":
-        out = _torch_fast(name, a, acc)
+    if kind == "op" and lib == "torch":
+        if whole:
+            out = _torch_fast(name, a, acc)
+        else:
+            out = _torch_axis_fast(name, a, axes, keepdims, acc)
         if out is not None:
             return out
     stream = _arrays.current_stream(a, lib)
@@ -218,11 +248,11 @@ def _torch_tables():
 def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto", ddof=0.0):
     axes = None if axis is None else _axes(axis)
     acc = None if dtype is None else _arrays.type_name(dtype)
-    if (
-        kind == "op" and axes is None and not keepdims and device == "auto"
-        and type(a) is _TORCH_TENSOR[0] and a.is_cuda
-    ):
-        out = _torch_fast(name, a, acc)
+    if kind == "op" and device == "auto" and type(a) is _TORCH_TENSOR[0] and a.is_cuda:
+        if axes is None and not keepdims:
+            out = _torch_fast(name, a, acc)
+        else:
+            out = _torch_axis_fast(name, a, axes, keepdims, acc)
         if out is not None:
             return out
     if type(a) is not _ndarray:

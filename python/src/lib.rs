@@ -22,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::reduce_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::enqueue_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::enqueue_axis_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::enqueue_axis_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::enqueue_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::reduce_mapped, m)?)?;
     m.add_function(wrap_pyfunction!(devices::devices_json, m)?)?;
