@@ -264,19 +264,32 @@ pub fn enqueue_dtype(
     acc: Option<&str>,
     ordinal: usize,
 ) -> PyResult<Option<(&'static str, usize)>> {
+    let Some((device, problem)) = cuda_operator(kind, name, element, acc, ordinal)? else {
+        return Ok(None);
+    };
+    Ok(device.cuda().and_then(|cuda| {
+        let elements = cuda
+            .landing_bytes(&problem)
+            .div_ceil(problem.acc.size_bytes());
+        cuda.enqueue_result_bytes(&problem)
+            .map(|_| (problem.acc.name(), elements))
+    }))
+}
+
+/// The CUDA device `ordinal` and the problem of operator `name` over `element`, or
+/// `None` for statistics.
+fn cuda_operator(
+    kind: &str,
+    name: &str,
+    element: &str,
+    acc: Option<&str>,
+    ordinal: usize,
+) -> PyResult<Option<(std::sync::Arc<Device>, redlab::Problem)>> {
     let What::Op(op, acc) = What::parse(kind, name, acc, 0.0)? else {
         return Ok(None);
     };
     let problem = What::problem(op, dtype(element)?, acc)?;
-    let device = devices::device(&format!("cuda:{ordinal}"))?;
-    let Some(cuda) = device.cuda() else {
-        return Ok(None);
-    };
-    let size = problem.acc.size_bytes();
-    let elements = cuda.landing_bytes(&problem).div_ceil(size);
-    Ok(cuda
-        .enqueue_result_bytes(&problem)
-        .map(|_| (problem.acc.name(), elements)))
+    Ok(Some((devices::cuda(ordinal)?, problem)))
 }
 
 /// When a CUDA tensor's reduction by `op` along axes can be enqueued on the caller's
@@ -290,16 +303,12 @@ pub fn enqueue_axis_dtype(
     acc: Option<&str>,
     ordinal: usize,
 ) -> PyResult<Option<&'static str>> {
-    let What::Op(op, acc) = What::parse("op", name, acc, 0.0)? else {
+    let Some((device, problem)) = cuda_operator("op", name, element, acc, ordinal)? else {
         return Ok(None);
     };
-    let problem = What::problem(op, dtype(element)?, acc)?;
-    let device = devices::device(&format!("cuda:{ordinal}"))?;
-    let Some(cuda) = device.cuda() else {
-        return Ok(None);
-    };
-    Ok(cuda
-        .enqueue_output_bytes(&problem)
+    Ok(device
+        .cuda()
+        .and_then(|cuda| cuda.enqueue_output_bytes(&problem))
         .map(|_| problem.acc.name()))
 }
 

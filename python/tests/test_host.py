@@ -180,3 +180,18 @@ def test_threads_share_the_library():
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(redlab.sum, arrays * 4))
     assert all(same_bits(g, e) for g, e in zip(got, expected * 4))
+
+
+def test_result_shapes_for_device_tensors_follow_numpy():
+    # The shape of the result tensor that CUDA axis reductions write in place.
+    from redlab import _reductions
+
+    x = random_array(np.float64, 210, seed=1).reshape(2, 3, 5, 7)
+    for axes in [None, [0], [-1], [1, 3], [0, 1, 2, 3], [], [-4, 2]]:
+        for keepdims in [False, True]:
+            axis = None if axes is None else tuple(axes)
+            want = np.sum(x, axis=axis, keepdims=keepdims).shape
+            assert _reductions._reduced_shape(x.shape, axes, keepdims) == want, (axes, keepdims)
+    # Axes numpy refuses get no shape: the native call then raises numpy's error.
+    for bad in [[4], [-5], [1, 1], [0, -4]]:
+        assert _reductions._reduced_shape(x.shape, bad, False) is None, bad

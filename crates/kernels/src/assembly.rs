@@ -188,7 +188,7 @@ pub fn assemble_segments(
 /// `segments.cl` built with `SEG_RESULT`: each output's result goes to the caller's
 /// array whose address the job's header carries (the stream path of axis reductions,
 /// which reads nothing back). An error for problems whose results need decoding on the
-/// host ([`Codec::in_place_result`]).
+/// host ([`crate::codec::Codec::in_place_result`]).
 pub fn assemble_segments_to_result(
     problem: &Problem,
     quirks: &[Quirk],
