@@ -263,7 +263,7 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
         for (uint w_ = width / 2; w_ > 0; w_ >>= 1)                  \
             x_ = combine(x_, sub_group_shuffle_down(x_, w_));        \
         if (j == 0 && (k) < outputs)                                 \
-            seg_put(out, h, k, x_);                                             \
+            seg_put(out, h, k, x_);                                  \
     } while (0)
 #else
 #define SHORT_FINISH(x0, k)                                          \
@@ -277,7 +277,7 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
         }                                                            \
         barrier(CLK_LOCAL_MEM_FENCE);                                \
         if (j == 0 && (k) < outputs)                                 \
-            seg_put(out, h, k, lanes[lid]);                                     \
+            seg_put(out, h, k, lanes[lid]);                          \
     } while (0)
 #endif
 
