@@ -74,6 +74,13 @@ def _enqueue_axis_type(name, element, acc, ordinal):
     return result_type
 
 
+def _torch_op_fast(name, a, axes, keepdims, acc):
+    """The torch fast path of an operator: whole-array or along axes."""
+    if axes is None and not keepdims:
+        return _torch_fast(name, a, acc)
+    return _torch_axis_fast(name, a, axes, keepdims, acc)
+
+
 def _torch_fast(name, a, acc):
     """A whole-array operator over a contiguous torch CUDA tensor, enqueued on torch's
     current stream: the tensor's own address, length and stream, read from the tensor
@@ -181,10 +188,7 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof=0.0):
     lib = _arrays.framework(a)
     whole = kind == "op" and axes is None and not keepdims
     if kind == "op" and lib == "torch":
-        if whole:
-            out = _torch_fast(name, a, acc)
-        else:
-            out = _torch_axis_fast(name, a, axes, keepdims, acc)
+        out = _torch_op_fast(name, a, axes, keepdims, acc)
         if out is not None:
             return out
     stream = _arrays.current_stream(a, lib)
@@ -249,10 +253,7 @@ def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto", d
     axes = None if axis is None else _axes(axis)
     acc = None if dtype is None else _arrays.type_name(dtype)
     if kind == "op" and device == "auto" and type(a) is _TORCH_TENSOR[0] and a.is_cuda:
-        if axes is None and not keepdims:
-            out = _torch_fast(name, a, acc)
-        else:
-            out = _torch_axis_fast(name, a, axes, keepdims, acc)
+        out = _torch_op_fast(name, a, axes, keepdims, acc)
         if out is not None:
             return out
     if type(a) is not _ndarray:

@@ -84,7 +84,8 @@ impl CudaDevice {
         result: u64,
         result_bytes: usize,
     ) -> Result<(), RunError> {
-        let bytes = self.enqueue_output_bytes(problem).ok_or_else(|| {
+        let codec = Codec::new(problem);
+        let (bytes, _) = codec.in_place_result().ok_or_else(|| {
             RunError::Skipped(format!("{problem}: the results need decoding on the host"))
         })?;
         if result_bytes != job.outputs() * bytes {
@@ -110,8 +111,7 @@ impl CudaDevice {
         }
         self.timeline.bind()?;
         let functions = self.output_functions(problem)?;
-        let acc_bytes = Codec::new(problem).acc_bytes;
-        let (header, scratch_bytes) = job.result_layout(result, acc_bytes);
+        let (header, scratch_bytes) = job.result_layout(result, codec.acc_bytes);
         let needed = header.len() + scratch_bytes.max(8);
         let stream_handle = stream as sys::CUstream;
         // Held until every launch is enqueued: another thread's call on the same stream
