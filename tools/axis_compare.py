@@ -3,6 +3,7 @@
 
 Usage: tools/axis_compare.py REDLAB_BINARY [--reps 30] [--json OUT.jsonl]
                               [--ops sum,max,min,argmax,var,std,logsumexp] [--shapes 0,1]
+                              [--add 65536x1024:0,1024x65536:0]
 
 var and std are the population statistics (ddof 0) in every library.
 
@@ -127,11 +128,16 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--ops", help="comma-separated operators and statistics")
     ap.add_argument("--shapes", help="comma-separated indices into the shape list")
+    ap.add_argument("--add", help="more 2-D shapes, ROWSxCOLS:AXIS, comma-separated")
     args = ap.parse_args()
     if args.ops:
         OPS[:] = args.ops.split(",")
     if args.shapes:
         SHAPES[:] = [SHAPES[int(k)] for k in args.shapes.split(",")]
+    for spec in args.add.split(",") if args.add else []:
+        dims, axis = spec.split(":")
+        rows, cols = dims.split("x")
+        SHAPES.append(((int(rows), int(cols)), int(axis)))
     ours = redlab_rows(args.redlab, args.reps)
     torch_t = torch_rows(args.reps)
     cupy_t = cupy_rows(args.reps)

@@ -59,12 +59,15 @@ pub fn run(
         kernel(ENTRY_POINTS[3]),
         kernel(ENTRY_POINTS[4]),
     );
+    let (column_words, column_finish) = (kernel(ENTRY_POINTS[5]), kernel(ENTRY_POINTS[6]));
     let kernels = SegmentKernels {
         short_rows: &short_rows,
         short_rows_wide: &short_rows_wide,
         row_tiles: &row_tiles,
         column_tiles: &column_tiles,
         tree: &tree,
+        column_words: &column_words,
+        column_finish: &column_finish,
     };
     let result = run_segments(&launcher, &kernels, problem, &input, &job);
     if let Some(e) = launcher.failure.borrow_mut().take() {

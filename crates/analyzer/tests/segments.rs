@@ -45,10 +45,13 @@ fn every_segment_kernel_matches_the_reference_in_the_simulator() {
     let long = plan(&[2, 8195], 1);
     let cols = plan(&[45, 11], 0);
     let tall = plan(&[8200, 9], 0);
+    // 4-byte columns as 16-byte words: a partial tile, then a whole one with the tree.
+    let words = plan(&[300, 132], 0);
+    let tall_words = plan(&[8200, 128], 0);
     let ranges = Segments::Offsets(vec![0, 3, 3, 300, 301, 1000])
         .ranges(1000)
         .expect("ranges");
-    let cases: [(&str, usize, Selection<'_>); 8] = [
+    let cases: [(&str, usize, Selection<'_>); 10] = [
         ("short rows 37x19", 37 * 19, Selection::Axes(&rows)),
         ("short rows 3x1000", 3 * 1000, Selection::Axes(&wide)),
         ("full rows 3x1024", 3 * 1024, Selection::Axes(&full)),
@@ -63,6 +66,12 @@ fn every_segment_kernel_matches_the_reference_in_the_simulator() {
             "column tiles and tree 8200x9",
             8200 * 9,
             Selection::Axes(&tall),
+        ),
+        ("column words 300x132", 300 * 132, Selection::Axes(&words)),
+        (
+            "column words and tree 8200x128",
+            8200 * 128,
+            Selection::Axes(&tall_words),
         ),
         ("csr segments", 1000, Selection::Ranges(&ranges)),
     ];
@@ -100,7 +109,7 @@ fn every_segment_kernel_matches_the_reference_in_the_simulator() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    for wanted in ["short_rows", "row_tiles", "column_tiles"] {
+    for wanted in ["short_rows", "row_tiles", "column_tiles", "column_words"] {
         assert!(
             strategies.iter().any(|s| s == wanted),
             "no case ran {wanted}"

@@ -397,6 +397,8 @@ impl CudaDevice {
             row_tiles: &f[2],
             column_tiles: &f[3],
             tree: &f[4],
+            column_words: &f[5],
+            column_finish: &f[6],
         };
         let _guard = self
             .running

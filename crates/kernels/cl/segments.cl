@@ -7,7 +7,8 @@
 //             SEG_RESULT builds, which write the caller's array, below);
 //   header    HEADER_WORDS ulongs (below), written by the host;
 //   tables    starts[outputs + 1] and tile prefix[outputs + 1] (table modes only);
-//   scratch   one acc_t per tile, for outputs of more than one tile.
+//   scratch   one acc_t per tile, for outputs of more than one tile; then column_words'
+//             partials, 4 per tile (H_PARTIALS).
 // Output k's sequence is elements start(k) + j × STRIDE for j < len(k).
 //
 // Strategies (the host picks one by shape, `redlab run --explain` says which):
@@ -27,6 +28,8 @@
 //                 work-group of 1024 serves 32 outputs × 32 lane classes of one tile;
 //                 work-item (x, y) folds the 32 lanes y + 32m of output x by the halving
 //                 rule, so each load of a warp reads 32 neighbouring outputs in one row.
+//   column_words  columns of 4-byte elements as 16-byte words, a tile's lane classes
+//                 split over 4 work-groups, then column_finish (column_words.h).
 //   tree          a work-group per output of more than one tile: the aligned pairwise
 //                 tree over its tile results, 256 at a time, then a binary counter over
 //                 the blocks' roots, which builds the same tree.
@@ -49,6 +52,7 @@
 #define H_SCRATCH 8      // byte offset of the scratch area from the header
 #define H_OFFSET 9       // formula: the first output's first element
 #define H_RESULT 10      // SEG_RESULT builds: the device address of the caller's results
+#define H_PARTIALS 11    // column_words: byte offset of its partials from the header
 #define HEADER_WORDS 16
 
 // SEG_RESULT (the stream path, crates/cuda/src/stream_outputs.rs): output k's result,
@@ -743,3 +747,5 @@ void tree(__global const in_t* in, __global acc_t* out, ulong outputs) {
         seg_put(out, h, k, r);
     }
 }
+
+#include "column_words.h"

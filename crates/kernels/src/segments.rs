@@ -32,6 +32,16 @@ const COL_OUTPUTS: usize = 32;
 const MIN_COLUMNS: usize = 8;
 /// Work-items per group of `column_tiles` (`COL_WG`: 32 outputs × 32 lane classes).
 const COL_WG: usize = 1024;
+/// Outputs per work-group of `column_words` (`CW_OUTPUTS`: 32 words of 4 outputs).
+const CW_OUTPUTS: usize = 128;
+/// Work-groups per tile of a block of `column_words` (`CW_SPLIT`), and partials per tile.
+const CW_SPLIT: usize = 4;
+/// Outputs side by side from which `column_words` replaces `column_tiles`: with fewer, a
+/// warp of 32 words would hold more idle work-items than `column_tiles`' 32 outputs.
+const CW_MIN_OUTPUTS: usize = 128;
+/// Work-groups from which min and max read columns faster as words (on the H200, 1024
+/// groups: 1.10–1.27× `column_tiles`; 256 groups: 0.88–1.00×, results/h200-column-words).
+const CW_MIN_GROUPS_MIN_MAX: usize = 1024;
 /// "No fixed length" in the header.
 const NONE: u64 = u64::MAX;
 
@@ -54,6 +64,10 @@ pub enum Strategy {
     /// Strided outputs that start side by side (columns): 32 outputs × 32 lane classes per
     /// work-group and tile (`column_tiles`), then `tree` for outputs of several tiles.
     ColumnTiles,
+    /// Columns of 4-byte elements read as 16-byte words: 128 outputs × 8 lane classes per
+    /// work-group, a tile's 32 classes split over 4 work-groups (`column_words`), their
+    /// partials joined by `column_finish`, then `tree` for outputs of several tiles.
+    ColumnWords,
 }
 
 /// The kernels of `segments.cl`, built for one problem.
@@ -68,15 +82,21 @@ pub struct SegmentKernels<'k, K: ?Sized> {
     pub column_tiles: &'k K,
     /// `tree`.
     pub tree: &'k K,
+    /// `column_words`.
+    pub column_words: &'k K,
+    /// `column_finish`.
+    pub column_finish: &'k K,
 }
 
 /// The entry points of `segments.cl`, in the order of [`SegmentKernels`]' fields.
-pub const ENTRY_POINTS: [&str; 5] = [
+pub const ENTRY_POINTS: [&str; 7] = [
     "short_rows",
     "short_rows_wide",
     "row_tiles",
     "column_tiles",
     "tree",
+    "column_words",
+    "column_finish",
 ];
 
 /// Where every output's elements are, and how the device will reduce them.
@@ -264,13 +284,30 @@ impl SegmentJob {
         self
     }
 
-    /// The job for `problem`: outputs of 33 to 1024 elements go to `short_rows_wide`.
+    /// The job for `problem`: outputs of 33 to 1024 elements go to `short_rows_wide`, and
+    /// columns of 4-byte elements whose words hold 4 neighbouring outputs at every row to
+    /// `column_words`.
     /// (value, index) pairs of argmin/argmax fold there as they load, whatever the
     /// order, since their answer does not depend on it: held as 16 registers of pairs
     /// for the halving fold they read slower than on `short_rows` (measured on the H200).
     pub fn for_problem(mut self, problem: &Problem) -> SegmentJob {
         let span = self.header[2] as usize;
         let pairs = matches!(problem.op, Op::ArgMin | Op::ArgMax);
+        if self.strategy == Strategy::ColumnTiles && !pairs && self.words_hold_columns(problem) {
+            self.strategy = Strategy::ColumnWords;
+            self.reason = format!(
+                "column_words: {} strided outputs side by side, read as 16-byte words of 4 \
+                 outputs; a work-group takes 128 neighbouring outputs × 8 of the 32 lane classes \
+                 of one tile of {TILE} elements (4 work-groups per tile, joined by \
+                 column_finish), each warp load reading 512 bytes of one row{}",
+                self.outputs,
+                if self.fixed_len > TILE {
+                    ", then a canonical tree over each output's tiles"
+                } else {
+                    ""
+                }
+            );
+        }
         if matches!(self.strategy, Strategy::ShortRows { .. }) && span > SHORT_WIDTH {
             self.strategy = Strategy::ShortRowsWide;
             let fold = if pairs {
@@ -288,6 +325,36 @@ impl SegmentJob {
             );
         }
         self
+    }
+
+    /// Whether `column_words` runs these columns of `problem`: every 16-byte word must
+    /// hold 4 neighbouring outputs at every row (4-byte elements, outputs one element
+    /// apart in runs of a multiple of 4, first elements and row strides of a multiple of
+    /// 4 elements; the kernel checks the buffer's alignment itself), and the H200's
+    /// measurements must favour it (results/h200-column-words): columns shorter than a
+    /// tile only for float sums and products (1.22×; min, max and integer operators
+    /// 0.37–0.96×), min and max only on grids of at least
+    /// [`CW_MIN_GROUPS_MIN_MAX`] work-groups, everything else from one whole tile on
+    /// (1.02–1.44×).
+    fn words_hold_columns(&self, problem: &Problem) -> bool {
+        let h = &self.header;
+        let groups = self.outputs.div_ceil(CW_OUTPUTS) * self.fixed_len.div_ceil(TILE) * CW_SPLIT;
+        let measured_faster = if self.fixed_len < TILE {
+            problem.dtype.is_float() && matches!(problem.op, Op::Sum | Op::Prod)
+        } else if matches!(problem.op, Op::Min | Op::Max) {
+            groups >= CW_MIN_GROUPS_MIN_MAX
+        } else {
+            true
+        };
+        measured_faster
+            && problem.dtype.size_bytes() == 4
+            && self.outputs >= CW_MIN_OUTPUTS
+            && h[4] == 0
+            && h[7] == 1
+            && h[5] % 4 == 0
+            && h[6] % 4 == 0
+            && h[1] % 4 == 0
+            && h[9] % 4 == 0
     }
 
     /// The strategy the device will run.
@@ -342,8 +409,20 @@ impl SegmentJob {
                 global: n.div_ceil(COL_OUTPUTS) * self.fixed_len.div_ceil(TILE) * COL_WG,
                 local: COL_WG,
             },
+            Strategy::ColumnWords => SegmentLaunch {
+                entry: 5,
+                global: n.div_ceil(CW_OUTPUTS) * self.fixed_len.div_ceil(TILE) * CW_SPLIT * WG,
+                local: WG,
+            },
         };
         let mut launches = vec![first];
+        if self.strategy == Strategy::ColumnWords {
+            launches.push(SegmentLaunch {
+                entry: 6,
+                global: self.tiles.div_ceil(WG) * WG,
+                local: WG,
+            });
+        }
         if self.max_len > TILE {
             launches.push(SegmentLaunch {
                 entry: 4,
@@ -356,10 +435,11 @@ impl SegmentJob {
 
     /// The header and tables as the kernels read them, with the byte offset of the
     /// scratch area after them and `result` (a device address, or 0) as `H_RESULT`.
-    fn header_and_tables(&self, result: u64) -> Vec<u8> {
+    fn header_and_tables(&self, result: u64, acc_bytes: usize) -> Vec<u8> {
         let mut header = self.header;
         header[8] = ((HEADER_WORDS + self.tables.len()) * 8) as u64;
         header[10] = result;
+        header[11] = header[8] + self.tile_scratch_bytes(acc_bytes) as u64;
         let mut bytes = Vec::with_capacity(header[8] as usize);
         for word in header.iter().chain(self.tables.iter()) {
             bytes.extend_from_slice(&word.to_le_bytes());
@@ -367,13 +447,24 @@ impl SegmentJob {
         bytes
     }
 
-    /// Bytes of the scratch area: one accumulator per tile where outputs span several.
-    fn scratch_bytes(&self, acc_bytes: usize) -> usize {
+    /// Bytes of the scratch area's tile results: one accumulator per tile where outputs
+    /// span several (rounded up to 16 bytes, where `column_words`' partials follow).
+    fn tile_scratch_bytes(&self, acc_bytes: usize) -> usize {
         if self.max_len > TILE {
-            self.tiles * acc_bytes
+            (self.tiles * acc_bytes).next_multiple_of(16)
         } else {
             0
         }
+    }
+
+    /// Bytes of the scratch area: the tile results, then `column_words`' partials.
+    fn scratch_bytes(&self, acc_bytes: usize) -> usize {
+        let partials = if self.strategy == Strategy::ColumnWords {
+            self.tiles * CW_SPLIT * acc_bytes
+        } else {
+            0
+        };
+        self.tile_scratch_bytes(acc_bytes) + partials
     }
 
     /// The bytes of the `out` buffer before the kernels run: results (left for the
@@ -381,7 +472,7 @@ impl SegmentJob {
     fn layout(&self, acc_bytes: usize) -> (Vec<u8>, usize) {
         let results = (self.outputs * acc_bytes).next_multiple_of(8);
         let mut bytes = vec![0u8; results];
-        bytes.extend_from_slice(&self.header_and_tables(0));
+        bytes.extend_from_slice(&self.header_and_tables(0, acc_bytes));
         (bytes, self.scratch_bytes(acc_bytes))
     }
 
@@ -390,7 +481,7 @@ impl SegmentJob {
     /// header and tables, then the scratch area, whose size is the second value.
     pub fn result_layout(&self, result: u64, acc_bytes: usize) -> (Vec<u8>, usize) {
         (
-            self.header_and_tables(result),
+            self.header_and_tables(result, acc_bytes),
             self.scratch_bytes(acc_bytes),
         )
     }
@@ -415,6 +506,8 @@ impl<K: ?Sized> SegmentKernels<'_, K> {
             1 => self.short_rows_wide,
             2 => self.row_tiles,
             3 => self.column_tiles,
+            5 => self.column_words,
+            6 => self.column_finish,
             _ => self.tree,
         }
     }
@@ -591,136 +684,5 @@ pub fn launch_segments<L: Launcher>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use redlab_core::shape::{AxisPlan, Layout};
-
-    #[test]
-    fn shapes_pick_the_strategy_their_layout_suits() {
-        let rows = AxisPlan::new(Layout::c_order(&[1000, 32]), Some(&[1]), false).expect("plan");
-        let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
-        assert_eq!(job.strategy(), Strategy::ShortRows { width: 32 });
-        let cols = AxisPlan::new(Layout::c_order(&[1000, 64]), Some(&[0]), false).expect("plan");
-        let job = SegmentJob::new(Selection::Axes(&cols)).expect("job");
-        assert_eq!(job.strategy(), Strategy::ColumnTiles);
-        // A device with smaller work-groups reads the same columns as rows.
-        let small = job.for_device(256);
-        assert_eq!(small.strategy(), Strategy::ShortRows { width: 256 });
-        assert!(
-            small.explain().contains("allows 256"),
-            "{}",
-            small.explain()
-        );
-        // Rows of 33 to 1024 go to the register kernel, pairs folding as they load.
-        let wide = AxisPlan::new(Layout::c_order(&[10, 1000]), Some(&[1]), false).expect("plan");
-        let job = SegmentJob::new(Selection::Axes(&wide)).expect("job");
-        let sum = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("sum");
-        let argmax = Problem::new(Op::ArgMax, redlab_core::DType::F32, None).expect("argmax");
-        assert_eq!(
-            job.clone().for_problem(&sum).strategy(),
-            Strategy::ShortRowsWide
-        );
-        assert!(job
-            .clone()
-            .for_problem(&sum)
-            .explain()
-            .starts_with("short_rows_wide"));
-        let pairs = job.for_problem(&argmax);
-        assert_eq!(pairs.strategy(), Strategy::ShortRowsWide);
-        assert!(
-            pairs.explain().contains("folded as they load"),
-            "{}",
-            pairs.explain()
-        );
-        let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
-        assert_eq!(
-            job.for_problem(&sum).strategy(),
-            Strategy::ShortRows { width: 32 }
-        );
-        let long = AxisPlan::new(Layout::c_order(&[4, 100_000]), Some(&[1]), false).expect("plan");
-        let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
-        assert_eq!(job.strategy(), Strategy::RowTiles);
-        assert!(
-            job.explain().contains("canonical tree"),
-            "{}",
-            job.explain()
-        );
-        // Axes 0 and 2 of a C-order (2, 3, 4) array do not step evenly: gathered instead.
-        let split = AxisPlan::new(Layout::c_order(&[2, 3, 4]), Some(&[0, 2]), false).expect("plan");
-        assert!(SegmentJob::new(Selection::Axes(&split)).is_none());
-    }
-
-    #[test]
-    fn launches_follow_the_strategy_and_add_the_tree_for_long_outputs() {
-        let rows = AxisPlan::new(Layout::c_order(&[1000, 32]), Some(&[1]), false).expect("plan");
-        let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
-        // 32 work-items per row, 4 blocks of 8 rows per group of 256.
-        let one = SegmentLaunch {
-            entry: 0,
-            global: 1000usize.div_ceil(32) * WG,
-            local: WG,
-        };
-        assert_eq!(job.launches(), vec![one]);
-        let long = AxisPlan::new(Layout::c_order(&[3, 70_001]), Some(&[1]), false).expect("plan");
-        let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
-        let tiles = 3 * 70_001usize.div_ceil(TILE);
-        assert_eq!(
-            job.launches(),
-            vec![
-                SegmentLaunch {
-                    entry: 2,
-                    global: tiles * WG,
-                    local: WG
-                },
-                SegmentLaunch {
-                    entry: 4,
-                    global: 3 * WG,
-                    local: WG
-                }
-            ]
-        );
-        assert!(job.every_output_has_elements());
-        let empty = AxisPlan::new(Layout::c_order(&[4, 0]), Some(&[1]), false).expect("plan");
-        let job = SegmentJob::new(Selection::Axes(&empty)).expect("job");
-        assert!(job.launches().is_empty() && !job.every_output_has_elements());
-        // The stream path's header carries the result's address and no results area.
-        let (header, scratch) = job.result_layout(0xabc0, 4);
-        assert_eq!(header.len(), HEADER_WORDS * 8);
-        assert_eq!(header[80..88], 0xabc0u64.to_le_bytes());
-        assert_eq!(scratch, 0);
-        let ranges = [0..5, 5..5];
-        let csr = SegmentJob::new(Selection::Ranges(&ranges)).expect("job");
-        assert!(!csr.every_output_has_elements());
-    }
-
-    #[test]
-    fn results_stored_in_place_are_raw_bytes_or_float_keys() {
-        use redlab_core::DType;
-        let in_place = |op, dtype| {
-            let problem = Problem::new(op, dtype, None).expect("problem");
-            Codec::new(&problem).in_place_result()
-        };
-        assert_eq!(in_place(Op::Sum, DType::F32), Some((4, false)));
-        assert_eq!(in_place(Op::Min, DType::I8), Some((1, false)));
-        assert_eq!(in_place(Op::Max, DType::F32), Some((4, true)));
-        assert_eq!(in_place(Op::Min, DType::F64), Some((8, true)));
-        assert_eq!(in_place(Op::ArgMax, DType::F32), None);
-        assert_eq!(in_place(Op::Max, DType::F16), None);
-        let argmax = Problem::new(Op::ArgMax, DType::F32, None).expect("problem");
-        let refused = crate::assembly::assemble_segments_to_result(
-            &argmax,
-            &[],
-            crate::assembly::Target::Cuda,
-        );
-        assert!(refused.is_err_and(|e| e.contains("decoding on the host")));
-    }
-
-    #[test]
-    fn csr_tables_hold_starts_and_tile_prefixes() {
-        let ranges = [0..10, 10..10, 10..20_000];
-        let job = SegmentJob::new(Selection::Ranges(&ranges)).expect("job");
-        assert_eq!(job.tables, vec![0, 10, 10, 20_000, 0, 1, 1, 4]);
-        assert_eq!(job.tiles, 4);
-        assert_eq!(job.strategy(), Strategy::RowTiles);
-    }
-}
+#[path = "segments_tests.rs"]
+mod tests;

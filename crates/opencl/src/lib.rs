@@ -359,6 +359,8 @@ impl OpenClDevice {
             row_tiles: kernel(ENTRY_POINTS[2])?,
             column_tiles: kernel(ENTRY_POINTS[3])?,
             tree: kernel(ENTRY_POINTS[4])?,
+            column_words: kernel(ENTRY_POINTS[5])?,
+            column_finish: kernel(ENTRY_POINTS[6])?,
         };
         let launcher = driver::ClLauncher {
             context: &self.context,

@@ -3,7 +3,8 @@
 //! per output), integers and selections exactly, empty outputs as the reference says;
 //! the typed arrays decoded straight from the device hold the reference's values.
 //! Every kernel of `segments.cl` is reached: short rows, row tiles with and without the
-//! tree, column tiles with and without the tree, two-level and tabled output starts,
+//! tree, column tiles and column words (16-byte words of 4 outputs, whole and partial
+//! tiles, the tree), two-level and tabled output starts,
 //! CSR offsets with empty and multi-tile segments, and the gathered fallback.
 //!
 //! Without an OpenCL platform the test prints a visible SKIPPED line and passes, unless
@@ -41,6 +42,21 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
         ("columns 5x40", c(&[5, 40]), Some(vec![0])),
         ("columns 1025x37", c(&[1025, 37]), Some(vec![0])),
         ("columns 20011x33 (tree)", c(&[20011, 33]), Some(vec![0])),
+        (
+            "column words 300x132 (partial tile)",
+            c(&[300, 132]),
+            Some(vec![0]),
+        ),
+        (
+            "column words 8200x136 (whole and partial tiles, tree)",
+            c(&[8200, 136]),
+            Some(vec![0]),
+        ),
+        (
+            "column words middle axis 3x40x132",
+            c(&[3, 40, 132]),
+            Some(vec![1]),
+        ),
         ("middle axis 3x31x65", c(&[3, 31, 65]), Some(vec![1])),
         (
             "axes 0,2 of 3x5x7 (gathered)",
@@ -107,7 +123,7 @@ fn axis_and_segment_outputs_match_the_reference() {
         };
         let mut check = |label: &str, data: redlab_core::ArrayRef<'_>, selection: Selection<'_>| {
             if let Some(job) = SegmentJob::new(selection) {
-                strategies.push(job.strategy());
+                strategies.push(job.for_problem(&problem).strategy());
             }
             let expected = segmented::reference(&problem, data, selection).expect("reference");
             match device.compute_outputs(&problem, data, selection) {
@@ -164,6 +180,7 @@ fn axis_and_segment_outputs_match_the_reference() {
     for wanted in [
         Strategy::RowTiles,
         Strategy::ColumnTiles,
+        Strategy::ColumnWords,
         Strategy::ShortRows { width: 8 },
     ] {
         assert!(strategies.contains(&wanted), "no case ran {wanted:?}");

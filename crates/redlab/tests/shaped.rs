@@ -179,12 +179,17 @@ fn opencl_axis_and_segment_results_are_the_cpus_bit_for_bit() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let cases: [(&str, &[&str], &str); 3] = [
+    let cases: [(&str, &[&str], &str); 4] = [
         ("rows", &["--shape", "37x3000", "--axis", "1"], "row_tiles"),
         (
             "columns",
             &["--shape", "1000x64", "--axis", "0"],
             "column_tiles",
+        ),
+        (
+            "column words",
+            &["--shape", "9000x256", "--axis", "0"],
+            "column_words",
         ),
         (
             "segments",

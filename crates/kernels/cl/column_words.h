@@ -1,0 +1,170 @@
+// column_words and column_finish (included by segments.cl): columns of 4-byte elements
+// read as 16-byte words, so each load of a warp reads 512 neighbouring bytes of one row
+// instead of column_tiles' 128. On the H200, column_tiles read 8192×8192 f32 columns at
+// 0.78–0.86 of torch's speed with DRAM at 67% of its peak and loads to spare: one
+// 128-byte line per warp per row, 32 KB apart, is the likelier limit.
+//
+// The canonical fold of one output's tile is column_tiles' (segments.cl): lane classes
+// y < 32 hold lanes y + 32m, each class folded by halving over m; then the halving steps
+// w = 16 … 1 across classes. Steps 16, 8 and 4 only join classes of equal y mod 4, so
+//   column_words   work-group (block, tile, g) holds the 8 classes y = g + 4c (c < 8,
+//                  one warp each) of 128 neighbouring outputs (32 words per warp, 4
+//                  outputs per work-item), folds them down to class g in local memory,
+//                  and stores that partial;
+//   column_finish  joins the 4 partials of each tile as steps 2 and 1 do,
+//                  (p0 ∘ p2) ∘ (p1 ∘ p3), and stores the tile like column_tiles.
+// Splitting a tile's classes over 4 work-groups keeps the grid as large as column_tiles'
+// (one block of 128 outputs per tile would leave most of an H200's SMs idle at 8192
+// columns). The tree then joins the tiles of longer outputs.
+//
+// The word path needs 4-byte raw elements (AS_IN_FROM_UINT) and words that hold 4
+// neighbouring outputs at every row: inner stride 1, a multiple of 4 outputs per inner
+// run, a row stride of a multiple of 4 elements and a 16-byte aligned first element.
+// The kernel checks all of it; anything else (and every other type) folds each of its 4
+// outputs through seg_lane_class, in the same order. The host only picks this kernel
+// where the words apply (`SegmentJob::for_problem`).
+
+#define CW_WORD 4                        // outputs per work-item: one 16-byte word
+#define CW_OUTPUTS (32 * CW_WORD)        // outputs per work-group
+#define CW_SPLIT 4                       // work-groups per tile of a block of outputs
+#define CW_CLASSES (SEG_WG / 32)         // lane classes per work-group (one per warp)
+
+#if defined(AS_IN_FROM_UINT) && !defined(IN_IS_MAPPED) && !defined(HAVE_ARG_KEY)
+#define COL_WORDS 1
+
+inline uint cw_part(uint4 w, uint e) {
+    return e == 0 ? w.x : e == 1 ? w.y : e == 2 ? w.z : w.w;
+}
+
+// Lanes a0 and a1 (element indices within the output, all 8 rows) of 4 outputs, the word
+// at `base` (element index of the first output's element 0): v[e] = lane a0 ∘ lane a1 of
+// output e, each lane folded in row order from IDENTITY as seg_lane does. With `full`,
+// every row exists and all 16 loads go out before the first combine; else rows at or past
+// `len` hold IDENTITY, which changes no bit (as in a partial tile of row_tiles).
+inline void cw_lane_pair(__global const in_t* in, ulong base, ulong stride, ulong len,
+                         ulong a0, ulong a1, int full, acc_t* v) {
+    uint4 x[2 * ROWS];
+#pragma unroll
+    for (uint r = 0; r < ROWS; r++) {
+        ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
+        if (full || j0 < len)
+            x[r] = *(const __global uint4*)(in + base + j0 * stride);
+        if (full || j1 < len)
+            x[ROWS + r] = *(const __global uint4*)(in + base + j1 * stride);
+    }
+#pragma unroll
+    for (uint e = 0; e < CW_WORD; e++) {
+        acc_t l0 = IDENTITY, l1 = IDENTITY;
+#pragma unroll
+        for (uint r = 0; r < ROWS; r++) {
+            ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
+            if (full || j0 < len)
+                l0 = combine(l0, lift_value(AS_IN_FROM_UINT(cw_part(x[r], e)), j0));
+            if (full || j1 < len)
+                l1 = combine(l1, lift_value(AS_IN_FROM_UINT(cw_part(x[ROWS + r], e)), j1));
+        }
+        v[e] = combine(l0, l1);
+    }
+}
+
+// Class y of tile t of the 4 outputs whose word starts at element `base`: its 32 lanes
+// y + 32m folded by halving over m, as seg_lane_class does (pairs i, i + 1 of the
+// bit-reversed order, then a binary counter), unrolled so the counter's stack stays in
+// registers.
+inline void cw_class_fold(__global const in_t* in, ulong base, ulong stride, ulong len,
+                          ulong t, uint y, int full, acc_t* v) {
+    acc_t stack[5][CW_WORD];
+    uint top = 0;
+#pragma unroll
+    for (uint i = 0; i < 32; i += 2) {
+        // i reversed over 5 bits (i is even, so i + 1 reverses to m + 16).
+        uint m = ((i >> 4) & 1) | ((i >> 2) & 2) | (i & 4) | ((i << 2) & 8) | ((i << 4) & 16);
+        ulong a0 = t * TILE + y + COL_CLASSES * m;
+        acc_t r[CW_WORD];
+        cw_lane_pair(in, base, stride, len, a0, a0 + COL_CLASSES * 16, full, r);
+#pragma unroll
+        for (uint n = (i + 2) >> 1; (n & 1) == 0; n >>= 1) {
+            top--;
+#pragma unroll
+            for (uint e = 0; e < CW_WORD; e++)
+                r[e] = combine(stack[top][e], r[e]);
+        }
+#pragma unroll
+        for (uint e = 0; e < CW_WORD; e++)
+            stack[top][e] = r[e];
+        top++;
+    }
+#pragma unroll
+    for (uint e = 0; e < CW_WORD; e++)
+        v[e] = stack[0][e];
+}
+#endif
+
+// Byte offset H_PARTIALS of the header: column_words' partials, CW_SPLIT per tile.
+inline __global acc_t* cw_partials(__global ulong* h) {
+    return (__global acc_t*)((__global uchar*)h + h[H_PARTIALS]);
+}
+
+__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
+void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
+    __local acc_t classes[CW_CLASSES][32][CW_WORD];
+    __global ulong* h = seg_header(out, outputs);
+    uint lid = get_local_id(0);
+    uint x = lid % 32, c = lid / 32;
+    ulong tiles_per = h[H_TILES_PER];
+    ulong group = get_group_id(0);
+    uint g = (uint)(group % CW_SPLIT);
+    ulong t = (group / CW_SPLIT) % tiles_per;
+    ulong k = (group / CW_SPLIT / tiles_per) * CW_OUTPUTS + (ulong)x * CW_WORD;
+    uint y = g + CW_SPLIT * c;
+    ulong len = h[H_LEN], stride = h[H_STRIDE];
+    acc_t v[CW_WORD];
+    for (uint e = 0; e < CW_WORD; e++)
+        v[e] = IDENTITY;
+    if (k < outputs) {
+        ulong base = seg_start(h, k);
+#ifdef COL_WORDS
+        if (!h[H_TABLE] && h[H_INNER_STRIDE] == 1 && h[H_INNER] % CW_WORD == 0 &&
+            stride % CW_WORD == 0 && ((ulong)(in + base) & 15) == 0) {
+            if ((t + 1) * TILE <= len)
+                cw_class_fold(in, base, stride, len, t, y, 1, v);
+            else
+                cw_class_fold(in, base, stride, len, t, y, 0, v);
+        } else
+#endif
+        {
+            for (uint e = 0; e < CW_WORD; e++)
+                if (k + e < outputs)
+                    v[e] = seg_lane_class(in, seg_start(h, k + e), stride, len, t, y);
+        }
+    }
+    for (uint e = 0; e < CW_WORD; e++)
+        classes[c][x][e] = v[e];
+    // Steps w = 16, 8, 4 across the group's classes: c and c + w/4.
+    for (uint d = CW_CLASSES / 2; d > 0; d >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (c < d)
+            for (uint e = 0; e < CW_WORD; e++)
+                classes[c][x][e] = combine(classes[c][x][e], classes[c + d][x][e]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (c == 0) {
+        __global acc_t* partials = cw_partials(h);
+        for (uint e = 0; e < CW_WORD; e++)
+            if (k + e < outputs)
+                partials[((k + e) * tiles_per + t) * CW_SPLIT + g] = classes[0][x][e];
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
+void column_finish(__global const in_t* in, __global acc_t* out, ulong outputs) {
+    (void)in;
+    __global ulong* h = seg_header(out, outputs);
+    ulong tiles_per = h[H_TILES_PER];
+    ulong i = get_global_id(0);
+    if (i >= outputs * tiles_per)
+        return;
+    __global const acc_t* p = cw_partials(h) + i * CW_SPLIT;
+    acc_t r = combine(combine(p[0], p[2]), combine(p[1], p[3]));
+    seg_store_tile(out, h, outputs, i / tiles_per, i, h[H_LEN], r);
+}

@@ -1,0 +1,217 @@
+//! Unit tests of [`super`]: strategy choice, launches, header layout and tables.
+
+use super::*;
+use redlab_core::shape::{AxisPlan, Layout};
+
+#[test]
+fn shapes_pick_the_strategy_their_layout_suits() {
+    let rows = AxisPlan::new(Layout::c_order(&[1000, 32]), Some(&[1]), false).expect("plan");
+    let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
+    assert_eq!(job.strategy(), Strategy::ShortRows { width: 32 });
+    let cols = AxisPlan::new(Layout::c_order(&[1000, 64]), Some(&[0]), false).expect("plan");
+    let job = SegmentJob::new(Selection::Axes(&cols)).expect("job");
+    assert_eq!(job.strategy(), Strategy::ColumnTiles);
+    // A device with smaller work-groups reads the same columns as rows.
+    let small = job.for_device(256);
+    assert_eq!(small.strategy(), Strategy::ShortRows { width: 256 });
+    assert!(
+        small.explain().contains("allows 256"),
+        "{}",
+        small.explain()
+    );
+    // Rows of 33 to 1024 go to the register kernel, pairs folding as they load.
+    let wide = AxisPlan::new(Layout::c_order(&[10, 1000]), Some(&[1]), false).expect("plan");
+    let job = SegmentJob::new(Selection::Axes(&wide)).expect("job");
+    let sum = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("sum");
+    let argmax = Problem::new(Op::ArgMax, redlab_core::DType::F32, None).expect("argmax");
+    assert_eq!(
+        job.clone().for_problem(&sum).strategy(),
+        Strategy::ShortRowsWide
+    );
+    assert!(job
+        .clone()
+        .for_problem(&sum)
+        .explain()
+        .starts_with("short_rows_wide"));
+    let pairs = job.for_problem(&argmax);
+    assert_eq!(pairs.strategy(), Strategy::ShortRowsWide);
+    assert!(
+        pairs.explain().contains("folded as they load"),
+        "{}",
+        pairs.explain()
+    );
+    let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
+    assert_eq!(
+        job.for_problem(&sum).strategy(),
+        Strategy::ShortRows { width: 32 }
+    );
+    let long = AxisPlan::new(Layout::c_order(&[4, 100_000]), Some(&[1]), false).expect("plan");
+    let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
+    assert_eq!(job.strategy(), Strategy::RowTiles);
+    assert!(
+        job.explain().contains("canonical tree"),
+        "{}",
+        job.explain()
+    );
+    // Axes 0 and 2 of a C-order (2, 3, 4) array do not step evenly: gathered instead.
+    let split = AxisPlan::new(Layout::c_order(&[2, 3, 4]), Some(&[0, 2]), false).expect("plan");
+    assert!(SegmentJob::new(Selection::Axes(&split)).is_none());
+}
+
+#[test]
+fn launches_follow_the_strategy_and_add_the_tree_for_long_outputs() {
+    let rows = AxisPlan::new(Layout::c_order(&[1000, 32]), Some(&[1]), false).expect("plan");
+    let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
+    // 32 work-items per row, 4 blocks of 8 rows per group of 256.
+    let one = SegmentLaunch {
+        entry: 0,
+        global: 1000usize.div_ceil(32) * WG,
+        local: WG,
+    };
+    assert_eq!(job.launches(), vec![one]);
+    let long = AxisPlan::new(Layout::c_order(&[3, 70_001]), Some(&[1]), false).expect("plan");
+    let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
+    let tiles = 3 * 70_001usize.div_ceil(TILE);
+    assert_eq!(
+        job.launches(),
+        vec![
+            SegmentLaunch {
+                entry: 2,
+                global: tiles * WG,
+                local: WG
+            },
+            SegmentLaunch {
+                entry: 4,
+                global: 3 * WG,
+                local: WG
+            }
+        ]
+    );
+    assert!(job.every_output_has_elements());
+    let empty = AxisPlan::new(Layout::c_order(&[4, 0]), Some(&[1]), false).expect("plan");
+    let job = SegmentJob::new(Selection::Axes(&empty)).expect("job");
+    assert!(job.launches().is_empty() && !job.every_output_has_elements());
+    // The stream path's header carries the result's address and no results area.
+    let (header, scratch) = job.result_layout(0xabc0, 4);
+    assert_eq!(header.len(), HEADER_WORDS * 8);
+    assert_eq!(header[80..88], 0xabc0u64.to_le_bytes());
+    assert_eq!(scratch, 0);
+    let ranges = [0..5, 5..5];
+    let csr = SegmentJob::new(Selection::Ranges(&ranges)).expect("job");
+    assert!(!csr.every_output_has_elements());
+}
+
+#[test]
+fn results_stored_in_place_are_raw_bytes_or_float_keys() {
+    use redlab_core::DType;
+    let in_place = |op, dtype| {
+        let problem = Problem::new(op, dtype, None).expect("problem");
+        Codec::new(&problem).in_place_result()
+    };
+    assert_eq!(in_place(Op::Sum, DType::F32), Some((4, false)));
+    assert_eq!(in_place(Op::Min, DType::I8), Some((1, false)));
+    assert_eq!(in_place(Op::Max, DType::F32), Some((4, true)));
+    assert_eq!(in_place(Op::Min, DType::F64), Some((8, true)));
+    assert_eq!(in_place(Op::ArgMax, DType::F32), None);
+    assert_eq!(in_place(Op::Max, DType::F16), None);
+    let argmax = Problem::new(Op::ArgMax, DType::F32, None).expect("problem");
+    let refused =
+        crate::assembly::assemble_segments_to_result(&argmax, &[], crate::assembly::Target::Cuda);
+    assert!(refused.is_err_and(|e| e.contains("decoding on the host")));
+}
+
+#[test]
+fn csr_tables_hold_starts_and_tile_prefixes() {
+    let ranges = [0..10, 10..10, 10..20_000];
+    let job = SegmentJob::new(Selection::Ranges(&ranges)).expect("job");
+    assert_eq!(job.tables, vec![0, 10, 10, 20_000, 0, 1, 1, 4]);
+    assert_eq!(job.tiles, 4);
+    assert_eq!(job.strategy(), Strategy::RowTiles);
+}
+
+#[test]
+fn columns_of_four_byte_elements_take_words_where_every_word_holds_four_outputs() {
+    use redlab_core::DType;
+    let cols = |dims: &[usize], axis: isize| {
+        AxisPlan::new(Layout::c_order(dims), Some(&[axis]), false).expect("plan")
+    };
+    let problem = |op, dtype| Problem::new(op, dtype, None).expect("problem");
+    let job = |plan: &AxisPlan, p: &Problem| {
+        SegmentJob::new(Selection::Axes(plan))
+            .expect("job")
+            .for_device(1024)
+            .for_problem(p)
+    };
+    let sum = problem(Op::Sum, DType::F32);
+    let tall = cols(&[20_000, 256], 0);
+    let words = job(&tall, &sum);
+    assert_eq!(words.strategy(), Strategy::ColumnWords);
+    assert!(
+        words.explain().starts_with("column_words"),
+        "{}",
+        words.explain()
+    );
+    // Two blocks of 128 outputs × 3 tiles × 4 work-groups, the finish over every tile,
+    // then the tree.
+    let tiles = 256 * 20_000usize.div_ceil(TILE);
+    assert_eq!(
+        words.launches(),
+        vec![
+            SegmentLaunch {
+                entry: 5,
+                global: 2 * 3 * CW_SPLIT * WG,
+                local: WG
+            },
+            SegmentLaunch {
+                entry: 6,
+                global: tiles.div_ceil(WG) * WG,
+                local: WG
+            },
+            SegmentLaunch {
+                entry: 4,
+                global: 256 * WG,
+                local: WG
+            },
+        ]
+    );
+    // Scratch: the tile results (16-byte aligned), then 4 partials per tile, at H_PARTIALS.
+    let (header, scratch) = words.result_layout(0, 4);
+    let word = |i: usize| u64::from_le_bytes(header[8 * i..8 * i + 8].try_into().expect("word"));
+    assert_eq!(word(11), word(8) + (tiles * 4).next_multiple_of(16) as u64);
+    assert_eq!(
+        scratch,
+        (tiles * 4).next_multiple_of(16) + tiles * CW_SPLIT * 4
+    );
+    // Not words: 8-byte or 2-byte elements, argmax, too few outputs, outputs that are not
+    // in whole words.
+    for (plan, p) in [
+        (&tall, problem(Op::Sum, DType::F64)),
+        (&tall, problem(Op::Sum, DType::F16)),
+        (&tall, problem(Op::ArgMax, DType::F32)),
+        (&cols(&[1000, 64], 0), sum),
+        (&cols(&[1000, 130], 0), sum),
+    ] {
+        assert_eq!(job(plan, &p).strategy(), Strategy::ColumnTiles, "{p}");
+    }
+    // Shorter than a tile: float sums and products only (as measured).
+    let short = cols(&[3, 40, 132], 1);
+    assert_eq!(job(&short, &sum).strategy(), Strategy::ColumnWords);
+    assert_eq!(
+        job(&short, &problem(Op::Prod, DType::F32)).strategy(),
+        Strategy::ColumnWords
+    );
+    for op in [Op::Xor, Op::Max, Op::Sum] {
+        let p = problem(op, DType::I32);
+        assert_eq!(job(&short, &p).strategy(), Strategy::ColumnTiles, "{p}");
+    }
+    // Min and max from 1024 work-groups on (2 blocks × 128 tiles × 4), integer sums and
+    // bitwise operators from one whole tile on.
+    let max = problem(Op::Max, DType::F32);
+    assert_eq!(job(&tall, &max).strategy(), Strategy::ColumnTiles);
+    let taller = cols(&[1 << 20, 256], 0);
+    assert_eq!(job(&taller, &max).strategy(), Strategy::ColumnWords);
+    assert_eq!(
+        job(&tall, &problem(Op::Xor, DType::I32)).strategy(),
+        Strategy::ColumnWords
+    );
+}
