@@ -284,12 +284,13 @@ impl SegmentJob {
         self
     }
 
-    /// The job for `problem`: outputs of 33 to 1024 elements go to `short_rows_wide`, and
-    /// columns of 4-byte elements whose words hold 4 neighbouring outputs at every row to
-    /// `column_words`.
+    /// The job for `problem`: outputs of 33 to 1024 elements go to `short_rows_wide`.
     /// (value, index) pairs of argmin/argmax fold there as they load, whatever the
     /// order, since their answer does not depend on it: held as 16 registers of pairs
     /// for the halving fold they read slower than on `short_rows` (measured on the H200).
+    /// Columns of 4-byte elements go to `column_words` where every word holds 4
+    /// neighbouring outputs at every row and the H200 measured it faster
+    /// (`words_hold_columns`).
     pub fn for_problem(mut self, problem: &Problem) -> SegmentJob {
         let span = self.header[2] as usize;
         let pairs = matches!(problem.op, Op::ArgMin | Op::ArgMax);
