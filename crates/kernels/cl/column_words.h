@@ -2,7 +2,8 @@
 // read as 16-byte words, so each load of a warp reads 512 neighbouring bytes of one row
 // instead of column_tiles' 128. On the H200, column_tiles read 8192×8192 f32 columns at
 // 0.78–0.86 of torch's speed with DRAM at 67% of its peak and loads to spare: one
-// 128-byte line per warp per row, 32 KB apart, is the likelier limit.
+// 128-byte line per warp per row, 32 KB apart, was the likelier limit. With words the f32
+// sum kernel ran at 86% of DRAM peak under ncu (results/h200-column-words).
 //
 // The canonical fold of one output's tile is column_tiles' (segments.cl): lane classes
 // y < 32 hold lanes y + 32m, each class folded by halving over m; then the halving steps
@@ -13,16 +14,16 @@
 //                  and stores that partial;
 //   column_finish  joins the 4 partials of each tile as steps 2 and 1 do,
 //                  (p0 ∘ p2) ∘ (p1 ∘ p3), and stores the tile like column_tiles.
-// Splitting a tile's classes over 4 work-groups keeps the grid as large as column_tiles'
-// (one block of 128 outputs per tile would leave most of an H200's SMs idle at 8192
-// columns). The tree then joins the tiles of longer outputs.
+// Splitting a tile's classes over 4 work-groups keeps as many work-groups as
+// column_tiles has (one group per block of 128 outputs and tile would leave half of an
+// H200's SMs idle at 8192 columns). The tree then joins the tiles of longer outputs.
 //
 // The word path needs 4-byte raw elements (AS_IN_FROM_UINT) and words that hold 4
 // neighbouring outputs at every row: inner stride 1, a multiple of 4 outputs per inner
 // run, a row stride of a multiple of 4 elements and a 16-byte aligned first element.
 // The kernel checks all of it; anything else (and every other type) folds each of its 4
 // outputs through seg_lane_class, in the same order. The host only picks this kernel
-// where the words apply (`SegmentJob::for_problem`).
+// where the words apply and the H200 measured it faster (`SegmentJob::for_problem`).
 
 #define CW_WORD 4                        // outputs per work-item: one 16-byte word
 #define CW_OUTPUTS (32 * CW_WORD)        // outputs per work-group
