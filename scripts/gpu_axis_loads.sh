@@ -58,15 +58,7 @@ for name in rows short cols; do
   done
 done
 echo "verification: $fails failures over $runs runs" | tee -a "$out/check.txt"
-for spec in "argmax f32 5x100000 1" "argmin f64 200x513 1" "sum f32 9000x777 0" "argmax f32 9000x777 0"; do
-  set -- $spec
-  for tool in memcheck racecheck synccheck; do
-    echo "== $tool $spec" >> "$out/sanitizers.txt"
-    compute-sanitizer --tool "$tool" "$new" run --device cuda:0 --shape "$3" --axis "$4" --op "$1" --dtype "$2" 2>&1 |
-      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|verified" >> "$out/sanitizers.txt"
-  done
-done
-cat "$out/sanitizers.txt"
+bash scripts/axis_sanitizers.sh "$new" "$out" "argmax f32 5x100000 1" "argmin f64 200x513 1" "sum f32 9000x777 0" "argmax f32 9000x777 0"
 python3 tools/axis_compare.py "$old" --ops sum,max,argmax --json "$out/before.jsonl" > "$out/before.md" 2> "$out/before.log"
 python3 tools/axis_compare.py "$new" --ops sum,max,argmax --json "$out/after.jsonl" > "$out/after.md" 2> "$out/after.log"
 cat "$out/before.md" "$out/after.md"

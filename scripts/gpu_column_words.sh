@@ -41,15 +41,7 @@ np.save("/tmp/nan-cols.npy", a)
 PY
 for op in sum min max; do check --input /tmp/nan-cols.npy --axis 0 --op "$op"; done
 echo "verification: $fails failures over $runs runs" | tee -a "$out/check.txt"
-for spec in "sum f32 9000x776 0" "max i32 20011x132 0" "min f32 300x128 0"; do
-  set -- $spec
-  for tool in memcheck racecheck synccheck; do
-    echo "== $tool $spec" >> "$out/sanitizers.txt"
-    compute-sanitizer --tool "$tool" "$new" run --device cuda:0 --shape "$3" --axis "$4" --op "$1" --dtype "$2" 2>&1 |
-      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|verified" >> "$out/sanitizers.txt"
-  done
-done
-cat "$out/sanitizers.txt"
+bash scripts/axis_sanitizers.sh "$new" "$out" "sum f32 9000x776 0" "max i32 20011x132 0" "min f32 300x128 0"
 fi
 [ "$stage" = check ] && exit 0
 extra=65536x1024:0,1024x65536:0,1048576x256:0

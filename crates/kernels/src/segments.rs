@@ -339,11 +339,10 @@ impl SegmentJob {
     /// (1.02–1.44×).
     fn words_hold_columns(&self, problem: &Problem) -> bool {
         let h = &self.header;
-        let groups = self.outputs.div_ceil(CW_OUTPUTS) * self.fixed_len.div_ceil(TILE) * CW_SPLIT;
         let measured_faster = if self.fixed_len < TILE {
             problem.dtype.is_float() && matches!(problem.op, Op::Sum | Op::Prod)
         } else if matches!(problem.op, Op::Min | Op::Max) {
-            groups >= CW_MIN_GROUPS_MIN_MAX
+            self.column_word_groups() >= CW_MIN_GROUPS_MIN_MAX
         } else {
             true
         };
@@ -356,6 +355,11 @@ impl SegmentJob {
             && h[6] % 4 == 0
             && h[1] % 4 == 0
             && h[9] % 4 == 0
+    }
+
+    /// Work-groups of `column_words`: a block of 128 outputs × each tile × 4.
+    fn column_word_groups(&self) -> usize {
+        self.outputs.div_ceil(CW_OUTPUTS) * self.fixed_len.div_ceil(TILE) * CW_SPLIT
     }
 
     /// The strategy the device will run.
@@ -412,7 +416,7 @@ impl SegmentJob {
             },
             Strategy::ColumnWords => SegmentLaunch {
                 entry: 5,
-                global: n.div_ceil(CW_OUTPUTS) * self.fixed_len.div_ceil(TILE) * CW_SPLIT * WG,
+                global: self.column_word_groups() * WG,
                 local: WG,
             },
         };
