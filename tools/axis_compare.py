@@ -3,7 +3,7 @@
 
 Usage: tools/axis_compare.py REDLAB_BINARY [--reps 30] [--json OUT.jsonl]
                               [--ops sum,max,min,argmax,var,std,logsumexp] [--shapes 0,1]
-                              [--add 65536x1024:0,1024x65536:0]
+                              [--add 65536x1024:0,1024x65536:0] [--graph 100]
 
 var and std are the population statistics (ddof 0) in every library.
 
@@ -13,6 +13,12 @@ events around each call on random normal f32 data already on the device; redlab'
 is `redlab run --json`'s median of the kernels' device-event time (the input is uploaded
 before and not counted, as the others' inputs are already on the device). Libraries that
 are not installed are left out with a note.
+
+With --graph N, operators are also timed in the steady state: N back-to-back calls
+captured in one CUDA graph and replayed, one call's share of the replay (redlab through
+`redlab run --graph-calls N`, torch through torch.cuda.CUDAGraph), and a second table
+compares those. Timing one waited-for call at a time leaves the device idle between
+calls; a graph keeps it busy, as a pipeline does.
 """
 import argparse
 import json
@@ -31,6 +37,8 @@ SHAPES = [
 OPS = ["sum", "max", "argmax"]
 # Statistics run with `redlab run --stat`, the others with `--op`.
 STATS = {"var", "std", "logsumexp"}
+# Calls per CUDA graph for the steady-state timing (0: none; set by --graph).
+GRAPH_CALLS = 0
 
 
 def timed(call, reps, sync, event, elapsed_ms=lambda a, b: a.elapsed_time(b)):
@@ -46,6 +54,28 @@ def timed(call, reps, sync, event, elapsed_ms=lambda a, b: a.elapsed_time(b)):
         stop.synchronize()
         times.append(elapsed_ms(start, stop) * 1e-3)
     return statistics.median(times)
+
+
+def torch_graph(torch, f, calls):
+    """Seconds per call of `calls` calls of `f` captured in one CUDA graph and replayed."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            f()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        kept = [f() for _ in range(calls)]
+    graph.replay()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    graph.replay()
+    stop.record()
+    stop.synchronize()
+    del kept, graph
+    return start.elapsed_time(stop) * 1e-3 / calls
 
 
 def torch_rows(reps):
@@ -66,6 +96,9 @@ def torch_rows(reps):
             f = fns[op]
             out[(shape, axis, op)] = timed(lambda: f(x, dim=axis), reps, torch.cuda.synchronize,
                                            lambda: torch.cuda.Event(enable_timing=True))
+            if GRAPH_CALLS and op not in STATS:
+                out[(shape, axis, op, "graph")] = torch_graph(torch, lambda: f(x, dim=axis),
+                                                              GRAPH_CALLS)
         del x
         torch.cuda.empty_cache()
     return out
@@ -107,9 +140,10 @@ def redlab_rows(binary, reps):
     for shape, axis in SHAPES:
         for op in OPS:
             what = ["--stat", op] if op in STATS else ["--op", op]
+            graph = ["--graph-calls", str(GRAPH_CALLS)] if GRAPH_CALLS and op not in STATS else []
             cmd = [binary, "run", "--device", "cuda:0", *what, "--dtype", "f32", "--shape",
                    f"{shape[0]}x{shape[1]}", "--axis", str(axis), "--repeat", str(reps), "--json",
-                   "--explain"]
+                   "--explain", *graph]
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode != 0:
                 print(f"redlab failed: {' '.join(cmd)}\n{p.stderr}", file=sys.stderr)
@@ -118,6 +152,8 @@ def redlab_rows(binary, reps):
             if not j.get("verified"):
                 print(f"redlab result not verified: {' '.join(cmd)}", file=sys.stderr)
             out[(shape, axis, op)] = (j["seconds"], j.get("strategy", ""))
+            if "graph_seconds" in j:
+                out[(shape, axis, op, "graph")] = (j["graph_seconds"], j.get("strategy", ""))
     return out
 
 
@@ -129,7 +165,11 @@ def main():
     ap.add_argument("--ops", help="comma-separated operators and statistics")
     ap.add_argument("--shapes", help="comma-separated indices into the shape list")
     ap.add_argument("--add", help="more 2-D shapes, ROWSxCOLS:AXIS, comma-separated")
+    ap.add_argument("--graph", type=int, default=0,
+                    help="also time this many calls in one CUDA graph (operators only)")
     args = ap.parse_args()
+    global GRAPH_CALLS
+    GRAPH_CALLS = args.graph
     if args.ops:
         OPS[:] = args.ops.split(",")
     if args.shapes:
@@ -162,7 +202,27 @@ def main():
             if sink:
                 sink.write(json.dumps({"shape": shape, "axis": axis, "op": op, "dtype": "f32",
                                        "redlab_s": r[0] if r else None, "redlab_strategy": r[1] if r else None,
-                                       "torch_s": t, "cupy_cub_s": c, "bytes": nbytes}) + "\n")
+                                       "torch_s": t, "cupy_cub_s": c, "bytes": nbytes,
+                                       "redlab_graph_s": (ours.get(key + ("graph",)) or [None])[0],
+                                       "torch_graph_s": torch_t.get(key + ("graph",)),
+                                       "graph_calls": GRAPH_CALLS}) + "\n")
+    if GRAPH_CALLS:
+        print()
+        print(f"In a CUDA graph of {GRAPH_CALLS} calls, per call:")
+        print()
+        print("| shape, axis | op | redlab GB/s | torch GB/s | torch time / redlab |")
+        print("|---|---|---:|---:|---:|")
+        for shape, axis in SHAPES:
+            nbytes = shape[0] * shape[1] * 4
+            for op in OPS:
+                r = ours.get((shape, axis, op, "graph"))
+                t = torch_t.get((shape, axis, op, "graph"))
+                if not r and not t:
+                    continue
+                fmt = lambda sec: f"{nbytes / sec / 1e9:.0f}" if sec else "—"
+                ratio = f"{t / r[0]:.2f}" if r and t else "—"
+                print(f"| {shape[0]}×{shape[1]}, {axis} | {op} | {fmt(r[0] if r else None)} "
+                      f"| {fmt(t)} | {ratio} |")
 
 
 if __name__ == "__main__":

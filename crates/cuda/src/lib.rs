@@ -19,6 +19,7 @@ pub mod discovery;
 mod dynamic_shared;
 mod generate;
 pub mod graph;
+mod graph_segments;
 mod mapped;
 pub mod memory;
 mod modules;
@@ -344,11 +345,37 @@ impl CudaDevice {
         self.outputs_results(problem, data, selection)?.packed()
     }
 
+    /// [`Self::compute_outputs_packed`] timed in the steady state: `calls` back-to-back
+    /// calls captured in one CUDA graph and replayed; the seconds are one call's share
+    /// of the replay (the results are the last call's, the same as every call's).
+    pub fn compute_outputs_packed_graph(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+        calls: usize,
+    ) -> Result<(Packed, f64), Error> {
+        let (packed, seconds) = self
+            .outputs_results_timed(problem, data, selection, Some(calls))?
+            .packed()?;
+        Ok((packed, seconds.iter().sum()))
+    }
+
     fn outputs_results(
         &self,
         problem: &Problem,
         data: ArrayRef<'_>,
         selection: Selection<'_>,
+    ) -> Result<SegmentResults, Error> {
+        self.outputs_results_timed(problem, data, selection, None)
+    }
+
+    fn outputs_results_timed(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+        graph_calls: Option<usize>,
     ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
         let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group)?;
@@ -357,7 +384,7 @@ impl CudaDevice {
             None => data,
         };
         let input = self.upload(rows).map_err(backend_error)?;
-        self.segment_results(problem, &input, &job)
+        self.segment_results_timed(problem, &input, &job, graph_calls)
             .map_err(backend_error)
     }
 
@@ -378,6 +405,19 @@ impl CudaDevice {
         problem: &Problem,
         input: &DeviceInput,
         job: &SegmentJob,
+    ) -> Result<SegmentResults, RunError> {
+        self.segment_results_timed(problem, input, job, None)
+    }
+
+    /// [`Self::segment_results`], with the launches timed one call at a time (`None`)
+    /// or as `Some(calls)` back-to-back calls replayed in a CUDA graph
+    /// ([`graph_segments`]).
+    fn segment_results_timed(
+        &self,
+        problem: &Problem,
+        input: &DeviceInput,
+        job: &SegmentJob,
+        graph_calls: Option<usize>,
     ) -> Result<SegmentResults, RunError> {
         if input.dtype != problem.dtype {
             return Err(RunError::Device(format!(
@@ -414,7 +454,13 @@ impl CudaDevice {
                 &placeholder
             }
         };
-        launch_segments(&*self.timeline, &kernels, problem, source, job)
+        match graph_calls {
+            None => launch_segments(&*self.timeline, &kernels, problem, source, job),
+            Some(calls) => {
+                let replayed = graph_segments::Replayed::new(&self.timeline, calls);
+                launch_segments(&replayed, &kernels, problem, source, job)
+            }
+        }
     }
 
     /// The read roof over a device input: seconds of one streaming read of all its whole

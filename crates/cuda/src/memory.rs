@@ -5,7 +5,7 @@
 use std::ffi::c_void;
 
 use cudarc::driver::{result, sys};
-use redlab_kernels::{Launcher, RunError};
+use redlab_kernels::{ChainStep, Launcher, RunError};
 
 pub(crate) fn cu(what: &str) -> impl Fn(result::DriverError) -> RunError + '_ {
     move |e| {
@@ -143,6 +143,42 @@ impl Timeline {
         }
     }
 
+    /// Enqueues `count` operations (`work(stream, k)` for k in order) back to back with
+    /// an event before the first and after each, waits once, and returns each
+    /// operation's seconds: what a library call runs, timed without a host round trip
+    /// between the steps (each step's time then also holds any gap before it starts).
+    pub(crate) fn time_chain(
+        &self,
+        count: usize,
+        mut work: impl FnMut(sys::CUstream, usize) -> Result<(), RunError>,
+    ) -> Result<Vec<f64>, RunError> {
+        let _one_at_a_time = self
+            .timing
+            .lock()
+            .map_err(|_| RunError::Device("timing lock poisoned".into()))?;
+        self.bind()?;
+        let events = ChainEvents::new(count + 1)?;
+        // SAFETY: the events and stream belong to the current context; the events are
+        // destroyed only after the wait on the last one.
+        unsafe {
+            result::event::record(events.0[0], self.stream).map_err(cu("cuEventRecord"))?;
+            for k in 0..count {
+                work(self.stream, k)?;
+                result::event::record(events.0[k + 1], self.stream).map_err(cu("cuEventRecord"))?;
+            }
+            result::event::synchronize(events.0[count]).map_err(cu("kernel or copy failed"))?;
+            events
+                .0
+                .windows(2)
+                .map(|pair| {
+                    result::event::elapsed(pair[0], pair[1])
+                        .map(|ms| f64::from(ms) * 1e-3)
+                        .map_err(cu("cuEventElapsedTime"))
+                })
+                .collect()
+        }
+    }
+
     /// Copies `bytes` into `buffer`, timed.
     pub(crate) fn write(&self, buffer: &DeviceBuffer, bytes: &[u8]) -> Result<f64, RunError> {
         if bytes.len() > buffer.bytes.max(1) {
@@ -263,6 +299,33 @@ impl Timeline {
     }
 }
 
+/// Events of one [`Timeline::time_chain`], destroyed however the chain ends.
+struct ChainEvents(Vec<sys::CUevent>);
+
+impl ChainEvents {
+    fn new(count: usize) -> Result<ChainEvents, RunError> {
+        let mut events = ChainEvents(Vec::with_capacity(count));
+        for _ in 0..count {
+            events.0.push(
+                result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+                    .map_err(cu("cuEventCreate"))?,
+            );
+        }
+        Ok(events)
+    }
+}
+
+impl Drop for ChainEvents {
+    fn drop(&mut self) {
+        for &event in &self.0 {
+            // SAFETY: created in `new` in the current context, destroyed once.
+            unsafe {
+                let _ = result::event::destroy(event);
+            }
+        }
+    }
+}
+
 impl Drop for Timeline {
     fn drop(&mut self) {
         // SAFETY: created in `new`, destroyed once.
@@ -301,5 +364,20 @@ impl Launcher for Timeline {
         local: usize,
     ) -> Result<f64, RunError> {
         self.time(|stream| Self::enqueue(*kernel, stream, input.ptr, output.ptr, n, global, local))
+    }
+
+    fn launch_chain(
+        &self,
+        steps: &[ChainStep<'_, sys::CUfunction>],
+        input: &DeviceBuffer,
+        output: &DeviceBuffer,
+        n: usize,
+    ) -> Result<Vec<f64>, RunError> {
+        self.time_chain(steps.len(), |stream, k| {
+            let s = &steps[k];
+            Self::enqueue(
+                *s.kernel, stream, input.ptr, output.ptr, n, s.global, s.local,
+            )
+        })
     }
 }

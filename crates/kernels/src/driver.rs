@@ -88,6 +88,32 @@ pub trait Launcher {
         global: usize,
         local: usize,
     ) -> Result<f64, RunError>;
+    /// Launches each of `steps` in order over the same buffers, as one call would, and
+    /// returns each step's seconds. The default waits for each launch before the next;
+    /// a backend that can time a queue without waiting overrides it, so that the
+    /// steps run back to back as in a library call, with no host round trip between.
+    fn launch_chain(
+        &self,
+        steps: &[ChainStep<'_, Self::Kernel>],
+        input: &Self::Buffer,
+        output: &Self::Buffer,
+        n: usize,
+    ) -> Result<Vec<f64>, RunError> {
+        steps
+            .iter()
+            .map(|s| self.launch(s.kernel, input, output, n, s.global, s.local))
+            .collect()
+    }
+}
+
+/// One launch of [`Launcher::launch_chain`]: a kernel and its launch shape.
+pub struct ChainStep<'a, K: ?Sized> {
+    /// The kernel.
+    pub kernel: &'a K,
+    /// Work-items in all.
+    pub global: usize,
+    /// Work-items per group.
+    pub local: usize,
 }
 
 /// What a run needs settled before anything is built: the work-group size, or the value

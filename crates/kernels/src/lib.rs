@@ -30,5 +30,5 @@ pub mod segments;
 pub mod statistics;
 
 pub use capability::{Capabilities, Feature};
-pub use driver::{Launcher, Run, RunError};
+pub use driver::{ChainStep, Launcher, Run, RunError};
 pub use registry::{Geometry, PassStructure, Variant};

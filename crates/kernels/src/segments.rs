@@ -13,7 +13,7 @@ use redlab_core::segmented::Selection;
 use redlab_core::{reference, ArrayRef, Op, Packed, Problem, Value};
 
 use crate::codec::Codec;
-use crate::driver::{Launcher, RunError};
+use crate::driver::{ChainStep, Launcher, RunError};
 
 /// Elements per canonical tile (1024 lanes × 8 rows).
 const TILE: usize = 8192;
@@ -672,18 +672,16 @@ pub fn launch_segments<L: Launcher>(
     let (bytes, scratch) = job.layout(codec.acc_bytes);
     let mut out = launcher.alloc(bytes.len() + scratch.max(8))?;
     launcher.write(&mut out, &bytes)?;
-    for launch in job.launches() {
-        let kernel = kernels.entry(launch.entry);
-        let seconds = launcher.launch(
-            kernel,
-            source,
-            &out,
-            job.outputs,
-            launch.global,
-            launch.local,
-        )?;
-        results.passes.push(seconds);
-    }
+    let steps: Vec<ChainStep<'_, L::Kernel>> = job
+        .launches()
+        .iter()
+        .map(|launch| ChainStep {
+            kernel: kernels.entry(launch.entry),
+            global: launch.global,
+            local: launch.local,
+        })
+        .collect();
+    results.passes = launcher.launch_chain(&steps, source, &out, job.outputs)?;
     results.bytes = launcher.read(&out, results_bytes)?.0;
     Ok(results)
 }

@@ -276,6 +276,31 @@ impl Device {
         }
     }
 
+    /// [`Device::reduce_outputs_packed`] timed in the steady state, on CUDA devices:
+    /// `calls` back-to-back calls captured in one CUDA graph and replayed, with one
+    /// call's share of the replay's seconds. Elsewhere an [`Error::Unavailable`].
+    pub fn reduce_outputs_packed_graph(
+        &self,
+        problem: &Problem,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+        calls: usize,
+    ) -> Result<(Packed, f64), Error> {
+        match &self.kind {
+            #[cfg(feature = "cuda")]
+            Kind::Cuda(device) => {
+                Ok(device.compute_outputs_packed_graph(problem, data, selection, calls)?)
+            }
+            _ => {
+                let _ = (problem, data, selection, calls);
+                Err(Error::Unavailable {
+                    backend: self.info().id.clone(),
+                    reason: "graph timing needs a CUDA device".into(),
+                })
+            }
+        }
+    }
+
     /// Reduces `inputs` (equal lengths, the types `reduction` was built for) with a
     /// user-defined map and combine: the map per element, then the combine in the
     /// canonical order, so float sums give the same bits on every device.

@@ -123,6 +123,14 @@ fn bad_shapes_axes_and_offsets_are_one_line_errors() {
         &with(&base, &["--segments", path_str(&negative)]),
         "negative",
     );
+    assert_clean_error(
+        &with(&base, &["--axis", "1", "--graph-calls", "5"]),
+        "graph timing needs a CUDA device",
+    );
+    assert_clean_error(
+        &["run", "--op", "sum", "--n", "100", "--graph-calls", "5"],
+        "along axes or over segments",
+    );
     assert_clean_error(&with(&base, &["--segment-size", "0"]), "at least 1");
     assert_clean_error(
         &with(&base, &["--segment-size", "2", "--axis", "1"]),

@@ -96,6 +96,11 @@ pub struct RunArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub(super) json: bool,
+    /// With --axis or segments on a CUDA device: also time this many back-to-back calls
+    /// captured in one CUDA graph and replayed (the steady state a pipeline sees), and
+    /// report one call's share beside the per-call time.
+    #[arg(long, default_value_t = 0)]
+    pub(super) graph_calls: usize,
     /// The input's shape, C order (`4096x8192`): for generated data (with --n, or
     /// instead of it) and raw files; a .npy file has its own.
     #[arg(long)]
@@ -153,6 +158,7 @@ impl RunArgs {
             segment_size: self.segment_size,
             out: self.out.clone(),
             force: self.force,
+            graph_calls: self.graph_calls,
         })
     }
 
@@ -249,6 +255,12 @@ pub(super) fn repeat_agreeing(
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
+    }
+    if args.graph_calls > 0 && (!args.shaped() || args.map.is_some() || args.stat.is_some()) {
+        bail!(
+            "--graph-calls times operators (--op) along axes or over segments; \
+             `redlab bench --graph-calls` times whole arrays in a graph"
+        );
     }
     if let (Some(rank), Some(world), Some(address)) = (args.rank, args.world, &args.rendezvous) {
         if !(args.rendezvous_timeout > 0.0 && args.rendezvous_timeout.is_finite()) {

@@ -32,6 +32,8 @@ pub struct ShapedRequest {
     pub out: Option<PathBuf>,
     /// Replace `out` if it exists.
     pub force: bool,
+    /// Back-to-back calls to time in a CUDA graph (0: none).
+    pub graph_calls: usize,
 }
 
 /// Values after `post`, one scalar type for all, as little-endian bytes.
@@ -352,9 +354,25 @@ pub fn run(
         values.get_or_insert(got);
     }
     let values = values.context("no run happened")?;
+    let graph_seconds = match (request.graph_calls, problem) {
+        (0, _) => None,
+        (calls, Some(problem)) if matches!(compute, Compute::Reduce { .. }) => {
+            let (packed, seconds) =
+                device.reduce_outputs_packed_graph(problem, data, selection, calls)?;
+            // Compared as the typed arrays (bit for bit, indices for argmin/argmax).
+            if packed != Packed::of_values(problem, &values)? {
+                return Ok(Verdict::Mismatch(
+                    "the graph's calls disagree with the timed calls".into(),
+                ));
+            }
+            Some(seconds)
+        }
+        _ => bail!("--graph-calls times operators (--op), not statistics"),
+    };
     let (expected, wrong) = check_outputs(compute, data, selection, &values)?;
     let stats = Stats::of(&times).context("no timings")?;
     let rate = gbps((n * data.dtype().size_bytes()) as u64, stats.median);
+    let graph_rate = graph_seconds.map(|s| gbps((n * data.dtype().size_bytes()) as u64, s));
     // Checked before `post`: the reference reduces the same elements.
     let values: Vec<Value> = match post {
         None => values,
@@ -387,6 +405,11 @@ pub fn run(
         });
         if let Some(path) = &request.out {
             j["out"] = json!(path.display().to_string());
+        }
+        if let (Some(seconds), Some(rate)) = (graph_seconds, graph_rate) {
+            j["graph_seconds"] = json!(seconds);
+            j["graph_gbps"] = json!(rate);
+            j["graph_calls"] = json!(request.graph_calls);
         }
         writeln!(out, "{j}")?;
     } else {
@@ -444,6 +467,14 @@ pub fn run(
                 " (kernels only, from device events; transfers not included)"
             }
         )?;
+        if let (Some(seconds), Some(rate)) = (graph_seconds, graph_rate) {
+            writeln!(
+                out,
+                "  graph     {:.3} ms per call of {} back to back in a CUDA graph, {rate:.2} GB/s",
+                seconds * 1e3,
+                request.graph_calls
+            )?;
+        }
     }
     Ok(if wrong.is_empty() {
         Verdict::Success
