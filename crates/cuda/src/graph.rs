@@ -92,47 +92,17 @@ impl CudaDevice {
         let out = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
         self.timeline.write(&out, &vec![0u8; bytes])?;
 
-        let stream = self.timeline.stream;
         let reductions = reductions.max(1);
-        // SAFETY: the stream belongs to the current context; capture ends before any
-        // other use of the stream; the graph objects are destroyed below.
-        let exec = unsafe {
-            result::stream::begin_capture(
-                stream,
-                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-            )
-            .map_err(cu("cuStreamBeginCapture"))?;
-            let mut enqueued = Ok(());
+        let seconds = timed_replay(&self.timeline, |stream| {
             for k in 0..reductions {
                 let input = inputs[k % inputs.len()]
                     .buffer
                     .as_ref()
                     .map_or(0, |b| b.ptr);
-                enqueued = Timeline::enqueue(function, stream, input, out.ptr, n, global, local);
-                if enqueued.is_err() {
-                    break;
-                }
+                Timeline::enqueue(function, stream, input, out.ptr, n, global, local)?;
             }
-            let graph = result::stream::end_capture(stream).map_err(cu("cuStreamEndCapture"))?;
-            enqueued?;
-            let exec = result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0))
-                .map_err(cu("cuGraphInstantiate"));
-            let _ = result::graph::destroy(graph);
-            exec?
-        };
-        let replay = |s: sys::CUstream| {
-            // SAFETY: `exec` is a live executable graph of this context.
-            unsafe { result::graph::launch(exec, s) }.map_err(cu("cuGraphLaunch"))
-        };
-        let timed = self
-            .timeline
-            .time(replay)
-            .and_then(|_| self.timeline.time(replay));
-        // SAFETY: destroyed once, after its last replay completed.
-        unsafe {
-            let _ = result::graph::exec_destroy(exec);
-        }
-        let seconds = timed?;
+            Ok(())
+        })?;
         let (result_bytes, _) = self.timeline.read(&out, codec.acc_bytes)?;
         Ok(GraphRun {
             seconds_per_reduction: seconds / reductions as f64,
@@ -141,4 +111,40 @@ impl CudaDevice {
             last_input: (reductions - 1) % inputs.len(),
         })
     }
+}
+
+/// Captures what `enqueue` puts on the timeline's stream into one CUDA graph, replays it
+/// once to warm it, times one replay and returns its seconds. The graph is destroyed
+/// however this ends.
+pub(crate) fn timed_replay(
+    timeline: &Timeline,
+    enqueue: impl FnOnce(sys::CUstream) -> Result<(), RunError>,
+) -> Result<f64, RunError> {
+    let stream = timeline.stream;
+    // SAFETY: the stream belongs to the current context; capture ends before any other
+    // use of the stream; the graph objects are destroyed below.
+    let exec = unsafe {
+        result::stream::begin_capture(
+            stream,
+            sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+        )
+        .map_err(cu("cuStreamBeginCapture"))?;
+        let enqueued = enqueue(stream);
+        let graph = result::stream::end_capture(stream).map_err(cu("cuStreamEndCapture"))?;
+        enqueued?;
+        let exec = result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0))
+            .map_err(cu("cuGraphInstantiate"));
+        let _ = result::graph::destroy(graph);
+        exec?
+    };
+    let replay = |s: sys::CUstream| {
+        // SAFETY: `exec` is a live executable graph of this context.
+        unsafe { result::graph::launch(exec, s) }.map_err(cu("cuGraphLaunch"))
+    };
+    let timed = timeline.time(replay).and_then(|_| timeline.time(replay));
+    // SAFETY: destroyed once, after its last replay completed (`time` waits).
+    unsafe {
+        let _ = result::graph::exec_destroy(exec);
+    }
+    timed
 }

@@ -6,10 +6,11 @@
 //! results, tile results and partials before anything reads them), so replaying a
 //! job needs no host step in between.
 
-use cudarc::driver::{result, sys};
+use cudarc::driver::sys;
 use redlab_kernels::{ChainStep, Launcher, RunError};
 
-use crate::memory::{cu, DeviceBuffer, Timeline};
+use crate::graph::timed_replay;
+use crate::memory::{DeviceBuffer, Timeline};
 
 /// A [`Launcher`] whose [`Launcher::launch_chain`] captures `calls` copies of the chain
 /// in one graph, replays it once to warm it, then times one replay. Transfers go
@@ -24,44 +25,6 @@ impl<'a> Replayed<'a> {
         Replayed {
             timeline,
             calls: calls.max(1),
-        }
-    }
-
-    /// The executable graph of `calls` copies of `steps`, captured on the timeline's
-    /// stream.
-    fn capture(
-        &self,
-        steps: &[ChainStep<'_, sys::CUfunction>],
-        input: &DeviceBuffer,
-        output: &DeviceBuffer,
-        n: usize,
-    ) -> Result<sys::CUgraphExec, RunError> {
-        let stream = self.timeline.stream;
-        // SAFETY: the stream belongs to the current context; capture ends before any
-        // other use of the stream; the graph is destroyed once instantiated.
-        unsafe {
-            result::stream::begin_capture(
-                stream,
-                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-            )
-            .map_err(cu("cuStreamBeginCapture"))?;
-            let mut enqueued = Ok(());
-            'calls: for _ in 0..self.calls {
-                for s in steps {
-                    enqueued = Timeline::enqueue(
-                        *s.kernel, stream, input.ptr, output.ptr, n, s.global, s.local,
-                    );
-                    if enqueued.is_err() {
-                        break 'calls;
-                    }
-                }
-            }
-            let graph = result::stream::end_capture(stream).map_err(cu("cuStreamEndCapture"))?;
-            enqueued?;
-            let exec = result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0))
-                .map_err(cu("cuGraphInstantiate"));
-            let _ = result::graph::destroy(graph);
-            exec
         }
     }
 }
@@ -111,19 +74,16 @@ impl Launcher for Replayed<'_> {
         if steps.is_empty() {
             return Ok(Vec::new());
         }
-        let exec = self.capture(steps, input, output, n)?;
-        let replay = |s: sys::CUstream| {
-            // SAFETY: `exec` is a live executable graph of this context.
-            unsafe { result::graph::launch(exec, s) }.map_err(cu("cuGraphLaunch"))
-        };
-        let timed = self
-            .timeline
-            .time(replay)
-            .and_then(|_| self.timeline.time(replay));
-        // SAFETY: destroyed once, after its last replay completed (`time` waits).
-        unsafe {
-            let _ = result::graph::exec_destroy(exec);
-        }
-        Ok(vec![timed? / self.calls as f64])
+        let seconds = timed_replay(self.timeline, |stream| {
+            for _ in 0..self.calls {
+                for s in steps {
+                    Timeline::enqueue(
+                        *s.kernel, stream, input.ptr, output.ptr, n, s.global, s.local,
+                    )?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(vec![seconds / self.calls as f64])
     }
 }
