@@ -60,6 +60,7 @@ pub fn run(
         kernel(ENTRY_POINTS[4]),
     );
     let (column_words, column_finish) = (kernel(ENTRY_POINTS[5]), kernel(ENTRY_POINTS[6]));
+    let word_rows = kernel(ENTRY_POINTS[7]);
     let kernels = SegmentKernels {
         short_rows: &short_rows,
         short_rows_wide: &short_rows_wide,
@@ -68,6 +69,7 @@ pub fn run(
         tree: &tree,
         column_words: &column_words,
         column_finish: &column_finish,
+        word_rows: &word_rows,
     };
     let result = run_segments(&launcher, &kernels, problem, &input, &job);
     if let Some(e) = launcher.failure.borrow_mut().take() {

@@ -48,10 +48,15 @@ fn every_segment_kernel_matches_the_reference_in_the_simulator() {
     // 4-byte columns as 16-byte words: a partial tile, then a whole one with the tree.
     let words = plan(&[300, 132], 0);
     let tall_words = plan(&[8200, 128], 0);
+    // Rows of 32 and of 8 side by side: word_rows.
+    let word_rows = plan(&[70, 32], 1);
+    let word_rows_8 = plan(&[9, 8], 1);
     let ranges = Segments::Offsets(vec![0, 3, 3, 300, 301, 1000])
         .ranges(1000)
         .expect("ranges");
-    let cases: [(&str, usize, Selection<'_>); 10] = [
+    let cases: [(&str, usize, Selection<'_>); 12] = [
+        ("word rows 70x32", 70 * 32, Selection::Axes(&word_rows)),
+        ("word rows 9x8", 9 * 8, Selection::Axes(&word_rows_8)),
         ("short rows 37x19", 37 * 19, Selection::Axes(&rows)),
         ("short rows 3x1000", 3 * 1000, Selection::Axes(&wide)),
         ("full rows 3x1024", 3 * 1024, Selection::Axes(&full)),
@@ -109,7 +114,13 @@ fn every_segment_kernel_matches_the_reference_in_the_simulator() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    for wanted in ["short_rows", "row_tiles", "column_tiles", "column_words"] {
+    for wanted in [
+        "short_rows",
+        "row_tiles",
+        "column_tiles",
+        "column_words",
+        "word_rows",
+    ] {
         assert!(
             strategies.iter().any(|s| s == wanted),
             "no case ran {wanted}"

@@ -439,6 +439,7 @@ impl CudaDevice {
             tree: &f[4],
             column_words: &f[5],
             column_finish: &f[6],
+            word_rows: &f[7],
         };
         let _guard = self
             .running

@@ -749,3 +749,4 @@ void tree(__global const in_t* in, __global acc_t* out, ulong outputs) {
 }
 
 #include "column_words.h"
+#include "word_rows.h"

@@ -59,6 +59,7 @@ const FILES: &[(&str, &str)] = &[
     ("statistics.cl", include_str!("../cl/statistics.cl")),
     ("stat_columns.h", include_str!("../cl/stat_columns.h")),
     ("column_words.h", include_str!("../cl/column_words.h")),
+    ("word_rows.h", include_str!("../cl/word_rows.h")),
     ("strided.cl", include_str!("../cl/strided.cl")),
     ("subgroup_block.cl", include_str!("../cl/subgroup_block.cl")),
     ("two_stage.cl", include_str!("../cl/two_stage.cl")),

@@ -25,6 +25,10 @@ const HEADER_WORDS: usize = 16;
 const SHORT_BLOCKS: usize = 4;
 /// Work-items per output of `short_rows_wide` (`SHORT_WIDTH`: one warp).
 const SHORT_WIDTH: usize = 32;
+/// Blocks of rows per work-group of `word_rows` (`WR_BLOCKS`).
+const WR_BLOCKS: usize = 4;
+/// Elements per work-item of `word_rows`: two 16-byte words of 4-byte elements.
+const WR_LANES_PER_ITEM: usize = 8;
 /// Neighbouring outputs per work-group of `column_tiles` (`COL_OUTPUTS`).
 const COL_OUTPUTS: usize = 32;
 /// Neighbouring strided outputs from which `column_tiles` beats reading each output
@@ -58,6 +62,12 @@ pub enum Strategy {
     /// work-items per output, each holding up to 32 lanes in registers
     /// (`short_rows_wide`).
     ShortRowsWide,
+    /// Rows of exactly 8, 16 or 32 elements lying side by side, read as 16-byte words:
+    /// `span / 8` work-items per row, two words each (`word_rows`).
+    WordRows {
+        /// Elements per row.
+        span: usize,
+    },
     /// A work-group per tile of each output (`row_tiles`), then `tree` where an output
     /// has more than one tile.
     RowTiles,
@@ -86,10 +96,12 @@ pub struct SegmentKernels<'k, K: ?Sized> {
     pub column_words: &'k K,
     /// `column_finish`.
     pub column_finish: &'k K,
+    /// `word_rows`.
+    pub word_rows: &'k K,
 }
 
 /// The entry points of `segments.cl`, in the order of [`SegmentKernels`]' fields.
-pub const ENTRY_POINTS: [&str; 7] = [
+pub const ENTRY_POINTS: [&str; 8] = [
     "short_rows",
     "short_rows_wide",
     "row_tiles",
@@ -97,6 +109,7 @@ pub const ENTRY_POINTS: [&str; 7] = [
     "tree",
     "column_words",
     "column_finish",
+    "word_rows",
 ];
 
 /// Where every output's elements are, and how the device will reduce them.
@@ -309,6 +322,17 @@ impl SegmentJob {
                 }
             );
         }
+        if matches!(self.strategy, Strategy::ShortRows { .. }) && self.words_hold_rows(problem) {
+            self.strategy = Strategy::WordRows { span };
+            self.reason = format!(
+                "word_rows: {} rows of {span} elements side by side, read as 16-byte words; {} \
+                 work-items per row (two words each), {} rows per work-group, folded by halving \
+                 in registers then within the warp",
+                self.outputs,
+                span / WR_LANES_PER_ITEM,
+                WR_BLOCKS * WG * WR_LANES_PER_ITEM / span
+            );
+        }
         if matches!(self.strategy, Strategy::ShortRows { .. }) && span > SHORT_WIDTH {
             self.strategy = Strategy::ShortRowsWide;
             let fold = if pairs {
@@ -355,6 +379,24 @@ impl SegmentJob {
             && h[6] % 4 == 0
             && h[1] % 4 == 0
             && h[9] % 4 == 0
+    }
+
+    /// Whether `word_rows` runs these rows of `problem`: every output exactly 8, 16 or 32
+    /// consecutive 4-byte elements, output k starting k rows after the first (the kernel
+    /// checks the words' alignment itself and loads element by element without it).
+    fn words_hold_rows(&self, problem: &Problem) -> bool {
+        let h = &self.header;
+        let span = h[2] as usize;
+        // Output k starts at OFFSET + (k / INNER) × OUTER + (k % INNER) × INNER_STRIDE.
+        let side_by_side = self.outputs <= 1
+            || (h[7] == span as u64 && (h[5] as usize >= self.outputs || h[6] == h[5] * h[7]));
+        problem.dtype.size_bytes() == 4
+            && matches!(span, 8 | 16 | 32)
+            && self.lens.is_none()
+            && self.fixed_len == span
+            && h[4] == 0
+            && h[1] == 1
+            && side_by_side
     }
 
     /// Work-groups of `column_words`: a block of 128 outputs × each tile × 4.
@@ -407,6 +449,11 @@ impl SegmentJob {
             Strategy::RowTiles => SegmentLaunch {
                 entry: 2,
                 global: self.tiles * WG,
+                local: WG,
+            },
+            Strategy::WordRows { span } => SegmentLaunch {
+                entry: 7,
+                global: n.div_ceil(WR_BLOCKS * (WG * WR_LANES_PER_ITEM / span)) * WG,
                 local: WG,
             },
             Strategy::ColumnTiles => SegmentLaunch {
@@ -513,6 +560,7 @@ impl<K: ?Sized> SegmentKernels<'_, K> {
             3 => self.column_tiles,
             5 => self.column_words,
             6 => self.column_finish,
+            7 => self.word_rows,
             _ => self.tree,
         }
     }

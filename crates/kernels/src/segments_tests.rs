@@ -40,10 +40,42 @@ fn shapes_pick_the_strategy_their_layout_suits() {
         "{}",
         pairs.explain()
     );
+    // Rows of exactly 32 4-byte elements side by side read as words; f64 rows and rows
+    // of 31 (padded lanes) stay on short_rows.
     let job = SegmentJob::new(Selection::Axes(&rows)).expect("job");
+    assert_eq!(
+        job.clone().for_problem(&sum).strategy(),
+        Strategy::WordRows { span: 32 }
+    );
+    let f64_sum = Problem::new(Op::Sum, redlab_core::DType::F64, None).expect("sum");
+    assert_eq!(
+        job.for_problem(&f64_sum).strategy(),
+        Strategy::ShortRows { width: 32 }
+    );
+    let ragged = AxisPlan::new(Layout::c_order(&[1000, 31]), Some(&[1]), false).expect("plan");
+    let job = SegmentJob::new(Selection::Axes(&ragged)).expect("job");
     assert_eq!(
         job.for_problem(&sum).strategy(),
         Strategy::ShortRows { width: 32 }
+    );
+    // Rows of 16 inside a middle axis's runs are side by side too; rows of a slice
+    // (axis 2 of a 3-D array whose middle axis is cut) are not.
+    let middle = AxisPlan::new(Layout::c_order(&[3, 7, 16]), Some(&[2]), false).expect("plan");
+    let job = SegmentJob::new(Selection::Axes(&middle)).expect("job");
+    assert_eq!(
+        job.for_problem(&sum).strategy(),
+        Strategy::WordRows { span: 16 }
+    );
+    let cut = Layout {
+        dims: vec![3, 7, 16],
+        strides: vec![8 * 16, 16, 1],
+        offset: 0,
+    };
+    let cut = AxisPlan::new(cut, Some(&[2]), false).expect("plan");
+    let job = SegmentJob::new(Selection::Axes(&cut)).expect("job");
+    assert_eq!(
+        job.for_problem(&sum).strategy(),
+        Strategy::ShortRows { width: 16 }
     );
     let long = AxisPlan::new(Layout::c_order(&[4, 100_000]), Some(&[1]), false).expect("plan");
     let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
@@ -69,6 +101,16 @@ fn launches_follow_the_strategy_and_add_the_tree_for_long_outputs() {
         local: WG,
     };
     assert_eq!(job.launches(), vec![one]);
+    // As words: 4 work-items per row, 4 blocks of 64 rows per group.
+    let sum = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("sum");
+    assert_eq!(
+        job.for_problem(&sum).launches(),
+        vec![SegmentLaunch {
+            entry: 7,
+            global: 1000usize.div_ceil(256) * WG,
+            local: WG,
+        }]
+    );
     let long = AxisPlan::new(Layout::c_order(&[3, 70_001]), Some(&[1]), false).expect("plan");
     let job = SegmentJob::new(Selection::Axes(&long)).expect("job");
     let tiles = 3 * 70_001usize.div_ceil(TILE);

@@ -361,6 +361,7 @@ impl OpenClDevice {
             tree: kernel(ENTRY_POINTS[4])?,
             column_words: kernel(ENTRY_POINTS[5])?,
             column_finish: kernel(ENTRY_POINTS[6])?,
+            word_rows: kernel(ENTRY_POINTS[7])?,
         };
         let launcher = driver::ClLauncher {
             context: &self.context,

@@ -31,6 +31,22 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
         ("rows 1x1", c(&[1, 1]), Some(vec![1])),
         ("rows 3x7", c(&[3, 7]), Some(vec![1])),
         ("rows 5x257", c(&[5, 257]), Some(vec![1])),
+        ("word rows 300x32", c(&[300, 32]), Some(vec![1])),
+        ("word rows 1001x8", c(&[1001, 8]), Some(vec![1])),
+        (
+            "word rows middle axis 3x43x16",
+            c(&[3, 43, 16]),
+            Some(vec![2]),
+        ),
+        (
+            "word rows, misaligned view 77x32",
+            Layout {
+                dims: vec![77, 32],
+                strides: vec![32, 1],
+                offset: 1,
+            },
+            Some(vec![1]),
+        ),
         ("rows 7x1000", c(&[7, 1000]), Some(vec![1])),
         ("rows 11x128 (full wide rows)", c(&[11, 128]), Some(vec![1])),
         ("rows 5x1024 (full wide rows)", c(&[5, 1024]), Some(vec![1])),
@@ -159,7 +175,8 @@ fn axis_and_segment_outputs_match_the_reference() {
             }
         };
         for (label, layout, axes) in axis_cases() {
-            let count = layout.dims.iter().product::<usize>();
+            // A view with an offset needs that many elements before its first.
+            let count = layout.offset + layout.dims.iter().product::<usize>();
             let data = generate(problem.dtype, count, dist, 5 + count as u64).expect("data");
             let plan = AxisPlan::new(layout, axes.as_deref(), false).expect("plan");
             check(label, data.view(), Selection::Axes(&plan));
@@ -182,6 +199,9 @@ fn axis_and_segment_outputs_match_the_reference() {
         Strategy::ColumnTiles,
         Strategy::ColumnWords,
         Strategy::ShortRows { width: 8 },
+        Strategy::WordRows { span: 32 },
+        Strategy::WordRows { span: 16 },
+        Strategy::WordRows { span: 8 },
     ] {
         assert!(strategies.contains(&wanted), "no case ran {wanted:?}");
     }

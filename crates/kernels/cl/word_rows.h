@@ -1,0 +1,115 @@
+// word_rows (included by segments.cl): rows of SPAN = 8, 16 or 32 consecutive elements
+// that lie side by side, output k at OFFSET + k × SPAN (the rows of a C-order matrix with
+// 8, 16 or 32 columns). short_rows gives such a row one work-item per element, reads the
+// header per element and folds with five shuffles per row; on the H200 it read 2^20 rows
+// of 32 f32 at 0.7 TB/s, bound by instructions (SM 72%, DRAM 16%:
+// results/h200-axis-graph/rows-of-32).
+//
+// Here P = SPAN / 8 work-items share a row. Work-item q < P holds its lanes 4q … 4q + 3
+// and 4(q + P) … 4(q + P) + 3, two 16-byte words (so a warp load reads whole 64-byte
+// halves of 32 / P rows, every sector used). The canonical halving fold of a short tile
+// (docs/canonical-order.md, as short_rows runs it) then becomes:
+//   w = SPAN / 2   the work-item's two words, element by element, in registers;
+//   w = 2P … 4     work-items q and q + w / 4 of the row (shuffles, or local memory);
+//   w = 2, 1       the elements of the word: (e0 ∘ e2) ∘ (e1 ∘ e3).
+// Lanes past an output's end do not exist (every row is exactly SPAN long), so no
+// IDENTITY is folded in.
+//
+// The word loads need raw 4-byte elements (AS_IN_FROM_UINT) and a 16-byte aligned first
+// row, which the kernel checks; otherwise it loads the same lanes one element at a time,
+// in the same order. The host picks this kernel where the rows qualify
+// (`SegmentJob::for_problem`).
+
+#define WR_BLOCKS 4 // blocks of rows per work-group, so each work-item has 8 words in flight
+
+#if defined(AS_IN_FROM_UINT) && !defined(IN_IS_MAPPED)
+#define WR_WORDS 1
+
+// Element e of a word, lifted as lane j of its output.
+inline acc_t wr_lift(uint4 w, uint e, ulong j) {
+    uint bits = e == 0 ? w.x : e == 1 ? w.y : e == 2 ? w.z : w.w;
+    return lift_value(AS_IN_FROM_UINT(bits), j);
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
+void word_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
+#ifndef HAVE_SUBGROUP_SHUFFLE
+    __local acc_t parts[4][SEG_WG];
+#endif
+    __global ulong* h = seg_header(out, outputs);
+    uint lid = get_local_id(0);
+    uint span = (uint)h[H_WIDTH];
+    uint p = span / 8;
+    uint q = lid % p;
+    ulong per_block = SEG_WG / p;
+    ulong first = get_group_id(0) * (ulong)WR_BLOCKS * per_block + lid / p;
+    ulong offset = h[H_OFFSET];
+    ulong j0 = 4 * (ulong)q, j1 = 4 * (ulong)(q + p);
+    acc_t a[WR_BLOCKS][4];
+#ifdef WR_WORDS
+    if (((ulong)(in + offset) & 15) == 0) {
+        // Every word load of the work-item first, then the step w = SPAN / 2.
+        uint4 w0[WR_BLOCKS], w1[WR_BLOCKS];
+#pragma unroll
+        for (uint u = 0; u < WR_BLOCKS; u++) {
+            ulong k = first + u * per_block;
+            if (k < outputs) {
+                const __global uint4* row = (const __global uint4*)(in + offset + k * span);
+                w0[u] = row[q];
+                w1[u] = row[q + p];
+            }
+        }
+#pragma unroll
+        for (uint u = 0; u < WR_BLOCKS; u++) {
+            int here = first + u * per_block < outputs;
+#pragma unroll
+            for (uint e = 0; e < 4; e++)
+                a[u][e] = here ? combine(wr_lift(w0[u], e, j0 + e), wr_lift(w1[u], e, j1 + e))
+                               : IDENTITY;
+        }
+    } else
+#endif
+    {
+#pragma unroll
+        for (uint u = 0; u < WR_BLOCKS; u++) {
+            ulong k = first + u * per_block;
+            ulong base = offset + k * span;
+#pragma unroll
+            for (uint e = 0; e < 4; e++)
+                a[u][e] = k < outputs ? combine(seg_load(in, base + j0 + e, j0 + e),
+                                                seg_load(in, base + j1 + e, j1 + e))
+                                      : IDENTITY;
+        }
+    }
+    // Steps w = 2P … 4: work-item q takes q + m of the same row (m = w / 4 < P, so both
+    // are in one warp: rows start at multiples of P work-items).
+#ifdef HAVE_SUBGROUP_SHUFFLE
+    for (uint m = p / 2; m > 0; m >>= 1) {
+#pragma unroll
+        for (uint u = 0; u < WR_BLOCKS; u++)
+#pragma unroll
+            for (uint e = 0; e < 4; e++)
+                a[u][e] = combine(a[u][e], sub_group_shuffle_down(a[u][e], m));
+    }
+#else
+#pragma unroll
+    for (uint u = 0; u < WR_BLOCKS; u++) {
+        for (uint m = p / 2; m > 0; m >>= 1) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (uint e = 0; e < 4; e++)
+                parts[e][lid] = a[u][e];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (q < m)
+                for (uint e = 0; e < 4; e++)
+                    a[u][e] = combine(a[u][e], parts[e][lid + m]);
+        }
+    }
+#endif
+#pragma unroll
+    for (uint u = 0; u < WR_BLOCKS; u++) {
+        ulong k = first + u * per_block;
+        if (q == 0 && k < outputs)
+            seg_put(out, h, k, combine(combine(a[u][0], a[u][2]), combine(a[u][1], a[u][3])));
+    }
+}
