@@ -189,6 +189,20 @@ impl SegmentJob {
             return None;
         }
         let outputs = ranges.len();
+        if let Some(first) = ranges.first() {
+            let len = first.len();
+            if len > 0 && ranges.iter().all(|r| r.len() == len) {
+                // Segments of one length: output k starts k × len after the first, the
+                // formula of a matrix's rows, with no tables to upload and the row
+                // kernels that need that layout.
+                h[0] = len as u64;
+                h[1] = 1;
+                h[5] = outputs as u64;
+                h[7] = len as u64;
+                h[9] = first.start as u64;
+                return Some(Self::finish(outputs, h, Vec::new(), None, len, false));
+            }
+        }
         let lens: Vec<usize> = ranges.iter().map(|r| r.end - r.start).collect();
         h[0] = NONE;
         h[1] = 1;
@@ -326,8 +340,8 @@ impl SegmentJob {
             self.strategy = Strategy::WordRows { span };
             self.reason = format!(
                 "word_rows: {} rows of {span} elements side by side, read as 16-byte words; {} \
-                 work-items per row (two words each), {} rows per work-group, folded by halving \
-                 in registers then within the warp",
+                 work-items per row (two words each), {} rows per work-group, folded in \
+                 registers, then across the row's work-items",
                 self.outputs,
                 span / WR_LANES_PER_ITEM,
                 WR_BLOCKS * WG * WR_LANES_PER_ITEM / span

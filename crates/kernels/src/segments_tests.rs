@@ -169,6 +169,23 @@ fn csr_tables_hold_starts_and_tile_prefixes() {
     assert_eq!(job.tables, vec![0, 10, 10, 20_000, 0, 1, 1, 4]);
     assert_eq!(job.tiles, 4);
     assert_eq!(job.strategy(), Strategy::RowTiles);
+    // Segments of one length need no tables: the rows' formula, and the row kernels.
+    let fixed: Vec<_> = (0..100).map(|k| 7 + 32 * k..7 + 32 * (k + 1)).collect();
+    let job = SegmentJob::new(Selection::Ranges(&fixed)).expect("job");
+    assert!(job.tables.is_empty() && job.lens.is_none());
+    assert_eq!(
+        (job.header[0], job.header[5], job.header[7], job.header[9]),
+        (32, 100, 32, 7)
+    );
+    let sum = Problem::new(Op::Sum, redlab_core::DType::I32, None).expect("sum");
+    assert_eq!(
+        job.for_problem(&sum).strategy(),
+        Strategy::WordRows { span: 32 }
+    );
+    // A shorter last segment keeps the tables.
+    let ragged = [0..32, 32..64, 64..70];
+    let job = SegmentJob::new(Selection::Ranges(&ragged)).expect("job");
+    assert_eq!(job.tables.len(), 8);
 }
 
 #[test]

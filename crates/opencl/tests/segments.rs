@@ -187,6 +187,16 @@ fn axis_and_segment_outputs_match_the_reference() {
             let ranges = segments.ranges(n).expect("ranges");
             check(label, data.view(), Selection::Ranges(&ranges));
         }
+        // Fixed segments that divide the array: one length, the rows' formula (word_rows
+        // for 4-byte elements).
+        let n = 32 * 937;
+        let data = generate(problem.dtype, n, dist, 98).expect("data");
+        let ranges = Segments::Fixed(32).ranges(n).expect("ranges");
+        check(
+            "fixed 32, all full",
+            data.view(),
+            Selection::Ranges(&ranges),
+        );
     }
     assert!(
         failures.is_empty(),
