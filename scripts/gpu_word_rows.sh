@@ -3,7 +3,8 @@
 # every operator × type on those row lengths and their neighbours, verified bit for bit
 # against the host by `redlab run` (with a CUDA graph of 20 calls, whose results must
 # equal the timed calls'); compute-sanitizer over the kernel; then per call and in a graph
-# of 100 calls, the new binary beside the one before the change, alternating, and
+# of 100 calls, the new binary beside the one before the change, alternating (AB_SHAPES,
+# AB_CASES: "op dtype" specs, comma-separated, override the defaults), and
 # tools/axis_compare.py for the rows of 32 beside torch.
 #   scripts/gpu_word_rows.sh NEW_BINARY OLD_BINARY OUT_DIR [check|speed|all]
 set -u
@@ -42,8 +43,9 @@ fi
 [ "$phase" = check ] && exit 0
 # A/B: the same shapes and operators, new and old binary alternating, twice.
 for pass in 1 2; do
-  for shape in 1048576x32 2097152x16 4194304x8; do
-    for case in "sum f32" "max f32" "argmax f32" "sum i32" "xor u32"; do
+  for shape in ${AB_SHAPES:-1048576x32 2097152x16 4194304x8}; do
+    IFS=, read -ra cases <<<"${AB_CASES:-sum f32,max f32,argmax f32,sum i32,xor u32}"
+    for case in "${cases[@]}"; do
       set -- $case
       for which in new old; do
         bin=$new; [ "$which" = old ] && bin=$old
