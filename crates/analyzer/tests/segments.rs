@@ -48,13 +48,15 @@ fn every_segment_kernel_matches_the_reference_in_the_simulator() {
     // 4-byte columns as 16-byte words: a partial tile, then a whole one with the tree.
     let words = plan(&[300, 132], 0);
     let tall_words = plan(&[8200, 128], 0);
-    // Rows of 32 and of 8 side by side: word_rows.
+    // Rows of 32, 8 and 64 side by side: word_rows.
     let word_rows = plan(&[70, 32], 1);
     let word_rows_8 = plan(&[9, 8], 1);
+    let word_rows_64 = plan(&[11, 64], 1);
     let ranges = Segments::Offsets(vec![0, 3, 3, 300, 301, 1000])
         .ranges(1000)
         .expect("ranges");
-    let cases: [(&str, usize, Selection<'_>); 12] = [
+    let cases: [(&str, usize, Selection<'_>); 13] = [
+        ("word rows 11x64", 11 * 64, Selection::Axes(&word_rows_64)),
         ("word rows 70x32", 70 * 32, Selection::Axes(&word_rows)),
         ("word rows 9x8", 9 * 8, Selection::Axes(&word_rows_8)),
         ("short rows 37x19", 37 * 19, Selection::Axes(&rows)),

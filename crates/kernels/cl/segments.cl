@@ -21,7 +21,7 @@
 //                 shuffles (below); argmin/argmax scan their lanes by key (below).
 //                 Lanes past an output's end hold IDENTITY, which changes no bit, so this
 //                 is the canonical fold of a short tile.
-//   word_rows     rows of exactly 8, 16 or 32 4-byte elements side by side, as 16-byte
+//   word_rows     rows of exactly 8, 16, 32 or 64 4-byte elements side by side, as 16-byte
 //                 words, span / 8 work-items per row (word_rows.h).
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
 //                 t, t+256, t+512, t+768 (as canonical.cl): consecutive work-items read

@@ -1,6 +1,6 @@
-// word_rows (included by segments.cl): rows of SPAN = 8, 16 or 32 consecutive elements
+// word_rows (included by segments.cl): rows of SPAN = 8, 16, 32 or 64 consecutive elements
 // that lie side by side, output k at OFFSET + k × SPAN (the rows of a C-order matrix with
-// 8, 16 or 32 columns). short_rows gives such a row one work-item per element, reads the
+// 8 to 64 columns). short_rows gives such a row one work-item per element, reads the
 // header per element and folds with five shuffles per row; on the H200 it read 2^20 rows
 // of 32 f32 at 0.7 TB/s, bound by instructions (SM 72%, DRAM 16%:
 // results/h200-axis-graph/rows-of-32).

@@ -62,7 +62,7 @@ pub enum Strategy {
     /// work-items per output, each holding up to 32 lanes in registers
     /// (`short_rows_wide`).
     ShortRowsWide,
-    /// Rows of exactly 8, 16 or 32 elements lying side by side, read as 16-byte words:
+    /// Rows of exactly 8, 16, 32 or 64 elements lying side by side, read as 16-byte words:
     /// `span / 8` work-items per row, two words each (`word_rows`).
     WordRows {
         /// Elements per row.
@@ -395,7 +395,7 @@ impl SegmentJob {
             && h[9] % 4 == 0
     }
 
-    /// Whether `word_rows` runs these rows of `problem`: every output exactly 8, 16 or 32
+    /// Whether `word_rows` runs these rows of `problem`: every output exactly 8, 16, 32 or 64
     /// consecutive 4-byte elements, output k starting k rows after the first (the kernel
     /// checks the words' alignment itself and loads element by element without it).
     fn words_hold_rows(&self, problem: &Problem) -> bool {
@@ -405,7 +405,7 @@ impl SegmentJob {
         let side_by_side = self.outputs <= 1
             || (h[7] == span as u64 && (h[5] as usize >= self.outputs || h[6] == h[5] * h[7]));
         problem.dtype.size_bytes() == 4
-            && matches!(span, 8 | 16 | 32)
+            && matches!(span, 8 | 16 | 32 | 64)
             && self.lens.is_none()
             && self.fixed_len == span
             && h[4] == 0

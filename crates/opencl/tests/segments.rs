@@ -33,6 +33,7 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
         ("rows 5x257", c(&[5, 257]), Some(vec![1])),
         ("word rows 300x32", c(&[300, 32]), Some(vec![1])),
         ("word rows 1001x8", c(&[1001, 8]), Some(vec![1])),
+        ("word rows 131x64", c(&[131, 64]), Some(vec![1])),
         (
             "word rows middle axis 3x43x16",
             c(&[3, 43, 16]),
@@ -212,6 +213,7 @@ fn axis_and_segment_outputs_match_the_reference() {
         Strategy::WordRows { span: 32 },
         Strategy::WordRows { span: 16 },
         Strategy::WordRows { span: 8 },
+        Strategy::WordRows { span: 64 },
     ] {
         assert!(strategies.contains(&wanted), "no case ran {wanted:?}");
     }
