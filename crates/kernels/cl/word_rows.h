@@ -1,14 +1,14 @@
 // word_rows (included by segments.cl): rows of SPAN = 8, 16, 32 or 64 consecutive elements
 // that lie side by side, output k at OFFSET + k × SPAN (the rows of a C-order matrix with
-// 8 to 64 columns). short_rows gives such a row one work-item per element, reads the
-// header per element and folds with five shuffles per row; on the H200 it read 2^20 rows
-// of 32 f32 at 0.7 TB/s, bound by instructions (SM 72%, DRAM 16%:
-// results/h200-axis-graph/rows-of-32).
+// 8, 16, 32 or 64 columns). short_rows gives such a row one work-item per element, reads
+// the header per element and folds with five shuffles per row; on the H200 it read 2^20
+// rows of 32 f32 at 0.7 TB/s, bound by instructions (SM 72%, DRAM 16%:
+// results/h200-axis-graph/rows-of-32). short_rows_wide read rows of 64 at 0.3–0.4 TB/s.
 //
 // Here P = SPAN / 8 work-items share a row. Work-item q < P holds its lanes 4q … 4q + 3
-// and 4(q + P) … 4(q + P) + 3, two 16-byte words (so a warp load reads whole 64-byte
-// halves of 32 / P rows, every sector used). The canonical halving fold of a short tile
-// (docs/canonical-order.md, as short_rows runs it) then becomes:
+// and 4(q + P) … 4(q + P) + 3, two 16-byte words (so a warp load reads the whole first
+// or second half of 32 / P rows, every sector used). The canonical halving fold of a
+// short tile (docs/canonical-order.md, as short_rows runs it) then becomes:
 //   w = SPAN / 2   the work-item's two words, element by element, in registers;
 //   w = 2P … 4     work-items q and q + w / 4 of the row (shuffles, or local memory);
 //   w = 2, 1       the elements of the word: (e0 ∘ e2) ∘ (e1 ∘ e3).
