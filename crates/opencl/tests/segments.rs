@@ -252,10 +252,13 @@ fn tied_values_with_nans<T: Copy>(
 #[test]
 fn selections_keep_the_first_of_ties_and_the_first_nan() {
     let Some(device) = device() else { return };
-    // (shape, axis): rows along axis 1, columns along axis 0 (NaNs are planted per chunk
-    // of the flat array, so in some columns only).
-    let shapes: [(&[usize], isize); 10] = [
+    // (shape, axis): rows along axis 1 (rows of 8, 32 and 64 take word_rows for 4-byte
+    // types), columns along axis 0 (NaNs are planted per chunk of the flat array, so in
+    // some columns only).
+    let shapes: [(&[usize], isize); 12] = [
         (&[6, 20], 1),
+        (&[30, 32], 1),
+        (&[12, 8], 1),
         (&[6, 1000], 1),
         (&[6, 1024], 1),
         (&[9, 64], 1),
