@@ -93,10 +93,13 @@ void word_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
                                       : IDENTITY;
         }
     }
+    // Steps w = 2 and 1 (the word's elements) into a[u][0]: here for order-free
+    // operators, after the steps across the row for the canonical fold.
+#define WR_FOLD_WORDS()                                                              \
+    for (uint u = 0; u < WR_BLOCKS; u++)                                             \
+        a[u][0] = combine(combine(a[u][0], a[u][2]), combine(a[u][1], a[u][3]))
 #if WR_HELD == 1
-#pragma unroll
-    for (uint u = 0; u < WR_BLOCKS; u++)
-        a[u][0] = combine(combine(a[u][0], a[u][2]), combine(a[u][1], a[u][3]));
+    WR_FOLD_WORDS();
 #endif
     // Steps w = 2P … 4: work-item q takes q + m of the same row (m = w / 4 < P, so both
     // are in one warp: rows start at multiples of P work-items).
@@ -122,15 +125,13 @@ void word_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
         }
     }
 #endif
+#if WR_HELD == 4
+    WR_FOLD_WORDS();
+#endif
 #pragma unroll
     for (uint u = 0; u < WR_BLOCKS; u++) {
         ulong k = first + u * per_block;
-#if WR_HELD == 1
         if (q == 0 && k < outputs)
             seg_put(out, h, k, a[u][0]);
-#else
-        if (q == 0 && k < outputs)
-            seg_put(out, h, k, combine(combine(a[u][0], a[u][2]), combine(a[u][1], a[u][3])));
-#endif
     }
 }

@@ -29,6 +29,11 @@ const SHORT_WIDTH: usize = 32;
 const WR_BLOCKS: usize = 4;
 /// Elements per work-item of `word_rows`: two 16-byte words of 4-byte elements.
 const WR_LANES_PER_ITEM: usize = 8;
+
+/// Rows of `span` elements that one work-group of `word_rows` reduces.
+const fn word_rows_per_group(span: usize) -> usize {
+    WR_BLOCKS * WG * WR_LANES_PER_ITEM / span
+}
 /// Neighbouring outputs per work-group of `column_tiles` (`COL_OUTPUTS`).
 const COL_OUTPUTS: usize = 32;
 /// Neighbouring strided outputs from which `column_tiles` beats reading each output
@@ -344,7 +349,7 @@ impl SegmentJob {
                  registers, then across the row's work-items",
                 self.outputs,
                 span / WR_LANES_PER_ITEM,
-                WR_BLOCKS * WG * WR_LANES_PER_ITEM / span
+                word_rows_per_group(span)
             );
         }
         if matches!(self.strategy, Strategy::ShortRows { .. }) && span > SHORT_WIDTH {
@@ -467,7 +472,7 @@ impl SegmentJob {
             },
             Strategy::WordRows { span } => SegmentLaunch {
                 entry: 7,
-                global: n.div_ceil(WR_BLOCKS * (WG * WR_LANES_PER_ITEM / span)) * WG,
+                global: n.div_ceil(word_rows_per_group(span)) * WG,
                 local: WG,
             },
             Strategy::ColumnTiles => SegmentLaunch {
