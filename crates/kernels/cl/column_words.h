@@ -39,18 +39,20 @@ inline uint cw_part(uint4 w, uint e) {
 
 // Lanes a0 and a1 (element indices within the output, all 8 rows) of 4 outputs, the word
 // at `base` (element index of the first output's element 0): v[e] = lane a0 ∘ lane a1 of
-// output e, each lane folded in row order from IDENTITY as seg_lane does. With `full`,
-// every row exists and all 16 loads go out before the first combine; else rows at or past
-// `len` hold IDENTITY, which changes no bit (as in a partial tile of row_tiles).
+// output e, each lane folded in row order from IDENTITY as seg_lane does. With `rows` > 0
+// (a constant where it is called, so the loops unroll without tests), every lane of the
+// tile holds exactly that many rows and all their loads go out before the first combine;
+// with 0, rows at or past `len` hold IDENTITY, which changes no bit (as in a partial tile
+// of row_tiles), and each load is tested.
 inline void cw_lane_pair(__global const in_t* in, ulong base, ulong stride, ulong len,
-                         ulong a0, ulong a1, int full, acc_t* v) {
+                         ulong a0, ulong a1, uint rows, acc_t* v) {
     uint4 x[2 * ROWS];
 #pragma unroll
     for (uint r = 0; r < ROWS; r++) {
         ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
-        if (full || j0 < len)
+        if (rows > 0 ? r < rows : j0 < len)
             x[r] = *(const __global uint4*)(in + base + j0 * stride);
-        if (full || j1 < len)
+        if (rows > 0 ? r < rows : j1 < len)
             x[ROWS + r] = *(const __global uint4*)(in + base + j1 * stride);
     }
 #pragma unroll
@@ -59,9 +61,9 @@ inline void cw_lane_pair(__global const in_t* in, ulong base, ulong stride, ulon
 #pragma unroll
         for (uint r = 0; r < ROWS; r++) {
             ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
-            if (full || j0 < len)
+            if (rows > 0 ? r < rows : j0 < len)
                 l0 = combine(l0, lift_value(AS_IN_FROM_UINT(cw_part(x[r], e)), j0));
-            if (full || j1 < len)
+            if (rows > 0 ? r < rows : j1 < len)
                 l1 = combine(l1, lift_value(AS_IN_FROM_UINT(cw_part(x[ROWS + r], e)), j1));
         }
         v[e] = combine(l0, l1);
@@ -78,22 +80,22 @@ inline void cw_join(acc_t* a, const acc_t* b) {
 // Pair k (< 16) of class y of tile t: lanes y + 32m and y + 32(m + 16), where m is 2k
 // reversed over 5 bits (the order in which seg_lane_class takes them).
 inline void cw_pair(__global const in_t* in, ulong base, ulong stride, ulong len, ulong t,
-                    uint y, uint k, int full, acc_t* v) {
+                    uint y, uint k, uint rows, acc_t* v) {
     uint i = 2 * k;
     uint m = ((i >> 4) & 1) | ((i >> 2) & 2) | (i & 4) | ((i << 2) & 8) | ((i << 4) & 16);
     ulong a0 = t * TILE + y + COL_CLASSES * m;
-    cw_lane_pair(in, base, stride, len, a0, a0 + COL_CLASSES * 16, full, v);
+    cw_lane_pair(in, base, stride, len, a0, a0 + COL_CLASSES * 16, rows, v);
 }
 
 // Pairs k0 … k0 + 3 joined as seg_lane_class's binary counter joins them: (0 ∘ 1) ∘ (2 ∘ 3).
 inline void cw_quad(__global const in_t* in, ulong base, ulong stride, ulong len, ulong t,
-                    uint y, uint k0, int full, acc_t* v) {
+                    uint y, uint k0, uint rows, acc_t* v) {
     acc_t b[CW_WORD], c[CW_WORD], d[CW_WORD];
-    cw_pair(in, base, stride, len, t, y, k0, full, v);
-    cw_pair(in, base, stride, len, t, y, k0 + 1, full, b);
+    cw_pair(in, base, stride, len, t, y, k0, rows, v);
+    cw_pair(in, base, stride, len, t, y, k0 + 1, rows, b);
     cw_join(v, b);
-    cw_pair(in, base, stride, len, t, y, k0 + 2, full, c);
-    cw_pair(in, base, stride, len, t, y, k0 + 3, full, d);
+    cw_pair(in, base, stride, len, t, y, k0 + 2, rows, c);
+    cw_pair(in, base, stride, len, t, y, k0 + 3, rows, d);
     cw_join(c, d);
     cw_join(v, c);
 }
@@ -104,13 +106,13 @@ inline void cw_quad(__global const in_t* in, ulong base, ulong stride, ulong len
 // at run time (with the counter, f32 max took 196 registers and 12.5% occupancy on the
 // H200, with the tree 128 and 24%: results/h200-column-words).
 inline void cw_class_fold(__global const in_t* in, ulong base, ulong stride, ulong len,
-                          ulong t, uint y, int full, acc_t* v) {
+                          ulong t, uint y, uint rows, acc_t* v) {
     acc_t b[CW_WORD], c[CW_WORD], d[CW_WORD];
-    cw_quad(in, base, stride, len, t, y, 0, full, v);
-    cw_quad(in, base, stride, len, t, y, 4, full, b);
+    cw_quad(in, base, stride, len, t, y, 0, rows, v);
+    cw_quad(in, base, stride, len, t, y, 4, rows, b);
     cw_join(v, b);
-    cw_quad(in, base, stride, len, t, y, 8, full, c);
-    cw_quad(in, base, stride, len, t, y, 12, full, d);
+    cw_quad(in, base, stride, len, t, y, 8, rows, c);
+    cw_quad(in, base, stride, len, t, y, 12, rows, d);
     cw_join(c, d);
     cw_join(v, c);
 }
@@ -142,8 +144,18 @@ void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
 #ifdef COL_WORDS
         if (!h[H_TABLE] && h[H_INNER_STRIDE] == 1 && h[H_INNER] % CW_WORD == 0 &&
             stride % CW_WORD == 0 && ((ulong)(in + base) & 15) == 0) {
-            if ((t + 1) * TILE <= len)
+            // Tiles whose lanes all hold the same number of rows load without tests:
+            // whole tiles, and tiles of exactly 1024, 2048 or 4096 rows (columns that
+            // short: with tests, 1024×65536 f32 sums read at 0.45 of torch on the H200).
+            ulong rest = len - t * TILE;
+            if (rest >= TILE)
+                cw_class_fold(in, base, stride, len, t, y, ROWS, v);
+            else if (rest == LANES)
                 cw_class_fold(in, base, stride, len, t, y, 1, v);
+            else if (rest == 2 * LANES)
+                cw_class_fold(in, base, stride, len, t, y, 2, v);
+            else if (rest == 4 * LANES)
+                cw_class_fold(in, base, stride, len, t, y, 4, v);
             else
                 cw_class_fold(in, base, stride, len, t, y, 0, v);
         } else

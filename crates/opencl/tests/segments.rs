@@ -70,6 +70,18 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
             Some(vec![0]),
         ),
         (
+            "column words 1024x132 (a tile of one untested row)",
+            c(&[1024, 132]),
+            Some(vec![0]),
+        ),
+        ("column words 2048x128", c(&[2048, 128]), Some(vec![0])),
+        ("column words 4096x128", c(&[4096, 128]), Some(vec![0])),
+        (
+            "column words 9216x128 (a whole tile, then one of 1024 rows)",
+            c(&[9216, 128]),
+            Some(vec![0]),
+        ),
+        (
             "column words middle axis 3x40x132",
             c(&[3, 40, 132]),
             Some(vec![1]),
