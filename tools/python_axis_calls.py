@@ -8,13 +8,14 @@ on one CUDA GPU, two ways, medians of many:
 - ``pipelined``: 20 calls back to back, then one synchronize, per call: what a program
   that keeps the GPU busy sees (the host's per-call cost hides behind the kernels).
 
-Sums, and integer min/max, are enqueued on torch's stream and write the result tensor
-on the device; float max still waits, reads its results back and decodes them (float
-order keys). ``tools/axis_compare.py`` reports device-event time instead.
+Every operator along axes is enqueued on torch's stream and writes the result tensor on
+the device. ``tools/axis_compare.py`` reports device-event time instead.
 
-Writes one JSON line per measurement to --out and prints a table.
+Writes one JSON line per measurement to --out and prints a table. ``--ops`` picks the
+operators and types (default ``sum:f32,max:f32,sum:i32,max:i32``; also ``min``,
+``argmin``, ``argmax`` and ``f16``, ``bf16``).
 
-    python3 tools/python_axis_calls.py --out axis-calls.jsonl
+    python3 tools/python_axis_calls.py --out axis-calls.jsonl --ops argmax:f32,max:f16
 """
 
 import argparse
@@ -54,8 +55,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--ops", default="sum:f32,max:f32,sum:i32,max:i32")
     args = parser.parse_args()
     import torch
+
+    theirs_by_name = {"sum": torch.sum, "min": torch.amin, "max": torch.amax,
+                      "argmin": torch.argmin, "argmax": torch.argmax}
+    cases = [tuple(case.split(":")) for case in args.ops.split(",")]
+    for op, dtype in cases:
+        if op not in theirs_by_name or dtype not in ("f32", "i32", "f16", "bf16"):
+            parser.error(f"--ops: unknown case {op}:{dtype}")
 
     sync = torch.cuda.synchronize
     generator = torch.Generator(device="cuda").manual_seed(3)
@@ -63,13 +72,10 @@ def main():
     with open(args.out, "w") as out:
         for shape, axis in SHAPES:
             floats = torch.randn(shape, device="cuda", generator=generator)
-            ints = (floats * 1000).to(torch.int32)
-            for op, dtype, t, theirs in [
-                ("sum", "f32", floats, torch.sum),
-                ("max", "f32", floats, torch.amax),
-                ("sum", "i32", ints, torch.sum),
-                ("max", "i32", ints, torch.amax),
-            ]:
+            tensors = {"f32": floats, "i32": (floats * 1000).to(torch.int32),
+                       "f16": floats.half(), "bf16": floats.bfloat16()}
+            for op, dtype in cases:
+                t, theirs = tensors[dtype], theirs_by_name[op]
                 for mode, timer in [("wait", median_wait), ("pipelined", median_pipelined)]:
                     ours_s = timer(lambda: redlab.reduce(op, t, axis=axis), sync, args.reps)
                     torch_s = timer(lambda: theirs(t, dim=axis), sync, args.reps)

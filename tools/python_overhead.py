@@ -4,7 +4,9 @@
 CPU: ``redlab.sum`` on a numpy array of 1000 f32 elements against the Rust library's
 own per-call time for the same problem (``redlab.bench`` on the CPU: median seconds of
 ``Backend::reduce``). GPU (where torch has CUDA): ``redlab.sum`` on a torch CUDA tensor
-through DLPack against ``torch.sum`` on the same tensor, f32, 2^10 … 2^30 elements:
+through DLPack against ``torch.sum`` on the same tensor, f32, 2^10 … 2^30 elements
+(``--ops`` adds other operators and types against torch's same-named function, e.g.
+``argmax:f32,max:f16``):
 
 * ``pipelined``: N calls back to back, one synchronize at the end, time over N (what a
   training loop sees);
@@ -58,14 +60,17 @@ def cpu_rows():
     }
 
 
-def gpu_rows(torch, sizes):
+def gpu_rows(torch, sizes, op="sum", dtype="f32"):
+    torch_type = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    theirs = getattr(torch, op)
     for log2 in sizes:
         n = 2**log2
-        t = torch.randn(n, device="cuda", dtype=torch.float32)
-        for name, fn in [("torch.sum", lambda: torch.sum(t)), ("redlab.sum", lambda: redlab.sum(t))]:
+        t = torch.randn(n, device="cuda", dtype=torch.float32).to(torch_type)
+        for name, fn in [(f"torch.{op}", lambda: theirs(t)),
+                         (f"redlab.{op}", lambda: redlab.reduce(op, t))]:
             fn()
             torch.cuda.synchronize()
-            inner = max(1, min(2000, 2**31 // (n * 4)))
+            inner = max(1, min(2000, 2**31 // (n * t.element_size())))
             pipelined = median_call(fn, 7, inner, finish=torch.cuda.synchronize)
             lat = []
             for _ in range(max(20, min(500, inner))):
@@ -74,12 +79,12 @@ def gpu_rows(torch, sizes):
                 torch.cuda.synchronize()
                 lat.append(time.perf_counter() - start)
             yield {
-                "what": f"cuda-sum-f32-2^{log2}",
+                "what": f"cuda-{op}-{dtype}-2^{log2}",
                 "n": n,
                 "call": name,
                 "pipelined_s": pipelined,
                 "latency_s": statistics.median(lat),
-                "gbps_pipelined": n * 4 / pipelined / 1e9,
+                "gbps_pipelined": n * t.element_size() / pipelined / 1e9,
             }
         del t
 
@@ -88,13 +93,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--sizes", default="10,14,16,20,24,28,30")
+    parser.add_argument("--ops", default="sum:f32",
+                        help="GPU cases OP:TYPE, e.g. sum:f32,argmax:f32,max:f16")
+    parser.add_argument("--no-cpu", action="store_true", help="skip the CPU row")
     args = parser.parse_args()
-    rows = list(cpu_rows())
+    rows = [] if args.no_cpu else list(cpu_rows())
     try:
         import torch
 
         if torch.cuda.is_available():
-            rows += list(gpu_rows(torch, [int(s) for s in args.sizes.split(",")]))
+            sizes = [int(s) for s in args.sizes.split(",")]
+            for case in args.ops.split(","):
+                op, dtype = case.split(":")
+                rows += list(gpu_rows(torch, sizes, op, dtype))
             rows.append({"device_name": torch.cuda.get_device_name(0)})
     except ImportError:
         pass

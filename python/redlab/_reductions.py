@@ -94,7 +94,8 @@ def _torch_fast(name, a, acc):
     ordinal = a.get_device()
     landing = _enqueue_type(name, element, acc, ordinal)
     if landing is None:
-        return None
+        # argmin/argmax and f16/bf16 min/max: the segment kernels store the one result.
+        return _torch_axis_fast(name, a, None, False, acc)
     # A 0-d result with room for the value alone: the kernel writes it there directly.
     stream = _torch_stream(ordinal)
     out = _torch_result(a, ordinal, _TORCH_RESULT[landing[0]], stream)
@@ -200,6 +201,9 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof=0.0):
         if whole:
             landing = _enqueue_type(name, element, acc, place[1])
             result_type, shape = (landing[0] if landing else None), ()
+            if result_type is None:
+                # One output along every axis, stored by the segment kernels.
+                result_type = _enqueue_axis_type(name, element, acc, place[1])
         else:
             result_type = _enqueue_axis_type(name, element, acc, place[1])
             shape = _reduced_shape(tuple(a.shape), axes, keepdims)

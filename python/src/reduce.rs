@@ -308,8 +308,8 @@ pub fn enqueue_axis_dtype(
     };
     Ok(device
         .cuda()
-        .and_then(|cuda| cuda.enqueue_output_bytes(&problem))
-        .map(|_| problem.acc.name()))
+        .and_then(|cuda| cuda.enqueue_output_type(&problem))
+        .map(|dtype| dtype.name()))
 }
 
 /// Where an enqueued result goes: with room for the result alone, the kernel writes it
@@ -369,10 +369,11 @@ pub fn enqueue_pointer(
 
 /// `op` or statistic `name` over a DLPack tensor. Host tensors are read in place; CUDA
 /// tensors on the caller's `stream`: with `result` (the address of a buffer of
-/// `result_bytes` bytes of [`enqueue_dtype`]'s type: the kernel's whole output or the
-/// result alone for a whole-array reduction, one element per output along axes) the
-/// reduction is enqueued into it and `None` returned where the problem and shape allow;
-/// otherwise the call waits for the stream and returns the values.
+/// `result_bytes` bytes: for a whole-array reduction of [`enqueue_dtype`]'s type, the
+/// kernel's whole output or the result alone, else of [`enqueue_axis_dtype`]'s type,
+/// one element per output) the reduction is enqueued into it and `None` returned where
+/// the problem and shape allow; otherwise the call waits for the stream and returns the
+/// values.
 #[pyfunction]
 #[pyo3(signature = (kind, name, capsule, axes, keepdims, acc, stream, result, result_bytes, ddof=0.0))]
 #[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
@@ -407,25 +408,24 @@ pub fn reduce_dlpack(
         Place::Cuda(ordinal) => ordinal,
     };
     let device = devices::device(&format!("cuda:{ordinal}"))?;
-    if let (Some(result), What::Op(op, acc), true, true) =
-        (result, &what, view.flat, whole(&axes, keepdims))
-    {
+    if let (Some(result), What::Op(op, acc)) = (result, &what) {
         let problem = What::problem(*op, view.dtype, *acc)?;
         let cuda = device
             .cuda()
             .ok_or_else(|| errors::device("not a CUDA device"))?;
-        let start = view.start() as u64;
-        let landing = landing_for(cuda, &problem, result, result_bytes);
-        // SAFETY: the tensor lives on this device (DLPack says so) and the caller keeps
-        // it and `result` alive; `stream` is the caller's stream of that device.
-        py.allow_threads(|| unsafe {
-            cuda.enqueue_reduce(&problem, start, view.count(), stream, landing)
-        })
-        .map_err(errors::device)?;
-        return Ok(None);
-    }
-    if let (Some(result), What::Op(op, acc), false) = (result, &what, whole(&axes, keepdims)) {
-        let problem = What::problem(*op, view.dtype, *acc)?;
+        if view.flat && whole(&axes, keepdims) && cuda.enqueue_result_bytes(&problem).is_some() {
+            let start = view.start() as u64;
+            let landing = landing_for(cuda, &problem, result, result_bytes);
+            // SAFETY: the tensor lives on this device (DLPack says so) and the caller
+            // keeps it and `result` alive; `stream` is the caller's stream of that device.
+            py.allow_threads(|| unsafe {
+                cuda.enqueue_reduce(&problem, start, view.count(), stream, landing)
+            })
+            .map_err(errors::device)?;
+            return Ok(None);
+        }
+        // Along axes, and whole arrays whose one result the segment kernels store
+        // (argmin/argmax, f16/bf16 min/max, views that are not flat).
         let enqueued = py.allow_threads(|| {
             enqueue_axis(
                 &device,

@@ -156,9 +156,17 @@ def test_torch_axis_results_are_written_on_the_callers_stream():
             y = x.astype(np.float64)
             y.flat[k * 7] = np.nan
             got_f = redlab.min(torch.from_numpy(y).to("cuda"), axis=axis, keepdims=keepdims)
-            cases.append((x, axis, keepdims, got, got_i, (y, got_f)))
+            # Indices and narrowed halves are stored by the kernels too.
+            got_a = redlab.argmax(t, axis=axis, keepdims=keepdims)
+            h = torch.from_numpy(x.astype(np.float16)).to("cuda")
+            got_h = redlab.max(h, axis=axis, keepdims=keepdims)
+            cases.append((x, axis, keepdims, got, got_i, (y, got_f), (got_a, got_h)))
     side.synchronize()
-    for x, axis, keepdims, got, got_i, (y, got_f) in cases:
+    for x, axis, keepdims, got, got_i, (y, got_f), (got_a, got_h) in cases:
+        want_a = redlab.argmax(x * 2, axis=axis, keepdims=keepdims)
+        assert got_a.dtype == torch.int64 and bits(got_a) == bits(want_a), (x.shape, axis)
+        want_h = redlab.max(x.astype(np.float16), axis=axis, keepdims=keepdims)
+        assert got_h.dtype == torch.float16 and bits(got_h) == bits(want_h), (x.shape, axis)
         # NaN is NaN on every backend, its payload the device's (docs/canonical-order.md).
         want_f = redlab.min(y, axis=axis, keepdims=keepdims)
         got_f = got_f.cpu().numpy()

@@ -11,16 +11,16 @@
 //! small host-to-device copy (header and tables, into a scratch buffer kept per stream)
 //! and the job's one or two launches, all in the caller's stream order, with no wait.
 //!
-//! Only problems whose kernels can store their results themselves qualify
-//! ([`Codec::in_place_result`]: sums, min/max, bitwise operators, where the result is
-//! the accumulator's first bytes or, for f32/f64 min/max, the float its order key
-//! stands for), and only jobs in which every output has elements; the others
-//! (argmin/argmax, f16/bf16 min/max) take the waiting path.
+//! Problems qualify whose kernels can store their results themselves
+//! ([`Codec::in_place_result`]: the accumulator's first bytes for sums and bitwise
+//! operators, the float an order key stands for for min/max, narrowed exactly for
+//! f16/bf16, the index for argmin/argmax), and jobs in which every output has
+//! elements; the others take the waiting path.
 
 use std::collections::HashMap;
 
 use cudarc::driver::{result, sys};
-use redlab_core::Problem;
+use redlab_core::{DType, Packed, Problem};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::codec::Codec;
 use redlab_kernels::segments::{SegmentJob, ENTRY_POINTS};
@@ -38,12 +38,13 @@ pub(crate) type OutputFunctions = HashMap<Problem, Vec<sys::CUfunction>>;
 pub(crate) type OutputScratch = HashMap<u64, DeviceBuffer>;
 
 impl CudaDevice {
-    /// The bytes of each output's result when [`CudaDevice::enqueue_outputs`] can run
-    /// `problem` (the result type is then `problem.acc`), or `None`.
-    pub fn enqueue_output_bytes(&self, problem: &Problem) -> Option<usize> {
+    /// The type of each output's result when [`CudaDevice::enqueue_outputs`] can run
+    /// `problem` ([`Packed::result_dtype`]: i64 for argmin/argmax, else `problem.acc`),
+    /// or `None`.
+    pub fn enqueue_output_type(&self, problem: &Problem) -> Option<DType> {
         Codec::new(problem)
             .in_place_result()
-            .map(|(bytes, _)| bytes)
+            .map(|_| Packed::result_dtype(problem))
     }
 
     /// The `SEG_RESULT` kernels of `problem`, built on first use.
@@ -85,9 +86,12 @@ impl CudaDevice {
         result_bytes: usize,
     ) -> Result<(), RunError> {
         let codec = Codec::new(problem);
-        let (bytes, _) = codec.in_place_result().ok_or_else(|| {
-            RunError::Skipped(format!("{problem}: the results need decoding on the host"))
-        })?;
+        let bytes = codec
+            .in_place_result()
+            .ok_or_else(|| {
+                RunError::Skipped(format!("{problem}: the results need decoding on the host"))
+            })?
+            .bytes();
         if result_bytes != job.outputs() * bytes {
             return Err(RunError::Device(format!(
                 "the result array holds {result_bytes} bytes; {} outputs of {problem} need {}",

@@ -209,11 +209,15 @@ fn axis_kernels_that_write_results_in_place_store_the_results_width() {
         (Op::Sum, DType::F32, None),
         (Op::Sum, DType::I32, Some(DType::I64)),
         (Op::Max, DType::F64, None),
+        (Op::ArgMax, DType::F32, None),
+        (Op::Min, DType::F16, None),
+        (Op::Max, DType::BF16, None),
     ] {
         let problem = Problem::new(op, dtype, acc).expect("valid");
-        let (raw, _) = redlab_kernels::codec::Codec::new(&problem)
+        let raw = redlab_kernels::codec::Codec::new(&problem)
             .in_place_result()
-            .expect("results stored in place");
+            .expect("results stored in place")
+            .bytes();
         let build = |source: &str| {
             let ptx = compile::compile(source, "segments.cl", "sm_90")
                 .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));

@@ -57,52 +57,8 @@
 #define H_PARTIALS 11    // column_words: byte offset of its partials from the header
 #define HEADER_WORDS 16
 
-// SEG_RESULT (the stream path, crates/cuda/src/stream_outputs.rs): output k's result,
-// the first SEG_RESULT bytes of its accumulator (SEG_RESULT_KEY: of the float that its
-// order key stands for), goes to element k of the caller's array at h[H_RESULT], and
-// `out` starts at the header (no results area to read back).
-// Otherwise results are out[k]. seg_put(out, h, k, v) stores output k's result.
-#ifdef SEG_RESULT
-#if SEG_RESULT == 1
-#define SEG_RESULT_T uchar
-#elif SEG_RESULT == 2
-#define SEG_RESULT_T ushort
-#elif SEG_RESULT == 4
-#define SEG_RESULT_T uint
-#else
-#define SEG_RESULT_T ulong
-#endif
-inline __global ulong* seg_header(__global acc_t* out, ulong outputs) {
-    (void)outputs;
-    return (__global ulong*)out;
-}
-inline void seg_put(__global acc_t* out, __global const ulong* h, ulong k, acc_t v) {
-    (void)out;
-    // The low bytes on a little-endian device: the value itself, or the narrow integer
-    // kept in a wider word.
-    union {
-        acc_t acc;
-        SEG_RESULT_T result;
-    } bits;
-#ifdef SEG_RESULT_KEY
-    // Float min/max hold order keys; the xor that made a key from the float's bits
-    // turns it back (the host's key_to_bits).
-#if SEG_RESULT == 4
-    v ^= (v >> 31) & 0x7fffffff;
-#else
-    v ^= (v >> 63) & 0x7fffffffffffffffL;
-#endif
-#endif
-    bits.acc = v;
-    ((__global SEG_RESULT_T*)h[H_RESULT])[k] = bits.result;
-}
-#else
-inline __global ulong* seg_header(__global acc_t* out, ulong outputs) {
-    ulong bytes = (outputs * ACC_BYTES + 7) & ~(ulong)7;
-    return (__global ulong*)((__global uchar*)out + bytes);
-}
-#define seg_put(out, h, k, v) ((out)[(k)] = (v))
-#endif
+// Where results go (the caller's array, or out[k]): seg_result.h.
+#include "seg_result.h"
 
 inline ulong seg_start(__global const ulong* h, ulong k) {
     if (h[H_TABLE])

@@ -60,6 +60,7 @@ const FILES: &[(&str, &str)] = &[
     ("stat_columns.h", include_str!("../cl/stat_columns.h")),
     ("column_words.h", include_str!("../cl/column_words.h")),
     ("word_rows.h", include_str!("../cl/word_rows.h")),
+    ("seg_result.h", include_str!("../cl/seg_result.h")),
     ("strided.cl", include_str!("../cl/strided.cl")),
     ("subgroup_block.cl", include_str!("../cl/subgroup_block.cl")),
     ("two_stage.cl", include_str!("../cl/two_stage.cl")),
@@ -196,14 +197,10 @@ pub fn assemble_segments_to_result(
     quirks: &[Quirk],
     target: Target,
 ) -> Result<Assembled, String> {
-    let (bytes, key) = crate::codec::Codec::new(problem)
+    let in_place = crate::codec::Codec::new(problem)
         .in_place_result()
         .ok_or_else(|| format!("{problem}: the results need decoding on the host"))?;
-    let mut defines = format!("#define SEG_RESULT {bytes}\n");
-    if key {
-        defines.push_str("#define SEG_RESULT_KEY 1\n");
-    }
-    segments_with(problem, quirks, target, &defines)
+    segments_with(problem, quirks, target, &in_place.defines())
 }
 
 fn segments_with(

@@ -23,6 +23,44 @@ pub enum Partial {
     F64(f64, u64),
 }
 
+/// How a kernel stores a result into the caller's array ([`Codec::in_place_result`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InPlace {
+    /// The accumulator's first this-many bytes are the result (little-endian).
+    Raw(usize),
+    /// An f32 (4) or f64 (8) order key: the float's bits after one xor.
+    FloatKey(usize),
+    /// An f32 order key of an f16 min/max: the float, narrowed exactly to f16 bits.
+    HalfKey,
+    /// An f32 order key of a bf16 min/max: the float's upper half.
+    BFloatKey,
+    /// argmin/argmax: the accumulator's index, an i64.
+    Index,
+}
+
+impl InPlace {
+    /// Bytes of each stored result.
+    pub fn bytes(self) -> usize {
+        match self {
+            InPlace::Raw(bytes) | InPlace::FloatKey(bytes) => bytes,
+            InPlace::HalfKey | InPlace::BFloatKey => 2,
+            InPlace::Index => 8,
+        }
+    }
+
+    /// The `segments.cl` defines that select this store (`SEG_RESULT` and its form).
+    pub fn defines(self) -> String {
+        let form = match self {
+            InPlace::Raw(_) => "",
+            InPlace::FloatKey(_) => "#define SEG_RESULT_KEY 1\n",
+            InPlace::HalfKey => "#define SEG_RESULT_KEY 1\n#define SEG_RESULT_HALF 1\n",
+            InPlace::BFloatKey => "#define SEG_RESULT_KEY 1\n#define SEG_RESULT_BFLOAT 1\n",
+            InPlace::Index => "#define SEG_RESULT_INDEX 1\n",
+        };
+        format!("#define SEG_RESULT {}\n{form}", self.bytes())
+    }
+}
+
 /// Encodes and decodes the partials of one problem.
 #[derive(Debug, Clone, Copy)]
 pub struct Codec {
@@ -148,17 +186,23 @@ impl Codec {
         }
     }
 
-    /// Bytes of each result when a kernel can store it into the caller's array itself:
-    /// [`Codec::raw_result_bytes`], or f32/f64 min/max, whose order keys one xor turns
-    /// back into the float's bits (the second value: `true` for those keys).
-    pub fn in_place_result(&self) -> Option<(usize, bool)> {
+    /// How a kernel can store each result into the caller's array itself, or `None`
+    /// where the result needs decoding on the host: [`Codec::raw_result_bytes`]; f32/f64
+    /// min/max, whose order keys one xor turns back into the float's bits; f16/bf16
+    /// min/max, whose f32 keys turn into the float and then, exactly, into the narrow
+    /// type's bits; argmin/argmax, whose result is the accumulator's index.
+    pub fn in_place_result(&self) -> Option<InPlace> {
         if let Some(bytes) = self.raw_result_bytes() {
-            return Some((bytes, false));
+            return Some(InPlace::Raw(bytes));
         }
-        let keyed = self.float_key && !self.problem.op.is_indexed();
-        match (keyed, self.kind, self.problem.acc) {
-            (true, ValueKind::F32, DType::F32) => Some((4, true)),
-            (true, ValueKind::F64, DType::F64) => Some((8, true)),
+        if self.problem.op.is_indexed() {
+            return Some(InPlace::Index);
+        }
+        match (self.float_key, self.kind, self.problem.acc) {
+            (true, ValueKind::F32, DType::F32) => Some(InPlace::FloatKey(4)),
+            (true, ValueKind::F64, DType::F64) => Some(InPlace::FloatKey(8)),
+            (true, ValueKind::F32, DType::F16) => Some(InPlace::HalfKey),
+            (true, ValueKind::F32, DType::BF16) => Some(InPlace::BFloatKey),
             _ => None,
         }
     }

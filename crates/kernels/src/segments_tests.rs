@@ -144,22 +144,39 @@ fn launches_follow_the_strategy_and_add_the_tree_for_long_outputs() {
 }
 
 #[test]
-fn results_stored_in_place_are_raw_bytes_or_float_keys() {
+fn results_stored_in_place_are_raw_bytes_float_keys_or_indices() {
+    use crate::codec::InPlace;
     use redlab_core::DType;
     let in_place = |op, dtype| {
         let problem = Problem::new(op, dtype, None).expect("problem");
         Codec::new(&problem).in_place_result()
     };
-    assert_eq!(in_place(Op::Sum, DType::F32), Some((4, false)));
-    assert_eq!(in_place(Op::Min, DType::I8), Some((1, false)));
-    assert_eq!(in_place(Op::Max, DType::F32), Some((4, true)));
-    assert_eq!(in_place(Op::Min, DType::F64), Some((8, true)));
-    assert_eq!(in_place(Op::ArgMax, DType::F32), None);
-    assert_eq!(in_place(Op::Max, DType::F16), None);
+    assert_eq!(in_place(Op::Sum, DType::F32), Some(InPlace::Raw(4)));
+    assert_eq!(in_place(Op::Min, DType::I8), Some(InPlace::Raw(1)));
+    assert_eq!(in_place(Op::Max, DType::F32), Some(InPlace::FloatKey(4)));
+    assert_eq!(in_place(Op::Min, DType::F64), Some(InPlace::FloatKey(8)));
+    assert_eq!(in_place(Op::ArgMax, DType::F32), Some(InPlace::Index));
+    assert_eq!(in_place(Op::ArgMin, DType::U8), Some(InPlace::Index));
+    assert_eq!(in_place(Op::Max, DType::F16), Some(InPlace::HalfKey));
+    assert_eq!(in_place(Op::Min, DType::BF16), Some(InPlace::BFloatKey));
+    assert_eq!(InPlace::Index.bytes(), 8);
+    assert_eq!(InPlace::HalfKey.bytes(), 2);
+    // Every operator over every type now stores its results itself.
+    for op in Op::ALL {
+        for dtype in DType::ALL {
+            if let Ok(problem) = Problem::new(op, dtype, None) {
+                assert!(
+                    Codec::new(&problem).in_place_result().is_some(),
+                    "{problem}"
+                );
+            }
+        }
+    }
     let argmax = Problem::new(Op::ArgMax, DType::F32, None).expect("problem");
-    let refused =
-        crate::assembly::assemble_segments_to_result(&argmax, &[], crate::assembly::Target::Cuda);
-    assert!(refused.is_err_and(|e| e.contains("decoding on the host")));
+    let built =
+        crate::assembly::assemble_segments_to_result(&argmax, &[], crate::assembly::Target::Cuda)
+            .expect("argmax assembles");
+    assert!(built.source.contains("#define SEG_RESULT_INDEX 1"));
 }
 
 #[test]
