@@ -6,6 +6,7 @@
 # of 100 calls, the new binary beside the one before the change, alternating (AB_SHAPES,
 # AB_CASES: "op dtype" specs, comma-separated, and CHECK_SHAPES override the defaults),
 # and tools/axis_compare.py for the rows of 32 beside torch (unless SKIP_COMPARE is set).
+# AB_AXIS (default 1) is the reduced axis of the A/B shapes (0: columns).
 #   scripts/gpu_word_rows.sh NEW_BINARY OLD_BINARY OUT_DIR [check|speed|all]
 set -u
 new=$1 old=$2 out=$3 phase=${4:-all}
@@ -49,7 +50,7 @@ for pass in 1 2; do
       set -- $case
       for which in new old; do
         bin=$new; [ "$which" = old ] && bin=$old
-        "$bin" run --device cuda:0 --shape "$shape" --axis 1 --op "$1" --dtype "$2" \
+        "$bin" run --device cuda:0 --shape "$shape" --axis "${AB_AXIS:-1}" --op "$1" --dtype "$2" \
           --repeat 50 --graph-calls 100 --json 2>/dev/null |
           python3 -c "import json,sys; r=json.loads(sys.stdin.read()); \
 print(json.dumps({'pass': $pass, 'bin': '$which', 'shape': '$shape', 'op': '$1', \
@@ -60,12 +61,12 @@ print(json.dumps({'pass': $pass, 'bin': '$which', 'shape': '$shape', 'op': '$1',
   done
 done
 python3 - "$out/ab.jsonl" <<'EOF' | tee "$out/ab.md"
-import json, sys, statistics
+import json, os, sys, statistics
 rows = [json.loads(l) for l in open(sys.argv[1])]
 cells = {}
 for r in rows:
     cells.setdefault((r["shape"], r["op"], r["dtype"]), {}).setdefault(r["bin"], []).append(r)
-print("| shape, axis 1 | op | dtype | old GB/s per call | new | old GB/s in graph | new | graph new/old |")
+print(f"| shape, axis {os.environ.get('AB_AXIS', '1')} | op | dtype | old GB/s per call | new | old GB/s in graph | new | graph new/old |")
 print("|---|---|---|---|---|---|---|---|")
 for (shape, op, dtype), by in cells.items():
     med = lambda b, k: statistics.median(r[k] for r in by.get(b, [])) if by.get(b) else float("nan")
