@@ -377,9 +377,11 @@ impl SegmentJob {
     /// 4 elements; the kernel checks the buffer's alignment itself), and the H200's
     /// measurements must favour it (results/h200-column-words): columns shorter than a
     /// tile only for float sums and products (1.22×; min, max and integer operators
-    /// 0.37–0.96×), min and max only on grids of at least
+    /// 0.37–0.96× with a test per row), min and max only on grids of at least
     /// [`CW_MIN_GROUPS_MIN_MAX`] work-groups, everything else from one whole tile on
-    /// (1.02–1.44×).
+    /// (1.02–1.44×). Columns of exactly 1024, 2048 or 4096 rows load without tests and
+    /// take it for every operator and grid (1.44–4.38× in a CUDA graph, min/max on
+    /// 128–512 work-groups 1.86–3.23×: results/h200-short-columns).
     fn words_hold_columns(&self, problem: &Problem) -> bool {
         let h = &self.header;
         let float_arithmetic = problem.dtype.is_float() && matches!(problem.op, Op::Sum | Op::Prod);
@@ -388,7 +390,7 @@ impl SegmentJob {
         let measured_faster = if self.fixed_len < TILE && !rows_untested {
             float_arithmetic
         } else if matches!(problem.op, Op::Min | Op::Max) {
-            self.column_word_groups() >= CW_MIN_GROUPS_MIN_MAX
+            rows_untested || self.column_word_groups() >= CW_MIN_GROUPS_MIN_MAX
         } else {
             true
         };
