@@ -37,7 +37,6 @@ inline ushort seg_narrow(uint b) {
     uint e = (b >> 23) & 0xffu, m = b & 0x7fffffu;
 #ifdef SEG_RESULT_BFLOAT
     (void)sign;
-    (void)e;
     return (ushort)((b >> 16) | ((m != 0u && e == 0xffu) ? 0x40u : 0u));
 #else
     if (e == 0xffu)
