@@ -4,9 +4,10 @@
 //! reductions do.
 //!
 //! Only the one-launch production kernel qualifies, and only problems whose final
-//! partial already is the result's bytes ([`Codec::raw_result_bytes`]); others
-//! (argmin/argmax, narrowed floats) take the waiting path. The result lands one of two
-//! ways:
+//! partial already is the result's bytes ([`Codec::raw_result_bytes`]); the others
+//! (argmin/argmax, float min/max held as order keys) go to the segment kernels with one
+//! output, which store their results themselves (`stream_outputs.rs`; the Python
+//! package does this). The result lands one of two ways:
 //!
 //! - [`Landing::Buffer`]: the caller's buffer is the kernel's whole output (result,
 //!   subtree roots, ticket); its ticket is zeroed first. One memset and one launch:
