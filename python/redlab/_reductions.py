@@ -94,7 +94,7 @@ def _torch_fast(name, a, acc):
     ordinal = a.get_device()
     landing = _enqueue_type(name, element, acc, ordinal)
     if landing is None:
-        # argmin/argmax and f16/bf16 min/max: the segment kernels store the one result.
+        # argmin/argmax and float min/max: the segment kernels store the one result.
         return _torch_axis_fast(name, a, None, False, acc)
     # A 0-d result with room for the value alone: the kernel writes it there directly.
     stream = _torch_stream(ordinal)

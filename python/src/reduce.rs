@@ -312,16 +312,12 @@ pub fn enqueue_axis_dtype(
         .map(|dtype| dtype.name()))
 }
 
-/// Where an enqueued result goes: with room for the result alone, the kernel writes it
-/// there and keeps its roots and ticket in redlab's scratch for the stream (one launch);
-/// otherwise the buffer is the kernel's whole output.
-fn landing_for(
-    cuda: &redlab_cuda::CudaDevice,
-    problem: &redlab::Problem,
-    result: u64,
-    result_bytes: usize,
-) -> Landing {
-    if Some(result_bytes) == cuda.enqueue_result_bytes(problem) {
+/// Where an enqueued result of `raw_bytes` ([`redlab_cuda::CudaDevice::enqueue_result_bytes`],
+/// `None` where the kernel cannot write it alone) goes: with room for the result alone, the kernel writes it there and keeps its roots
+/// and ticket in redlab's scratch for the stream (one launch); otherwise the buffer is
+/// the kernel's whole output.
+fn landing(raw_bytes: Option<usize>, result: u64, result_bytes: usize) -> Landing {
+    if Some(result_bytes) == raw_bytes {
         Landing::Result(result)
     } else {
         Landing::Buffer {
@@ -360,7 +356,7 @@ pub fn enqueue_pointer(
     let cuda = device
         .cuda()
         .ok_or_else(|| errors::device("not a CUDA device"))?;
-    let landing = landing_for(cuda, &problem, result, result_bytes);
+    let landing = landing(cuda.enqueue_result_bytes(&problem), result, result_bytes);
     // SAFETY: the caller passes a live tensor of this device, its element count, a
     // result tensor of the right type, and its current stream on that device.
     py.allow_threads(|| unsafe { cuda.enqueue_reduce(&problem, address, n, stream, landing) })
@@ -413,9 +409,10 @@ pub fn reduce_dlpack(
         let cuda = device
             .cuda()
             .ok_or_else(|| errors::device("not a CUDA device"))?;
-        if view.flat && whole(&axes, keepdims) && cuda.enqueue_result_bytes(&problem).is_some() {
+        let raw_bytes = cuda.enqueue_result_bytes(&problem);
+        if let (Some(raw_bytes), true) = (raw_bytes, view.flat && whole(&axes, keepdims)) {
             let start = view.start() as u64;
-            let landing = landing_for(cuda, &problem, result, result_bytes);
+            let landing = landing(Some(raw_bytes), result, result_bytes);
             // SAFETY: the tensor lives on this device (DLPack says so) and the caller
             // keeps it and `result` alive; `stream` is the caller's stream of that device.
             py.allow_threads(|| unsafe {
@@ -425,7 +422,7 @@ pub fn reduce_dlpack(
             return Ok(None);
         }
         // Along axes, and whole arrays whose one result the segment kernels store
-        // (argmin/argmax, f16/bf16 min/max, views that are not flat).
+        // (argmin/argmax, float min/max, views that are not flat).
         let enqueued = py.allow_threads(|| {
             enqueue_axis(
                 &device,

@@ -22,23 +22,38 @@ inline __global ulong* seg_header(__global acc_t* out, ulong outputs) {
     (void)outputs;
     return (__global ulong*)out;
 }
-#ifdef SEG_RESULT_INDEX
+#ifdef SEG_RESULT_KEY
+// Float min/max hold order keys; the xor that made a key from the float's bits turns it
+// back (the host's key_to_bits).
+inline acc_t seg_key_bits(acc_t v) {
+#if ACC_BYTES == 4
+    return v ^ ((v >> 31) & 0x7fffffff);
+#else
+    return v ^ ((v >> 63) & 0x7fffffffffffffffL);
+#endif
+}
+#endif
+#if defined(SEG_RESULT_INDEX)
 // argmin/argmax: the result is the index within the output, an i64.
 inline void seg_put(__global acc_t* out, __global const ulong* h, ulong k, acc_t v) {
     (void)out;
     ((__global ulong*)h[H_RESULT])[k] = v.i;
 }
-#else
-#if defined(SEG_RESULT_HALF) || defined(SEG_RESULT_BFLOAT)
-// The f16/bf16 bits of an f32 that holds one of their values exactly (a min or max of
-// them), NaNs made quiet with their upper payload kept, as the host's conversion does.
+#elif defined(SEG_RESULT_BFLOAT)
+// bf16 min/max: the f32 holds a bf16 value exactly, so its upper half is the result; a
+// NaN is made quiet, as the host's conversion does.
+inline void seg_put(__global acc_t* out, __global const ulong* h, ulong k, acc_t v) {
+    (void)out;
+    uint b = (uint)seg_key_bits(v);
+    uint nan = (b & 0x7fffffffu) > 0x7f800000u;
+    ((__global ushort*)h[H_RESULT])[k] = (ushort)((b >> 16) | (nan ? 0x40u : 0u));
+}
+#elif defined(SEG_RESULT_HALF)
+// The f16 bits of an f32 that holds an f16 value exactly (a min or max of them), a NaN
+// made quiet with its upper payload kept, as the host's conversion does.
 inline ushort seg_narrow(uint b) {
     uint sign = (b >> 16) & 0x8000u;
     uint e = (b >> 23) & 0xffu, m = b & 0x7fffffu;
-#ifdef SEG_RESULT_BFLOAT
-    (void)sign;
-    return (ushort)((b >> 16) | ((m != 0u && e == 0xffu) ? 0x40u : 0u));
-#else
     if (e == 0xffu)
         return (ushort)(sign | 0x7c00u | (m != 0u ? 0x200u : 0u) | (m >> 13));
     if (e >= 113u) // a normal half: the exponent rebiased from 127 to 15
@@ -47,9 +62,12 @@ inline ushort seg_narrow(uint b) {
         return (ushort)sign;
     // A subnormal half, in units of 2^-24: 1.m × 2^(e-127) shifted right exactly.
     return (ushort)(sign | ((m | 0x800000u) >> (126u - e)));
-#endif
 }
-#endif
+inline void seg_put(__global acc_t* out, __global const ulong* h, ulong k, acc_t v) {
+    (void)out;
+    ((__global ushort*)h[H_RESULT])[k] = seg_narrow((uint)seg_key_bits(v));
+}
+#else
 inline void seg_put(__global acc_t* out, __global const ulong* h, ulong k, acc_t v) {
     (void)out;
     // The low bytes on a little-endian device: the value itself, or the narrow integer
@@ -59,21 +77,11 @@ inline void seg_put(__global acc_t* out, __global const ulong* h, ulong k, acc_t
         SEG_RESULT_T result;
     } bits;
 #ifdef SEG_RESULT_KEY
-    // Float min/max hold order keys; the xor that made a key from the float's bits
-    // turns it back (the host's key_to_bits).
-#if ACC_BYTES == 4
-    v ^= (v >> 31) & 0x7fffffff;
-#else
-    v ^= (v >> 63) & 0x7fffffffffffffffL;
-#endif
-#endif
-#if defined(SEG_RESULT_HALF) || defined(SEG_RESULT_BFLOAT)
-    ((__global ushort*)h[H_RESULT])[k] = seg_narrow((uint)v);
-    (void)bits;
+    bits.acc = seg_key_bits(v);
 #else
     bits.acc = v;
-    ((__global SEG_RESULT_T*)h[H_RESULT])[k] = bits.result;
 #endif
+    ((__global SEG_RESULT_T*)h[H_RESULT])[k] = bits.result;
 }
 #endif
 #else
