@@ -19,6 +19,8 @@ _OPS = ("sum", "prod", "min", "max", "argmin", "argmax", "and", "or", "xor")
 _enqueue_types = {}
 # The same for reductions along axes (one result per output), or None.
 _enqueue_axis_types = {}
+# (statistic, input type, ordinal) -> result type of its stream path, or None.
+_enqueue_stat_types = {}
 
 
 def _axes(axis):
@@ -72,6 +74,42 @@ def _enqueue_axis_type(name, element, acc, ordinal):
         result_type = _native.enqueue_axis_dtype(name, element, acc, ordinal)
         _enqueue_axis_types[key] = result_type
     return result_type
+
+
+def _enqueue_stat_type(name, element, ordinal):
+    """The result type when statistic ``name`` over ``element`` runs on the caller's
+    stream into a result array, else None (cached per statistic and device)."""
+    key = (name, element, ordinal)
+    result_type = _enqueue_stat_types.get(key, False)
+    if result_type is False:
+        result_type = _native.enqueue_stat_dtype(name, element, ordinal)
+        _enqueue_stat_types[key] = result_type
+    return result_type
+
+
+def _torch_stat_fast(name, a, axes, keepdims):
+    """A statistic (mean, a norm, nansum, any/all, count_nonzero) of a torch CUDA tensor,
+    along axes or of the whole tensor, enqueued on torch's current stream into a result
+    tensor of numpy's shape: the segment kernels map, reduce and finish in place. Returns
+    None where this does not apply (the DLPack path then runs)."""
+    if not _TORCH_TYPES:
+        _torch_tables()
+    element = _TORCH_TYPES.get(a.dtype)
+    if element is None:
+        return None
+    ordinal = a.get_device()
+    result_type = _enqueue_stat_type(name, element, ordinal)
+    if result_type is None:
+        return None
+    shape = _reduced_shape(tuple(a.shape), axes, keepdims)
+    if shape is None:
+        return None
+    out = a.new_empty(shape, dtype=_TORCH_RESULT[result_type])
+    enqueued = _native.enqueue_stat_pointer(
+        name, element, a.data_ptr(), tuple(a.shape), a.stride(), axes, keepdims,
+        ordinal, _torch_stream(ordinal), out.data_ptr(), out.numel() * out.element_size(),
+    )
+    return out if enqueued else None
 
 
 def _torch_op_fast(name, a, axes, keepdims, acc):
@@ -192,13 +230,20 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof=0.0):
         out = _torch_op_fast(name, a, axes, keepdims, acc)
         if out is not None:
             return out
+    if kind == "stat" and lib == "torch":
+        out = _torch_stat_fast(name, a, axes, keepdims)
+        if out is not None:
+            return out
     stream = _arrays.current_stream(a, lib)
     capsule = a.__dlpack__(stream=stream if stream else 1)
     out = None
     result_address, result_bytes = None, 0
-    if kind == "op" and lib is not None:
+    if kind in ("op", "stat") and lib is not None:
         element = _arrays.type_name(str(a.dtype).replace("torch.", ""))
-        if whole:
+        if kind == "stat":
+            result_type = _enqueue_stat_type(name, element, place[1])
+            shape = _reduced_shape(tuple(a.shape), axes, keepdims)
+        elif whole:
             landing = _enqueue_type(name, element, acc, place[1])
             result_type, shape = (landing[0] if landing else None), ()
             if result_type is None:
@@ -256,8 +301,11 @@ def _torch_tables():
 def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto", ddof=0.0):
     axes = None if axis is None else _axes(axis)
     acc = None if dtype is None else _arrays.type_name(dtype)
-    if kind == "op" and device == "auto" and type(a) is _TORCH_TENSOR[0] and a.is_cuda:
-        out = _torch_op_fast(name, a, axes, keepdims, acc)
+    if kind != "multi" and device == "auto" and type(a) is _TORCH_TENSOR[0] and a.is_cuda:
+        if kind == "op":
+            out = _torch_op_fast(name, a, axes, keepdims, acc)
+        else:
+            out = _torch_stat_fast(name, a, axes, keepdims)
         if out is not None:
             return out
     if type(a) is not _ndarray:

@@ -12,6 +12,7 @@ mod errors;
 mod host;
 mod outputs;
 mod reduce;
+mod stream_stats;
 mod what;
 
 /// The extension module `redlab._native`.
@@ -25,6 +26,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::enqueue_axis_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::enqueue_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::reduce_mapped, m)?)?;
+    m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(devices::devices_json, m)?)?;
     m.add_function(wrap_pyfunction!(devices::run_command, m)?)?;
     m.add_function(wrap_pyfunction!(what::statistics, m)?)?;

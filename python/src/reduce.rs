@@ -367,7 +367,9 @@ pub fn enqueue_pointer(
 /// tensors on the caller's `stream`: with `result` (the address of a buffer of
 /// `result_bytes` bytes: for a whole-array reduction of [`enqueue_dtype`]'s type, the
 /// kernel's whole output or the result alone, else of [`enqueue_axis_dtype`]'s type,
-/// one element per output) the reduction is enqueued into it and `None` returned where
+/// one element per output; for statistics of
+/// [`crate::stream_stats::enqueue_stat_dtype`]'s) the reduction is enqueued into it and
+/// `None` returned where
 /// the problem and shape allow; otherwise the call waits for the stream and returns the
 /// values.
 #[pyfunction]
@@ -433,6 +435,23 @@ pub fn reduce_dlpack(
                 stream,
                 result,
                 result_bytes,
+            )
+        })?;
+        if enqueued {
+            return Ok(None);
+        }
+    }
+    if let (Some(result), What::Stat(name)) = (result, &what) {
+        // Statistics: the segment kernels map, reduce and `post` in place.
+        let enqueued = py.allow_threads(|| {
+            crate::stream_stats::enqueue_stat(
+                &device,
+                name,
+                &view,
+                axes.as_deref(),
+                keepdims,
+                stream,
+                (result, result_bytes),
             )
         })?;
         if enqueued {
@@ -591,6 +610,30 @@ fn compute_on_cuda(
                     .run_mapped(&reduction, &input)
                     .map_err(|e| errors::from_core(&e))?;
                 return Ok(Computed::Scalar(outcome.value));
+            }
+            let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+            if let (Some(problem), Some(job), true) = (
+                reduction.problem(),
+                SegmentJob::new(Selection::Axes(&plan)),
+                redlab_kernels::mapped::maps_on_device(&reduction),
+            ) {
+                // In place: the segment kernels map each element of the tensor as they
+                // read it, then `post` per output over its element count.
+                let job = job
+                    .for_device(cuda.capabilities().max_work_group)
+                    .for_problem(problem);
+                let (values, _) = cuda
+                    .mapped_segment_results(&reduction, &input, &job)
+                    .and_then(|r| r.values())
+                    .map_err(errors::device)?;
+                let n = plan.segment_len();
+                let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
+                return Ok(shaped(
+                    values,
+                    &plan,
+                    all,
+                    stat_dtype(&reduction, view.dtype),
+                ));
             }
             let bytes = cuda.download(&input).map_err(errors::device)?;
             let host =

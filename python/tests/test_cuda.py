@@ -228,6 +228,78 @@ def test_torch_statistics_run_on_the_gpu_with_the_hosts_bits():
     assert redlab.var(c, axis=1).device == c.device
 
 
+STAT_CALLS = [
+    ("mean", lambda a, **k: redlab.mean(a, **k)),
+    ("norm2", lambda a, **k: redlab.norm(a, **k)),
+    ("norm1", lambda a, **k: redlab.norm(a, ord=1, **k)),
+    ("norminf", lambda a, **k: redlab.norm(a, ord=np.inf, **k)),
+    ("nansum", lambda a, **k: redlab.nansum(a, **k)),
+    ("any", lambda a, **k: redlab.any(a, **k)),
+    ("all", lambda a, **k: redlab.all(a, **k)),
+    ("count_nonzero", lambda a, **k: redlab.count_nonzero(a, **k)),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+def test_torch_statistics_are_enqueued_with_the_hosts_bits(dtype):
+    # Statistics are mapped, reduced and finished by the segment kernels on torch's
+    # current stream: many calls on a side stream, one sync, then the host's bits.
+    side = torch.cuda.Stream()
+    shapes = [((300, 517), 1), ((300, 517), 0), ((4096, 64), 1), ((3, 70001), 1),
+              ((5, 6, 7), (0, 1)), ((999,), None), ((513, 1031), None)]
+    cases = []
+    with torch.cuda.stream(side):
+        for k, (shape, axis) in enumerate(shapes):
+            x = random_array(dtype, int(np.prod(shape)), seed=k + 70).reshape(shape)
+            if np.issubdtype(dtype, np.integer):
+                x[x % 5 == 0] = 0  # zeros for any/all/count_nonzero
+            else:
+                x.flat[::13] = 0
+            if dtype == np.float32:
+                x.flat[::29] = np.nan  # nansum skips them
+            t = torch.from_numpy(x).to("cuda", non_blocking=True)
+            for name, call in STAT_CALLS:
+                for keepdims in (False, True):
+                    got = call(t, axis=axis, keepdims=keepdims)
+                    cases.append((name, x, axis, keepdims, got))
+            # A view that starts inside the allocation (4 or 8 bytes in) reads in place.
+            if len(shape) == 2:
+                got = redlab.mean(t[:, 1:], axis=1)
+                cases.append(("mean of a view", x[:, 1:], 1, False, got))
+    side.synchronize()
+    call_of = dict(STAT_CALLS)
+    for name, x, axis, keepdims, got in cases:
+        call = call_of.get(name, call_of["mean"])
+        want = call(x, axis=axis, keepdims=keepdims)
+        assert isinstance(got, torch.Tensor) and got.device.type == "cuda", name
+        got_np = got.cpu().numpy()
+        assert got_np.shape == np.shape(want), (name, x.shape, axis, keepdims)
+        assert got_np.dtype == np.asarray(want).dtype, (name, got_np.dtype)
+        assert got_np.tobytes() == np.asarray(want).tobytes(), (name, x.shape, axis, keepdims)
+
+
+@needs_cupy
+def test_cupy_statistics_match_the_host():
+    x = random_array(np.float32, 999 * 77, seed=9).reshape(999, 77)
+    c = cupy.asarray(x)
+    for axis in [0, 1, None]:
+        for name, call in STAT_CALLS:
+            got = call(c, axis=axis)
+            assert isinstance(got, cupy.ndarray), name
+            assert bits(got) == bits(call(x, axis=axis)), (name, axis)
+
+
+@needs_torch
+def test_torch_operators_on_views_inside_an_allocation():
+    x = random_array(np.float32, 257 * 129, seed=12).reshape(257, 129)
+    t = torch.from_numpy(x).cuda()
+    for axis in [0, 1]:
+        assert bits(redlab.sum(t[:, 1:], axis=axis)) == bits(redlab.sum(x[:, 1:], axis=axis))
+        assert bits(redlab.argmax(t[3:, 1:], axis=axis)) == bits(
+            redlab.argmax(x[3:, 1:], axis=axis))
+
+
 @needs_torch
 def test_torch_work_on_another_stream_is_seen():
     stream = torch.cuda.Stream()

@@ -1,7 +1,7 @@
 //! `redlab check-kernels --backend cuda`: every variant × operator × type compiled
 //! through NVRTC for one architecture, and the many-output kernels (`segments.cl`) for
-//! every operator × type (and their stream path's build, which writes results in place),
-//! without a GPU (only libnvrtc is needed), and the production
+//! every operator × type (and their stream path's build, which writes results in place;
+//! and both builds reading through each statistic's map over every type), without a GPU (only libnvrtc is needed), and the production
 //! kernel with every shipped CUDA tuning entry's parameters. A kernel that does not
 //! compile for CUDA is reported with its log.
 
@@ -10,7 +10,7 @@ use redlab_core::acc::allowed_accs;
 use redlab_core::{DType, Op, Problem};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::codec::Codec;
-use redlab_kernels::{driver, registry, Capabilities};
+use redlab_kernels::{driver, mapped, registry, Capabilities};
 
 use crate::compile;
 
@@ -152,7 +152,52 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
         outcome: compile_mapped(&reduction, arch),
         skipped: None,
     }));
+    checked.par_extend(mapped_segment_builds(arch));
     checked
+}
+
+/// The segment kernels reading through a map, read back and in place (the stream
+/// path's build, after `post`): every statistic over every type, and the one-input
+/// mapped examples.
+fn mapped_segment_builds(arch: &str) -> Vec<Checked> {
+    let mut reductions: Vec<redlab_expr::Reduction> = mapped_examples()
+        .into_iter()
+        .filter(mapped::maps_on_device)
+        .collect();
+    for dtype in DType::ALL {
+        for name in redlab_expr::stats::NAMES {
+            if let Ok(r) = redlab_expr::stats::reduction(name, dtype) {
+                reductions.push(r);
+            }
+        }
+    }
+    let mut jobs = Vec::new();
+    for r in reductions {
+        if mapped::in_place_result(&r).is_some() {
+            jobs.push((r.clone(), true));
+        }
+        jobs.push((r, false));
+    }
+    jobs.into_par_iter()
+        .map(|(reduction, in_place)| {
+            let assembled = if in_place {
+                mapped::segments_to_result(&reduction, Target::Cuda).map(|(_, a, _)| a)
+            } else {
+                mapped::segments(&reduction, Target::Cuda).map(|(_, a)| a)
+            };
+            Checked {
+                variant: if in_place {
+                    "segments (mapped, results in place)"
+                } else {
+                    "segments (mapped)"
+                },
+                problem: format!("{} over {:?}", reduction.describe(), reduction.inputs),
+                first_pass: true,
+                outcome: built(assembled, "segments.cl", arch),
+                skipped: None,
+            }
+        })
+        .collect()
 }
 
 /// Compiles assembled source (`file` names it in messages) for `arch`; the failure is

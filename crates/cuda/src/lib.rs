@@ -425,12 +425,26 @@ impl CudaDevice {
                 input.dtype, problem.dtype
             )));
         }
-        self.timeline.bind()?;
         let assembled =
             assembly::assemble_segments(problem, &[], Target::Cuda).map_err(RunError::Device)?;
+        self.segments_built(&assembled.source, problem, input, job, graph_calls)
+    }
+
+    /// Runs `job` with the segment kernels built from `source` (plain, or reading
+    /// through a map: [`Self::mapped_segment_results`]) for `problem`, the problem over
+    /// the values they reduce.
+    fn segments_built(
+        &self,
+        source: &str,
+        problem: &Problem,
+        input: &DeviceInput,
+        job: &SegmentJob,
+        graph_calls: Option<usize>,
+    ) -> Result<SegmentResults, RunError> {
+        self.timeline.bind()?;
         let f = self
             .modules
-            .functions(&assembled.source, &self.query.arch(), &ENTRY_POINTS)?;
+            .functions(source, &self.query.arch(), &ENTRY_POINTS)?;
         let kernels = SegmentKernels {
             short_rows: &f[0],
             short_rows_wide: &f[1],

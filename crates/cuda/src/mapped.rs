@@ -1,11 +1,15 @@
 //! User-defined reductions on a CUDA device: the inputs packed into one buffer and the
 //! production kernel built through NVRTC with the map as its `lift()`
 //! ([`redlab_kernels::mapped`]); the module cache keys on the source, so each expression
-//! builds once per device.
+//! builds once per device. Along axes and over segments, a one-input map is compiled
+//! into the segment kernels the same way ([`redlab_kernels::mapped::segments`]).
 
-use redlab_core::{ArrayRef, DType, Error, Outcome};
+use redlab_core::segmented::Selection;
+use redlab_core::{ArrayRef, DType, Error, Outcome, Value};
 use redlab_expr::{host, Reduction};
+use redlab_kernels::assembly::Target;
 use redlab_kernels::mapped;
+use redlab_kernels::segments::{prepare, SegmentJob, SegmentResults};
 use redlab_kernels::{RunError, Variant};
 
 use crate::graph::GraphRun;
@@ -135,5 +139,43 @@ impl CudaDevice {
             reductions,
             &launch.params,
         )
+    }
+
+    /// One value per output of `selection` of a one-input `reduction` over `data`, before
+    /// `post`: the segment kernels read raw elements and map each as they load it, every
+    /// output in its own canonical order, with the seconds of each launch. Maps of
+    /// several inputs, maps reading `i` and custom combines are an error (the caller maps
+    /// on the host).
+    pub fn compute_mapped_outputs(
+        &self,
+        reduction: &Reduction,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<(Vec<Value>, Vec<f64>), Error> {
+        mapped::check_raw_input(reduction, &data).map_err(Error::Shape)?;
+        let (problem, assembled) =
+            mapped::segments(reduction, Target::Cuda).map_err(Error::Shape)?;
+        let (job, gathered) = prepare(&problem, data, selection, self.caps.max_work_group)?;
+        let rows = match &gathered {
+            Some(bytes) => ArrayRef::from_bytes(data.dtype(), bytes)?,
+            None => data,
+        };
+        let input = self.upload(rows).map_err(backend_error)?;
+        self.segments_built(&assembled.source, &problem, &input, &job, None)
+            .and_then(SegmentResults::values)
+            .map_err(backend_error)
+    }
+
+    /// What the mapped segment kernels of `job` wrote over a device input of the raw
+    /// elements (uploaded, or the caller's device memory), before `post`.
+    pub fn mapped_segment_results(
+        &self,
+        reduction: &Reduction,
+        input: &DeviceInput,
+        job: &SegmentJob,
+    ) -> Result<SegmentResults, RunError> {
+        let (problem, assembled) =
+            mapped::segments(reduction, Target::Cuda).map_err(RunError::Device)?;
+        self.segments_built(&assembled.source, &problem, input, job, None)
     }
 }

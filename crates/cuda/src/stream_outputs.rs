@@ -15,22 +15,34 @@
 //! ([`Codec::in_place_result`]: the accumulator's first bytes for sums and bitwise
 //! operators, the float an order key stands for for min/max, narrowed exactly for
 //! f16/bf16, the index for argmin/argmax), and jobs in which every output has
-//! elements; the others take the waiting path.
+//! elements; the others take the waiting path. User-defined maps of one input (the
+//! statistics among them) qualify too: the kernels map each element as they read it and
+//! store each output's result after `post` ([`CudaDevice::enqueue_mapped_outputs`]).
 
 use std::collections::HashMap;
 
 use cudarc::driver::{result, sys};
 use redlab_core::{DType, Packed, Problem};
+use redlab_expr::Reduction;
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::codec::Codec;
+use redlab_kernels::mapped;
 use redlab_kernels::segments::{SegmentJob, ENTRY_POINTS};
 use redlab_kernels::RunError;
 
 use crate::memory::{cu, DeviceBuffer, Timeline};
 use crate::CudaDevice;
 
-/// The `SEG_RESULT` build's entry points ([`ENTRY_POINTS`]' order) by problem.
-pub(crate) type OutputFunctions = HashMap<Problem, Vec<sys::CUfunction>>;
+/// Which `SEG_RESULT` build: a built-in operator's, or a mapped reduction's (keyed by
+/// its description and input types, which fix its source).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum OutputKernels {
+    Op(Problem),
+    Mapped(String),
+}
+
+/// The `SEG_RESULT` builds' entry points ([`ENTRY_POINTS`]' order).
+pub(crate) type OutputFunctions = HashMap<OutputKernels, Vec<sys::CUfunction>>;
 
 /// Header, tables and scratch of jobs enqueued on a stream, by stream handle. One
 /// buffer per stream is enough: calls on one stream run in its order, and a call's
@@ -47,22 +59,31 @@ impl CudaDevice {
             .map(|_| Packed::result_dtype(problem))
     }
 
-    /// The `SEG_RESULT` kernels of `problem`, built on first use.
-    fn output_functions(&self, problem: &Problem) -> Result<Vec<sys::CUfunction>, RunError> {
+    /// The type of each output's result when [`CudaDevice::enqueue_mapped_outputs`] can
+    /// run `reduction` (after its `post`), or `None`.
+    pub fn enqueue_mapped_output_type(&self, reduction: &Reduction) -> Option<DType> {
+        mapped::in_place_result(reduction).map(|(dtype, _, _)| dtype)
+    }
+
+    /// The `SEG_RESULT` kernels `key` names, built from `source` on first use.
+    fn output_functions(
+        &self,
+        key: OutputKernels,
+        source: impl FnOnce() -> Result<String, String>,
+    ) -> Result<Vec<sys::CUfunction>, RunError> {
         let lock = || {
             self.output_functions
                 .lock()
                 .map_err(|_| RunError::Device("function table poisoned".into()))
         };
-        if let Some(functions) = lock()?.get(problem) {
+        if let Some(functions) = lock()?.get(&key) {
             return Ok(functions.clone());
         }
-        let assembled = assembly::assemble_segments_to_result(problem, &[], Target::Cuda)
-            .map_err(RunError::Device)?;
-        let functions =
-            self.modules
-                .functions(&assembled.source, &self.query.arch(), &ENTRY_POINTS)?;
-        lock()?.insert(*problem, functions.clone());
+        let source = source().map_err(RunError::Device)?;
+        let functions = self
+            .modules
+            .functions(&source, &self.query.arch(), &ENTRY_POINTS)?;
+        lock()?.insert(key, functions.clone());
         Ok(functions)
     }
 
@@ -85,13 +106,87 @@ impl CudaDevice {
         result: u64,
         result_bytes: usize,
     ) -> Result<(), RunError> {
-        let codec = Codec::new(problem);
-        let bytes = codec
+        let bytes = Codec::new(problem)
             .in_place_result()
             .ok_or_else(|| {
                 RunError::Skipped(format!("{problem}: the results need decoding on the host"))
             })?
             .bytes();
+        let functions = || {
+            self.output_functions(OutputKernels::Op(*problem), || {
+                assembly::assemble_segments_to_result(problem, &[], Target::Cuda).map(|a| a.source)
+            })
+        };
+        // SAFETY: the caller's promises, passed on.
+        unsafe {
+            self.enqueue_built(
+                problem,
+                functions,
+                bytes,
+                (input, problem.dtype.size_bytes(), job),
+                stream,
+                (result, result_bytes),
+            )
+        }
+    }
+
+    /// [`CudaDevice::enqueue_outputs`] for a user-defined reduction of one input along
+    /// axes or over segments: the segment kernels map each element as they read it and
+    /// store every output's result after `post` ([`mapped::segments_to_result`]; the
+    /// statistics' mean, norms, any/all …). `job` must be made for the problem over
+    /// mapped values. [`RunError::Skipped`] where the reduction or job does not qualify.
+    ///
+    /// # Safety
+    /// As [`CudaDevice::enqueue_outputs`].
+    pub unsafe fn enqueue_mapped_outputs(
+        &self,
+        reduction: &Reduction,
+        input: u64,
+        job: &SegmentJob,
+        stream: u64,
+        result: u64,
+        result_bytes: usize,
+    ) -> Result<(), RunError> {
+        let skipped = || RunError::Skipped(format!("{}: not in place", reduction.describe()));
+        let dtype = self
+            .enqueue_mapped_output_type(reduction)
+            .ok_or_else(skipped)?;
+        let problem = *reduction.problem().ok_or_else(skipped)?;
+        let key = format!("{} over {:?}", reduction.describe(), reduction.inputs);
+        let functions = || {
+            self.output_functions(OutputKernels::Mapped(key), || {
+                mapped::segments_to_result(reduction, Target::Cuda).map(|(_, a, _)| a.source)
+            })
+        };
+        // SAFETY: the caller's promises, passed on.
+        unsafe {
+            self.enqueue_built(
+                &problem,
+                functions,
+                dtype.size_bytes(),
+                (input, reduction.inputs[0].size_bytes(), job),
+                stream,
+                (result, result_bytes),
+            )
+        }
+    }
+
+    /// Enqueues `job` over `input` (elements of `element_bytes`) with the `SEG_RESULT`
+    /// kernels `functions` gives (built for `problem`, each result `bytes` wide) into the
+    /// caller's `result` array.
+    ///
+    /// # Safety
+    /// As [`CudaDevice::enqueue_outputs`].
+    unsafe fn enqueue_built(
+        &self,
+        problem: &Problem,
+        functions: impl FnOnce() -> Result<Vec<sys::CUfunction>, RunError>,
+        bytes: usize,
+        (input, element_bytes, job): (u64, usize, &SegmentJob),
+        stream: u64,
+        (result, result_bytes): (u64, usize),
+    ) -> Result<(), RunError> {
+        let codec = Codec::new(problem);
         if result_bytes != job.outputs() * bytes {
             return Err(RunError::Device(format!(
                 "the result array holds {result_bytes} bytes; {} outputs of {problem} need {}",
@@ -107,14 +202,16 @@ impl CudaDevice {
                 "outputs with no elements take their value on the host".into(),
             ));
         }
-        if input % 16 != 0 || result % bytes as u64 != 0 {
+        // The segment kernels test a row's alignment before loading 16-byte words, so
+        // views that start inside an allocation (`t[:, 1:]`) need only their elements'.
+        if input % element_bytes as u64 != 0 || result % bytes as u64 != 0 {
             return Err(RunError::Device(format!(
-                "device-resident inputs must be 16-byte aligned and results aligned to their \
-                 type (input {input:#x}, result {result:#x})"
+                "inputs and results must be aligned to their types (input {input:#x} of \
+                 {element_bytes}-byte elements, result {result:#x} of {bytes}-byte results)"
             )));
         }
         self.timeline.bind()?;
-        let functions = self.output_functions(problem)?;
+        let functions = functions()?;
         let (header, scratch_bytes) = job.result_layout(result, codec.acc_bytes);
         let needed = header.len() + scratch_bytes.max(8);
         let stream_handle = stream as sys::CUstream;

@@ -69,7 +69,7 @@ pub fn uses_device_math(node: &Node) -> bool {
 }
 
 /// Whether the tree reads the element index `i` (whose value depends on where a slice
-/// of the inputs starts).
+/// of the inputs starts, and on how kernels that gather elements arrange them).
 pub fn uses_index(node: &Node) -> bool {
     any_node(node, &|n| matches!(n.kind, Kind::Index))
 }
@@ -230,6 +230,17 @@ fn element_of_words(dtype: DType, w: &str, c: usize) -> String {
         DType::I64 => format!("(long){bits}"),
         DType::U8 | DType::U16 | DType::U32 | DType::U64 => format!("(ulong){bits}"),
     }
+}
+
+/// `rl_post(r, n)`: `post` over a result `r` held as `r_ty` and the element count `n`,
+/// returning `post`'s own type, as `Reduction::finish` computes it on the host.
+pub fn post_function(post: &Node, r_ty: Ty) -> String {
+    format!(
+        "inline {} rl_post({} r, ulong n) {{\n    (void)r;\n    (void)n;\n    return {};\n}}\n",
+        c_type(post.ty),
+        c_type(r_ty),
+        expr(post, &["r", "n"])
+    )
 }
 
 /// A C expression for `node`; `vars` names the part's variables (`a`, `b`).

@@ -6,7 +6,8 @@
 // starts at the header (no results area to read back). The result is the accumulator's
 // first bytes, or with SEG_RESULT_KEY the float its order key stands for (narrowed to
 // f16/bf16 bits with SEG_RESULT_HALF/SEG_RESULT_BFLOAT), or with SEG_RESULT_INDEX the
-// accumulator's index (argmin/argmax). The host picks one (codec.rs, InPlace).
+// accumulator's index (argmin/argmax), or with SEG_RESULT_POST a mapped statistic's
+// `post` of the result. The host picks one (codec.rs, InPlace; mapped.rs).
 // Otherwise results are out[k]. seg_put(out, h, k, v) stores output k's result.
 #ifdef SEG_RESULT
 #if SEG_RESULT == 1
@@ -33,7 +34,16 @@ inline acc_t seg_key_bits(acc_t v) {
 #endif
 }
 #endif
-#if defined(SEG_RESULT_INDEX)
+#if defined(SEG_RESULT_POST)
+// A mapped statistic's `post` (a mean's division, a norm's square root): rl_post from
+// section 2 over the output's result, which the accumulator holds as is, and its
+// element count, stored as SEG_RESULT_POST_T.
+inline ulong seg_len(__global const ulong* h, ulong k);
+inline void seg_put(__global acc_t* out, __global const ulong* h, ulong k, acc_t v) {
+    (void)out;
+    ((__global SEG_RESULT_POST_T*)h[H_RESULT])[k] = (SEG_RESULT_POST_T)rl_post(v, seg_len(h, k));
+}
+#elif defined(SEG_RESULT_INDEX)
 // argmin/argmax: the result is the index within the output, an i64.
 inline void seg_put(__global acc_t* out, __global const ulong* h, ulong k, acc_t v) {
     (void)out;

@@ -210,12 +210,24 @@ fn segments_with(
     defines: &str,
 ) -> Result<Assembled, String> {
     let decls = optype::op_type(problem).source;
+    assemble_segments_with(problem, &decls, quirks, target, defines)
+}
+
+/// `segments.cl` with section 2 given (a user-defined map's declarations,
+/// [`crate::mapped::segments`]) and section 1's `defines`.
+pub fn assemble_segments_with(
+    problem: &Problem,
+    decls: &str,
+    quirks: &[Quirk],
+    target: Target,
+    defines: &str,
+) -> Result<Assembled, String> {
     let source = sections(
         "segments",
         "segments.cl",
         defines,
         problem,
-        &decls,
+        decls,
         quirks,
         target,
     )?;

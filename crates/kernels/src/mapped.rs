@@ -7,10 +7,17 @@
 //! run a work-group per tile with more groups than plain sums ([`FLOAT_PARAMS`]). The combine is a built-in operator over the
 //! mapped values, so the result is that problem's, in the canonical order.
 
-use redlab_core::{ArrayRef, Problem};
-use redlab_expr::codegen::{helpers, map_function, map_word_function, region_offsets, uses_f64};
+use redlab_core::{ArrayRef, DType, Packed, Problem};
+use redlab_expr::codegen::{
+    helpers, map_function, map_word_function, post_function, region_offsets, storage, uses_f64,
+    uses_index,
+};
+use redlab_expr::types::{result_dtype, Ty};
 use redlab_expr::{Combine, Reduction};
 
+use crate::codec::Codec;
+
+use crate::assembly::{assemble_segments_with, Assembled, Target};
 use crate::optype::{op_type_reading, MapSource, OpType};
 
 /// Parameters mapped float sums and products override: a work-group per tile and eight
@@ -142,6 +149,121 @@ pub fn pack(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Vec<u8> {
         packed[at..at + bytes.len()].copy_from_slice(bytes);
     }
     packed
+}
+
+/// The many-output kernels (`segments.cl`: axis and segmented reductions) reading
+/// elements through the map of a one-input reduction with a built-in combine: each
+/// output reduces its mapped values in its own canonical order, as the host would after
+/// mapping every element, without the mapped array ever existing. Returns the problem
+/// over mapped values with the source. The input buffer is the raw array itself (one
+/// input has no regions to find, so `lift` needs no length); maps of several inputs and
+/// custom combines are an error here (their callers map on the host).
+pub fn segments(reduction: &Reduction, target: Target) -> Result<(Problem, Assembled), String> {
+    if !maps_on_device(reduction) {
+        return Err(format!(
+            "the segment kernels map one input that is not read by its index `i`, with a \
+             built-in combine (this map: `{}` over {} inputs)",
+            reduction.map_text,
+            reduction.inputs.len()
+        ));
+    }
+    let (problem, source) = segment_decls(reduction)?;
+    let mut assembled = assemble_segments_with(&problem, &source, &[], target, "")?;
+    if target == Target::OpenCl {
+        assembled.options = OPENCL_OPTIONS.into();
+    }
+    Ok((problem, assembled))
+}
+
+/// Section 2 of the mapped segment kernels, with the problem over mapped values.
+fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
+    let (problem, decls) = decls(reduction)?;
+    // One input starts at offset 0, so `rl_map` reads no length: a constant stands in
+    // for the kernel's `n`, which the segment kernels do not have.
+    let mut source = decls.source;
+    source.push_str("#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n");
+    Ok((problem, source))
+}
+
+/// How the stream path's segment kernels store a mapped reduction's outputs in the
+/// caller's array ([`segments_to_result`]): each output's type, and the section 1
+/// defines with any section 2 text they need. Without `post`, the problem's own
+/// in-place form ([`Codec::in_place_result`]); with one, `rl_post` (generated from it)
+/// over each output's result and element count, for accumulators that hold the value
+/// itself (sums, products, bitwise operators) and posts whose type is stored as is (no
+/// narrowing cast). `None` where the results need the host.
+pub fn in_place_result(reduction: &Reduction) -> Option<(DType, String, String)> {
+    if !maps_on_device(reduction) {
+        return None;
+    }
+    let problem = reduction.problem()?;
+    let codec = Codec::new(problem);
+    let Some((_, post)) = &reduction.post else {
+        let form = codec.in_place_result()?;
+        return Some((Packed::result_dtype(problem), form.defines(), String::new()));
+    };
+    codec.raw_result_bytes()?;
+    let dtype = result_dtype(post);
+    if dtype != post.ty.dtype() {
+        return None;
+    }
+    let defines = format!(
+        "#define SEG_RESULT {}\n#define SEG_RESULT_POST 1\n#define SEG_RESULT_POST_T {}\n",
+        dtype.size_bytes(),
+        storage(dtype)
+    );
+    Some((
+        dtype,
+        defines,
+        post_function(post, Ty::of_dtype(problem.acc)),
+    ))
+}
+
+/// [`segments`] built for the stream path: every output's result, after `post`, goes
+/// to the caller's array ([`in_place_result`]). Returns the problem over mapped values,
+/// the source and each result's type.
+pub fn segments_to_result(
+    reduction: &Reduction,
+    target: Target,
+) -> Result<(Problem, Assembled, DType), String> {
+    let (dtype, defines, post) = in_place_result(reduction).ok_or_else(|| {
+        format!(
+            "{}: the results need the host (a post over a min, max or index, or a narrowing cast)",
+            reduction.describe()
+        )
+    })?;
+    let (problem, source) = segment_decls(reduction)?;
+    let source = source + &post;
+    Ok((
+        problem,
+        assemble_segments_with(&problem, &source, &[], target, &defines)?,
+        dtype,
+    ))
+}
+
+/// Whether the segment kernels can map `reduction`'s elements as they read them: one
+/// input, a built-in combine, and a map that does not read the element index `i`
+/// (whose value depends on where elements sit, and the kernels read them in place or
+/// gathered into rows).
+pub fn maps_on_device(reduction: &Reduction) -> bool {
+    reduction.inputs.len() == 1
+        && matches!(reduction.combine, Combine::Builtin(_))
+        && !uses_index(&reduction.map)
+}
+
+/// Checks that `data` is the one raw input [`segments`] kernels of `reduction` read.
+pub fn check_raw_input(reduction: &Reduction, data: &ArrayRef<'_>) -> Result<(), String> {
+    match reduction.inputs.as_slice() {
+        [dtype] if *dtype == data.dtype() => Ok(()),
+        [dtype] => Err(format!(
+            "the map reads {dtype}, the input holds {}",
+            data.dtype()
+        )),
+        inputs => Err(format!(
+            "the segment kernels map one input on the device; this map reads {}",
+            inputs.len()
+        )),
+    }
 }
 
 /// The variant mapped reductions run: the production kernel, whose `lift()` calls see the

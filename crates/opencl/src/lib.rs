@@ -335,6 +335,19 @@ impl OpenClDevice {
     ) -> Result<SegmentResults, RunError> {
         let assembled =
             assembly::assemble_segments(problem, &[], Target::OpenCl).map_err(RunError::Device)?;
+        self.segments_built(&assembled, problem, input, job)
+    }
+
+    /// Runs `job` with the segment kernels `assembled` (plain, or reading through a map:
+    /// [`Self::mapped_segment_results`]) for `problem`, the problem over the values they
+    /// reduce.
+    fn segments_built(
+        &self,
+        assembled: &assembly::Assembled,
+        problem: &Problem,
+        input: &DeviceInput,
+        job: &SegmentJob,
+    ) -> Result<SegmentResults, RunError> {
         let _guard = self
             .running
             .lock()

@@ -1,9 +1,14 @@
 //! User-defined reductions on an OpenCL device: the inputs packed into one buffer and
-//! the production kernel built with the map as its `lift()` ([`redlab_kernels::mapped`]).
+//! the production kernel built with the map as its `lift()` ([`redlab_kernels::mapped`]);
+//! along axes and over segments, a one-input map built into the segment kernels.
 
-use redlab_core::{ArrayRef, Error, Outcome};
+use redlab_core::segmented::Selection;
+use redlab_core::{ArrayRef, Error, Outcome, Value};
 use redlab_expr::{host, Reduction};
+use redlab_kernels::assembly::Target;
 use redlab_kernels::mapped;
+use redlab_kernels::segments::{prepare, SegmentJob, SegmentResults};
+use redlab_kernels::RunError;
 
 use crate::driver::{self, DeviceInput};
 use crate::{backend_error, OpenClDevice};
@@ -58,5 +63,41 @@ impl OpenClDevice {
     ) -> Result<Outcome, Error> {
         let input = self.upload_inputs(reduction, inputs)?;
         self.run_mapped(reduction, &input)
+    }
+
+    /// One value per output of `selection` of a one-input `reduction` over `data`, before
+    /// `post`: the segment kernels map each raw element as they load it, every output in
+    /// its own canonical order ([`mapped::segments`]), with the seconds of each launch.
+    pub fn compute_mapped_outputs(
+        &self,
+        reduction: &Reduction,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Result<(Vec<Value>, Vec<f64>), Error> {
+        mapped::check_raw_input(reduction, &data).map_err(Error::Shape)?;
+        let (problem, assembled) =
+            mapped::segments(reduction, Target::OpenCl).map_err(Error::Shape)?;
+        let (job, gathered) = prepare(&problem, data, selection, self.caps.max_work_group)?;
+        let rows = match &gathered {
+            Some(bytes) => ArrayRef::from_bytes(data.dtype(), bytes)?,
+            None => data,
+        };
+        let input = self.upload(rows).map_err(backend_error)?;
+        self.segments_built(&assembled, &problem, &input, &job)
+            .and_then(SegmentResults::values)
+            .map_err(backend_error)
+    }
+
+    /// What the mapped segment kernels of `job` wrote over an uploaded input of the raw
+    /// elements, before `post`.
+    pub fn mapped_segment_results(
+        &self,
+        reduction: &Reduction,
+        input: &DeviceInput,
+        job: &SegmentJob,
+    ) -> Result<SegmentResults, RunError> {
+        let (problem, assembled) =
+            mapped::segments(reduction, Target::OpenCl).map_err(RunError::Device)?;
+        self.segments_built(&assembled, &problem, input, job)
     }
 }

@@ -330,9 +330,12 @@ impl Device {
         })
     }
 
-    /// A user-defined reduction along axes or over segments: the map applied on the host
-    /// once, then the mapped values reduced output by output here, each in the canonical
-    /// order of its own elements. Custom combines and `post` are for whole arrays.
+    /// A user-defined reduction along axes or over segments, each output reduced in the
+    /// canonical order of its own mapped values (before `post`, which the caller applies
+    /// per output). On OpenCL and CUDA devices a map of one input that does not read `i`
+    /// is compiled into the segment kernels, which map each element as they read it;
+    /// other maps are applied on the host once, then the mapped values reduced here.
+    /// Custom combines and `post` are for whole arrays.
     pub fn reduce_mapped_outputs(
         &self,
         reduction: &Reduction,
@@ -345,6 +348,23 @@ impl Device {
                     .into(),
             )
         })?;
+        if let ([data], true) = (inputs, redlab_kernels::mapped::maps_on_device(reduction)) {
+            match &self.kind {
+                #[cfg(feature = "opencl")]
+                Kind::OpenCl(device) => {
+                    return Ok(device
+                        .compute_mapped_outputs(reduction, *data, selection)?
+                        .0)
+                }
+                #[cfg(feature = "cuda")]
+                Kind::Cuda(device) => {
+                    return Ok(device
+                        .compute_mapped_outputs(reduction, *data, selection)?
+                        .0)
+                }
+                _ => {}
+            }
+        }
         let mapped = redlab_expr::host::map_all(reduction, inputs)?;
         Ok(self.reduce_outputs(problem, mapped.view(), selection)?.0)
     }

@@ -1,0 +1,192 @@
+//! User-defined maps along axes and over segments on the first OpenCL device (PoCL in
+//! CI): the segment kernels map each raw element as they read it, and every output must
+//! equal the host's answer, the map applied per element and then that output's own
+//! canonical order (floats bit for bit, integers and selections exactly). The maps are
+//! the statistics' (mean, norms, nansum, any/all, count_nonzero) over every type they
+//! take, and expressions with each kind of combine; the shapes reach every segment
+//! kernel: short and wide rows, word rows, row tiles with the tree, column tiles,
+//! column words, a misaligned view, Fortran order, gathered axes and CSR offsets with
+//! empty segments.
+//!
+//! Without an OpenCL platform the test prints a visible SKIPPED line and passes, unless
+//! `REDLAB_REQUIRE_OPENCL=1` (CI sets it).
+
+mod common;
+
+use redlab_core::generate::{generate, Distribution};
+use redlab_core::segmented::{self, Selection};
+use redlab_core::shape::{AxisPlan, Layout, Segments};
+use redlab_core::{ArrayRef, DType};
+use redlab_expr::{host, stats, Reduction};
+use redlab_opencl::OpenClDevice;
+
+fn device() -> Option<OpenClDevice> {
+    common::device("OpenCL mapped segment tests")
+}
+
+/// Shapes (layout, axes) that reach each segment kernel.
+fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
+    let c = Layout::c_order;
+    vec![
+        ("rows 3x7", c(&[3, 7]), Some(vec![1])),
+        ("word rows 300x32", c(&[300, 32]), Some(vec![1])),
+        ("wide rows 11x129", c(&[11, 129]), Some(vec![1])),
+        ("rows 2x20011 (tree)", c(&[2, 20011]), Some(vec![1])),
+        ("rows 4x0", c(&[4, 0]), Some(vec![1])),
+        ("columns 257x33", c(&[257, 33]), Some(vec![0])),
+        ("column words 1024x132", c(&[1024, 132]), Some(vec![0])),
+        (
+            "column words 8200x136 (partial tile, tree)",
+            c(&[8200, 136]),
+            Some(vec![0]),
+        ),
+        (
+            "misaligned view 77x32",
+            Layout {
+                dims: vec![77, 32],
+                strides: vec![32, 1],
+                offset: 1,
+            },
+            Some(vec![1]),
+        ),
+        (
+            "fortran 37x41 axis 1",
+            Layout::fortran_order(&[37, 41]),
+            Some(vec![1]),
+        ),
+        (
+            "axes 0,2 of 3x5x7 (gathered)",
+            c(&[3, 5, 7]),
+            Some(vec![0, 2]),
+        ),
+        ("all axes 9x913", c(&[9, 913]), None),
+    ]
+}
+
+/// The reductions checked: every statistic over the types it takes, and expressions.
+fn reductions() -> Vec<Reduction> {
+    let mut all = Vec::new();
+    let stat_types: &[(DType, &[&str])] = &[
+        (DType::F32, stats::NAMES),
+        (DType::F64, &["mean", "norm2", "nansum", "norminf"]),
+        (
+            DType::I32,
+            &["mean", "norm1", "count_nonzero", "any", "all", "sumsq"],
+        ),
+        (DType::F16, &["mean", "sumsq"]),
+        (DType::BF16, &["norm2"]),
+        (DType::U8, &["count_nonzero", "nansum"]),
+    ];
+    for (dtype, names) in stat_types {
+        for name in *names {
+            all.push(stats::reduction(name, *dtype).expect("statistic builds"));
+        }
+    }
+    for (map, combine, dtype) in [
+        ("x * x", "argmax", DType::F32),
+        ("sqrt(abs(x)) + 1", "sum", DType::F32),
+        ("x > 0.5", "sum", DType::F32),
+        ("x * 3 - 1", "min", DType::I32),
+        ("x % 7", "xor", DType::I32),
+    ] {
+        all.push(
+            Reduction::builder(map, combine)
+                .build(&[dtype])
+                .expect("expression builds"),
+        );
+    }
+    all
+}
+
+/// The host's answer: the map per element, then each output's canonical reduction.
+fn expected(
+    reduction: &Reduction,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Vec<redlab_core::Value> {
+    let mapped = host::map_all(reduction, &[data]).expect("maps");
+    let problem = reduction.problem().expect("a built-in combine");
+    segmented::reference(problem, mapped.view(), selection).expect("reference")
+}
+
+#[test]
+fn mapped_outputs_match_the_host_bit_for_bit() {
+    let Some(device) = device() else { return };
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for reduction in reductions() {
+        let dtype = reduction.inputs[0];
+        let label = reduction.describe();
+        let mut check = |shape: &str, data: ArrayRef<'_>, selection: Selection<'_>| {
+            let want = expected(&reduction, data, selection);
+            match device.compute_mapped_outputs(&reduction, data, selection) {
+                Ok((got, _)) if got.len() != want.len() => failures.push(format!(
+                    "{label} {shape}: {} outputs, want {}",
+                    got.len(),
+                    want.len()
+                )),
+                Ok((got, _)) => {
+                    if let Some(k) = (0..got.len()).find(|&k| !got[k].same_as(&want[k])) {
+                        failures.push(format!(
+                            "{label} {shape}: output {k}: {} vs {}",
+                            got[k], want[k]
+                        ));
+                    }
+                }
+                Err(e) => failures.push(format!("{label} {shape}: {e}")),
+            }
+            checked += 1;
+        };
+        for (shape, layout, axes) in axis_cases() {
+            let count = layout.offset + layout.dims.iter().product::<usize>();
+            let data =
+                generate(dtype, count, Distribution::Normal, 7 + count as u64).expect("data");
+            let plan = AxisPlan::new(layout, axes.as_deref(), false).expect("plan");
+            check(shape, data.view(), Selection::Axes(&plan));
+        }
+        let n = 20_011;
+        let data = generate(dtype, n, Distribution::Normal, 41).expect("data");
+        for (shape, segments) in [
+            (
+                "offsets with empty and long segments",
+                Segments::Offsets(vec![0, 0, 5, 5, 300, 9000, 9001, n as u64 - 17]),
+            ),
+            ("fixed 8193", Segments::Fixed(8193)),
+        ] {
+            let ranges = segments.ranges(n).expect("ranges");
+            check(shape, data.view(), Selection::Ranges(&ranges));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} mapped cases differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn maps_the_kernels_cannot_take_are_refused_with_a_reason() {
+    let Some(device) = device() else { return };
+    let data = generate(DType::F32, 64, Distribution::Normal, 3).expect("data");
+    let ranges = [0..32, 32..64];
+    let two_inputs = Reduction::builder("x * y", "sum")
+        .build(&[DType::F32, DType::F32])
+        .expect("builds");
+    let by_index = Reduction::builder("x * i", "sum")
+        .build(&[DType::F32])
+        .expect("builds");
+    let wrong_type = Reduction::builder("x", "sum")
+        .build(&[DType::F64])
+        .expect("builds");
+    for (reduction, says) in [
+        (&two_inputs, "one input"),
+        (&by_index, "index"),
+        (&wrong_type, "the input holds f32"),
+    ] {
+        let err = device
+            .compute_mapped_outputs(reduction, data.view(), Selection::Ranges(&ranges))
+            .expect_err("refused");
+        assert!(err.to_string().contains(says), "{err}");
+    }
+}
