@@ -118,7 +118,7 @@ pub fn enqueue_stat(
     };
     let job = job
         .for_device(cuda.capabilities().max_work_group)
-        .for_problem(problem);
+        .for_mapped(problem);
     let start = view.start() as u64;
     // SAFETY: the tensor lives on this device and the caller keeps it and `result`
     // (sized for the plan's outputs, checked) alive; `stream` is the caller's stream of

@@ -378,7 +378,7 @@ impl CudaDevice {
         graph_calls: Option<usize>,
     ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
-        let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group)?;
+        let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group, false)?;
         let rows = match &gathered {
             Some(bytes) => ArrayRef::from_bytes(problem.dtype, bytes)?,
             None => data,

@@ -241,6 +241,38 @@ fn axis_kernels_that_write_results_in_place_store_the_results_width() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn mapped_statistics_store_their_finished_results_in_place() {
+    require_nvrtc();
+    // The mean of f32 stores an f32 (the division on the device), the mean of i32 an
+    // f64, any a byte (`r != 0`), the norm of f16 an f32 square root; norminf, without
+    // a post, the float its max key stands for.
+    for (name, dtype, bits, needle) in [
+        ("mean", DType::F32, 32, "div.rn.f32"),
+        ("mean", DType::I32, 64, "div.rn.f64"),
+        ("any", DType::F32, 8, ""),
+        ("norm2", DType::F16, 32, "sqrt.rn.f32"),
+        ("norminf", DType::F64, 64, ""),
+    ] {
+        let reduction = redlab_expr::stats::reduction(name, dtype).expect("statistic");
+        let (_, assembled, result) =
+            redlab_kernels::mapped::segments_to_result(&reduction, Target::Cuda)
+                .unwrap_or_else(|e| panic!("{name} {dtype}: {e}"));
+        assert_eq!(result.size_bytes() * 8, bits, "{name} {dtype}");
+        let ptx = compile::compile(&assembled.source, "segments.cl", "sm_90")
+            .unwrap_or_else(|f| panic!("{name} {dtype}:\n{}", f.log));
+        let text = String::from_utf8_lossy(&ptx);
+        assert!(text.contains(needle), "{name} {dtype}: no {needle}");
+        assert!(
+            ["b", "u", "s", "f"]
+                .iter()
+                .any(|kind| text.contains(&format!("st.global.{kind}{bits} "))),
+            "{name} {dtype}: no {bits}-bit store"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn bulk_copy_warp_tiles_export_their_shared_memory_and_fit_it() {
     require_nvrtc();
     let variant = registry::find("production").expect("registered");

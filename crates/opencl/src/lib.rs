@@ -305,7 +305,7 @@ impl OpenClDevice {
         selection: Selection<'_>,
     ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
-        let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group)?;
+        let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group, false)?;
         let rows = match &gathered {
             Some(bytes) => ArrayRef::from_bytes(problem.dtype, bytes)?,
             None => data,

@@ -77,7 +77,7 @@ impl OpenClDevice {
         mapped::check_raw_input(reduction, &data).map_err(Error::Shape)?;
         let (problem, assembled) =
             mapped::segments(reduction, Target::OpenCl).map_err(Error::Shape)?;
-        let (job, gathered) = prepare(&problem, data, selection, self.caps.max_work_group)?;
+        let (job, gathered) = prepare(&problem, data, selection, self.caps.max_work_group, true)?;
         let rows = match &gathered {
             Some(bytes) => ArrayRef::from_bytes(data.dtype(), bytes)?,
             None => data,
