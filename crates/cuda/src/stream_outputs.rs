@@ -62,7 +62,7 @@ impl CudaDevice {
     /// The type of each output's result when [`CudaDevice::enqueue_mapped_outputs`] can
     /// run `reduction` (after its `post`), or `None`.
     pub fn enqueue_mapped_output_type(&self, reduction: &Reduction) -> Option<DType> {
-        mapped::in_place_result(reduction).map(|(dtype, _, _)| dtype)
+        mapped::in_place_result(reduction).map(|in_place| in_place.dtype)
     }
 
     /// The `SEG_RESULT` kernels `key` names, built from `source` on first use.

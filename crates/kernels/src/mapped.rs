@@ -15,9 +15,8 @@ use redlab_expr::codegen::{
 use redlab_expr::types::{result_dtype, Ty};
 use redlab_expr::{Combine, Reduction};
 
-use crate::codec::Codec;
-
 use crate::assembly::{assemble_segments_with, Assembled, Target};
+use crate::codec::Codec;
 use crate::optype::{op_type_reading, MapSource, OpType};
 
 /// Parameters mapped float sums and products override: a work-group per tile and eight
@@ -186,37 +185,49 @@ fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
 }
 
 /// How the stream path's segment kernels store a mapped reduction's outputs in the
-/// caller's array ([`segments_to_result`]): each output's type, and the section 1
-/// defines with any section 2 text they need. Without `post`, the problem's own
-/// in-place form ([`Codec::in_place_result`]); with one, `rl_post` (generated from it)
-/// over each output's result and element count, for accumulators that hold the value
-/// itself (sums, products, bitwise operators) and posts whose type is stored as is (no
+/// caller's array ([`segments_to_result`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MappedInPlace {
+    /// Each output's type in the caller's array.
+    pub dtype: DType,
+    /// Section 1's defines (`SEG_RESULT` and its form).
+    pub defines: String,
+    /// Section 2's `rl_post`, where the store applies `post`; empty without one.
+    pub post: String,
+}
+
+/// [`MappedInPlace`] for `reduction`. Without `post`, the problem's own in-place form
+/// ([`Codec::in_place_result`]); with one, `rl_post` (generated from it) over each
+/// output's result and element count, for accumulators that hold the value itself
+/// (sums, products, bitwise operators) and posts whose type is stored as is (no
 /// narrowing cast). `None` where the results need the host.
-pub fn in_place_result(reduction: &Reduction) -> Option<(DType, String, String)> {
+pub fn in_place_result(reduction: &Reduction) -> Option<MappedInPlace> {
     if !maps_on_device(reduction) {
         return None;
     }
     let problem = reduction.problem()?;
     let codec = Codec::new(problem);
     let Some((_, post)) = &reduction.post else {
-        let form = codec.in_place_result()?;
-        return Some((Packed::result_dtype(problem), form.defines(), String::new()));
+        return Some(MappedInPlace {
+            dtype: Packed::result_dtype(problem),
+            defines: codec.in_place_result()?.defines(),
+            post: String::new(),
+        });
     };
     codec.raw_result_bytes()?;
     let dtype = result_dtype(post);
     if dtype != post.ty.dtype() {
         return None;
     }
-    let defines = format!(
-        "#define SEG_RESULT {}\n#define SEG_RESULT_POST 1\n#define SEG_RESULT_POST_T {}\n",
-        dtype.size_bytes(),
-        storage(dtype)
-    );
-    Some((
+    Some(MappedInPlace {
         dtype,
-        defines,
-        post_function(post, Ty::of_dtype(problem.acc)),
-    ))
+        defines: format!(
+            "#define SEG_RESULT {}\n#define SEG_RESULT_POST 1\n#define SEG_RESULT_POST_T {}\n",
+            dtype.size_bytes(),
+            storage(dtype)
+        ),
+        post: post_function(post, Ty::of_dtype(problem.acc)),
+    })
 }
 
 /// [`segments`] built for the stream path: every output's result, after `post`, goes
@@ -226,18 +237,18 @@ pub fn segments_to_result(
     reduction: &Reduction,
     target: Target,
 ) -> Result<(Problem, Assembled, DType), String> {
-    let (dtype, defines, post) = in_place_result(reduction).ok_or_else(|| {
+    let in_place = in_place_result(reduction).ok_or_else(|| {
         format!(
             "{}: the results need the host (a post over a min, max or index, or a narrowing cast)",
             reduction.describe()
         )
     })?;
     let (problem, source) = segment_decls(reduction)?;
-    let source = source + &post;
+    let source = source + &in_place.post;
     Ok((
         problem,
-        assemble_segments_with(&problem, &source, &[], target, &defines)?,
-        dtype,
+        assemble_segments_with(&problem, &source, &[], target, &in_place.defines)?,
+        in_place.dtype,
     ))
 }
 
@@ -361,5 +372,44 @@ mod tests {
         ] {
             assert!(d.source.contains(needle), "missing {needle}");
         }
+    }
+
+    #[test]
+    fn statistics_store_their_finished_type_in_place_where_the_accumulator_allows() {
+        let stat = |name, dtype| redlab_expr::stats::reduction(name, dtype).expect("builds");
+        // A post over a sum (of f64: integers are mapped to f64 for the mean): applied
+        // in the store, in its own type.
+        let mean = in_place_result(&stat("mean", DType::I32)).expect("in place");
+        assert_eq!(mean.dtype, DType::F64);
+        assert!(mean.defines.contains("#define SEG_RESULT_POST 1"));
+        assert!(mean.post.contains("rl_post(double r, ulong n)"));
+        let any = in_place_result(&stat("any", DType::F32)).expect("in place");
+        assert_eq!(
+            (any.dtype, any.defines.contains("SEG_RESULT 1")),
+            (DType::U8, true)
+        );
+        // No post: the problem's own form (a max key turned back into the float).
+        let inf = in_place_result(&stat("norminf", DType::F32)).expect("in place");
+        assert_eq!(inf.dtype, DType::F32);
+        assert!(inf.post.is_empty() && !inf.defines.contains("SEG_RESULT_POST"));
+        // A post over an index, two inputs, or the index `i`: the host finishes them.
+        let refused = [
+            Reduction::builder("x * x", "argmax")
+                .post("r + 1")
+                .build(&[DType::F32]),
+            Reduction::builder("x * y", "sum").build(&[DType::F32, DType::F32]),
+            Reduction::builder("x * i", "sum").build(&[DType::F32]),
+        ];
+        for r in refused {
+            let r = r.expect("builds");
+            assert!(in_place_result(&r).is_none(), "{}", r.describe());
+            assert!(segments_to_result(&r, Target::Cuda).is_err());
+        }
+        let (problem, assembled, dtype) =
+            segments_to_result(&stat("norm2", DType::F16), Target::OpenCl).expect("assembles");
+        assert_eq!((problem.dtype, dtype), (DType::F32, DType::F32));
+        assert!(assembled
+            .source
+            .contains("#define lift(p, i) lift_n((p), (i), 0)"));
     }
 }
