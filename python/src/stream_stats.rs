@@ -18,10 +18,13 @@ use crate::errors;
 use crate::host::HostView;
 use crate::what::{dtype, What};
 
+/// Built statistics by name and input type.
+type Built = Mutex<HashMap<(String, DType), Arc<Reduction>>>;
+
 /// Statistics' reductions by name and input type: built (parsed and checked) once, as a
 /// call must cost microseconds.
 fn statistic(name: &str, input: DType) -> PyResult<Arc<Reduction>> {
-    static BUILT: OnceLock<Mutex<HashMap<(String, DType), Arc<Reduction>>>> = OnceLock::new();
+    static BUILT: OnceLock<Built> = OnceLock::new();
     let table = BUILT.get_or_init(Default::default);
     let key = (name.to_string(), input);
     if let Some(r) = table.lock().ok().and_then(|t| t.get(&key).cloned()) {
