@@ -92,24 +92,11 @@ def _torch_stat_fast(name, a, axes, keepdims):
     along axes or of the whole tensor, enqueued on torch's current stream into a result
     tensor of numpy's shape: the segment kernels map, reduce and finish in place. Returns
     None where this does not apply (the DLPack path then runs)."""
-    if not _TORCH_TYPES:
-        _torch_tables()
-    element = _TORCH_TYPES.get(a.dtype)
-    if element is None:
-        return None
-    ordinal = a.get_device()
-    result_type = _enqueue_stat_type(name, element, ordinal)
-    if result_type is None:
-        return None
-    shape = _reduced_shape(tuple(a.shape), axes, keepdims)
-    if shape is None:
-        return None
-    out = a.new_empty(shape, dtype=_TORCH_RESULT[result_type])
-    enqueued = _native.enqueue_stat_pointer(
-        name, element, a.data_ptr(), tuple(a.shape), a.stride(), axes, keepdims,
-        ordinal, _torch_stream(ordinal), out.data_ptr(), out.numel() * out.element_size(),
+    return _torch_into_result(
+        a, axes, keepdims,
+        lambda element, ordinal: _enqueue_stat_type(name, element, ordinal),
+        lambda element, *call: _native.enqueue_stat_pointer(name, element, *call),
     )
-    return out if enqueued else None
 
 
 def _torch_op_fast(name, a, axes, keepdims, acc):
@@ -146,24 +133,37 @@ def _torch_fast(name, a, acc):
 
 def _torch_axis_fast(name, a, axes, keepdims, acc):
     """An operator along axes of a torch CUDA tensor, enqueued on torch's current stream
-    into a result tensor of numpy's shape: the tensor's own address, shape, strides and
-    stream, read from the tensor (the memory DLPack describes, without a capsule per
-    call). Returns None where this does not apply (the DLPack path then runs)."""
+    into a result tensor of numpy's shape. Returns None where this does not apply (the
+    DLPack path then runs)."""
+    return _torch_into_result(
+        a, axes, keepdims,
+        lambda element, ordinal: _enqueue_axis_type(name, element, acc, ordinal),
+        lambda element, *call: _native.enqueue_axis_pointer(name, element, acc, *call),
+    )
+
+
+def _torch_into_result(a, axes, keepdims, result_type, enqueue):
+    """Enqueues a reduction along axes of a torch CUDA tensor on torch's current stream
+    into a fresh result tensor of numpy's shape: the tensor's own address, shape, strides
+    and stream, read from the tensor (the memory DLPack describes, without a capsule per
+    call). `result_type(element, ordinal)` names the result's element type or None;
+    `enqueue(element, address, dims, strides, axes, keepdims, ordinal, stream, result,
+    result_bytes)` returns whether it enqueued. Returns None where this does not apply."""
     if not _TORCH_TYPES:
         _torch_tables()
     element = _TORCH_TYPES.get(a.dtype)
     if element is None:
         return None
     ordinal = a.get_device()
-    result_type = _enqueue_axis_type(name, element, acc, ordinal)
-    if result_type is None:
+    result = result_type(element, ordinal)
+    if result is None:
         return None
     shape = _reduced_shape(tuple(a.shape), axes, keepdims)
     if shape is None:
         return None
-    out = a.new_empty(shape, dtype=_TORCH_RESULT[result_type])
-    enqueued = _native.enqueue_axis_pointer(
-        name, element, acc, a.data_ptr(), tuple(a.shape), a.stride(), axes, keepdims,
+    out = a.new_empty(shape, dtype=_TORCH_RESULT[result])
+    enqueued = enqueue(
+        element, a.data_ptr(), tuple(a.shape), a.stride(), axes, keepdims,
         ordinal, _torch_stream(ordinal), out.data_ptr(), out.numel() * out.element_size(),
     )
     return out if enqueued else None

@@ -38,6 +38,18 @@ impl HostView {
         }
     }
 
+    /// [`HostView::new`] with strides in elements, as torch and CuPy report them.
+    pub fn from_element_strides(
+        address: usize,
+        dtype: DType,
+        dims: Vec<usize>,
+        strides: &[isize],
+    ) -> PyResult<HostView> {
+        let size = dtype.size_bytes() as isize;
+        let byte_strides = strides.iter().map(|s| s * size).collect();
+        HostView::new(address, dtype, dims, Some(byte_strides))
+    }
+
     /// Checks a description: `strides` in bytes (`None`: C-contiguous).
     pub fn new(
         address: usize,

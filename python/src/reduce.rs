@@ -492,9 +492,7 @@ pub fn enqueue_axis_pointer(
     };
     let element = dtype(element)?;
     let problem = What::problem(op, element, acc)?;
-    let size = element.size_bytes() as isize;
-    let byte_strides = strides.iter().map(|s| s * size).collect();
-    let view = HostView::new(address as usize, element, dims, Some(byte_strides))?;
+    let view = HostView::from_element_strides(address as usize, element, dims, &strides)?;
     let device = devices::cuda(ordinal)?;
     py.allow_threads(|| {
         enqueue_axis(
@@ -529,18 +527,38 @@ fn enqueue_axis(
     let cuda = device
         .cuda()
         .ok_or_else(|| errors::device("not a CUDA device"))?;
-    let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+    let plan_job = |job: SegmentJob| job.for_problem(problem);
+    enqueue_job(
+        cuda,
+        view,
+        (axes.as_deref(), keepdims),
+        plan_job,
+        |start, job| {
+            // SAFETY: the tensor lives on this device (DLPack or the framework says so) and
+            // the caller keeps it and `result` (sized for the plan's outputs, checked)
+            // alive; `stream` is the caller's stream of that device.
+            unsafe { cuda.enqueue_outputs(problem, start, job, stream, result, result_bytes) }
+        },
+    )
+}
+
+/// Plans the job along `axes` of `view` for `cuda` (`plan_job` picks the kernels) and
+/// hands it and the view's first address to `enqueue`. `false` where the outputs do not
+/// step evenly through the view or the enqueue skips the job: the caller then takes the
+/// waiting path.
+pub fn enqueue_job(
+    cuda: &redlab_cuda::CudaDevice,
+    view: &HostView,
+    (axes, keepdims): (Option<&[isize]>, bool),
+    plan_job: impl FnOnce(SegmentJob) -> SegmentJob,
+    enqueue: impl FnOnce(u64, &SegmentJob) -> Result<(), redlab_kernels::RunError>,
+) -> PyResult<bool> {
+    let plan = axis_plan(view, axes, keepdims)?;
     let Some(job) = SegmentJob::new(Selection::Axes(&plan)) else {
         return Ok(false);
     };
-    let job = job
-        .for_device(cuda.capabilities().max_work_group)
-        .for_problem(problem);
-    let start = view.start() as u64;
-    // SAFETY: the tensor lives on this device (DLPack says so) and the caller keeps it
-    // and `result` (sized for the plan's outputs, checked) alive; `stream` is the
-    // caller's stream of that device.
-    match unsafe { cuda.enqueue_outputs(problem, start, &job, stream, result, result_bytes) } {
+    let job = plan_job(job.for_device(cuda.capabilities().max_work_group));
+    match enqueue(view.start() as u64, &job) {
         Ok(()) => Ok(true),
         Err(redlab_kernels::RunError::Skipped(_)) => Ok(false),
         Err(e) => Err(errors::device(e)),

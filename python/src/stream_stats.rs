@@ -8,33 +8,33 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::prelude::*;
-use redlab::segmented::Selection;
-use redlab::shape::AxisPlan;
-use redlab::{DType, Reduction};
-use redlab_kernels::segments::SegmentJob;
+use redlab::DType;
+use redlab_cuda::StreamMapped;
 
 use crate::devices;
 use crate::errors;
 use crate::host::HostView;
+use crate::reduce::enqueue_job;
 use crate::what::{dtype, What};
 
-/// Built statistics by name and input type.
-type Built = Mutex<HashMap<(String, DType), Arc<Reduction>>>;
+/// Statistics prepared for the stream path, by name and input type.
+type Prepared = Mutex<HashMap<(String, DType), Option<Arc<StreamMapped>>>>;
 
-/// Statistics' reductions by name and input type: built (parsed and checked) once, as a
-/// call must cost microseconds.
-fn statistic(name: &str, input: DType) -> PyResult<Arc<Reduction>> {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    let table = BUILT.get_or_init(Default::default);
+/// Statistic `name` over `input` prepared for the stream path (parsed, checked, its
+/// result type and kernels' key worked out) once, as a call must cost microseconds.
+/// `None` where its results need the host.
+fn statistic(name: &str, input: DType) -> PyResult<Option<Arc<StreamMapped>>> {
+    static PREPARED: OnceLock<Prepared> = OnceLock::new();
+    let table = PREPARED.get_or_init(Default::default);
     let key = (name.to_string(), input);
-    if let Some(r) = table.lock().ok().and_then(|t| t.get(&key).cloned()) {
-        return Ok(r);
+    if let Some(prepared) = table.lock().ok().and_then(|t| t.get(&key).cloned()) {
+        return Ok(prepared);
     }
-    let reduction = Arc::new(What::statistic(name, input)?);
+    let prepared = StreamMapped::new(&What::statistic(name, input)?).map(Arc::new);
     if let Ok(mut t) = table.lock() {
-        t.insert(key, reduction.clone());
+        t.insert(key, prepared.clone());
     }
-    Ok(reduction)
+    Ok(prepared)
 }
 
 /// When statistic `name` of a CUDA tensor of `element` can be enqueued on the caller's
@@ -47,12 +47,11 @@ pub fn enqueue_stat_dtype(
     element: &str,
     ordinal: usize,
 ) -> PyResult<Option<&'static str>> {
-    let reduction = statistic(name, dtype(element)?)?;
+    let prepared = statistic(name, dtype(element)?)?;
     let device = devices::cuda(ordinal)?;
-    Ok(device
-        .cuda()
-        .and_then(|cuda| cuda.enqueue_mapped_output_type(&reduction))
-        .map(|d| d.name()))
+    Ok(prepared
+        .filter(|_| device.cuda().is_some())
+        .map(|p| p.dtype().name()))
 }
 
 /// Enqueues statistic `name` along `axes` (`None`: all) of the CUDA tensor at device
@@ -77,10 +76,7 @@ pub fn enqueue_stat_pointer(
     result: u64,
     result_bytes: usize,
 ) -> PyResult<bool> {
-    let element = dtype(element)?;
-    let size = element.size_bytes() as isize;
-    let byte_strides = strides.iter().map(|s| s * size).collect();
-    let view = HostView::new(address as usize, element, dims, Some(byte_strides))?;
+    let view = HostView::from_element_strides(address as usize, dtype(element)?, dims, &strides)?;
     let device = devices::cuda(ordinal)?;
     py.allow_threads(|| {
         enqueue_stat(
@@ -110,27 +106,14 @@ pub fn enqueue_stat(
     let cuda = device
         .cuda()
         .ok_or_else(|| errors::device("not a CUDA device"))?;
-    let reduction = statistic(name, view.dtype)?;
-    let Some(problem) = reduction.problem() else {
+    let Some(prepared) = statistic(name, view.dtype)? else {
         return Ok(false);
     };
-    let plan =
-        AxisPlan::new(view.layout.clone(), axes, keepdims).map_err(|e| errors::from_core(&e))?;
-    let Some(job) = SegmentJob::new(Selection::Axes(&plan)) else {
-        return Ok(false);
-    };
-    let job = job
-        .for_device(cuda.capabilities().max_work_group)
-        .for_mapped(problem);
-    let start = view.start() as u64;
-    // SAFETY: the tensor lives on this device and the caller keeps it and `result`
-    // (sized for the plan's outputs, checked) alive; `stream` is the caller's stream of
-    // that device.
-    match unsafe {
-        cuda.enqueue_mapped_outputs(&reduction, start, &job, stream, result, result_bytes)
-    } {
-        Ok(()) => Ok(true),
-        Err(redlab_kernels::RunError::Skipped(_)) => Ok(false),
-        Err(e) => Err(errors::device(e)),
-    }
+    let plan_job = |job: redlab_kernels::segments::SegmentJob| job.for_mapped(prepared.problem());
+    enqueue_job(cuda, view, (axes, keepdims), plan_job, |start, job| {
+        // SAFETY: the tensor lives on this device and the caller keeps it and `result`
+        // (sized for the plan's outputs, checked) alive; `stream` is the caller's
+        // stream of that device.
+        unsafe { cuda.enqueue_mapped_outputs(&prepared, start, job, stream, result, result_bytes) }
+    })
 }

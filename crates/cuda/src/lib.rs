@@ -31,6 +31,7 @@ mod stream_call;
 mod stream_outputs;
 
 pub use stream_call::Landing;
+pub use stream_outputs::StreamMapped;
 
 use std::sync::Mutex;
 
@@ -378,14 +379,12 @@ impl CudaDevice {
         graph_calls: Option<usize>,
     ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
-        let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group, false)?;
-        let rows = match &gathered {
-            Some(bytes) => ArrayRef::from_bytes(problem.dtype, bytes)?,
-            None => data,
-        };
-        let input = self.upload(rows).map_err(backend_error)?;
-        self.segment_results_timed(problem, &input, &job, graph_calls)
-            .map_err(backend_error)
+        let device = (self.caps.max_work_group, false);
+        prepare(problem, data, selection, device, |job, rows| {
+            let input = self.upload(rows).map_err(backend_error)?;
+            self.segment_results_timed(problem, &input, job, graph_calls)
+                .map_err(backend_error)
+        })
     }
 
     /// Runs `job` over a device input (uploaded, or the caller's device memory).

@@ -155,15 +155,13 @@ impl CudaDevice {
         mapped::check_raw_input(reduction, &data).map_err(Error::Shape)?;
         let (problem, assembled) =
             mapped::segments(reduction, Target::Cuda).map_err(Error::Shape)?;
-        let (job, gathered) = prepare(&problem, data, selection, self.caps.max_work_group, true)?;
-        let rows = match &gathered {
-            Some(bytes) => ArrayRef::from_bytes(data.dtype(), bytes)?,
-            None => data,
-        };
-        let input = self.upload(rows).map_err(backend_error)?;
-        self.segments_built(&assembled.source, &problem, &input, &job, None)
-            .and_then(SegmentResults::values)
-            .map_err(backend_error)
+        let device = (self.caps.max_work_group, true);
+        prepare(&problem, data, selection, device, |job, rows| {
+            let input = self.upload(rows).map_err(backend_error)?;
+            self.segments_built(&assembled.source, &problem, &input, job, None)
+                .and_then(SegmentResults::values)
+                .map_err(backend_error)
+        })
     }
 
     /// What the mapped segment kernels of `job` wrote over a device input of the raw

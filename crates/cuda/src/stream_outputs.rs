@@ -17,7 +17,8 @@
 //! f16/bf16, the index for argmin/argmax), and jobs in which every output has
 //! elements; the others take the waiting path. User-defined maps of one input (the
 //! statistics among them) qualify too: the kernels map each element as they read it and
-//! store each output's result after `post` ([`CudaDevice::enqueue_mapped_outputs`]).
+//! store each output's result after `post` ([`CudaDevice::enqueue_mapped_outputs`],
+//! prepared once as a [`StreamMapped`]).
 
 use std::collections::HashMap;
 
@@ -49,6 +50,44 @@ pub(crate) type OutputFunctions = HashMap<OutputKernels, Vec<sys::CUfunction>>;
 /// header is written in that order after the previous call's kernels.
 pub(crate) type OutputScratch = HashMap<u64, DeviceBuffer>;
 
+/// A user-defined reduction of one input prepared for
+/// [`CudaDevice::enqueue_mapped_outputs`]: whether its results can be stored in place
+/// and as what type, and the key of its kernels, worked out once, since a call on the
+/// stream path must cost microseconds and the post's source is generated to find them.
+#[derive(Debug, Clone)]
+pub struct StreamMapped {
+    reduction: Reduction,
+    problem: Problem,
+    dtype: DType,
+    /// Names the kernels in the device's table: the description and the input types fix
+    /// the source.
+    key: String,
+}
+
+impl StreamMapped {
+    /// `None` where the results need the host ([`mapped::in_place_result`]): a post over
+    /// a min, max or index, a narrowing cast, several inputs, a map reading `i`.
+    pub fn new(reduction: &Reduction) -> Option<Self> {
+        let dtype = mapped::in_place_result(reduction)?.dtype;
+        Some(StreamMapped {
+            problem: *reduction.problem()?,
+            dtype,
+            key: format!("{} over {:?}", reduction.describe(), reduction.inputs),
+            reduction: reduction.clone(),
+        })
+    }
+
+    /// The type of each output's result in the caller's array (after `post`).
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The problem over mapped values, which [`SegmentJob::for_mapped`] plans for.
+    pub fn problem(&self) -> &Problem {
+        &self.problem
+    }
+}
+
 impl CudaDevice {
     /// The type of each output's result when [`CudaDevice::enqueue_outputs`] can run
     /// `problem` ([`Packed::result_dtype`]: i64 for argmin/argmax, else `problem.acc`),
@@ -57,12 +96,6 @@ impl CudaDevice {
         Codec::new(problem)
             .in_place_result()
             .map(|_| Packed::result_dtype(problem))
-    }
-
-    /// The type of each output's result when [`CudaDevice::enqueue_mapped_outputs`] can
-    /// run `reduction` (after its `post`), or `None`.
-    pub fn enqueue_mapped_output_type(&self, reduction: &Reduction) -> Option<DType> {
-        mapped::in_place_result(reduction).map(|in_place| in_place.dtype)
     }
 
     /// The `SEG_RESULT` kernels `key` names, built from `source` on first use.
@@ -131,40 +164,35 @@ impl CudaDevice {
     }
 
     /// [`CudaDevice::enqueue_outputs`] for a user-defined reduction of one input along
-    /// axes or over segments: the segment kernels map each element as they read it and
-    /// store every output's result after `post` ([`mapped::segments_to_result`]; the
-    /// statistics' mean, norms, any/all …). `job` must be made for the problem over
-    /// mapped values. [`RunError::Skipped`] where the reduction or job does not qualify.
+    /// axes or over segments, prepared once ([`StreamMapped`]): the segment kernels map
+    /// each element as they read it and store every output's result after `post`
+    /// ([`mapped::segments_to_result`]; the statistics' mean, norms, any/all …). `job`
+    /// must be made for the problem over mapped values ([`SegmentJob::for_mapped`]).
     ///
     /// # Safety
     /// As [`CudaDevice::enqueue_outputs`].
     pub unsafe fn enqueue_mapped_outputs(
         &self,
-        reduction: &Reduction,
+        mapped: &StreamMapped,
         input: u64,
         job: &SegmentJob,
         stream: u64,
         result: u64,
         result_bytes: usize,
     ) -> Result<(), RunError> {
-        let skipped = || RunError::Skipped(format!("{}: not in place", reduction.describe()));
-        let dtype = self
-            .enqueue_mapped_output_type(reduction)
-            .ok_or_else(skipped)?;
-        let problem = *reduction.problem().ok_or_else(skipped)?;
-        let key = format!("{} over {:?}", reduction.describe(), reduction.inputs);
         let functions = || {
-            self.output_functions(OutputKernels::Mapped(key), || {
-                mapped::segments_to_result(reduction, Target::Cuda).map(|(_, a, _)| a.source)
+            self.output_functions(OutputKernels::Mapped(mapped.key.clone()), || {
+                mapped::segments_to_result(&mapped.reduction, Target::Cuda)
+                    .map(|(_, a, _)| a.source)
             })
         };
         // SAFETY: the caller's promises, passed on.
         unsafe {
             self.enqueue_built(
-                &problem,
+                &mapped.problem,
                 functions,
-                dtype.size_bytes(),
-                (input, reduction.inputs[0].size_bytes(), job),
+                mapped.dtype.size_bytes(),
+                (input, mapped.reduction.inputs[0].size_bytes(), job),
                 stream,
                 (result, result_bytes),
             )

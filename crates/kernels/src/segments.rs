@@ -610,17 +610,18 @@ impl<K: ?Sized> SegmentKernels<'_, K> {
     }
 }
 
-/// The job for `selection` on a device whose work-groups hold at most `max_work_group`
-/// work-items, and, where the outputs' elements do not step evenly through `data`, the
-/// rows gathered on the host to upload in its place (the job then reads those rows).
-/// `mapped`: the kernels read through a user-defined map ([`SegmentJob::for_mapped`]).
-pub fn prepare(
+/// Runs `run` with the job for `selection` on a device whose work-groups hold at most
+/// `max_work_group` work-items, and the rows it reads: `data` itself, or, where the
+/// outputs' elements do not step evenly through `data`, the rows gathered on the host to
+/// upload in its place. `mapped`: the kernels read through a user-defined map
+/// ([`SegmentJob::for_mapped`]).
+pub fn prepare<T>(
     problem: &Problem,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
-    max_work_group: usize,
-    mapped: bool,
-) -> Result<(SegmentJob, Option<Vec<u8>>), redlab_core::Error> {
+    (max_work_group, mapped): (usize, bool),
+    run: impl FnOnce(&SegmentJob, ArrayRef<'_>) -> Result<T, redlab_core::Error>,
+) -> Result<T, redlab_core::Error> {
     let (job, gathered) = match SegmentJob::new(selection) {
         Some(job) => (job, None),
         None => {
@@ -630,10 +631,11 @@ pub fn prepare(
             (job, Some(bytes))
         }
     };
-    Ok((
-        job.for_device(max_work_group).choose_for(problem, !mapped),
-        gathered,
-    ))
+    let job = job.for_device(max_work_group).choose_for(problem, !mapped);
+    match &gathered {
+        Some(bytes) => run(&job, ArrayRef::from_bytes(data.dtype(), bytes)?),
+        None => run(&job, data),
+    }
 }
 
 /// What the kernels of one job wrote: each output's accumulator as the device holds it

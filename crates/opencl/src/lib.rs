@@ -305,14 +305,12 @@ impl OpenClDevice {
         selection: Selection<'_>,
     ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
-        let (job, gathered) = prepare(problem, data, selection, self.caps.max_work_group, false)?;
-        let rows = match &gathered {
-            Some(bytes) => ArrayRef::from_bytes(problem.dtype, bytes)?,
-            None => data,
-        };
-        let input = self.upload(rows).map_err(backend_error)?;
-        self.segment_results(problem, &input, &job)
-            .map_err(backend_error)
+        let device = (self.caps.max_work_group, false);
+        prepare(problem, data, selection, device, |job, rows| {
+            let input = self.upload(rows).map_err(backend_error)?;
+            self.segment_results(problem, &input, job)
+                .map_err(backend_error)
+        })
     }
 
     /// Runs `job` over an uploaded input.

@@ -77,15 +77,13 @@ impl OpenClDevice {
         mapped::check_raw_input(reduction, &data).map_err(Error::Shape)?;
         let (problem, assembled) =
             mapped::segments(reduction, Target::OpenCl).map_err(Error::Shape)?;
-        let (job, gathered) = prepare(&problem, data, selection, self.caps.max_work_group, true)?;
-        let rows = match &gathered {
-            Some(bytes) => ArrayRef::from_bytes(data.dtype(), bytes)?,
-            None => data,
-        };
-        let input = self.upload(rows).map_err(backend_error)?;
-        self.segments_built(&assembled, &problem, &input, &job)
-            .and_then(SegmentResults::values)
-            .map_err(backend_error)
+        let device = (self.caps.max_work_group, true);
+        prepare(&problem, data, selection, device, |job, rows| {
+            let input = self.upload(rows).map_err(backend_error)?;
+            self.segments_built(&assembled, &problem, &input, job)
+                .and_then(SegmentResults::values)
+                .map_err(backend_error)
+        })
     }
 
     /// What the mapped segment kernels of `job` wrote over an uploaded input of the raw
