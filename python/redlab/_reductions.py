@@ -435,8 +435,17 @@ def nanmean(a, axis=None, keepdims=False, device="auto"):
 
 
 def _as_bool(value):
+    """any/all as numpy's bool. Their results are bytes of 0 or 1 (`post` is `r != 0`),
+    so a torch or CuPy result is viewed as bool in place: a conversion would be a second
+    launch per call."""
     if isinstance(value, np.ndarray):
         return value.astype(np.bool_)
     if isinstance(value, np.generic):
         return np.bool_(value)
-    return value.bool() if hasattr(value, "bool") else value.astype(bool)
+    if hasattr(value, "bool"):
+        if str(value.dtype) == "torch.uint8":
+            import torch
+
+            return value.view(torch.bool)
+        return value.bool()
+    return value.view(np.bool_) if value.dtype == np.uint8 else value.astype(bool)
