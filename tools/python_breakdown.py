@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Where the per-call time of ``redlab.sum`` on a small torch CUDA tensor goes.
+"""Where the per-call time of ``redlab.sum`` (and ``redlab.mean``, and sums along rows)
+on a small torch CUDA tensor goes.
 
 Times, back to back with one synchronize per round (as ``python_overhead.py``'s
 pipelined column), each piece of the torch fast path on its own beside ``torch.sum``
@@ -38,6 +39,8 @@ def main():
     pool = torch.empty(1024, device="cuda", dtype=torch.float32)
     stream = _reductions._torch_stream(0)
     counter = [0]
+    rows = t.reshape(-1, 64) if args.n % 64 == 0 else t.reshape(1, -1)
+    row_out = rows.new_empty(rows.shape[0], dtype=torch.float32)
 
     def pool_select():
         counter[0] = (counter[0] + 1) & 1023
@@ -62,16 +65,28 @@ def main():
         ("_native.enqueue_pointer", lambda: _native.enqueue_pointer(
             "sum", "f32", None, t.data_ptr(), t.numel(), 0, stream, out.data_ptr(), 4)),
         ("empty python call", lambda: nothing(1, 2, 3)),
+        # The segment kernels' stream path (statistics, and operators along axes): a
+        # header copy and the job's launches instead of one launch.
+        ("torch.mean", lambda: torch.mean(t)),
+        ("redlab.mean", lambda: redlab.mean(t)),
+        ("_native.enqueue_stat_pointer (mean)", lambda: _native.enqueue_stat_pointer(
+            "mean", "f32", t.data_ptr(), (args.n,), (1,), None, False, 0, stream,
+            out.data_ptr(), 4)),
+        ("torch.sum(rows)", lambda: torch.sum(rows, dim=1)),
+        ("redlab.sum(rows)", lambda: redlab.sum(rows, axis=1)),
+        ("_native.enqueue_axis_pointer (rows)", lambda: _native.enqueue_axis_pointer(
+            "sum", "f32", None, rows.data_ptr(), tuple(rows.shape), rows.stride(), [1],
+            False, 0, stream, row_out.data_ptr(), row_out.numel() * 4)),
     ]
-    rows = []
+    records = []
     for name, fn in pieces:
-        rows.append({"piece": name, "n": args.n, "us_per_call": per_call_us(torch, fn)})
-    rows.append({"device_name": torch.cuda.get_device_name(0), "torch": torch.__version__})
+        records.append({"piece": name, "n": args.n, "us_per_call": per_call_us(torch, fn)})
+    records.append({"device_name": torch.cuda.get_device_name(0), "torch": torch.__version__})
     with open(args.out, "a", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row) + "\n")
-    for row in rows:
-        print(json.dumps(row))
+        for record in records:
+            f.write(json.dumps(record) + "\n")
+    for record in records:
+        print(json.dumps(record))
 
 
 if __name__ == "__main__":
