@@ -61,7 +61,7 @@ pub struct StreamMapped {
     dtype: DType,
     /// Names the kernels in the device's table: the description and the input types fix
     /// the source.
-    key: String,
+    key: OutputKernels,
 }
 
 impl StreamMapped {
@@ -72,7 +72,11 @@ impl StreamMapped {
         Some(StreamMapped {
             problem: *reduction.problem()?,
             dtype,
-            key: format!("{} over {:?}", reduction.describe(), reduction.inputs),
+            key: OutputKernels::Mapped(format!(
+                "{} over {:?}",
+                reduction.describe(),
+                reduction.inputs
+            )),
             reduction: reduction.clone(),
         })
     }
@@ -101,7 +105,7 @@ impl CudaDevice {
     /// The `SEG_RESULT` kernels `key` names, built from `source` on first use.
     fn output_functions(
         &self,
-        key: OutputKernels,
+        key: &OutputKernels,
         source: impl FnOnce() -> Result<String, String>,
     ) -> Result<Vec<sys::CUfunction>, RunError> {
         let lock = || {
@@ -109,14 +113,15 @@ impl CudaDevice {
                 .lock()
                 .map_err(|_| RunError::Device("function table poisoned".into()))
         };
-        if let Some(functions) = lock()?.get(&key) {
+        if let Some(functions) = lock()?.get(key) {
             return Ok(functions.clone());
         }
         let source = source().map_err(RunError::Device)?;
         let functions = self
             .modules
             .functions(&source, &self.query.arch(), &ENTRY_POINTS)?;
-        lock()?.insert(key, functions.clone());
+        // The key is cloned only here, once per build, not per call.
+        lock()?.insert(key.clone(), functions.clone());
         Ok(functions)
     }
 
@@ -146,7 +151,7 @@ impl CudaDevice {
             })?
             .bytes();
         let functions = || {
-            self.output_functions(OutputKernels::Op(*problem), || {
+            self.output_functions(&OutputKernels::Op(*problem), || {
                 assembly::assemble_segments_to_result(problem, &[], Target::Cuda).map(|a| a.source)
             })
         };
@@ -181,7 +186,7 @@ impl CudaDevice {
         result_bytes: usize,
     ) -> Result<(), RunError> {
         let functions = || {
-            self.output_functions(OutputKernels::Mapped(mapped.key.clone()), || {
+            self.output_functions(&mapped.key, || {
                 mapped::segments_to_result(&mapped.reduction, Target::Cuda)
                     .map(|(_, a, _)| a.source)
             })
