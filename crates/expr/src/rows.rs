@@ -7,7 +7,8 @@
 //! per operation, which held one-operation maps to 0.24–0.60 of the built-in sum's
 //! speed on the CPU. A row program allocates its registers once per task, every step is
 //! one loop with its operator chosen outside (as in the block evaluator's loops), constants stay
-//! scalars inside the loops, and the last step's values go straight into the lanes.
+//! scalars inside the loops, and the last step's values go straight into the lanes
+//! (for arithmetic and the common selects; `rows/steps.rs` says why not every select).
 //!
 //! Only maps whose every node is of one float type `T` (f32 or f64) and whose inputs are
 //! arrays of `T` compile; anything else returns `None` and runs on the block evaluator.
@@ -20,6 +21,7 @@ use redlab_core::DType;
 use crate::eval::FloatRules;
 
 mod compile;
+mod steps;
 use crate::types::{Arith, Cmp, Func, Node, Ty, Val};
 
 /// The most value registers a program may use (8 KiB each for f64): a map needing more
@@ -250,8 +252,9 @@ impl<T: RowFloat> RowProgram<T> {
 
     /// `lanes[j] = fold(lanes[j], map(start + j))` for every `j < lanes.len()` (at most
     /// [`LANES`]), where `inputs[k]` is input `k`'s whole array (inputs the map does not
-    /// read may be empty). Every step but the last writes a register; the last one's
-    /// values go straight into `fold`, in the same loop.
+    /// read may be empty). Every step but the last writes a register; the last step's
+    /// values go straight into `fold`, in the same loop, where it is arithmetic or a
+    /// common select (see `rows/steps.rs`).
     #[inline(always)]
     pub fn fold<A: Copy>(
         &self,
@@ -262,25 +265,18 @@ impl<T: RowFloat> RowProgram<T> {
         fold: impl Fn(A, T) -> A + Copy,
     ) {
         let end = start + lanes.len();
-        let Some((last, body)) = self.steps.split_last() else {
-            let sink = Fold { lanes, fold };
-            return match read(self.result, inputs, &scratch.regs, start, end) {
-                Operand::Row(row) => sink.each(row.iter().copied()),
-                Operand::Value(c) => sink.each(std::iter::repeat(c)),
-            };
-        };
-        for step in body {
-            run_step(step, inputs, start, end, scratch);
+        let sink = Fold { lanes, fold };
+        match self.steps.split_last() {
+            Some((last, body)) if steps::fuses_into_fold(last) => {
+                steps::run_steps(body, inputs, start, end, scratch);
+                return steps::fold_step(last, inputs, &scratch.regs, start, end, sink);
+            }
+            _ => steps::run_steps(&self.steps, inputs, start, end, scratch),
         }
-        value_step(
-            last,
-            inputs,
-            &scratch.regs,
-            &scratch.masks,
-            start,
-            end,
-            Fold { lanes, fold },
-        );
+        match read(self.result, inputs, &scratch.regs, start, end) {
+            Operand::Row(row) => sink.each(row.iter().copied()),
+            Operand::Value(c) => sink.each(std::iter::repeat(c)),
+        }
     }
 }
 
@@ -342,313 +338,6 @@ fn read<'a, T: Copy>(
         Slot::Input(k) => Operand::Row(&inputs[k][start..end]),
         Slot::Reg(r) => Operand::Row(&regs[r][..end - start]),
         Slot::Const(c) => Operand::Value(c),
-    }
-}
-
-/// `sink.each` of `$g(a, b)` with each operand a row or a scalar: four loops, so a
-/// constant stays in a register instead of being read from a row in memory.
-macro_rules! each2 {
-    ($sink:expr, $a:expr, $b:expr, $g:expr) => {
-        match ($a, $b) {
-            // The same row on both sides (`x*x`): one load per element.
-            (Operand::Row(a), Operand::Row(b)) if std::ptr::eq(a, b) => {
-                $sink.each(a.iter().map(|&p| $g(p, p)))
-            }
-            (Operand::Row(a), Operand::Row(b)) => {
-                $sink.each(a.iter().zip(b).map(|(&p, &q)| $g(p, q)))
-            }
-            (Operand::Row(a), Operand::Value(q)) => $sink.each(a.iter().map(|&p| $g(p, q))),
-            (Operand::Value(p), Operand::Row(b)) => $sink.each(b.iter().map(|&q| $g(p, q))),
-            (Operand::Value(p), Operand::Value(q)) => $sink.each(std::iter::repeat($g(p, q))),
-        }
-    };
-}
-
-/// `sink.each` of `$g(a)`, as [`each2`].
-macro_rules! each1 {
-    ($sink:expr, $a:expr, $g:expr) => {
-        match $a {
-            Operand::Row(a) => $sink.each(a.iter().map(|&p| $g(p))),
-            Operand::Value(p) => $sink.each(std::iter::repeat($g(p))),
-        }
-    };
-}
-
-/// Runs one step into its register. The destination is taken out of the file while it
-/// is written, so the sources (always other registers: the allocator never gives a step
-/// one of its own sources as destination) can be read alongside it.
-#[inline(always)]
-fn run_step<T: RowFloat>(
-    step: &Step<T>,
-    inputs: &[&[T]],
-    start: usize,
-    end: usize,
-    scratch: &mut RowScratch<T>,
-) {
-    let len = end - start;
-    match *step {
-        Step::Compare { op, dst, a, b } => {
-            let regs = &scratch.regs;
-            let (a, b) = (
-                read(a, inputs, regs, start, end),
-                read(b, inputs, regs, start, end),
-            );
-            compare_row(op, Store(&mut scratch.masks[dst][..len]), a, b);
-        }
-        Step::Logic { and, dst, a, b } => {
-            let mut out = std::mem::take(&mut scratch.masks[dst]);
-            let (a, b) = (&scratch.masks[a][..len], &scratch.masks[b][..len]);
-            let store = Store(&mut out[..len]);
-            let pairs = a.iter().zip(b);
-            if and {
-                store.each(pairs.map(|(&p, &q)| p & q));
-            } else {
-                store.each(pairs.map(|(&p, &q)| p | q));
-            }
-            scratch.masks[dst] = out;
-        }
-        Step::Not { dst, a } => {
-            let mut out = std::mem::take(&mut scratch.masks[dst]);
-            let a = &scratch.masks[a][..len];
-            Store(&mut out[..len]).each(a.iter().map(|&p| !p));
-            scratch.masks[dst] = out;
-        }
-        Step::Neg { dst, .. }
-        | Step::Arith { dst, .. }
-        | Step::Unary { dst, .. }
-        | Step::UnaryOfAbs { dst, .. }
-        | Step::AbsOfDifference { dst, .. }
-        | Step::Binary { dst, .. }
-        | Step::Select { dst, .. }
-        | Step::SelectCompare { dst, .. } => {
-            let mut out = std::mem::take(&mut scratch.regs[dst]);
-            let sink = Store(&mut out[..len]);
-            value_step(
-                step,
-                inputs,
-                &scratch.regs,
-                &scratch.masks,
-                start,
-                end,
-                sink,
-            );
-            scratch.regs[dst] = out;
-        }
-    }
-}
-
-/// A step that makes values, into `sink`; each operator is a loop of its own, chosen
-/// outside the loop (a choice per element had cost 10–20× the loop).
-#[inline(always)]
-fn value_step<T: RowFloat>(
-    step: &Step<T>,
-    inputs: &[&[T]],
-    regs: &[Vec<T>],
-    masks: &[Vec<T::Bits>],
-    start: usize,
-    end: usize,
-    sink: impl Sink<T>,
-) {
-    let row = |slot| read(slot, inputs, regs, start, end);
-    match *step {
-        Step::Neg { a, .. } => each1!(sink, row(a), |p: T| -p),
-        Step::Arith { op, a, b, .. } => {
-            let (a, b) = (row(a), row(b));
-            match op {
-                Arith::Add => each2!(sink, a, b, |p: T, q: T| p + q),
-                Arith::Sub => each2!(sink, a, b, |p: T, q: T| p - q),
-                Arith::Mul => each2!(sink, a, b, |p: T, q: T| p * q),
-                Arith::Div => each2!(sink, a, b, |p: T, q: T| p / q),
-                other => each2!(sink, a, b, |p, q| T::arith(other, p, q)),
-            }
-        }
-        Step::Unary { f, a, .. } => {
-            let a = row(a);
-            macro_rules! call {
-                ($g:expr) => {
-                    each1!(sink, a, |p| T::call($g, p, p))
-                };
-            }
-            match f {
-                Func::Abs => call!(Func::Abs),
-                Func::Sqrt => call!(Func::Sqrt),
-                Func::Exp => call!(Func::Exp),
-                Func::Log => call!(Func::Log),
-                Func::Floor => call!(Func::Floor),
-                Func::Ceil => call!(Func::Ceil),
-                other => call!(other),
-            }
-        }
-        Step::UnaryOfAbs { f, a, .. } => {
-            let a = row(a);
-            macro_rules! call {
-                ($g:expr) => {
-                    each1!(sink, a, |p| {
-                        let m = T::call(Func::Abs, p, p);
-                        T::call($g, m, m)
-                    })
-                };
-            }
-            match f {
-                Func::Sqrt => call!(Func::Sqrt),
-                Func::Exp => call!(Func::Exp),
-                Func::Log => call!(Func::Log),
-                other => call!(other),
-            }
-        }
-        Step::AbsOfDifference { a, b, .. } => {
-            each2!(sink, row(a), row(b), |p: T, q: T| {
-                let d = p - q;
-                T::call(Func::Abs, d, d)
-            })
-        }
-        Step::Binary { f, a, b, .. } => {
-            let (a, b) = (row(a), row(b));
-            match f {
-                Func::Min => each2!(sink, a, b, |p, q| T::call(Func::Min, p, q)),
-                Func::Max => each2!(sink, a, b, |p, q| T::call(Func::Max, p, q)),
-                other => each2!(sink, a, b, |p, q| T::call(other, p, q)),
-            }
-        }
-        Step::Select { mask, a, b, .. } => {
-            let m = &masks[mask][..end - start];
-            // Both sides are computed already; picking by bits keeps the loop free of
-            // branches that random data would mispredict.
-            let pick = |c: T::Bits, p: T, q: T| T::with_bits((p.bits() & c) | (q.bits() & !c));
-            match (row(a), row(b)) {
-                (Operand::Row(a), Operand::Row(b)) => {
-                    sink.each(m.iter().zip(a).zip(b).map(|((&c, &p), &q)| pick(c, p, q)))
-                }
-                (Operand::Row(a), Operand::Value(q)) => {
-                    sink.each(m.iter().zip(a).map(|(&c, &p)| pick(c, p, q)))
-                }
-                (Operand::Value(p), Operand::Row(b)) => {
-                    sink.each(m.iter().zip(b).map(|(&c, &q)| pick(c, p, q)))
-                }
-                (Operand::Value(p), Operand::Value(q)) => {
-                    sink.each(m.iter().map(|&c| pick(c, p, q)))
-                }
-            }
-        }
-        Step::SelectCompare {
-            op,
-            compared,
-            row: l,
-            value,
-            a,
-            b,
-            ..
-        } => {
-            let Operand::Row(l) = row(l) else {
-                unreachable!("the compiler gives SelectCompare a row")
-            };
-            let (value, a, b) = (row(value), row(a), row(b));
-            let abs = |d: T| T::call(Func::Abs, d, d);
-            // What is compared, with what, and the comparison: chosen outside the loops
-            // like the operator. Each lane yields its row value and the condition;
-            // `$key` is what of the row is compared.
-            macro_rules! against {
-                ($key:expr, $cmp:expr) => {
-                    match value {
-                        Operand::Value(v) => {
-                            let lanes = l.iter().map(|&x| (x, $cmp($key(x), v)));
-                            select_compare(sink, lanes, l, a, b)
-                        }
-                        Operand::Row(v) => {
-                            let lanes = l.iter().zip(v).map(|(&x, &w)| (x, $cmp($key(x), w)));
-                            select_compare(sink, lanes, l, a, b)
-                        }
-                    }
-                };
-            }
-            macro_rules! lanes {
-                ($cmp:expr) => {
-                    match compared {
-                        Compared::Row => against!(|x: T| x, $cmp),
-                        Compared::Abs => against!(abs, $cmp),
-                        Compared::AbsDifference(s) => {
-                            let Operand::Value(v) = value else {
-                                unreachable!("a difference is compared only with a constant")
-                            };
-                            match row(s) {
-                                Operand::Row(s) => {
-                                    let lanes =
-                                        l.iter().zip(s).map(|(&x, &s)| (x, $cmp(abs(x - s), v)));
-                                    select_compare(sink, lanes, l, a, b)
-                                }
-                                Operand::Value(s) => {
-                                    let lanes = l.iter().map(|&x| (x, $cmp(abs(x - s), v)));
-                                    select_compare(sink, lanes, l, a, b)
-                                }
-                            }
-                        }
-                    }
-                };
-            }
-            match op {
-                Cmp::Eq => lanes!(|p: T, q: T| p == q),
-                Cmp::Ne => lanes!(|p: T, q: T| p != q),
-                Cmp::Lt => lanes!(|p: T, q: T| p < q),
-                Cmp::Le => lanes!(|p: T, q: T| p <= q),
-                Cmp::Gt => lanes!(|p: T, q: T| p > q),
-                Cmp::Ge => lanes!(|p: T, q: T| p >= q),
-            }
-        }
-        Step::Compare { .. } | Step::Logic { .. } | Step::Not { .. } => {
-            unreachable!("masks are never a map's value")
-        }
-    }
-}
-
-/// The loops of [`Step::SelectCompare`]: `lanes` gives each lane's row value and its
-/// condition, `l` is the compared row itself (so that a select choosing it reads it
-/// once), and `a`/`b` are the two sides, each a row or one value.
-#[inline(always)]
-fn select_compare<T: RowFloat>(
-    sink: impl Sink<T>,
-    lanes: impl Iterator<Item = (T, bool)>,
-    l: &[T],
-    a: Operand<'_, T>,
-    b: Operand<'_, T>,
-) {
-    // Picking by bits keeps the loop free of branches that random data would mispredict.
-    let pick = |c: bool, p: T, q: T| {
-        let m = T::mask(c);
-        T::with_bits((p.bits() & m) | (q.bits() & !m))
-    };
-    match (a, b) {
-        (Operand::Row(a), Operand::Row(b)) => {
-            sink.each(lanes.zip(a).zip(b).map(|(((_, c), &p), &q)| pick(c, p, q)))
-        }
-        // The compared row is the chosen one (`x > 0 ? x : 0`): one load per element.
-        (Operand::Row(a), Operand::Value(q)) if std::ptr::eq(l, a) => {
-            sink.each(lanes.map(|(x, c)| pick(c, x, q)))
-        }
-        (Operand::Row(a), Operand::Value(q)) => {
-            sink.each(lanes.zip(a).map(|((_, c), &p)| pick(c, p, q)))
-        }
-        (Operand::Value(p), Operand::Row(b)) => {
-            sink.each(lanes.zip(b).map(|((_, c), &q)| pick(c, p, q)))
-        }
-        (Operand::Value(p), Operand::Value(q)) => sink.each(lanes.map(|(_, c)| pick(c, p, q))),
-    }
-}
-
-/// `out = mask(a cmp b)`, the comparison chosen outside the loop.
-#[inline(always)]
-fn compare_row<T: RowFloat>(
-    op: Cmp,
-    out: Store<'_, T::Bits>,
-    a: Operand<'_, T>,
-    b: Operand<'_, T>,
-) {
-    match op {
-        Cmp::Eq => each2!(out, a, b, |p, q| T::mask(p == q)),
-        Cmp::Ne => each2!(out, a, b, |p, q| T::mask(p != q)),
-        Cmp::Lt => each2!(out, a, b, |p, q| T::mask(p < q)),
-        Cmp::Le => each2!(out, a, b, |p, q| T::mask(p <= q)),
-        Cmp::Gt => each2!(out, a, b, |p, q| T::mask(p > q)),
-        Cmp::Ge => each2!(out, a, b, |p, q| T::mask(p >= q)),
     }
 }
 
@@ -775,6 +464,36 @@ mod tests {
         for map in maps {
             check::<f32>(map, 2, true);
             check::<f64>(map, 2, true);
+        }
+    }
+
+    /// The common selects run inside the fold and the others through their register
+    /// (`rows/steps.rs`); both give the evaluator's values bit for bit.
+    #[test]
+    fn common_selects_fuse_into_the_fold() {
+        // In f64, where the float literals' type is the map's: the selects between two
+        // constants type-check (the CPU builds them in f32 for counts itself).
+        for (map, inputs, fuses) in [
+            ("x > 0 ? x : 0", 1, true),
+            ("abs(x) >= 1 ? x : 0", 1, true),
+            ("x != 0.5 ? 2.5 : -1.5", 1, true),
+            ("abs(x) < 0.5 ? 1.5 : 0.5", 1, true),
+            ("x > y ? 1.5 : 0.5", 2, true),
+            ("x <= y ? x : y", 2, true),
+            ("abs(x - y) < 0.5 ? 1.5 : 0.5", 2, true),
+            ("x > 0 ? y : 0", 2, false),
+            ("x > y ? x : 0", 2, false),
+            ("abs(x) > 1 ? 1.5 : y", 2, false),
+        ] {
+            let dtypes = vec![DType::F64; inputs];
+            let reduction = Reduction::builder(map, "sum")
+                .build(&dtypes)
+                .expect("builds");
+            let program = RowProgram::<f64>::compile(&reduction.map, &dtypes).expect(map);
+            let last = program.steps.last().expect("a step");
+            assert!(matches!(last, Step::SelectCompare { .. }), "{map}");
+            assert_eq!(steps::fuses_into_fold(last), fuses, "{map}");
+            check::<f64>(map, inputs, true);
         }
     }
 
