@@ -44,10 +44,26 @@ macro_rules! each1 {
     };
 }
 
-/// Runs `steps` over lanes `start..end` of the row, each into its register. Not inlined
-/// into the folds that call it: one copy per float type and instruction set.
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+/// Runs `steps` over lanes `start..end` of the row, each into its register. A map of one
+/// step (the common case) has none to run here, and skips the instruction-set dispatch
+/// that every row would otherwise pay.
+#[inline(always)]
 pub(super) fn run_steps<T: RowFloat>(
+    steps: &[Step<T>],
+    inputs: &[&[T]],
+    start: usize,
+    end: usize,
+    scratch: &mut RowScratch<T>,
+) {
+    if !steps.is_empty() {
+        run_steps_dispatched(steps, inputs, start, end, scratch);
+    }
+}
+
+/// [`run_steps`]' loops. Not inlined into the folds that call it: one copy per float
+/// type and instruction set.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn run_steps_dispatched<T: RowFloat>(
     steps: &[Step<T>],
     inputs: &[&[T]],
     start: usize,
