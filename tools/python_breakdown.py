@@ -65,12 +65,16 @@ def main():
         ("_native.enqueue_pointer", lambda: _native.enqueue_pointer(
             "sum", "f32", None, t.data_ptr(), t.numel(), 0, stream, out.data_ptr(), 4)),
         ("empty python call", lambda: nothing(1, 2, 3)),
-        # The segment kernels' stream path (statistics, and operators along axes): a
-        # header copy and the job's launches instead of one launch.
+        # Statistics: whole arrays in one launch of the production kernel; along an
+        # axis (here the only one, the same elements), the segment kernels' stream
+        # path: a header copy and the job's launches.
         ("torch.mean", lambda: torch.mean(t)),
         ("redlab.mean", lambda: redlab.mean(t)),
-        ("_native.enqueue_stat_pointer (mean)", lambda: _native.enqueue_stat_pointer(
-            "mean", "f32", t.data_ptr(), (args.n,), (1,), None, False, 0, stream,
+        ("redlab.mean(axis=0) (segment kernels)", lambda: redlab.mean(t, axis=0)),
+        ("_native.enqueue_stat_whole (mean)", lambda: _native.enqueue_stat_whole(
+            "mean", "f32", t.data_ptr(), args.n, 0, stream, out.data_ptr(), 4)),
+        ("_native.enqueue_stat_pointer (mean, axis 0)", lambda: _native.enqueue_stat_pointer(
+            "mean", "f32", t.data_ptr(), (args.n,), (1,), [0], False, 0, stream,
             out.data_ptr(), 4)),
         ("torch.sum(rows)", lambda: torch.sum(rows, dim=1)),
         ("redlab.sum(rows)", lambda: redlab.sum(rows, axis=1)),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The statistics' stream path under compute-sanitizer: mean, the norms, nansum,
 any/all and count_nonzero of torch CUDA tensors along rows (short, wide, long: tiles
-then the tree), columns and whole arrays, over f32, f64, i32 and f16, and a view that
+then the tree), columns and whole arrays (the production kernel's post), over f32, f64, i32 and f16, and a view that
 starts inside its allocation, each held to the host result's bits. Run it as
 ``compute-sanitizer --tool memcheck python3 tools/python_sanitize_stats.py`` (and
 racecheck, synccheck); it exits 1 when a result differs."""
@@ -22,7 +22,9 @@ CALLS = [
     lambda a, axis: redlab.all(a, axis=axis),
     lambda a, axis: redlab.count_nonzero(a, axis=axis),
 ]
-SHAPES = [((300, 7), 1), ((300, 100), 1), ((3, 20000), 1), ((200, 64), 0), ((999,), None)]
+# Whole arrays take the production kernel (one group, then several with the tree).
+SHAPES = [((300, 7), 1), ((300, 100), 1), ((3, 20000), 1), ((200, 64), 0), ((999,), None),
+          ((70001,), None), ((513, 1031), None)]
 
 
 def host(value):

@@ -92,11 +92,42 @@ def _torch_stat_fast(name, a, axes, keepdims):
     along axes or of the whole tensor, enqueued on torch's current stream into a result
     tensor of numpy's shape: the segment kernels map, reduce and finish in place. Returns
     None where this does not apply (the DLPack path then runs)."""
+    if axes is None and not keepdims:
+        out = _torch_stat_whole(name, a)
+        if out is not None:
+            return out
     return _torch_into_result(
         a, axes, keepdims,
         lambda element, ordinal: _enqueue_stat_type(name, element, ordinal),
         lambda element, *call: _native.enqueue_stat_pointer(name, element, *call),
     )
+
+
+def _torch_stat_whole(name, a):
+    """A statistic of a whole contiguous torch CUDA tensor: one launch of the production
+    kernel on torch's current stream, its result (after `post`) written into a 0-d
+    tensor from the block of fresh results, as whole-array operators do. None where this
+    does not apply (the axis path then runs)."""
+    if not _TORCH_TYPES:
+        _torch_tables()
+    element = _TORCH_TYPES.get(a.dtype)
+    if element is None or not a.is_contiguous():
+        return None
+    ordinal = a.get_device()
+    result = _enqueue_stat_type(name, element, ordinal)
+    if result is None:
+        return None
+    stream = _torch_stream(ordinal)
+    out = _torch_result(a, ordinal, _TORCH_RESULT[result], stream)
+    if _native.enqueue_stat_whole(
+        name, element, a.data_ptr(), a.numel(), ordinal, stream,
+        out.data_ptr(), out.element_size(),
+    ):
+        return out
+    # Not enqueued (no elements, an unaligned start): the view was never written, and
+    # goes back for a later call.
+    _results.setdefault((ordinal, _TORCH_RESULT[result], stream), []).append(out)
+    return None
 
 
 def _torch_op_fast(name, a, axes, keepdims, acc):

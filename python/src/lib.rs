@@ -28,6 +28,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::reduce_mapped, m)?)?;
     m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_pointer, m)?)?;
+    m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_whole, m)?)?;
     m.add_function(wrap_pyfunction!(devices::devices_json, m)?)?;
     m.add_function(wrap_pyfunction!(devices::run_command, m)?)?;
     m.add_function(wrap_pyfunction!(what::statistics, m)?)?;

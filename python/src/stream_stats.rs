@@ -2,7 +2,9 @@
 //! on the caller's stream: the segment kernels read the tensor in place, map each
 //! element as they load it and store every output's result after `post` into an array
 //! the caller allocated, with no wait and nothing read back
-//! ([`redlab_cuda::CudaDevice::enqueue_mapped_outputs`]). Whole arrays are one output.
+//! ([`redlab_cuda::CudaDevice::enqueue_mapped_outputs`]). Whole contiguous arrays take
+//! one launch of the production kernel instead, which applies `post` itself
+//! ([`redlab_cuda::CudaDevice::enqueue_mapped_whole`]; same bits).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -91,6 +93,50 @@ pub fn enqueue_stat_pointer(
     })
 }
 
+/// Enqueues statistic `name` over the whole contiguous CUDA tensor of `n` elements at
+/// device address `address` on the caller's `stream`, into the one result at `result`
+/// ([`enqueue_stat_dtype`]'s type, `result_bytes` bytes): one launch of the production
+/// kernel, which applies `post` itself. `false` where that does not apply (the caller
+/// then takes [`enqueue_stat_pointer`]). The fast path for whole torch tensors: no
+/// shape or strides to convert.
+#[pyfunction]
+#[pyo3(signature = (name, element, address, n, ordinal, stream, result, result_bytes))]
+#[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
+pub fn enqueue_stat_whole(
+    py: Python<'_>,
+    name: &str,
+    element: &str,
+    address: u64,
+    n: usize,
+    ordinal: usize,
+    stream: u64,
+    result: u64,
+    result_bytes: usize,
+) -> PyResult<bool> {
+    let Some(prepared) = statistic(name, dtype(element)?)? else {
+        return Ok(false);
+    };
+    let device = devices::cuda(ordinal)?;
+    let cuda = device
+        .cuda()
+        .ok_or_else(|| errors::device("not a CUDA device"))?;
+    // SAFETY: the caller passes a live contiguous tensor of this device with `n`
+    // elements, a result tensor of `result_bytes` bytes, and its current stream.
+    let whole = py.allow_threads(|| unsafe {
+        cuda.enqueue_mapped_whole(&prepared, address, n, stream, (result, result_bytes))
+    });
+    enqueued(whole)
+}
+
+/// Whether an enqueue happened: `false` where it was skipped (another path applies).
+fn enqueued(outcome: Result<(), redlab_kernels::RunError>) -> PyResult<bool> {
+    match outcome {
+        Ok(()) => Ok(true),
+        Err(redlab_kernels::RunError::Skipped(_)) => Ok(false),
+        Err(e) => Err(errors::device(e)),
+    }
+}
+
 /// Enqueues statistic `name` along `axes` of the CUDA tensor `view` on `stream` into the
 /// caller's result array. `false` where the statistic or shape does not qualify
 /// (results that need the host, outputs that do not step evenly or have no elements).
@@ -109,6 +155,21 @@ pub fn enqueue_stat(
     let Some(prepared) = statistic(name, view.dtype)? else {
         return Ok(false);
     };
+    if axes.is_none() && view.flat {
+        // SAFETY: as below; a flat view's elements are the `count` from its start.
+        let whole = unsafe {
+            cuda.enqueue_mapped_whole(
+                &prepared,
+                view.start() as u64,
+                view.count(),
+                stream,
+                (result, result_bytes),
+            )
+        };
+        if enqueued(whole)? {
+            return Ok(true);
+        }
+    }
     let plan_job = |job: redlab_kernels::segments::SegmentJob| job.for_mapped(prepared.problem());
     enqueue_job(cuda, view, (axes, keepdims), plan_job, |start, job| {
         // SAFETY: the tensor lives on this device and the caller keeps it and `result`

@@ -283,6 +283,35 @@ def test_torch_statistics_are_enqueued_with_the_hosts_bits(dtype):
         assert got_np[~nan].tobytes() == want[~nan].tobytes(), (name, x.shape, axis, keepdims)
 
 
+@needs_torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+def test_torch_whole_statistics_run_in_one_launch_with_the_hosts_bits(dtype):
+    # Whole contiguous tensors take the production kernel, which applies `post` in its
+    # last group (16-byte aligned starts); a view starting one element in takes the
+    # segment kernels. Both on a side stream, one sync, then the host's bits.
+    side = torch.cuda.Stream()
+    cases = []
+    with torch.cuda.stream(side):
+        for k, n in enumerate([1, 2, 13, 1025, 8193, 65537, 2**20 + 1, 2**24 + 3]):
+            x = random_array(dtype, n, seed=k + 90)
+            if np.issubdtype(dtype, np.integer):
+                x[x % 5 == 0] = 0
+            else:
+                x[::13] = 0
+            t = torch.from_numpy(x).to("cuda", non_blocking=True)
+            for name, call in STAT_CALLS:
+                cases.append((name, x, call(t)))
+                cases.append((name, x[1:], call(t[1:])))
+    side.synchronize()
+    call_of = dict(STAT_CALLS)
+    for name, x, got in cases:
+        want = np.asarray(call_of[name](x))
+        assert isinstance(got, torch.Tensor) and got.device.type == "cuda", name
+        got_np = got.cpu().numpy()
+        assert (got_np.shape, got_np.dtype) == (want.shape, want.dtype), (name, x.size)
+        assert got_np.tobytes() == want.tobytes(), (name, dtype, x.size, got_np, want)
+
+
 @needs_cupy
 def test_cupy_statistics_match_the_host():
     x = random_array(np.float32, 999 * 77, seed=9).reshape(999, 77)

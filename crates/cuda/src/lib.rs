@@ -29,6 +29,7 @@ pub mod staging;
 mod statistics;
 mod stream_call;
 mod stream_outputs;
+mod stream_whole;
 
 pub use stream_call::Landing;
 pub use stream_outputs::StreamMapped;
@@ -97,6 +98,9 @@ pub struct CudaDevice {
     output_functions: Mutex<stream_outputs::OutputFunctions>,
     /// Headers and scratch of axis and segment jobs on callers' streams.
     output_scratch: Mutex<stream_outputs::OutputScratch>,
+    /// Whole-array mapped reductions of the stream path, planned once per reduction and
+    /// length (`stream_whole`).
+    whole_launches: Mutex<stream_whole::WholeLaunches>,
 }
 
 // SAFETY: driver handles may be used from any thread once the context is made current,
@@ -152,6 +156,7 @@ impl CudaDevice {
             stream_launches: Mutex::new(Default::default()),
             output_functions: Mutex::new(Default::default()),
             output_scratch: Mutex::new(Default::default()),
+            whole_launches: Mutex::new(Default::default()),
         })
     }
 
@@ -524,6 +529,9 @@ impl Drop for CudaDevice {
         }
         if let Ok(mut functions) = self.output_functions.lock() {
             functions.clear();
+        }
+        if let Ok(mut launches) = self.whole_launches.lock() {
+            launches.clear();
         }
         if let Ok(mut scratch) = self.output_scratch.lock() {
             scratch.clear();

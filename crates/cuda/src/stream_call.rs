@@ -211,23 +211,7 @@ impl CudaDevice {
                 launch.local,
             );
         }
-        let mut scratch = self
-            .stream_scratch
-            .lock()
-            .map_err(|_| RunError::Device("scratch lock poisoned".into()))?;
-        let out = match scratch.entry((stream, launch.acc_bytes)) {
-            std::collections::hash_map::Entry::Occupied(e) => e.get().ptr,
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                let bytes =
-                    (1 + ONE_LAUNCH_MAX_PARTIALS) * launch.acc_bytes + ONE_LAUNCH_TAIL_BYTES;
-                let buffer = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
-                // SAFETY: the buffer was just allocated with `bytes` bytes; zeroing it on
-                // the caller's stream orders it before the first launch that uses it.
-                unsafe { result::memset_d8_async(buffer.ptr, 0, bytes, stream_handle) }
-                    .map_err(cu("cuMemsetD8Async"))?;
-                slot.insert(buffer).ptr
-            }
-        };
+        let out = self.stream_scratch(stream, launch.acc_bytes)?;
         // The kernel writes the result straight to the caller's address: one launch.
         Timeline::enqueue_to(
             launch.separate,
@@ -243,6 +227,29 @@ impl CudaDevice {
 }
 
 impl CudaDevice {
+    /// The scratch buffer (result, subtree roots, ticket) of one-launch kernels built
+    /// with `SEPARATE_RESULT` on the caller's `stream`, for partials of `acc_bytes`
+    /// bytes: allocated and zeroed in stream order on first use, then reused by every
+    /// call on that stream (each launch's last group leaves the ticket at zero).
+    pub(crate) fn stream_scratch(&self, stream: u64, acc_bytes: usize) -> Result<u64, RunError> {
+        let mut scratch = self
+            .stream_scratch
+            .lock()
+            .map_err(|_| RunError::Device("scratch lock poisoned".into()))?;
+        Ok(match scratch.entry((stream, acc_bytes)) {
+            std::collections::hash_map::Entry::Occupied(e) => e.get().ptr,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * acc_bytes + ONE_LAUNCH_TAIL_BYTES;
+                let buffer = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
+                // SAFETY: the buffer was just allocated with `bytes` bytes; zeroing it on
+                // the caller's stream orders it before the first launch that uses it.
+                unsafe { result::memset_d8_async(buffer.ptr, 0, bytes, stream as sys::CUstream) }
+                    .map_err(cu("cuMemsetD8Async"))?;
+                slot.insert(buffer).ptr
+            }
+        })
+    }
+
     /// Waits until the work queued on the caller's `stream` is done, so that a
     /// reduction on redlab's own stream sees what it wrote.
     ///

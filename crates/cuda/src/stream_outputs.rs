@@ -90,6 +90,21 @@ impl StreamMapped {
     pub fn problem(&self) -> &Problem {
         &self.problem
     }
+
+    /// The reduction itself.
+    pub(crate) fn reduction(&self) -> &Reduction {
+        &self.reduction
+    }
+
+    /// The key's text: the description and input types, which fix every kernel built
+    /// for it.
+    pub(crate) fn key_text(&self) -> &str {
+        match &self.key {
+            OutputKernels::Mapped(text) => text,
+            // `new` makes every key Mapped.
+            OutputKernels::Op(_) => "",
+        }
+    }
 }
 
 impl CudaDevice {

@@ -192,6 +192,41 @@ fn the_stream_path_kernel_takes_the_result_address() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn whole_array_statistics_build_into_the_stream_path_kernel() {
+    require_nvrtc();
+    // The production kernel with the map as lift(), the result after `post` stored in
+    // the caller's memory (fourth argument): the mean's division and the norm's square
+    // root in the kernel, any's byte, nansum's raw f64.
+    let variant = registry::find("production").expect("registered");
+    for (name, dtype, needle) in [
+        ("mean", DType::F32, "div.rn.f32"),
+        ("mean", DType::I32, "div.rn.f64"),
+        ("norm2", DType::F16, "sqrt.rn.f32"),
+        ("any", DType::F32, "st.global.u8"),
+        ("count_nonzero", DType::I32, "reduce_param_3"),
+        ("nansum", DType::F64, "reduce_param_3"),
+    ] {
+        let reduction = redlab_expr::stats::reduction(name, dtype).expect("statistic");
+        let (problem, decls, _) = redlab_kernels::mapped::whole_to_result(&reduction)
+            .unwrap_or_else(|e| panic!("{name} {dtype}: {e}"));
+        let params = redlab_kernels::mapped::FLOAT_PARAMS;
+        let source =
+            assembly::assemble_with(&variant, &problem, &decls, params, &[], Target::Cuda, true)
+                .expect("assembles")
+                .source;
+        let ptx = compile::compile(&source, variant.file, "sm_90")
+            .unwrap_or_else(|f| panic!("{name} {dtype}:\n{}", f.log));
+        let text = String::from_utf8_lossy(&ptx);
+        assert!(
+            text.contains("reduce_param_3"),
+            "{name} {dtype}: no result argument"
+        );
+        assert!(text.contains(needle), "{name} {dtype}: no {needle}");
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn axis_kernels_that_write_results_in_place_store_the_results_width() {
     require_nvrtc();
     // A store of `bits` to global memory, as an integer, untyped or float word.

@@ -107,12 +107,21 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
     for (uint i = 0; i < SEPARATE_RESULT; i++)
         result[i] = bytes[i];
 }
+// RESULT_POST (whole-array statistics on the stream path, mapped.rs `whole_to_result`):
+// the result stored is rl_post from section 2 over the reduced value and the element
+// count `n` (every STORE_ROOT sits where the kernel's `n` is in scope), as a
+// RESULT_POST_T, so a mean's division or a norm's square root needs no second launch.
+#ifdef RESULT_POST_T
+#define RL_STORE_RESULT(v) (*(__global RESULT_POST_T*)result = (RESULT_POST_T)rl_post((v), n))
+#else
+#define RL_STORE_RESULT(v) rl_write_result(result, (v))
+#endif
 #define STORE_ROOT(slot, v)                                                                \
     do {                                                                                   \
         ulong slot_ = (slot);                                                              \
         acc_t v_ = (v);                                                                    \
         if (slot_ == 0)                                                                    \
-            rl_write_result(result, v_);                                                   \
+            RL_STORE_RESULT(v_);                                                           \
         else                                                                               \
             out[slot_] = v_;                                                               \
     } while (0)

@@ -252,6 +252,37 @@ pub fn segments_to_result(
     ))
 }
 
+/// Section 2 of the production kernel for the stream path over a whole array
+/// (`SEPARATE_RESULT`, canonical_one.cl): the map of one raw input as `lift()`, and the
+/// result stored in the caller's memory after `post` (`RESULT_POST_T`) or as the
+/// accumulator's own bytes. One launch then computes a whole-array statistic (a mean, a
+/// norm, any/all) with the bits of the same statistic through the segment kernels: one
+/// output in its own canonical order, the same `post` over the same count. Returns the
+/// problem over mapped values, the declarations and the result's type; an error where
+/// the result needs the host or another kernel (an order key, an index, a narrowing).
+pub fn whole_to_result(reduction: &Reduction) -> Result<(Problem, String, DType), String> {
+    let unfit = |why: &str| format!("{}: {why}", reduction.describe());
+    let in_place = in_place_result(reduction).ok_or_else(|| unfit("the result needs the host"))?;
+    let (problem, decls) = decls(reduction)?;
+    let raw = Codec::new(&problem)
+        .raw_result_bytes()
+        .ok_or_else(|| unfit("the final partial is not the result's own bytes"))?;
+    let mut source = format!("#define SEPARATE_RESULT {raw}\n");
+    if in_place.post.is_empty() {
+        if raw != in_place.dtype.size_bytes() {
+            return Err(unfit("the accumulator is wider than the result"));
+        }
+    } else {
+        source.push_str(&format!(
+            "#define RESULT_POST_T {}\n",
+            storage(in_place.dtype)
+        ));
+    }
+    source.push_str(&decls.source);
+    source.push_str(&in_place.post);
+    Ok((problem, source, in_place.dtype))
+}
+
 /// Whether the segment kernels can map `reduction`'s elements as they read them: one
 /// input, a built-in combine, and a map that does not read the element index `i`
 /// (whose value depends on where elements sit, and the kernels read them in place or
@@ -411,5 +442,42 @@ mod tests {
         assert!(assembled
             .source
             .contains("#define lift(p, i) lift_n((p), (i), 0)"));
+    }
+
+    #[test]
+    fn whole_array_statistics_finish_in_the_production_kernel_where_the_result_is_raw() {
+        let stat = |name, dtype| redlab_expr::stats::reduction(name, dtype).expect("builds");
+        // The mean's division runs in the last group's store, in the result's own type.
+        let (problem, source, dtype) = whole_to_result(&stat("mean", DType::F32)).expect("fits");
+        assert_eq!((problem.dtype, dtype), (DType::F32, DType::F32));
+        assert!(source.starts_with("#define SEPARATE_RESULT 4\n#define RESULT_POST_T float\n"));
+        assert!(source.contains("rl_post(float r, ulong n)"));
+        // Integers are mapped to f64; any/all store a byte after `r != 0`.
+        let (_, source, dtype) = whole_to_result(&stat("mean", DType::I32)).expect("fits");
+        assert!(source.contains("SEPARATE_RESULT 8") && dtype == DType::F64);
+        let (_, source, dtype) = whole_to_result(&stat("any", DType::F16)).expect("fits");
+        assert!(source.contains("RESULT_POST_T uchar") && dtype == DType::U8);
+        // No post: the accumulator's own bytes are the result.
+        let (_, source, dtype) = whole_to_result(&stat("nansum", DType::F64)).expect("fits");
+        assert!(!source.contains("RESULT_POST_T") && dtype == DType::F64);
+        // norminf's max is held as an order key (the segment kernels turn it back), and
+        // two inputs or a post over an index need the host.
+        assert!(whole_to_result(&stat("norminf", DType::F32)).is_err());
+        let dot = Reduction::builder("x * y", "sum").build(&[DType::F32, DType::F32]);
+        assert!(whole_to_result(&dot.expect("builds")).is_err());
+        // The production kernel assembles around it, storing through `rl_post`.
+        let (problem, source, _) = whole_to_result(&stat("norm2", DType::F32)).expect("fits");
+        let text = assemble_with(
+            &variant().expect("registered"),
+            &problem,
+            &source,
+            &[],
+            &[],
+            Target::Cuda,
+            true,
+        )
+        .expect("assembles")
+        .source;
+        assert!(text.contains("RL_STORE_RESULT(v) (*(__global RESULT_POST_T*)result"));
     }
 }

@@ -77,14 +77,31 @@ pub(crate) fn launch(
     global: usize,
     local: usize,
 ) -> Result<f64, RunError> {
+    launch_to(queue, kernel, (input, output, None), n, global, local)
+}
+
+/// [`launch`], with a fourth argument, the result's buffer, for a kernel built with
+/// `SEPARATE_RESULT` (canonical_one.cl).
+pub(crate) fn launch_to(
+    queue: &CommandQueue,
+    kernel: &Kernel,
+    (input, output, result): (&Buffer<u8>, &Buffer<u8>, Option<&Buffer<u8>>),
+    n: usize,
+    global: usize,
+    local: usize,
+) -> Result<f64, RunError> {
     let n = n as cl_ulong;
     // SAFETY: the arguments match the kernel signature every kernel file shares
-    // (`__global const T*`, `__global acc_t*`, `ulong`), buffers are live for the call,
-    // and the launch is waited for before the buffers can be dropped.
+    // (`__global const T*`, `__global acc_t*`, `ulong`, and with SEPARATE_RESULT a
+    // `__global uchar*`), buffers are live for the call, and the launch is waited for
+    // before the buffers can be dropped.
     let event = unsafe {
         kernel.set_arg(0, &input.get()).map_err(cl)?;
         kernel.set_arg(1, &output.get()).map_err(cl)?;
         kernel.set_arg(2, &n).map_err(cl)?;
+        if let Some(result) = result {
+            kernel.set_arg(3, &result.get()).map_err(cl)?;
+        }
         let global = [global];
         let local = [local];
         queue.enqueue_nd_range_kernel(

@@ -232,3 +232,44 @@ proptest::proptest! {
         proptest::prop_assert!(got.same_as(&want), "{}: device {} vs reference {}", reduction.describe(), got, want);
     }
 }
+
+/// Whole-array statistics finished on the device, with the kernel the CUDA stream path
+/// launches (the production kernel applying `post` in its last group): the stored
+/// result is the host's statistic bit for bit, in the host's type. Normal data for
+/// the float sums' order, small integers for the zeros any/all/count_nonzero look at.
+/// Only results held as order keys (norminf's max) and empty inputs are turned away.
+#[test]
+fn whole_array_statistics_finish_on_the_device_with_the_hosts_bits() {
+    let Some(device) = device() else { return };
+    for dtype in [DType::F32, DType::F64, DType::I32, DType::F16] {
+        for &name in redlab_expr::stats::NAMES {
+            let reduction = redlab_expr::stats::reduction(name, dtype).expect("statistic");
+            for (k, &n) in [0, 1, 7, 8193, 300_007].iter().enumerate() {
+                for distribution in [Distribution::Normal, Distribution::Ints] {
+                    let data = generate(dtype, n, distribution, 40 + k as u64).expect("generates");
+                    let outcome = device.reduce_whole_to_result(&reduction, data.view());
+                    let (result_type, bytes) = match outcome {
+                        Err(redlab_kernels::RunError::Skipped(why)) => {
+                            assert!(n == 0 || name == "norminf", "{name} {dtype} n={n}: {why}");
+                            continue;
+                        }
+                        other => other.unwrap_or_else(|e| panic!("{name} {dtype} n={n}: {e}")),
+                    };
+                    assert!(n > 0 && name != "norminf", "{name} {dtype} n={n} ran");
+                    let want = oracle::reduce(&reduction, &[data.view()])
+                        .expect("reference")
+                        .scalar()
+                        .expect("a scalar");
+                    assert_eq!(result_type, want.dtype(), "{name} {dtype}");
+                    let mut raw = [0u8; 8];
+                    raw[..bytes.len()].copy_from_slice(&bytes);
+                    assert_eq!(
+                        u64::from_le_bytes(raw),
+                        want.bits(),
+                        "{name} {dtype} n={n} {distribution:?}: device bytes {bytes:?}, host {want}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Whole-array user-defined reductions of one input (the statistics among them: mean,
+//! the norms, nansum, any/all, count_nonzero) enqueued on the caller's stream as one
+//! launch of the production kernel.
+//!
+//! The segment kernels (`stream_outputs.rs`) can store any axis job's results in place,
+//! but a whole array is then one output: its tiles, a tree over their results and a
+//! finish, after a header copy, which on an H200 cost about twice torch's time per call
+//! at 2^10 elements and read large arrays at half to four fifths of torch's speed
+//! (results/h200-stat-prepared). Here the production kernel reads the caller's memory
+//! through the map as its `lift()`, its last group applies `post` over the element
+//! count and stores the result in the caller's memory (`RESULT_POST_T`,
+//! canonical_one.cl; [`redlab_kernels::mapped::whole_to_result`]): one launch and no
+//! copy, like a plain sum ([`CudaDevice::enqueue_reduce`]). The result's bits are the
+//! segment kernels' (one output in its own canonical order, the same `post` over the
+//! same count), as the Python tests check against the host.
+
+use std::collections::HashMap;
+
+use cudarc::driver::sys;
+use redlab_kernels::driver::{self as kernel_driver, Plan};
+use redlab_kernels::{mapped, PassStructure, RunError};
+
+use crate::memory::Timeline;
+use crate::{CudaDevice, StreamMapped};
+
+/// One planned launch: the kernel (built with `SEPARATE_RESULT`), its grid and the
+/// partials' width, which picks the stream's scratch buffer.
+#[derive(Clone, Copy)]
+pub(crate) struct WholeLaunch {
+    function: sys::CUfunction,
+    global: usize,
+    local: usize,
+    acc_bytes: usize,
+}
+
+/// Launches by the prepared reduction's key, then by length: a call looks both up by
+/// reference, without building a key.
+pub(crate) type WholeLaunches = HashMap<String, HashMap<usize, WholeLaunch>>;
+
+/// Lengths planned per reduction before its table starts over (programs whose lengths
+/// vary without bound must not grow it without end).
+const MAX_LENGTHS: usize = 4096;
+
+impl CudaDevice {
+    /// The launch of `prepared` over `n > 0` elements, planned and built on first use.
+    fn whole_launch(&self, prepared: &StreamMapped, n: usize) -> Result<WholeLaunch, RunError> {
+        let lock = || {
+            self.whole_launches
+                .lock()
+                .map_err(|_| RunError::Device("launch table poisoned".into()))
+        };
+        let key = prepared.key_text();
+        if let Some(launch) = lock()?.get(key).and_then(|by_length| by_length.get(&n)) {
+            return Ok(*launch);
+        }
+        let (problem, decls, _) =
+            mapped::whole_to_result(prepared.reduction()).map_err(RunError::Skipped)?;
+        let variant = mapped::variant().map_err(RunError::Device)?;
+        if variant.passes != PassStructure::LastBlockFinish {
+            return Err(RunError::Skipped(format!(
+                "{} takes several launches; the stream path runs one",
+                variant.name
+            )));
+        }
+        let choice = self.auto(&problem, n);
+        let tuned = choice.param_pairs();
+        // The tuned parameters the production kernel has, with the mapped overrides.
+        let pairs: Vec<(&str, u32)> = mapped::params(&problem, &choice.variant, &tuned)
+            .into_iter()
+            .filter(|(name, _)| variant.params.iter().any(|p| p.name == *name))
+            .collect();
+        let params = kernel_driver::launch_params(&variant, &problem, &self.caps, &pairs, n);
+        let wg = match kernel_driver::plan(&variant, &problem, &self.caps, &params, n)? {
+            Plan::Empty(_) => return Err(RunError::Device("an empty input has no launch".into())),
+            Plan::Launch { wg } => wg,
+        };
+        let function =
+            self.functions(&variant, &problem, Some(&decls), &params, true, &["reduce"])?[0];
+        let (global, local, _) = kernel_driver::layout(
+            variant.geometry,
+            &problem,
+            n,
+            wg,
+            &self.caps,
+            &variant,
+            &params,
+        );
+        let launch = WholeLaunch {
+            function,
+            global,
+            local,
+            acc_bytes: redlab_kernels::codec::Codec::new(&problem).acc_bytes,
+        };
+        let mut table = lock()?;
+        let by_length = table.entry(key.to_string()).or_default();
+        if by_length.len() >= MAX_LENGTHS {
+            by_length.clear();
+        }
+        by_length.insert(n, launch);
+        Ok(launch)
+    }
+
+    /// Enqueues `prepared` over the `n` elements at `input` (its one input's type) on
+    /// `stream`, storing the result after `post` ([`StreamMapped::dtype`], `result_bytes`
+    /// bytes) at `result`, and returns without waiting. [`RunError::Skipped`] where this
+    /// path does not apply (no elements, an input not 16-byte aligned, a result that
+    /// needs the host): the caller then takes the segment kernels' path.
+    ///
+    /// # Safety
+    /// `input` must hold `n` elements and `result` must have room for `result_bytes`
+    /// bytes, both device memory of this device's primary context, alive until the work
+    /// on `stream` completes; `stream` must be a stream of that context (0 is the legacy
+    /// default stream).
+    pub unsafe fn enqueue_mapped_whole(
+        &self,
+        prepared: &StreamMapped,
+        input: u64,
+        n: usize,
+        stream: u64,
+        (result, result_bytes): (u64, usize),
+    ) -> Result<(), RunError> {
+        if n == 0 {
+            return Err(RunError::Skipped("an empty input has no launch".into()));
+        }
+        if input % 16 != 0 {
+            return Err(RunError::Skipped(format!(
+                "the production kernel reads 16-byte aligned inputs (address {input:#x})"
+            )));
+        }
+        let width = prepared.dtype().size_bytes();
+        if result_bytes != width {
+            return Err(RunError::Device(format!(
+                "the result array holds {result_bytes} bytes; one {} takes {width}",
+                prepared.dtype()
+            )));
+        }
+        self.timeline.bind()?;
+        let launch = self.whole_launch(prepared, n)?;
+        let scratch = self.stream_scratch(stream, launch.acc_bytes)?;
+        Timeline::enqueue_to(
+            launch.function,
+            stream as sys::CUstream,
+            input,
+            scratch,
+            n,
+            launch.global,
+            launch.local,
+            result,
+        )
+    }
+}
