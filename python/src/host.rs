@@ -132,6 +132,27 @@ impl HostView {
         ArrayRef::from_bytes(self.dtype, bytes).map_err(|e| errors::from_core(&e))
     }
 
+    /// The same elements described from the `align`-byte boundary at or below the
+    /// start (a power of two, a multiple of the element size): the span grows by the
+    /// bytes in front, the layout's offset by their elements, and the view is no longer
+    /// flat when it moved. Device inputs must start on such a boundary; a view that
+    /// starts inside its allocation then reads in place all the same.
+    pub fn aligned_down(&self, align: usize) -> HostView {
+        let pad = self.start % align;
+        if pad == 0 || self.span == 0 {
+            return self.clone();
+        }
+        let mut layout = self.layout.clone();
+        layout.offset += pad / self.dtype.size_bytes();
+        HostView {
+            start: self.start - pad,
+            span: self.span + pad,
+            dtype: self.dtype,
+            layout,
+            flat: false,
+        }
+    }
+
     /// Address of the first byte the view touches.
     pub fn start(&self) -> usize {
         self.start

@@ -579,6 +579,9 @@ fn compute_on_cuda(
         .ok_or_else(|| errors::device("not a CUDA device"))?;
     // SAFETY: the caller's stream on this device.
     unsafe { cuda.synchronize_stream(stream) }.map_err(errors::device)?;
+    // Device inputs start on 16-byte boundaries: a view starting inside its allocation
+    // (`t[:, 1:]`) is read from the boundary below, its elements at an offset.
+    let view = &view.aligned_down(16);
     let elements = view.span() / view.dtype.size_bytes();
     // SAFETY: the span lies in the tensor's device memory, alive for the call.
     let mut input = unsafe { cuda.device_resident(view.start() as u64, elements, view.dtype) }

@@ -226,6 +226,10 @@ def test_torch_statistics_run_on_the_gpu_with_the_hosts_bits():
     assert bits(redlab.var(torch.from_numpy(cube).cuda(), axis=(0, 2))) == bits(
         redlab.var(cube, axis=(0, 2)))
     assert redlab.var(c, axis=1).device == c.device
+    # Every axis of a view that starts inside its allocation and does not step evenly:
+    # read from the 16-byte boundary below its start.
+    for name, call in STAT_CALLS:
+        assert bits(call(c[:, 1:])) == bits(call(clean[:, 1:])), name
 
 
 STAT_CALLS = [
@@ -301,7 +305,8 @@ def test_torch_whole_statistics_run_in_one_launch_with_the_hosts_bits(dtype):
             t = torch.from_numpy(x).to("cuda", non_blocking=True)
             for name, call in STAT_CALLS:
                 cases.append((name, x, call(t)))
-                cases.append((name, x[1:], call(t[1:])))
+                if n > 1:
+                    cases.append((name, x[1:], call(t[1:])))
     side.synchronize()
     call_of = dict(STAT_CALLS)
     for name, x, got in cases:
