@@ -10,7 +10,9 @@
 //! through the map as its `lift()`, its last group applies `post` over the element
 //! count and stores the result in the caller's memory (`RESULT_POST_T`,
 //! canonical_one.cl; [`redlab_kernels::mapped::whole_to_result`]): one launch and no
-//! copy, like a plain sum ([`CudaDevice::enqueue_reduce`]). The result's bits are the
+//! copy, like a plain sum ([`CudaDevice::enqueue_reduce`]); a map that is the input
+//! itself (a float mean) keeps the plain sum's kernel and tuned parameters, with its
+//! raw-word loads. The result's bits are the
 //! segment kernels' (one output in its own canonical order, the same `post` over the
 //! same count), as the Python tests check against the host.
 
@@ -53,8 +55,8 @@ impl CudaDevice {
         if let Some(launch) = lock()?.get(key).and_then(|by_length| by_length.get(&n)) {
             return Ok(*launch);
         }
-        let (problem, decls, _) =
-            mapped::whole_to_result(prepared.reduction()).map_err(RunError::Skipped)?;
+        let whole = mapped::whole_to_result(prepared.reduction()).map_err(RunError::Skipped)?;
+        let problem = whole.problem;
         let variant = mapped::variant().map_err(RunError::Device)?;
         if variant.passes != PassStructure::LastBlockFinish {
             return Err(RunError::Skipped(format!(
@@ -64,8 +66,18 @@ impl CudaDevice {
         }
         let choice = self.auto(&problem, n);
         let tuned = choice.param_pairs();
-        // The tuned parameters the production kernel has, with the mapped overrides.
-        let pairs: Vec<(&str, u32)> = mapped::params(&problem, &choice.variant, &tuned)
+        // The tuned parameters where the tuner chose the production kernel: the plain
+        // problem's as they are, a mapped one's with the mapped overrides.
+        let pairs: Vec<(&str, u32)> = if whole.plain {
+            if choice.variant.name == variant.name {
+                tuned
+            } else {
+                Vec::new()
+            }
+        } else {
+            mapped::params(&problem, &choice.variant, &tuned)
+        };
+        let pairs: Vec<(&str, u32)> = pairs
             .into_iter()
             .filter(|(name, _)| variant.params.iter().any(|p| p.name == *name))
             .collect();
@@ -74,8 +86,14 @@ impl CudaDevice {
             Plan::Empty(_) => return Err(RunError::Device("an empty input has no launch".into())),
             Plan::Launch { wg } => wg,
         };
-        let function =
-            self.functions(&variant, &problem, Some(&decls), &params, true, &["reduce"])?[0];
+        let function = self.functions(
+            &variant,
+            &problem,
+            Some(&whole.decls),
+            &params,
+            true,
+            &["reduce"],
+        )?[0];
         let (global, local, _) = kernel_driver::layout(
             variant.geometry,
             &problem,

@@ -200,16 +200,23 @@ fn whole_array_statistics_build_into_the_stream_path_kernel() {
     let variant = registry::find("production").expect("registered");
     for (name, dtype, needle) in [
         ("mean", DType::F32, "div.rn.f32"),
+        ("mean", DType::F16, "div.rn.f32"),
         ("mean", DType::I32, "div.rn.f64"),
+        ("nansum", DType::I32, "reduce_param_3"),
         ("norm2", DType::F16, "sqrt.rn.f32"),
         ("any", DType::F32, "st.global.u8"),
         ("count_nonzero", DType::I32, "reduce_param_3"),
         ("nansum", DType::F64, "reduce_param_3"),
     ] {
         let reduction = redlab_expr::stats::reduction(name, dtype).expect("statistic");
-        let (problem, decls, _) = redlab_kernels::mapped::whole_to_result(&reduction)
+        let whole = redlab_kernels::mapped::whole_to_result(&reduction)
             .unwrap_or_else(|e| panic!("{name} {dtype}: {e}"));
-        let params = redlab_kernels::mapped::FLOAT_PARAMS;
+        let (problem, decls) = (whole.problem, whole.decls);
+        let params: &[(&str, u32)] = if whole.plain {
+            &[]
+        } else {
+            redlab_kernels::mapped::FLOAT_PARAMS
+        };
         let source =
             assembly::assemble_with(&variant, &problem, &decls, params, &[], Target::Cuda, true)
                 .expect("assembles")

@@ -252,35 +252,80 @@ pub fn segments_to_result(
     ))
 }
 
-/// Section 2 of the production kernel for the stream path over a whole array
-/// (`SEPARATE_RESULT`, canonical_one.cl): the map of one raw input as `lift()`, and the
-/// result stored in the caller's memory after `post` (`RESULT_POST_T`) or as the
-/// accumulator's own bytes. One launch then computes a whole-array statistic (a mean, a
-/// norm, any/all) with the bits of the same statistic through the segment kernels: one
-/// output in its own canonical order, the same `post` over the same count. Returns the
-/// problem over mapped values, the declarations and the result's type; an error where
-/// the result needs the host or another kernel (an order key, an index, a narrowing).
-pub fn whole_to_result(reduction: &Reduction) -> Result<(Problem, String, DType), String> {
+/// The production kernel for the stream path over a whole array ([`whole_to_result`]).
+#[derive(Debug, Clone)]
+pub struct WholeToResult {
+    /// The problem the kernel computes: over mapped values, or with `plain`, over the
+    /// raw input itself.
+    pub problem: Problem,
+    /// Section 2: `SEPARATE_RESULT`, `RESULT_POST_T` and `rl_post` where there is a
+    /// `post`, and the map as `lift()` or, with `plain`, the problem's own declarations.
+    pub decls: String,
+    /// The result's type in the caller's memory.
+    pub dtype: DType,
+    /// The map is the input itself (a float mean, an integer nansum): the kernel is
+    /// the plain one of `problem`, with its raw-word loads and its tuned parameters,
+    /// where a mapped kernel reads each element through `lift()`.
+    pub plain: bool,
+}
+
+/// The production kernel for the stream path over a whole array (`SEPARATE_RESULT`,
+/// canonical_one.cl): the map of one raw input as `lift()`, and the result stored in
+/// the caller's memory after `post` (`RESULT_POST_T`) or as the accumulator's own
+/// bytes. One launch then computes a whole-array statistic (a mean, a norm, any/all)
+/// with the bits of the same statistic through the segment kernels: one output in its
+/// own canonical order, the same `post` over the same count. A map that is the input
+/// itself keeps the plain kernel of the input's sum ([`WholeToResult::plain`]): the
+/// same values in the same order, so the same bits. An error where the result needs the
+/// host or another kernel (an order key, an index, a narrowing).
+pub fn whole_to_result(reduction: &Reduction) -> Result<WholeToResult, String> {
     let unfit = |why: &str| format!("{}: {why}", reduction.describe());
     let in_place = in_place_result(reduction).ok_or_else(|| unfit("the result needs the host"))?;
-    let (problem, decls) = decls(reduction)?;
-    let raw = Codec::new(&problem)
+    let (mapped_problem, mapped_decls) = decls(reduction)?;
+    let raw = Codec::new(&mapped_problem)
         .raw_result_bytes()
         .ok_or_else(|| unfit("the final partial is not the result's own bytes"))?;
-    let mut source = format!("#define SEPARATE_RESULT {raw}\n");
+    let mut decls = format!("#define SEPARATE_RESULT {raw}\n");
     if in_place.post.is_empty() {
         if raw != in_place.dtype.size_bytes() {
             return Err(unfit("the accumulator is wider than the result"));
         }
     } else {
-        source.push_str(&format!(
+        decls.push_str(&format!(
             "#define RESULT_POST_T {}\n",
             storage(in_place.dtype)
         ));
     }
-    source.push_str(&decls.source);
-    source.push_str(&in_place.post);
-    Ok((problem, source, in_place.dtype))
+    let plain = plain_problem(reduction, &mapped_problem);
+    let problem = plain.unwrap_or(mapped_problem);
+    match plain {
+        Some(p) => decls.push_str(&crate::optype::op_type(&p).source),
+        None => decls.push_str(&mapped_decls.source),
+    }
+    decls.push_str(&in_place.post);
+    Ok(WholeToResult {
+        problem,
+        decls,
+        dtype: in_place.dtype,
+        plain: plain.is_some(),
+    })
+}
+
+/// The plain problem over the raw input that computes `mapped` (the problem over
+/// mapped values) when the map is the input itself, widened as `lift()` widens it:
+/// f16/bf16 into an f32 sum, f32 and f64 as they are, integers into their 64-bit sum.
+fn plain_problem(reduction: &Reduction, mapped: &Problem) -> Option<Problem> {
+    use redlab_expr::types::Kind;
+    let [input] = reduction.inputs.as_slice() else {
+        return None;
+    };
+    if !matches!(reduction.map.kind, Kind::Input(0)) || mapped.op != redlab_core::Op::Sum {
+        return None;
+    }
+    let plain = Problem::new(mapped.op, *input, Some(mapped.acc)).ok()?;
+    // The same accumulator, fed the same widened values.
+    (Codec::new(&plain).raw_result_bytes() == Codec::new(mapped).raw_result_bytes())
+        .then_some(plain)
 }
 
 /// Whether the segment kernels can map `reduction`'s elements as they read them: one
@@ -447,30 +492,51 @@ mod tests {
     #[test]
     fn whole_array_statistics_finish_in_the_production_kernel_where_the_result_is_raw() {
         let stat = |name, dtype| redlab_expr::stats::reduction(name, dtype).expect("builds");
-        // The mean's division runs in the last group's store, in the result's own type.
-        let (problem, source, dtype) = whole_to_result(&stat("mean", DType::F32)).expect("fits");
-        assert_eq!((problem.dtype, dtype), (DType::F32, DType::F32));
-        assert!(source.starts_with("#define SEPARATE_RESULT 4\n#define RESULT_POST_T float\n"));
-        assert!(source.contains("rl_post(float r, ulong n)"));
-        // Integers are mapped to f64; any/all store a byte after `r != 0`.
-        let (_, source, dtype) = whole_to_result(&stat("mean", DType::I32)).expect("fits");
-        assert!(source.contains("SEPARATE_RESULT 8") && dtype == DType::F64);
-        let (_, source, dtype) = whole_to_result(&stat("any", DType::F16)).expect("fits");
-        assert!(source.contains("RESULT_POST_T uchar") && dtype == DType::U8);
+        let whole = |name, dtype| whole_to_result(&stat(name, dtype)).expect("fits");
+        // The mean's division runs in the last group's store, in the result's own type;
+        // its map is the input itself, so the plain sum's kernel reads it (halves
+        // widened into an f32 sum, as the map widens them).
+        let mean = whole("mean", DType::F32);
+        assert_eq!(
+            (mean.problem.dtype, mean.dtype, mean.plain),
+            (DType::F32, DType::F32, true)
+        );
+        assert!(mean
+            .decls
+            .starts_with("#define SEPARATE_RESULT 4\n#define RESULT_POST_T float\n"));
+        assert!(mean.decls.contains("rl_post(float r, ulong n)"));
+        assert!(!mean.decls.contains("rl_map"));
+        let half = whole("mean", DType::F16);
+        assert_eq!(
+            (half.problem.dtype, half.problem.acc),
+            (DType::F16, DType::F32)
+        );
+        let ints = whole("nansum", DType::I32);
+        assert_eq!(
+            (ints.problem.dtype, ints.problem.acc, ints.plain),
+            (DType::I32, DType::I64, true)
+        );
+        // Integers' means map to f64 (a conversion: mapped); any/all store a byte.
+        let mean = whole("mean", DType::I32);
+        assert!(mean.decls.contains("SEPARATE_RESULT 8") && mean.dtype == DType::F64);
+        assert!(!mean.plain && mean.decls.contains("rl_map"));
+        let any = whole("any", DType::F16);
+        assert!(any.decls.contains("RESULT_POST_T uchar") && any.dtype == DType::U8);
         // No post: the accumulator's own bytes are the result.
-        let (_, source, dtype) = whole_to_result(&stat("nansum", DType::F64)).expect("fits");
-        assert!(!source.contains("RESULT_POST_T") && dtype == DType::F64);
+        let nansum = whole("nansum", DType::F64);
+        assert!(!nansum.decls.contains("RESULT_POST_T") && nansum.dtype == DType::F64);
+        assert!(!nansum.plain);
         // norminf's max is held as an order key (the segment kernels turn it back), and
         // two inputs or a post over an index need the host.
         assert!(whole_to_result(&stat("norminf", DType::F32)).is_err());
         let dot = Reduction::builder("x * y", "sum").build(&[DType::F32, DType::F32]);
         assert!(whole_to_result(&dot.expect("builds")).is_err());
         // The production kernel assembles around it, storing through `rl_post`.
-        let (problem, source, _) = whole_to_result(&stat("norm2", DType::F32)).expect("fits");
+        let norm = whole("norm2", DType::F32);
         let text = assemble_with(
             &variant().expect("registered"),
-            &problem,
-            &source,
+            &norm.problem,
+            &norm.decls,
             &[],
             &[],
             Target::Cuda,

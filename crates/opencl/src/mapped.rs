@@ -116,13 +116,17 @@ impl OpenClDevice {
         data: ArrayRef<'_>,
     ) -> Result<(DType, Vec<u8>), RunError> {
         mapped::check_raw_input(reduction, &data).map_err(RunError::Device)?;
-        let (problem, decls, dtype) =
-            mapped::whole_to_result(reduction).map_err(RunError::Skipped)?;
+        let whole = mapped::whole_to_result(reduction).map_err(RunError::Skipped)?;
+        let (problem, decls, dtype) = (whole.problem, whole.decls, whole.dtype);
         let n = data.len();
         let variant = mapped::variant().map_err(RunError::Device)?;
         let choice = self.auto(&problem, n);
         let tuned = choice.param_pairs();
-        let pairs = mapped::params(&problem, &choice.variant, &tuned);
+        let pairs = match (whole.plain, choice.variant.name == variant.name) {
+            (true, true) => tuned,
+            (true, false) => Vec::new(),
+            (false, _) => mapped::params(&problem, &choice.variant, &tuned),
+        };
         let params = kernel_driver::launch_params(&variant, &problem, &self.caps, &pairs, n);
         let wg = match kernel_driver::plan(&variant, &problem, &self.caps, &params, n)? {
             Plan::Empty(_) => return Err(RunError::Skipped("no elements".into())),
