@@ -111,7 +111,7 @@ def _torch_stat_whole(name, a):
     if not _TORCH_TYPES:
         _torch_tables()
     element = _TORCH_TYPES.get(a.dtype)
-    if element is None or not a.is_contiguous():
+    if element is None or not a.is_contiguous() or a.data_ptr() % 16:
         return None
     ordinal = a.get_device()
     result = _enqueue_stat_type(name, element, ordinal)
@@ -148,15 +148,18 @@ def _torch_fast(name, a, acc):
     if element is None or not a.is_contiguous():
         return None
     ordinal = a.get_device()
+    address = a.data_ptr()
     landing = _enqueue_type(name, element, acc, ordinal)
-    if landing is None:
-        # argmin/argmax and float min/max: the segment kernels store the one result.
+    if landing is None or address % 16:
+        # argmin/argmax and float min/max, and views starting off a 16-byte boundary
+        # (`t[1:]`: the production kernel loads 16-byte words): the segment kernels
+        # store the one result.
         return _torch_axis_fast(name, a, None, False, acc)
     # A 0-d result with room for the value alone: the kernel writes it there directly.
     stream = _torch_stream(ordinal)
     out = _torch_result(a, ordinal, _TORCH_RESULT[landing[0]], stream)
     _native.enqueue_pointer(
-        name, element, acc, a.data_ptr(), a.numel(), ordinal,
+        name, element, acc, address, a.numel(), ordinal,
         stream, out.data_ptr(), out.element_size(),
     )
     return out

@@ -95,6 +95,15 @@ def test_cupy_sum_equals_numpy_and_canonical(n):
     assert bits(got) == bits(redlab.sum(x)) == bits(canonical(x, np.float64))
 
 
+@needs_cupy
+def test_cupy_whole_views_off_a_16_byte_boundary():
+    x = random_array(np.float32, 4099, seed=31)
+    c = cupy.asarray(x)
+    for start in [1, 2, 3]:
+        for call in [redlab.sum, redlab.max, redlab.argmin, redlab.mean, redlab.norm]:
+            assert bits(call(c[start:])) == bits(call(x[start:])), (call.__name__, start)
+
+
 @needs_torch
 @pytest.mark.parametrize("dtype", ["int32", "uint8", "int64", "float16", "float32", "float64"])
 def test_torch_operators_match_the_host(dtype):
@@ -336,6 +345,12 @@ def test_torch_operators_on_views_inside_an_allocation():
         assert bits(redlab.sum(t[:, 1:], axis=axis)) == bits(redlab.sum(x[:, 1:], axis=axis))
         assert bits(redlab.argmax(t[3:, 1:], axis=axis)) == bits(
             redlab.argmax(x[3:, 1:], axis=axis))
+    # Whole contiguous views starting 4, 8 and 12 bytes into the allocation.
+    flat, host = t.reshape(-1), x.reshape(-1)
+    for start in [1, 2, 3, 5]:
+        for op in ["sum", "min", "max", "argmax", "prod"]:
+            assert bits(redlab.reduce(op, flat[start:])) == bits(
+                redlab.reduce(op, host[start:])), (op, start)
 
 
 @needs_torch
