@@ -150,10 +150,10 @@ def _torch_fast(name, a, acc):
     ordinal = a.get_device()
     address = a.data_ptr()
     landing = _enqueue_type(name, element, acc, ordinal)
-    if landing is None or address % 16:
-        # argmin/argmax and float min/max, and views starting off a 16-byte boundary
-        # (`t[1:]`: the production kernel loads 16-byte words): the segment kernels
-        # store the one result.
+    if landing is None or address % 16 or not a.numel():
+        # Views starting off a 16-byte boundary (`t[1:]`: the production kernel loads
+        # 16-byte words), and empty tensors (argmax of nothing raises as numpy does):
+        # the segment kernels, or past them the DLPack path.
         return _torch_axis_fast(name, a, None, False, acc)
     # A 0-d result with room for the value alone: the kernel writes it there directly.
     stream = _torch_stream(ordinal)

@@ -268,11 +268,16 @@ pub fn enqueue_dtype(
         return Ok(None);
     };
     Ok(device.cuda().and_then(|cuda| {
-        let elements = cuda
-            .landing_bytes(&problem)
-            .div_ceil(problem.acc.size_bytes());
-        cuda.enqueue_result_bytes(&problem)
-            .map(|_| (problem.acc.name(), elements))
+        cuda.enqueue_result_bytes(&problem)?;
+        let result = cuda.enqueue_output_type(&problem)?;
+        // A buffer for the kernel's whole output where its first partial is the result
+        // itself; room for the result alone where it is stored converted (an index,
+        // the float of an order key).
+        let elements = match redlab_kernels::codec::Codec::new(&problem).raw_result_bytes() {
+            Some(_) => cuda.landing_bytes(&problem).div_ceil(result.size_bytes()),
+            None => 1,
+        };
+        Some((result.name(), elements))
     }))
 }
 
@@ -420,14 +425,17 @@ pub fn reduce_dlpack(
             let landing = landing(Some(raw_bytes), result, result_bytes);
             // SAFETY: the tensor lives on this device (DLPack says so) and the caller
             // keeps it and `result` alive; `stream` is the caller's stream of that device.
-            py.allow_threads(|| unsafe {
+            let enqueued = py.allow_threads(|| unsafe {
                 cuda.enqueue_reduce(&problem, start, view.count(), stream, landing)
-            })
-            .map_err(errors::device)?;
-            return Ok(None);
+            });
+            // Skipped: an empty input whose operator has no identity (argmax of
+            // nothing), which the paths below report as numpy does.
+            if crate::stream_stats::enqueued(enqueued)? {
+                return Ok(None);
+            }
         }
         // Along axes, and whole arrays whose one result the segment kernels store
-        // (argmin/argmax, float min/max, views that are not flat).
+        // (views that are not flat or start off a 16-byte boundary, empty inputs).
         let enqueued = py.allow_threads(|| {
             enqueue_axis(
                 &device,

@@ -129,7 +129,7 @@ pub fn enqueue_stat_whole(
 }
 
 /// Whether an enqueue happened: `false` where it was skipped (another path applies).
-fn enqueued(outcome: Result<(), redlab_kernels::RunError>) -> PyResult<bool> {
+pub fn enqueued(outcome: Result<(), redlab_kernels::RunError>) -> PyResult<bool> {
     match outcome {
         Ok(()) => Ok(true),
         Err(redlab_kernels::RunError::Skipped(_)) => Ok(false),

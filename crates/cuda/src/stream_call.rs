@@ -3,11 +3,12 @@
 //! tensor (DLPack) and expect an asynchronous result on their own stream, as their own
 //! reductions do.
 //!
-//! Only the one-launch production kernel qualifies, and only problems whose final
-//! partial already is the result's bytes ([`Codec::raw_result_bytes`]); the others
-//! (argmin/argmax, float min/max held as order keys) go to the segment kernels with one
-//! output, which store their results themselves (`stream_outputs.rs`; the Python
-//! package does this). The result lands one of two ways:
+//! Only the one-launch production kernel qualifies, and only problems whose last group
+//! can store the result itself ([`Codec::in_place_result`]: the final partial's own
+//! bytes, or for argmin/argmax the index and for float min/max the float its order key
+//! stands for, `result_form.h`); inputs must start on a 16-byte boundary. The result
+//! lands one of two ways (the first only where the final partial is the result's own
+//! bytes):
 //!
 //! - [`Landing::Buffer`]: the caller's buffer is the kernel's whole output (result,
 //!   subtree roots, ticket); its ticket is zeroed first. One memset and one launch:
@@ -40,7 +41,9 @@ pub(crate) type StreamScratch = HashMap<(u64, usize), DeviceBuffer>;
 /// hashing the kernel source, and the tuning lookup, cost more than a small reduction).
 #[derive(Clone, Copy)]
 pub(crate) struct StreamLaunch {
-    function: sys::CUfunction,
+    /// The plain build, for a [`Landing::Buffer`]; `None` where the final partial is
+    /// not the result's own bytes (an order key, an index).
+    function: Option<sys::CUfunction>,
     /// The same kernel built with `SEPARATE_RESULT` (canonical_one.cl): the result goes
     /// to a fourth argument, the roots and ticket to a per-stream scratch buffer.
     separate: sys::CUfunction,
@@ -78,10 +81,15 @@ impl CudaDevice {
         (1 + ONE_LAUNCH_MAX_PARTIALS) * Codec::new(problem).acc_bytes + ONE_LAUNCH_TAIL_BYTES
     }
 
-    /// Whether [`CudaDevice::enqueue_reduce`] can run `problem` (one launch, and a final
-    /// partial that is the result's own bytes), and the result's width in bytes.
+    /// Whether [`CudaDevice::enqueue_reduce`] can run `problem` (one launch whose last
+    /// group stores the result: the final partial's own bytes, or the float of an order
+    /// key, or an index), and the result's width in bytes
+    /// ([`CudaDevice::enqueue_output_type`]'s type). Only results that are the final
+    /// partial's own bytes can also land as a [`Landing::Buffer`].
     pub fn enqueue_result_bytes(&self, problem: &Problem) -> Option<usize> {
-        Codec::new(problem).raw_result_bytes()
+        Codec::new(problem)
+            .in_place_result()
+            .map(|form| form.bytes())
     }
 
     /// The launch of `problem` over `n > 0` elements, planned on first use.
@@ -95,7 +103,7 @@ impl CudaDevice {
             return Ok(*launch);
         }
         let codec = Codec::new(problem);
-        let raw = codec.raw_result_bytes().ok_or_else(|| {
+        let separate_decls = codec.separate_result_decls().ok_or_else(|| {
             RunError::Skipped(format!("{problem}: the result needs decoding on the host"))
         })?;
         let choice = self.auto(problem, n);
@@ -112,13 +120,20 @@ impl CudaDevice {
             Plan::Empty(_) => return Err(RunError::Device("an empty input has no launch".into())),
             Plan::Launch { wg } => wg,
         };
-        let function = self.functions(variant, problem, None, &params, true, &["reduce"])?[0];
-        let decls = format!(
-            "#define SEPARATE_RESULT {raw}\n{}",
-            redlab_kernels::optype::op_type(problem).source
-        );
-        let separate =
-            self.functions(variant, problem, Some(&decls), &params, true, &["reduce"])?[0];
+        // The plain build serves a Landing::Buffer, whose first partial must then be the
+        // result's own bytes.
+        let function = match codec.raw_result_bytes() {
+            Some(_) => Some(self.functions(variant, problem, None, &params, true, &["reduce"])?[0]),
+            None => None,
+        };
+        let separate = self.functions(
+            variant,
+            problem,
+            Some(&separate_decls),
+            &params,
+            true,
+            &["reduce"],
+        )?[0];
         let (global, local, _) = kernel_driver::layout(
             variant.geometry,
             problem,
@@ -196,13 +211,18 @@ impl CudaDevice {
         }
         let launch = self.stream_launch(problem, n)?;
         if let Landing::Buffer { address, .. } = landing {
+            let function = launch.function.ok_or_else(|| {
+                RunError::Skipped(format!(
+                    "{problem}: the result is stored converted; give room for the result only"
+                ))
+            })?;
             let ticket = address + ((1 + ONE_LAUNCH_MAX_PARTIALS) * launch.acc_bytes) as u64;
             // SAFETY: the buffer holds the ticket's and the accumulator's bytes (checked
             // above); stream order puts the zeroing before the launch.
             unsafe { result::memset_d8_async(ticket, 0, ONE_LAUNCH_TAIL_BYTES, stream_handle) }
                 .map_err(cu("cuMemsetD8Async"))?;
             return Timeline::enqueue(
-                launch.function,
+                function,
                 stream_handle,
                 input,
                 address,

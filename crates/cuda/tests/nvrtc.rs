@@ -162,20 +162,22 @@ fn every_bulk_copy_roof_ring_compiles_for_sm_90() {
 fn the_stream_path_kernel_takes_the_result_address() {
     require_nvrtc();
     let variant = registry::find("production").expect("registered");
+    // Raw results, and results stored converted: an index, a float from its order key,
+    // narrowed to f16/bf16.
     for (op, dtype, acc) in [
         (Op::Sum, DType::F32, None),
         (Op::Sum, DType::I32, Some(DType::I64)),
         (Op::Sum, DType::F64, None),
         (Op::Min, DType::I32, None),
+        (Op::ArgMax, DType::F32, None),
+        (Op::Max, DType::F64, None),
+        (Op::Min, DType::F16, None),
+        (Op::Max, DType::BF16, None),
     ] {
         let problem = Problem::new(op, dtype, acc).expect("valid");
-        let raw = redlab_kernels::codec::Codec::new(&problem)
-            .raw_result_bytes()
-            .expect("a raw result");
-        let decls = format!(
-            "#define SEPARATE_RESULT {raw}\n{}",
-            redlab_kernels::optype::op_type(&problem).source
-        );
+        let decls = redlab_kernels::codec::Codec::new(&problem)
+            .separate_result_decls()
+            .expect("stored by the kernel");
         let source =
             assembly::assemble_with(&variant, &problem, &decls, &[], &[], Target::Cuda, true)
                 .expect("assembles")

@@ -111,8 +111,13 @@ inline void rl_write_result(__global uchar* result, acc_t v) {
 // the result stored is rl_post from section 2 over the reduced value and the element
 // count `n` (every STORE_ROOT sits where the kernel's `n` is in scope), as a
 // RESULT_POST_T, so a mean's division or a norm's square root needs no second launch.
+// SEG_RESULT (results that are not the accumulator's own bytes: argmin/argmax, float
+// min/max held as order keys): stored in the form result_form.h describes.
 #ifdef RESULT_POST_T
 #define RL_STORE_RESULT(v) (*(__global RESULT_POST_T*)result = (RESULT_POST_T)rl_post((v), n))
+#elif defined(SEG_RESULT)
+#include "result_form.h"
+#define RL_STORE_RESULT(v) rl_store_form(result, (v))
 #else
 #define RL_STORE_RESULT(v) rl_write_result(result, (v))
 #endif

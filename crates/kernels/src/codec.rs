@@ -186,6 +186,24 @@ impl Codec {
         }
     }
 
+    /// Section 2 of the production kernel built for the stream path (`SEPARATE_RESULT`,
+    /// canonical_one.cl): the problem's declarations, with the result stored in the
+    /// caller's memory as the accumulator's own bytes or, where those are not the
+    /// result (an order key, an index), in its in-place form ([`Codec::in_place_result`],
+    /// result_form.h). `None` where the result needs the host.
+    pub fn separate_result_decls(&self) -> Option<String> {
+        let form = self.in_place_result()?;
+        let defines = match form {
+            InPlace::Raw(_) => String::new(),
+            other => other.defines(),
+        };
+        Some(format!(
+            "#define SEPARATE_RESULT {}\n{defines}{}",
+            form.bytes(),
+            optype::op_type(&self.problem).source
+        ))
+    }
+
     /// How a kernel can store each result into the caller's array itself, or `None`
     /// where the result needs decoding on the host: [`Codec::raw_result_bytes`]; f32/f64
     /// min/max, whose order keys one xor turns back into the float's bits; f16/bf16

@@ -16,7 +16,7 @@ use redlab_expr::types::{result_dtype, Ty};
 use redlab_expr::{Combine, Reduction};
 
 use crate::assembly::{assemble_segments_with, Assembled, Target};
-use crate::codec::Codec;
+use crate::codec::{Codec, InPlace};
 use crate::optype::{op_type_reading, MapSource, OpType};
 
 /// Parameters mapped float sums and products override: a work-group per tile and eight
@@ -276,26 +276,39 @@ pub struct WholeToResult {
 /// with the bits of the same statistic through the segment kernels: one output in its
 /// own canonical order, the same `post` over the same count. A map that is the input
 /// itself keeps the plain kernel of the input's sum ([`WholeToResult::plain`]): the
-/// same values in the same order, so the same bits. An error where the result needs the
-/// host or another kernel (an order key, an index, a narrowing).
+/// same values in the same order, so the same bits. Without a `post`, a result held as
+/// an order key (norminf's max) is stored as its float (result_form.h). An error where
+/// the result needs the host (a `post` over an order key or an index, a narrowing).
 pub fn whole_to_result(reduction: &Reduction) -> Result<WholeToResult, String> {
     let unfit = |why: &str| format!("{}: {why}", reduction.describe());
     let in_place = in_place_result(reduction).ok_or_else(|| unfit("the result needs the host"))?;
     let (mapped_problem, mapped_decls) = decls(reduction)?;
-    let raw = Codec::new(&mapped_problem)
-        .raw_result_bytes()
-        .ok_or_else(|| unfit("the final partial is not the result's own bytes"))?;
-    let mut decls = format!("#define SEPARATE_RESULT {raw}\n");
-    if in_place.post.is_empty() {
-        if raw != in_place.dtype.size_bytes() {
-            return Err(unfit("the accumulator is wider than the result"));
+    let codec = Codec::new(&mapped_problem);
+    let mut decls = if in_place.post.is_empty() {
+        // The problem's own store: raw bytes, or a float from its order key (norminf).
+        let form = codec
+            .in_place_result()
+            .ok_or_else(|| unfit("the result needs the host"))?;
+        if form.bytes() != in_place.dtype.size_bytes() {
+            return Err(unfit("the stored result is not the result type's width"));
+        }
+        match form {
+            InPlace::Raw(bytes) => format!("#define SEPARATE_RESULT {bytes}\n"),
+            other => format!(
+                "#define SEPARATE_RESULT {}\n{}",
+                other.bytes(),
+                other.defines()
+            ),
         }
     } else {
-        decls.push_str(&format!(
-            "#define RESULT_POST_T {}\n",
+        let raw = codec
+            .raw_result_bytes()
+            .ok_or_else(|| unfit("the final partial is not the result's own bytes"))?;
+        format!(
+            "#define SEPARATE_RESULT {raw}\n#define RESULT_POST_T {}\n",
             storage(in_place.dtype)
-        ));
-    }
+        )
+    };
     let plain = plain_problem(reduction, &mapped_problem);
     let problem = plain.unwrap_or(mapped_problem);
     match plain {
@@ -526,9 +539,10 @@ mod tests {
         let nansum = whole("nansum", DType::F64);
         assert!(!nansum.decls.contains("RESULT_POST_T") && nansum.dtype == DType::F64);
         assert!(!nansum.plain);
-        // norminf's max is held as an order key (the segment kernels turn it back), and
-        // two inputs or a post over an index need the host.
-        assert!(whole_to_result(&stat("norminf", DType::F32)).is_err());
+        // norminf's max is held as an order key: stored as the float it stands for.
+        let inf = whole("norminf", DType::F16);
+        assert!(inf.decls.contains("#define SEG_RESULT_KEY 1") && inf.dtype == DType::F32);
+        // Two inputs or a post over an index need the host.
         let dot = Reduction::builder("x * y", "sum").build(&[DType::F32, DType::F32]);
         assert!(whole_to_result(&dot.expect("builds")).is_err());
         // The production kernel assembles around it, storing through `rl_post`.

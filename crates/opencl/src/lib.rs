@@ -19,6 +19,7 @@ mod generate;
 mod mapped;
 pub mod program_cache;
 mod statistics;
+mod to_result;
 
 use std::sync::{Arc, Mutex};
 
