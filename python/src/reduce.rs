@@ -317,12 +317,13 @@ pub fn enqueue_axis_dtype(
         .map(|dtype| dtype.name()))
 }
 
-/// Where an enqueued result of `raw_bytes` ([`redlab_cuda::CudaDevice::enqueue_result_bytes`],
-/// `None` where the kernel cannot write it alone) goes: with room for the result alone, the kernel writes it there and keeps its roots
-/// and ticket in redlab's scratch for the stream (one launch); otherwise the buffer is
-/// the kernel's whole output.
-fn landing(raw_bytes: Option<usize>, result: u64, result_bytes: usize) -> Landing {
-    if Some(result_bytes) == raw_bytes {
+/// Where an enqueued result `width` bytes wide
+/// ([`redlab_cuda::CudaDevice::enqueue_result_bytes`], `None` where the kernel cannot
+/// store it) goes: with room for the result alone, the kernel stores it there and keeps
+/// its roots and ticket in redlab's scratch for the stream (one launch); otherwise the
+/// buffer is the kernel's whole output (results that are the final partial's bytes).
+fn landing(width: Option<usize>, result: u64, result_bytes: usize) -> Landing {
+    if Some(result_bytes) == width {
         Landing::Result(result)
     } else {
         Landing::Buffer {
@@ -416,13 +417,13 @@ pub fn reduce_dlpack(
         let cuda = device
             .cuda()
             .ok_or_else(|| errors::device("not a CUDA device"))?;
-        let raw_bytes = cuda.enqueue_result_bytes(&problem);
+        let width = cuda.enqueue_result_bytes(&problem);
         // The production kernel loads 16-byte words: a flat view that starts off such a
         // boundary (`a[1:]`) takes the segment kernels below.
         let one_launch = view.flat && whole(&axes, keepdims) && view.start() % 16 == 0;
-        if let (Some(raw_bytes), true) = (raw_bytes, one_launch) {
+        if let (Some(width), true) = (width, one_launch) {
             let start = view.start() as u64;
-            let landing = landing(Some(raw_bytes), result, result_bytes);
+            let landing = landing(Some(width), result, result_bytes);
             // SAFETY: the tensor lives on this device (DLPack says so) and the caller
             // keeps it and `result` alive; `stream` is the caller's stream of that device.
             let enqueued = py.allow_threads(|| unsafe {
