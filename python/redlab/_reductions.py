@@ -111,7 +111,10 @@ def _torch_stat_whole(name, a):
     if not _TORCH_TYPES:
         _torch_tables()
     element = _TORCH_TYPES.get(a.dtype)
-    if element is None or not a.is_contiguous() or a.data_ptr() % 16:
+    if element is None or not a.is_contiguous():
+        return None
+    address = a.data_ptr()
+    if address % 16:
         return None
     ordinal = a.get_device()
     result = _enqueue_stat_type(name, element, ordinal)
@@ -120,7 +123,7 @@ def _torch_stat_whole(name, a):
     stream = _torch_stream(ordinal)
     out = _torch_result(a, ordinal, _TORCH_RESULT[result], stream)
     if _native.enqueue_stat_whole(
-        name, element, a.data_ptr(), a.numel(), ordinal, stream,
+        name, element, address, a.numel(), ordinal, stream,
         out.data_ptr(), out.element_size(),
     ):
         return out
@@ -150,7 +153,8 @@ def _torch_fast(name, a, acc):
     ordinal = a.get_device()
     address = a.data_ptr()
     landing = _enqueue_type(name, element, acc, ordinal)
-    if landing is None or address % 16 or not a.numel():
+    n = a.numel()
+    if landing is None or address % 16 or not n:
         # Views starting off a 16-byte boundary (`t[1:]`: the production kernel loads
         # 16-byte words), and empty tensors (argmax of nothing raises as numpy does):
         # the segment kernels, or past them the DLPack path.
@@ -159,7 +163,7 @@ def _torch_fast(name, a, acc):
     stream = _torch_stream(ordinal)
     out = _torch_result(a, ordinal, _TORCH_RESULT[landing[0]], stream)
     _native.enqueue_pointer(
-        name, element, acc, address, a.numel(), ordinal,
+        name, element, acc, address, n, ordinal,
         stream, out.data_ptr(), out.element_size(),
     )
     return out

@@ -28,7 +28,7 @@ use redlab_kernels::codec::Codec;
 use redlab_kernels::driver::{
     self as kernel_driver, Plan, ONE_LAUNCH_MAX_PARTIALS, ONE_LAUNCH_TAIL_BYTES,
 };
-use redlab_kernels::{PassStructure, RunError};
+use redlab_kernels::{PassStructure, RunError, Variant};
 
 use crate::memory::{cu, DeviceBuffer, Timeline};
 use crate::CudaDevice;
@@ -52,6 +52,10 @@ pub(crate) struct StreamLaunch {
     /// Bytes per partial.
     acc_bytes: usize,
 }
+
+/// A planned launch: the parameters as the launch builds them, and the grid (`global`,
+/// `local`).
+pub(crate) type OneLaunch<'a> = (Vec<(&'a str, u32)>, usize, usize);
 
 /// Launches of the stream path by problem and length.
 pub(crate) type StreamLaunches = HashMap<(Problem, usize), StreamLaunch>;
@@ -108,18 +112,8 @@ impl CudaDevice {
         })?;
         let choice = self.auto(problem, n);
         let variant = &choice.variant;
-        let params =
-            kernel_driver::launch_params(variant, problem, &self.caps, &choice.param_pairs(), n);
-        if variant.passes != PassStructure::LastBlockFinish {
-            return Err(RunError::Skipped(format!(
-                "{} takes several launches; the stream path runs one",
-                variant.name
-            )));
-        }
-        let wg = match kernel_driver::plan(variant, problem, &self.caps, &params, n)? {
-            Plan::Empty(_) => return Err(RunError::Device("an empty input has no launch".into())),
-            Plan::Launch { wg } => wg,
-        };
+        let (params, global, local) =
+            self.one_launch(variant, problem, &choice.param_pairs(), n)?;
         // The plain build serves a Landing::Buffer, whose first partial must then be the
         // result's own bytes.
         let function = match codec.raw_result_bytes() {
@@ -134,15 +128,6 @@ impl CudaDevice {
             true,
             &["reduce"],
         )?[0];
-        let (global, local, _) = kernel_driver::layout(
-            variant.geometry,
-            problem,
-            n,
-            wg,
-            &self.caps,
-            variant,
-            &params,
-        );
         let launch = StreamLaunch {
             function,
             separate,
@@ -247,6 +232,40 @@ impl CudaDevice {
 }
 
 impl CudaDevice {
+    /// The parameters and grid (`global`, `local`) of one launch of `variant` for
+    /// `problem` over `n > 0` elements, from the `pairs` given: what every stream path
+    /// plans before it builds its kernel. [`RunError::Skipped`] where the variant takes
+    /// several launches.
+    pub(crate) fn one_launch<'a>(
+        &self,
+        variant: &Variant,
+        problem: &Problem,
+        pairs: &[(&'a str, u32)],
+        n: usize,
+    ) -> Result<OneLaunch<'a>, RunError> {
+        if variant.passes != PassStructure::LastBlockFinish {
+            return Err(RunError::Skipped(format!(
+                "{} takes several launches; the stream path runs one",
+                variant.name
+            )));
+        }
+        let params = kernel_driver::launch_params(variant, problem, &self.caps, pairs, n);
+        let wg = match kernel_driver::plan(variant, problem, &self.caps, &params, n)? {
+            Plan::Empty(_) => return Err(RunError::Device("an empty input has no launch".into())),
+            Plan::Launch { wg } => wg,
+        };
+        let (global, local, _) = kernel_driver::layout(
+            variant.geometry,
+            problem,
+            n,
+            wg,
+            &self.caps,
+            variant,
+            &params,
+        );
+        Ok((params, global, local))
+    }
+
     /// The scratch buffer (result, subtree roots, ticket) of one-launch kernels built
     /// with `SEPARATE_RESULT` on the caller's `stream`, for partials of `acc_bytes`
     /// bytes: allocated and zeroed in stream order on first use, then reused by every

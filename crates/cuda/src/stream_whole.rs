@@ -19,8 +19,7 @@
 use std::collections::HashMap;
 
 use cudarc::driver::sys;
-use redlab_kernels::driver::{self as kernel_driver, Plan};
-use redlab_kernels::{mapped, PassStructure, RunError};
+use redlab_kernels::{mapped, RunError};
 
 use crate::memory::Timeline;
 use crate::{CudaDevice, StreamMapped};
@@ -58,34 +57,16 @@ impl CudaDevice {
         let whole = mapped::whole_to_result(prepared.reduction()).map_err(RunError::Skipped)?;
         let problem = whole.problem;
         let variant = mapped::variant().map_err(RunError::Device)?;
-        if variant.passes != PassStructure::LastBlockFinish {
-            return Err(RunError::Skipped(format!(
-                "{} takes several launches; the stream path runs one",
-                variant.name
-            )));
-        }
         let choice = self.auto(&problem, n);
         let tuned = choice.param_pairs();
-        // The tuned parameters where the tuner chose the production kernel: the plain
-        // problem's as they are, a mapped one's with the mapped overrides.
-        let pairs: Vec<(&str, u32)> = if whole.plain {
-            if choice.variant.name == variant.name {
-                tuned
-            } else {
-                Vec::new()
-            }
-        } else {
-            mapped::params(&problem, &choice.variant, &tuned)
-        };
-        let pairs: Vec<(&str, u32)> = pairs
+        // Only the production kernel's own parameters: a tuned choice of another
+        // variant names others.
+        let pairs: Vec<(&str, u32)> = whole
+            .params(&choice.variant, &tuned)
             .into_iter()
             .filter(|(name, _)| variant.params.iter().any(|p| p.name == *name))
             .collect();
-        let params = kernel_driver::launch_params(&variant, &problem, &self.caps, &pairs, n);
-        let wg = match kernel_driver::plan(&variant, &problem, &self.caps, &params, n)? {
-            Plan::Empty(_) => return Err(RunError::Device("an empty input has no launch".into())),
-            Plan::Launch { wg } => wg,
-        };
+        let (params, global, local) = self.one_launch(&variant, &problem, &pairs, n)?;
         let function = self.functions(
             &variant,
             &problem,
@@ -94,15 +75,6 @@ impl CudaDevice {
             true,
             &["reduce"],
         )?[0];
-        let (global, local, _) = kernel_driver::layout(
-            variant.geometry,
-            &problem,
-            n,
-            wg,
-            &self.caps,
-            &variant,
-            &params,
-        );
         let launch = WholeLaunch {
             function,
             global,

@@ -269,6 +269,27 @@ pub struct WholeToResult {
     pub plain: bool,
 }
 
+impl WholeToResult {
+    /// Launch parameters for this kernel from the tuner's choice for `problem`
+    /// (`chosen`, `tuned`): a plain kernel's as tuned where the tuner chose the production
+    /// kernel, a mapped one's with the mapped overrides ([`params`]).
+    pub fn params<'a>(
+        &self,
+        chosen: &crate::Variant,
+        tuned: &[(&'a str, u32)],
+    ) -> Vec<(&'a str, u32)> {
+        if !self.plain {
+            return params(&self.problem, chosen, tuned);
+        }
+        let production = variant().map(|v| v.name).unwrap_or_default();
+        if chosen.name == production {
+            tuned.to_vec()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
 /// The production kernel for the stream path over a whole array (`SEPARATE_RESULT`,
 /// canonical_one.cl): the map of one raw input as `lift()`, and the result stored in
 /// the caller's memory after `post` (`RESULT_POST_T`) or as the accumulator's own

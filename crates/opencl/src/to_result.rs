@@ -55,14 +55,9 @@ impl OpenClDevice {
     ) -> Result<(DType, Vec<u8>), RunError> {
         mapped::check_raw_input(reduction, &data).map_err(RunError::Device)?;
         let whole = mapped::whole_to_result(reduction).map_err(RunError::Skipped)?;
-        let variant = mapped::variant().map_err(RunError::Device)?;
         let choice = self.auto(&whole.problem, data.len());
         let tuned = choice.param_pairs();
-        let pairs = match (whole.plain, choice.variant.name == variant.name) {
-            (true, true) => tuned,
-            (true, false) => Vec::new(),
-            (false, _) => mapped::params(&whole.problem, &choice.variant, &tuned),
-        };
+        let pairs = whole.params(&choice.variant, &tuned);
         let bytes = self.separate_launch(
             &whole.problem,
             &whole.decls,
