@@ -6,9 +6,7 @@
 use cudarc::driver::{result, sys};
 use redlab_core::{Problem, Value};
 use redlab_kernels::codec::Codec;
-use redlab_kernels::driver::{
-    self as kernel_driver, Plan, ONE_LAUNCH_MAX_PARTIALS, ONE_LAUNCH_TAIL_BYTES,
-};
+use redlab_kernels::driver::{ONE_LAUNCH_MAX_PARTIALS, ONE_LAUNCH_TAIL_BYTES};
 use redlab_kernels::{PassStructure, RunError, Variant};
 
 use crate::memory::{cu, DeviceBuffer, Timeline};
@@ -67,26 +65,13 @@ impl CudaDevice {
                 "graph inputs must be non-empty and of one size".into(),
             ));
         }
-        let params = &kernel_driver::launch_params(variant, problem, &self.caps, params, n);
-        let wg = match kernel_driver::plan(variant, problem, &self.caps, params, n)? {
-            Plan::Empty(_) => return Err(RunError::Device("empty input".into())),
-            Plan::Launch { wg } => wg,
-        };
+        let (params, global, local) = self.one_launch(variant, problem, params, n)?;
         let _guard = self
             .running
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         self.timeline.bind()?;
-        let function = self.functions(variant, problem, decls, params, true, &["reduce"])?[0];
-        let (global, local, _) = kernel_driver::layout(
-            variant.geometry,
-            problem,
-            n,
-            wg,
-            &self.caps,
-            variant,
-            params,
-        );
+        let function = self.functions(variant, problem, decls, &params, true, &["reduce"])?[0];
         let codec = Codec::new(problem);
         let bytes = (1 + ONE_LAUNCH_MAX_PARTIALS) * codec.acc_bytes + ONE_LAUNCH_TAIL_BYTES;
         let out = DeviceBuffer::alloc(self.timeline.ctx, bytes)?;
