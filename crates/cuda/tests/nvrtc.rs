@@ -540,3 +540,38 @@ fn atomic_finish_uses_native_atomics_and_no_root_tree() {
     let ptx = compile::compile(&source, variant.file, "sm_90").expect("compiles");
     assert!(!String::from_utf8_lossy(&ptx).contains("atom.global.exch"));
 }
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn order_free_selections_load_whole_words() {
+    require_nvrtc();
+    let variant = registry::find("production").expect("registered");
+    // 4-byte elements and halves load chunks as 16-byte words (order_free.h): the
+    // order keys of argmin/argmax, and the halves' min/max. 8-byte elements keep the
+    // per-element loads, so there the vector load must be absent.
+    for (op, dtype, words) in [
+        (Op::ArgMax, DType::F32, true),
+        (Op::ArgMin, DType::I32, true),
+        (Op::ArgMax, DType::U32, true),
+        (Op::ArgMin, DType::F16, true),
+        (Op::ArgMax, DType::BF16, true),
+        (Op::Max, DType::F16, true),
+        (Op::Min, DType::BF16, true),
+        (Op::Max, DType::I32, true),
+        (Op::ArgMax, DType::F64, false),
+        (Op::ArgMin, DType::I8, false),
+    ] {
+        let problem = Problem::new(op, dtype, None).expect("valid");
+        let source = assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, true)
+            .expect("assembles")
+            .source;
+        let ptx = compile::compile(&source, variant.file, "sm_90")
+            .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
+        let text = String::from_utf8_lossy(&ptx);
+        assert_eq!(
+            text.contains("ld.global.v4.u32") || text.contains("ld.global.nc.v4.u32"),
+            words,
+            "{problem}: word loads"
+        );
+    }
+}

@@ -22,8 +22,9 @@
 // Problems whose result does not depend on the order (integers, selections, bitwise
 // operators: everything but float sums and products) take a plain streaming path instead:
 // each group walks chunks of TILE_WG × UNROLL elements with a grid-sized stride, UNROLL
-// coalesced loads in flight per work-item and no barrier until the end, then writes one
-// partial; the same last-group finish combines them. Its result is the canonical one
+// coalesced loads in flight per work-item and no barrier until the end (order_free.h,
+// with argmin/argmax scanning order keys), then writes one partial; the same last-group
+// finish combines them. Its result is the canonical one
 // anyway, since these operators have only one answer.
 //
 // Where sub-group shuffles exist (CUDA), the fold below w = 32 and the final tree run in
@@ -50,13 +51,15 @@
 #ifndef UNROLL
 #define UNROLL 32
 #endif
-// On CUDA, order-free reductions of 4-byte elements load whole chunks as 16-byte words
-// (ORDER_FREE_WORDS 1, tunable; UNROLL counts elements, so UNROLL / 4 words in flight).
+// On CUDA, order-free reductions of 4-byte elements and halves load whole chunks as
+// 16-byte words (ORDER_FREE_WORDS 1, tunable; UNROLL counts elements, so UNROLL / 4 or
+// UNROLL / 8 words in flight; order_free.h).
 #ifndef ORDER_FREE_WORDS
 #define ORDER_FREE_WORDS 1
 #endif
-#if !(defined(ORDER_FREE) && defined(HAVE_SUBGROUP_SHUFFLE) && IN_BYTES == 4 && \
-      defined(AS_IN_FROM_UINT) && UNROLL >= 4)
+#if !(defined(ORDER_FREE) && defined(HAVE_SUBGROUP_SHUFFLE) && \
+      ((IN_BYTES == 4 && defined(AS_IN_FROM_UINT) && UNROLL % 4 == 0) || \
+       (defined(IN_IS_HALF) && UNROLL % 8 == 0)))
 #undef ORDER_FREE_WORDS
 #define ORDER_FREE_WORDS 0
 #endif
@@ -374,6 +377,9 @@ inline acc_t group_fold_tile(LOCAL_PTR acc_t* lanes, acc_t l[4]) {
 #ifdef USE_CLUSTER_TILES
 #include "cluster_tiles.h"
 #endif
+#ifdef ORDER_FREE
+#include "order_free.h"
+#endif
 
 __kernel KERNEL_CLUSTER __attribute__((reqd_work_group_size(TILE_WG, 1, 1)))
 void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) {
@@ -407,58 +413,7 @@ void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) 
     (void)span;
     ulong roots = groups;
     {
-        acc_t acc = IDENTITY;
-        ulong chunk = (ulong)TILE_WG * UNROLL;
-        ulong chunks = (n + chunk - 1) / chunk;
-#if ORDER_FREE_WORDS
-        // Every chunk starts 16-byte aligned when the input does (chunk is a multiple of 4).
-        int words_aligned = ((ulong)in & 15) == 0;
-#endif
-        for (ulong c = get_group_id(0); c < chunks; c += groups) {
-            ulong b = c * chunk + lid;
-            // Every chunk but a partial last one loads without bounds checks.
-            int whole = c * chunk + chunk <= n;
-#if defined(IN_IS_HALF) || defined(IN_IS_MAPPED)
-            acc_t v[UNROLL];
-            for (uint u = 0; u < UNROLL; u++)
-                v[u] = whole || b + u * TILE_WG < n ? lift(in, b + u * TILE_WG) : IDENTITY;
-            for (uint u = 0; u < UNROLL; u++)
-                acc = combine(acc, v[u]);
-#else
-            in_t v[UNROLL];
-#if ORDER_FREE_WORDS
-            // 4-byte elements of a whole chunk as 16-byte words: the same bytes in
-            // flight with a quarter of the load instructions (ncu showed the scalar
-            // form throttled on the load queue at 2^28).
-            if (whole && words_aligned) {
-                const __global uint4* words = (const __global uint4*)(in + c * chunk);
-                uint4 w[UNROLL / 4];
-                for (uint u = 0; u < UNROLL / 4; u++)
-                    w[u] = words[lid + u * TILE_WG];
-                for (uint u = 0; u < UNROLL / 4; u++) {
-                    ulong e = c * chunk + 4 * ((ulong)lid + u * TILE_WG);
-                    acc = combine(acc, lift_value(AS_IN_FROM_UINT(w[u].x), e));
-                    acc = combine(acc, lift_value(AS_IN_FROM_UINT(w[u].y), e + 1));
-                    acc = combine(acc, lift_value(AS_IN_FROM_UINT(w[u].z), e + 2));
-                    acc = combine(acc, lift_value(AS_IN_FROM_UINT(w[u].w), e + 3));
-                }
-                continue;
-            }
-#endif
-            if (whole) {
-                for (uint u = 0; u < UNROLL; u++)
-                    v[u] = in[b + u * TILE_WG];
-                for (uint u = 0; u < UNROLL; u++)
-                    acc = combine(acc, lift_value(v[u], b + u * TILE_WG));
-            } else {
-                for (uint u = 0; u < UNROLL; u++)
-                    v[u] = b + u * TILE_WG < n ? in[b + u * TILE_WG] : (in_t)0;
-                for (uint u = 0; u < UNROLL; u++)
-                    if (b + u * TILE_WG < n)
-                        acc = combine(acc, lift_value(v[u], b + u * TILE_WG));
-            }
-#endif
-        }
+        acc_t acc = order_free_walk(in, n, lid, groups);
 #ifdef HAVE_SUBGROUP_SHUFFLE
         for (uint d = 16; d > 0; d >>= 1)
             acc = combine(acc, sub_group_shuffle_down(acc, d));

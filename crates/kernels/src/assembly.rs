@@ -62,6 +62,7 @@ const FILES: &[(&str, &str)] = &[
     ("word_rows.h", include_str!("../cl/word_rows.h")),
     ("seg_result.h", include_str!("../cl/seg_result.h")),
     ("result_form.h", include_str!("../cl/result_form.h")),
+    ("order_free.h", include_str!("../cl/order_free.h")),
     ("strided.cl", include_str!("../cl/strided.cl")),
     ("subgroup_block.cl", include_str!("../cl/subgroup_block.cl")),
     ("two_stage.cl", include_str!("../cl/two_stage.cl")),

@@ -220,6 +220,13 @@ pub fn op_type_reading(problem: &Problem, map: Option<&MapSource<'_>>) -> OpType
                     }
                     _ => ("val_t", "x"),
                 };
+                // The value a key stands for (the key's xor is its own inverse; the NaN
+                // keys turn into NaNs): what a scan over keys hands to combine().
+                let value_of = match value {
+                    ValueKind::F32 => "as_float(k ^ ((k >> 31) & 0x7fffffff))",
+                    ValueKind::F64 => "as_double(k ^ ((k >> 63) & 0x7fffffffffffffffL))",
+                    _ => "(val_t)k",
+                };
                 s.push_str(&format!(
                 "typedef struct {{ val_t v; ulong i; }} acc_t;\n\
                  #define NO_INDEX 0xffffffffffffffffUL\n\
@@ -237,6 +244,7 @@ pub fn op_type_reading(problem: &Problem, map: Option<&MapSource<'_>>) -> OpType
                  #define HAVE_ARG_KEY 1\n\
                  typedef {key_t} argkey_t;\n\
                  inline argkey_t arg_key(val_t x) {{ return {key_of}; }}\n\
+                 inline val_t arg_value(argkey_t k) {{ return {value_of}; }}\n\
                  #define ARG_BETTER(k, best) ((k) {cmp} (best))\n"
             ));
                 16
@@ -338,18 +346,21 @@ fn contract_extras(
             "#define WG_REDUCE(x) work_group_reduce_{name}(x)\n#define SG_REDUCE(x) sub_group_reduce_{name}(x)\n"
         ));
     }
-    if !matches!(problem.dtype, DType::F16 | DType::BF16) {
-        let v = value.c_type();
+    // lift_value(x, i): the partial of an element whose raw value the kernel loaded
+    // itself; halves (raw bits) get theirs after value_from_bits16 below.
+    let lift_value = |value_of_x: &str| -> String {
         let body = if problem.op.is_indexed() {
-            format!("acc_t r; r.v = ({v})x; r.i = i; return r;")
+            format!("acc_t r; r.v = {value_of_x}; r.i = i; return r;")
         } else if float_key {
-            format!("(void)i; return isnan(({v})x) ? NAN_KEY : vkey(({v})x);")
+            format!("(void)i; val_t v = {value_of_x}; return isnan(v) ? NAN_KEY : vkey(v);")
         } else {
-            format!("(void)i; return ({v})x;")
+            format!("(void)i; return {value_of_x};")
         };
-        s.push_str(&format!(
-            "inline acc_t lift_value(in_t x, ulong i) {{ {body} }}\n"
-        ));
+        format!("inline acc_t lift_value(in_t x, ulong i) {{ {body} }}\n")
+    };
+    let is_half = matches!(problem.dtype, DType::F16 | DType::BF16);
+    if !is_half {
+        s.push_str(&lift_value(&format!("({})x", value.c_type())));
     }
     if mapped {
         // Elements exist only through lift(): no raw loads, no word sizes.
@@ -373,6 +384,9 @@ fn contract_extras(
             "inline val_t value_from_bits16(ushort b) {{ return ({v})as_float(((uint)b) << 16); }}\n"
         )),
         _ => {}
+    }
+    if is_half && !mapped {
+        s.push_str(&lift_value("value_from_bits16(x)"));
     }
     let from_uint = match problem.dtype {
         DType::I32 => Some("as_int(x)"),

@@ -1,0 +1,130 @@
+// order_free (included by canonical_one.cl): one work-item's walk over the input on the
+// order-free path (integers, selections, bitwise operators). Each group takes chunks of
+// TILE_WG × UNROLL elements with a grid-sized stride; every chunk but a partial last one
+// loads without bounds checks, all UNROLL loads of a work-item in flight before the
+// first combine. The work-item's partial comes back; the caller folds the group.
+//
+// Word loads (ORDER_FREE_WORDS, CUDA): 4-byte elements and halves of a whole chunk load
+// as 16-byte words (4 or 8 elements each), so UNROLL elements take UNROLL × IN_BYTES / 16
+// load instructions. ncu had shown the scalar form throttled on the load queue at 2^28.
+//
+// argmin/argmax (HAVE_ARG_KEY): a work-item's elements of one chunk are scanned in
+// increasing index for the first strictly better order key (arg_key: NaN above or below
+// every number, so the earliest NaN wins), one integer compare and two selects per
+// element with a 32-bit position, and only the chunk's winner goes through combine().
+// Combining every element as an (value, 64-bit index) pair, with its NaN and tie rules,
+// had left f32 argmax compute-bound at 2.95 TB/s on the H200. The winner is the pair
+// combine() would have kept: chunks and elements are visited in increasing index, and a
+// later element replaces the best only when strictly better.
+
+#if ORDER_FREE_WORDS
+// Elements per 16-byte word and per 32-bit part of it.
+#define OF_PER_WORD (16 / IN_BYTES)
+#define OF_PER_PART (4 / IN_BYTES)
+#define OF_WORDS_PER_ITEM (UNROLL / OF_PER_WORD)
+// Bits of element e (0 … OF_PER_WORD − 1) of a word, in its low IN_BYTES bytes.
+inline uint of_bits(uint4 w, uint e) {
+    uint p = e / OF_PER_PART;
+    uint part = p == 0 ? w.x : p == 1 ? w.y : p == 2 ? w.z : w.w;
+    return part >> ((e % OF_PER_PART) * 8 * IN_BYTES);
+}
+#ifdef IN_IS_HALF
+#define OF_VALUE(bits) value_from_bits16((ushort)(bits))
+#define OF_LIFT(bits, i) lift_value((ushort)(bits), (i))
+#else
+#define OF_VALUE(bits) ((val_t)AS_IN_FROM_UINT(bits))
+#define OF_LIFT(bits, i) lift_value(AS_IN_FROM_UINT(bits), (i))
+#endif
+#endif
+
+#ifdef HAVE_ARG_KEY
+// The partial an arg scan found: the value its key stands for, at index i.
+inline acc_t arg_found(argkey_t key, ulong i) {
+    acc_t r;
+    r.v = arg_value(key);
+    r.i = i;
+    return r;
+}
+#endif
+
+inline acc_t order_free_walk(const __global in_t* in, ulong n, uint lid, ulong groups) {
+    acc_t acc = IDENTITY;
+    ulong chunk = (ulong)TILE_WG * UNROLL;
+    ulong chunks = (n + chunk - 1) / chunk;
+#if ORDER_FREE_WORDS
+    // Every chunk starts 16-byte aligned when the input does (chunk is a multiple of
+    // OF_PER_WORD).
+    int words_aligned = ((ulong)in & 15) == 0;
+#endif
+    for (ulong c = get_group_id(0); c < chunks; c += groups) {
+        ulong start = c * chunk;
+        int whole = start + chunk <= n;
+#if ORDER_FREE_WORDS
+        if (whole && words_aligned) {
+            // Word u of the work-item holds elements start + OF_PER_WORD·(lid + u·TILE_WG) + e.
+            const __global uint4* words = (const __global uint4*)(in + start);
+            uint4 w[OF_WORDS_PER_ITEM];
+            for (uint u = 0; u < OF_WORDS_PER_ITEM; u++)
+                w[u] = words[lid + u * TILE_WG];
+            ulong first = start + (ulong)OF_PER_WORD * lid;
+#ifdef HAVE_ARG_KEY
+            argkey_t best = arg_key(OF_VALUE(of_bits(w[0], 0)));
+            uint at = 0;
+            for (uint u = 0; u < OF_WORDS_PER_ITEM; u++)
+                for (uint e = 0; e < OF_PER_WORD; e++) {
+                    argkey_t k = arg_key(OF_VALUE(of_bits(w[u], e)));
+                    int better = ARG_BETTER(k, best);
+                    best = better ? k : best;
+                    at = better ? OF_PER_WORD * u * TILE_WG + e : at;
+                }
+            acc = combine(acc, arg_found(best, first + at));
+#else
+            for (uint u = 0; u < OF_WORDS_PER_ITEM; u++)
+                for (uint e = 0; e < OF_PER_WORD; e++)
+                    acc = combine(acc, OF_LIFT(of_bits(w[u], e),
+                                               first + (ulong)OF_PER_WORD * u * TILE_WG + e));
+#endif
+            continue;
+        }
+#endif
+        ulong b = start + lid;
+#ifdef HAVE_ARG_KEY
+        val_t v[UNROLL];
+        for (uint u = 0; u < UNROLL; u++)
+            v[u] = whole || b + u * TILE_WG < n ? lift(in, b + u * TILE_WG).v : (val_t)0;
+        // Element b itself is in range whenever any of the work-item's elements is.
+        if (b < n) {
+            argkey_t best = arg_key(v[0]);
+            uint at = 0;
+            for (uint u = 1; u < UNROLL; u++) {
+                argkey_t k = arg_key(v[u]);
+                int better = (whole || b + u * TILE_WG < n) && ARG_BETTER(k, best);
+                best = better ? k : best;
+                at = better ? u : at;
+            }
+            acc = combine(acc, arg_found(best, b + (ulong)at * TILE_WG));
+        }
+#elif defined(IN_IS_HALF) || defined(IN_IS_MAPPED)
+        acc_t v[UNROLL];
+        for (uint u = 0; u < UNROLL; u++)
+            v[u] = whole || b + u * TILE_WG < n ? lift(in, b + u * TILE_WG) : IDENTITY;
+        for (uint u = 0; u < UNROLL; u++)
+            acc = combine(acc, v[u]);
+#else
+        in_t v[UNROLL];
+        if (whole) {
+            for (uint u = 0; u < UNROLL; u++)
+                v[u] = in[b + u * TILE_WG];
+            for (uint u = 0; u < UNROLL; u++)
+                acc = combine(acc, lift_value(v[u], b + u * TILE_WG));
+        } else {
+            for (uint u = 0; u < UNROLL; u++)
+                v[u] = b + u * TILE_WG < n ? in[b + u * TILE_WG] : (in_t)0;
+            for (uint u = 0; u < UNROLL; u++)
+                if (b + u * TILE_WG < n)
+                    acc = combine(acc, lift_value(v[u], b + u * TILE_WG));
+        }
+#endif
+    }
+    return acc;
+}
