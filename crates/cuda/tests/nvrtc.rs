@@ -546,9 +546,9 @@ fn atomic_finish_uses_native_atomics_and_no_root_tree() {
 fn order_free_selections_load_whole_words() {
     require_nvrtc();
     let variant = registry::find("production").expect("registered");
-    // 4-byte elements and halves load chunks as 16-byte words (order_free.h): the
-    // order keys of argmin/argmax, and the halves' min/max. 8-byte elements keep the
-    // per-element loads, so there the vector load must be absent.
+    // Elements of 1, 2 and 4 bytes load chunks as 16-byte words (order_free.h): the
+    // order keys of argmin/argmax, the halves' min/max, small integers. 8-byte elements
+    // keep the per-element loads, so there the vector load must be absent.
     for (op, dtype, words) in [
         (Op::ArgMax, DType::F32, true),
         (Op::ArgMin, DType::I32, true),
@@ -558,8 +558,12 @@ fn order_free_selections_load_whole_words() {
         (Op::Max, DType::F16, true),
         (Op::Min, DType::BF16, true),
         (Op::Max, DType::I32, true),
+        (Op::ArgMin, DType::I8, true),
+        (Op::Max, DType::U8, true),
+        (Op::Sum, DType::I16, true),
+        (Op::Xor, DType::U16, true),
         (Op::ArgMax, DType::F64, false),
-        (Op::ArgMin, DType::I8, false),
+        (Op::Max, DType::I64, false),
     ] {
         let problem = Problem::new(op, dtype, None).expect("valid");
         let source = assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, true)

@@ -51,15 +51,15 @@
 #ifndef UNROLL
 #define UNROLL 32
 #endif
-// On CUDA, order-free reductions of 4-byte elements and halves load whole chunks as
-// 16-byte words (ORDER_FREE_WORDS 1, tunable; UNROLL counts elements, so UNROLL / 4 or
-// UNROLL / 8 words in flight; order_free.h).
+// On CUDA, order-free reductions of 1-, 2- and 4-byte elements load whole chunks as
+// 16-byte words (ORDER_FREE_WORDS 1, tunable; UNROLL counts elements, so
+// UNROLL × IN_BYTES / 16 words in flight; order_free.h).
 #ifndef ORDER_FREE_WORDS
 #define ORDER_FREE_WORDS 1
 #endif
-#if !(defined(ORDER_FREE) && defined(HAVE_SUBGROUP_SHUFFLE) && \
+#if !(defined(ORDER_FREE) && defined(HAVE_SUBGROUP_SHUFFLE) && !defined(IN_IS_MAPPED) && \
       ((IN_BYTES == 4 && defined(AS_IN_FROM_UINT) && UNROLL % 4 == 0) || \
-       (defined(IN_IS_HALF) && UNROLL % 8 == 0)))
+       (IN_BYTES == 2 && UNROLL % 8 == 0) || (IN_BYTES == 1 && UNROLL % 16 == 0)))
 #undef ORDER_FREE_WORDS
 #define ORDER_FREE_WORDS 0
 #endif

@@ -4,14 +4,15 @@
 // loads without bounds checks, all UNROLL loads of a work-item in flight before the
 // first combine. The work-item's partial comes back; the caller folds the group.
 //
-// Word loads (ORDER_FREE_WORDS, CUDA): 4-byte elements and halves of a whole chunk load
-// as 16-byte words (4 or 8 elements each), so UNROLL elements take UNROLL × IN_BYTES / 16
-// load instructions. ncu had shown the scalar form throttled on the load queue at 2^28.
+// Word loads (ORDER_FREE_WORDS, CUDA): elements of 1, 2 or 4 bytes of a whole chunk load
+// as 16-byte words (16, 8 or 4 elements each), so UNROLL elements take
+// UNROLL × IN_BYTES / 16 load instructions. ncu had shown the scalar form throttled on the load queue at 2^28.
 //
 // argmin/argmax (HAVE_ARG_KEY): a work-item's elements of one chunk are scanned in
 // increasing index for the first strictly better order key (arg_key: NaN above or below
 // every number, so the earliest NaN wins), one integer compare and two selects per
-// element with a 32-bit position, and only the chunk's winner goes through combine().
+// element with a 32-bit position, and only the chunk's winner goes through combine()
+// (arg_found: the value its key stands for, at its index).
 // Combining every element as an (value, 64-bit index) pair, with its NaN and tie rules,
 // had left f32 argmax compute-bound at 2.95 TB/s on the H200. The winner is the pair
 // combine() would have kept: chunks and elements are visited in increasing index, and a
@@ -31,20 +32,16 @@ inline uint of_bits(uint4 w, uint e) {
 #ifdef IN_IS_HALF
 #define OF_VALUE(bits) value_from_bits16((ushort)(bits))
 #define OF_LIFT(bits, i) lift_value((ushort)(bits), (i))
-#else
+#elif IN_BYTES == 4
 #define OF_VALUE(bits) ((val_t)AS_IN_FROM_UINT(bits))
 #define OF_LIFT(bits, i) lift_value(AS_IN_FROM_UINT(bits), (i))
+#else
+// 1- and 2-byte integers: the low bytes, reinterpreted as the element type (CUDA
+// truncates to two's complement).
+#define OF_RAW(bits) ((in_t)((bits) & ((1u << (8 * IN_BYTES)) - 1)))
+#define OF_VALUE(bits) ((val_t)OF_RAW(bits))
+#define OF_LIFT(bits, i) lift_value(OF_RAW(bits), (i))
 #endif
-#endif
-
-#ifdef HAVE_ARG_KEY
-// The partial an arg scan found: the value its key stands for, at index i.
-inline acc_t arg_found(argkey_t key, ulong i) {
-    acc_t r;
-    r.v = arg_value(key);
-    r.i = i;
-    return r;
-}
 #endif
 
 inline acc_t order_free_walk(const __global in_t* in, ulong n, uint lid, ulong groups) {

@@ -41,6 +41,26 @@ inline acc_t wr_lift(uint4 w, uint e, ulong j) {
     uint bits = e == 0 ? w.x : e == 1 ? w.y : e == 2 ? w.z : w.w;
     return lift_value(AS_IN_FROM_UINT(bits), j);
 }
+
+#ifdef HAVE_ARG_KEY
+#define WR_ARG_SCAN 1
+// argmin/argmax: the work-item's 8 lanes (word w0 at lanes j0 …, then w1 at j1 … > j0)
+// scanned in increasing index for the first strictly better order key, one compare and
+// two selects per lane, instead of 8 pairs and 7 combines of (value, 64-bit index).
+inline acc_t wr_arg_scan(uint4 w0, uint4 w1, ulong j0, ulong j1) {
+    uint bits[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
+    argkey_t best = arg_key((val_t)AS_IN_FROM_UINT(bits[0]));
+    uint at = 0;
+#pragma unroll
+    for (uint e = 1; e < 8; e++) {
+        argkey_t k = arg_key((val_t)AS_IN_FROM_UINT(bits[e]));
+        int better = ARG_BETTER(k, best);
+        best = better ? k : best;
+        at = better ? e : at;
+    }
+    return arg_found(best, at < 4 ? j0 + at : j1 + (at - 4));
+}
+#endif
 #endif
 
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
@@ -74,10 +94,16 @@ void word_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
 #pragma unroll
         for (uint u = 0; u < WR_BLOCKS; u++) {
             int here = first + u * per_block < outputs;
+#ifdef WR_ARG_SCAN
+            // The scan's winner in a[u][0]; the identities leave it through the fold.
+            a[u][0] = here ? wr_arg_scan(w0[u], w1[u], j0, j1) : IDENTITY;
+            a[u][1] = a[u][2] = a[u][3] = IDENTITY;
+#else
 #pragma unroll
             for (uint e = 0; e < 4; e++)
                 a[u][e] = here ? combine(wr_lift(w0[u], e, j0 + e), wr_lift(w1[u], e, j1 + e))
                                : IDENTITY;
+#endif
         }
     } else
 #endif

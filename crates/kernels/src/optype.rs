@@ -245,6 +245,7 @@ pub fn op_type_reading(problem: &Problem, map: Option<&MapSource<'_>>) -> OpType
                  typedef {key_t} argkey_t;\n\
                  inline argkey_t arg_key(val_t x) {{ return {key_of}; }}\n\
                  inline val_t arg_value(argkey_t k) {{ return {value_of}; }}\n\
+                 inline acc_t arg_found(argkey_t k, ulong i) {{ acc_t r; r.v = arg_value(k); r.i = i; return r; }}\n\
                  #define ARG_BETTER(k, best) ((k) {cmp} (best))\n"
             ));
                 16
