@@ -41,6 +41,23 @@ inline uint of_bits(uint4 w, uint e) {
 #define OF_RAW(bits) ((in_t)((bits) & ((1u << (8 * IN_BYTES)) - 1)))
 #define OF_VALUE(bits) ((val_t)OF_RAW(bits))
 #define OF_LIFT(bits, i) lift_value(OF_RAW(bits), (i))
+// The operator on 32-bit ints, where its result on them equals the 64-bit one's: every
+// order-free operator of integers but the product (whose 32-bit result would wrap).
+#if UNROLL <= 64
+#if defined(OP_SUM)
+#define OF_NARROW(a, b) ((a) + (b))
+#elif defined(OP_MIN)
+#define OF_NARROW(a, b) min((a), (b))
+#elif defined(OP_MAX)
+#define OF_NARROW(a, b) max((a), (b))
+#elif defined(OP_AND)
+#define OF_NARROW(a, b) ((a) & (b))
+#elif defined(OP_OR)
+#define OF_NARROW(a, b) ((a) | (b))
+#elif defined(OP_XOR)
+#define OF_NARROW(a, b) ((a) ^ (b))
+#endif
+#endif
 #endif
 #endif
 
@@ -75,6 +92,14 @@ inline acc_t order_free_walk(const __global in_t* in, ulong n, uint lid, ulong g
                     at = better ? OF_PER_WORD * u * TILE_WG + e : at;
                 }
             acc = combine(acc, arg_found(best, first + at));
+#elif defined(OF_NARROW)
+            // 1- and 2-byte integers: the chunk's elements folded in 32 bits, then one
+            // 64-bit combine (a sum of UNROLL ≤ 64 such elements cannot leave 32 bits).
+            int part = (int)OF_RAW(of_bits(w[0], 0));
+            for (uint u = 0; u < OF_WORDS_PER_ITEM; u++)
+                for (uint e = u == 0 ? 1 : 0; e < OF_PER_WORD; e++)
+                    part = OF_NARROW(part, (int)OF_RAW(of_bits(w[u], e)));
+            acc = combine(acc, (acc_t)part);
 #else
             for (uint u = 0; u < OF_WORDS_PER_ITEM; u++)
                 for (uint e = 0; e < OF_PER_WORD; e++)

@@ -218,6 +218,9 @@ pub fn op_type_reading(problem: &Problem, map: Option<&MapSource<'_>>) -> OpType
                     (ValueKind::F64, true) => {
                         ("long", "isnan(x) ? (-0x7fffffffffffffffL - 1L) : vkey(x)")
                     }
+                    // 1- and 2-byte integers compare as 32-bit ints, not as the 64-bit
+                    // values they are held in.
+                    _ if problem.dtype.size_bytes() <= 2 => ("int", "(int)x"),
                     _ => ("val_t", "x"),
                 };
                 // The value a key stands for (the key's xor is its own inverse; the NaN
