@@ -6,7 +6,9 @@
 //
 // Word loads (ORDER_FREE_WORDS, CUDA): elements of 1, 2 or 4 bytes of a whole chunk load
 // as 16-byte words (16, 8 or 4 elements each), so UNROLL elements take
-// UNROLL × IN_BYTES / 16 load instructions. ncu had shown the scalar form throttled on the load queue at 2^28.
+// UNROLL × IN_BYTES / 16 load instructions (ncu had shown the scalar form throttled on
+// the load queue at 2^28). 1- and 2-byte integers fold a chunk's words in 32-bit ints
+// (OF_NARROW) before one combine into the 64-bit accumulator.
 //
 // argmin/argmax (HAVE_ARG_KEY): a work-item's elements of one chunk are scanned in
 // increasing index for the first strictly better order key (arg_key: NaN above or below
