@@ -578,4 +578,17 @@ fn order_free_selections_load_whole_words() {
             "{problem}: word loads"
         );
     }
+    // Byte sums add a word's parts with dp4a, signed or unsigned as the type is.
+    for (dtype, form) in [(DType::I8, "dp4a.s32.s32"), (DType::U8, "dp4a.u32.u32")] {
+        let problem = Problem::new(Op::Sum, dtype, None).expect("valid");
+        let source = assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, true)
+            .expect("assembles")
+            .source;
+        let ptx = compile::compile(&source, variant.file, "sm_90")
+            .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
+        assert!(
+            String::from_utf8_lossy(&ptx).contains(form),
+            "{problem}: no {form}"
+        );
+    }
 }

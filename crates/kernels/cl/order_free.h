@@ -60,6 +60,20 @@ inline uint of_bits(uint4 w, uint e) {
 #define OF_NARROW(a, b) ((a) ^ (b))
 #endif
 #endif
+#if defined(OF_NARROW) && IN_BYTES == 1 && defined(OP_SUM) && defined(__CUDACC__)
+// Sums of bytes: dp4a adds the four bytes of a 32-bit part (each times one) to a running
+// sum in one instruction, where extracting and adding them one by one had left i8 sums
+// at 2.9 TB/s on the H200, bound by instructions.
+#define OF_BYTE_SUM 1
+inline int of_byte_sum(uint part, int sum) {
+    int r;
+    if ((in_t)-1 < (in_t)0)
+        asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(part), "r"(0x01010101), "r"(sum));
+    else
+        asm("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(part), "r"(0x01010101), "r"(sum));
+    return r;
+}
+#endif
 #endif
 #endif
 
@@ -94,6 +108,15 @@ inline acc_t order_free_walk(const __global in_t* in, ulong n, uint lid, ulong g
                     at = better ? OF_PER_WORD * u * TILE_WG + e : at;
                 }
             acc = combine(acc, arg_found(best, first + at));
+#elif defined(OF_BYTE_SUM)
+            int part = 0;
+            for (uint u = 0; u < OF_WORDS_PER_ITEM; u++) {
+                part = of_byte_sum(w[u].x, part);
+                part = of_byte_sum(w[u].y, part);
+                part = of_byte_sum(w[u].z, part);
+                part = of_byte_sum(w[u].w, part);
+            }
+            acc = combine(acc, (acc_t)part);
 #elif defined(OF_NARROW)
             // 1- and 2-byte integers: the chunk's elements folded in 32 bits, then one
             // 64-bit combine (a sum of UNROLL ≤ 64 such elements cannot leave 32 bits).
