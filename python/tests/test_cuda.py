@@ -105,7 +105,8 @@ def test_cupy_whole_views_off_a_16_byte_boundary():
 
 
 @needs_torch
-@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64", "float16", "float32", "float64"])
+@pytest.mark.parametrize(
+    "dtype", ["int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"])
 def test_torch_operators_match_the_host(dtype):
     for n in [1, 31, 8193, 300007]:
         x = random_array(np.dtype(dtype), n, seed=n)
@@ -115,6 +116,32 @@ def test_torch_operators_match_the_host(dtype):
         if np.dtype(dtype).kind in "iu":
             for op in ["and", "or", "xor"]:
                 assert bits(redlab.reduce(op, t)) == bits(redlab.reduce(op, x)), (op, n)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "float16", "float32"])
+def test_torch_selections_keep_the_first_tie_and_the_first_nan(dtype):
+    # Small integers tie often; floats also get signed zeros and NaNs planted early and
+    # late. The production kernel scans order keys per work-item and chunk, so the
+    # first index of the best key (and the first NaN) must still win.
+    for n in [7, 8193, 300007, 2**22 + 5]:
+        ints = np.random.default_rng(n).integers(-100, 101, n)
+        for nans in [[], [n - 1 - n // 5], [n // 3, n - 1]]:
+            if np.dtype(dtype).kind == "f":
+                x = np.where(ints == 0, np.where(np.arange(n) % 2 == 1, -0.0, 0.0), ints)
+                x = x.astype(dtype)
+                x[nans] = np.nan
+            elif nans:
+                continue
+            else:
+                x = ints.astype(dtype)
+            t = torch.from_numpy(x).cuda()
+            for op in ["argmin", "argmax"]:
+                assert bits(redlab.reduce(op, t)) == bits(redlab.reduce(op, x)), (op, n, nans)
+            for op in ["min", "max"]:
+                got, want = redlab.reduce(op, t).cpu().numpy(), np.asarray(redlab.reduce(op, x))
+                same = got.tobytes() == want.tobytes() or (np.isnan(got) and np.isnan(want))
+                assert same, (op, n, nans)
 
 
 @needs_torch
