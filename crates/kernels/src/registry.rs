@@ -65,8 +65,8 @@ pub enum Applies {
     /// f16 and bf16 sums and products on devices with 32-wide warp shuffles (warp tiles
     /// for inputs of a few tiles).
     HalfWarpTiles,
-    /// Order-free problems over 4-byte elements on devices with 32-wide warp shuffles
-    /// (the one-launch kernel's 16-byte word loads on CUDA).
+    /// Order-free problems over elements of 1, 2 or 4 bytes on devices with 32-wide warp
+    /// shuffles (the one-launch kernel's 16-byte word loads on CUDA, `order_free.h`).
     OrderFreeWords,
     /// Order-free problems whose operator has a native atomic (integer sums, min, max,
     /// and, or, xor) on devices with 32-wide warp shuffles (CUDA).
@@ -86,7 +86,7 @@ impl Applies {
             Applies::OrderFree => !ordered,
             Applies::WarpTiles => ordered && matches!(problem.dtype, DType::F32 | DType::F64),
             Applies::HalfWarpTiles => ordered && matches!(problem.dtype, DType::F16 | DType::BF16),
-            Applies::OrderFreeWords => !ordered && problem.dtype.size_bytes() == 4,
+            Applies::OrderFreeWords => !ordered && problem.dtype.size_bytes() <= 4,
             Applies::OrderFreeAtomic => {
                 !ordered
                     && matches!(
@@ -278,8 +278,8 @@ const WARP_BULK_ROWS: Param = Param {
 };
 const ORDER_FREE_WORDS: Param = Param {
     name: "ORDER_FREE_WORDS",
-    // On CUDA, order-free reductions of 4-byte elements load 16-byte words (1) or
-    // single elements (0); see canonical_one.cl.
+    // On CUDA, order-free reductions of 1-, 2- and 4-byte elements load 16-byte words
+    // (1) or single elements (0); see order_free.h.
     default: 1,
     values: &[0, 1],
     applies: Applies::OrderFreeWords,
