@@ -138,14 +138,73 @@ impl AccFloat for f64 {
 
 /// A float input type that accumulates in `A` (the conversion is exact).
 pub trait FloatInput<A: AccFloat>: FloatElement {
+    /// Whether a row is better converted as a whole ([`FloatInput::to_acc_slice`]) before
+    /// it is added than element by element inside the adding loop.
+    const CONVERT_ROWS: bool = false;
+
     /// Converts to the accumulator type, exactly.
     fn to_acc(self) -> A;
+
+    /// `dst[j] = src[j].to_acc()` for every `j` (the slices have one length).
+    #[inline(always)]
+    fn to_acc_slice(src: &[Self], dst: &mut [A]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = s.to_acc();
+        }
+    }
 }
 
 impl FloatInput<f32> for f16 {
+    // x86's F16C converts eight halves in one instruction where the bit-level conversion
+    // costs about a dozen operations per element: the canonical f16 sum on the CPU was
+    // bound by them (about a third of the read roof on the development machine).
+    const CONVERT_ROWS: bool = true;
+
     #[inline(always)]
     fn to_acc(self) -> f32 {
         f16_to_f32(self)
+    }
+
+    /// The hardware conversion where the CPU has one (F16C, detected at run time): exact
+    /// for every value; a signaling NaN comes back quiet, which the sum would make of it
+    /// anyway.
+    #[inline(always)]
+    fn to_acc_slice(src: &[Self], dst: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has F16C (and so AVX), checked just above.
+            unsafe { f16_to_f32_f16c(src, dst) };
+            return;
+        }
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = f16_to_f32(s);
+        }
+    }
+}
+
+/// `dst[j] = src[j]` as f32 for every `j`, eight at a time with F16C. half's slice
+/// conversion does the same but calls a function per eight values, which measured
+/// slower than the bit-level conversion inside the canonical sum's loop; here the loop
+/// itself is compiled for F16C.
+///
+/// # Safety
+///
+/// The CPU must have F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+unsafe fn f16_to_f32_f16c(src: &[f16], dst: &mut [f32]) {
+    use std::arch::x86_64::{__m128i, _mm256_cvtph_ps, _mm256_storeu_ps, _mm_loadu_si128};
+    let len = src.len().min(dst.len());
+    let whole = len / 8 * 8;
+    for k in (0..whole).step_by(8) {
+        // SAFETY: k + 8 <= len elements of both slices; unaligned loads and stores.
+        unsafe {
+            let halves = _mm_loadu_si128(src.as_ptr().add(k).cast::<__m128i>());
+            _mm256_storeu_ps(dst.as_mut_ptr().add(k), _mm256_cvtph_ps(halves));
+        }
+    }
+    for k in whole..len {
+        dst[k] = f16_to_f32(src[k]);
     }
 }
 impl FloatInput<f32> for bf16 {
