@@ -545,7 +545,6 @@ fn atomic_finish_uses_native_atomics_and_no_root_tree() {
 #[ignore = "needs libnvrtc; run with --include-ignored"]
 fn order_free_selections_load_whole_words() {
     require_nvrtc();
-    let variant = registry::find("production").expect("registered");
     // Elements of 1, 2 and 4 bytes load chunks as 16-byte words (order_free.h): the
     // order keys of argmin/argmax, the halves' min/max, small integers. 8-byte elements
     // keep the per-element loads, so there the vector load must be absent.
@@ -566,12 +565,7 @@ fn order_free_selections_load_whole_words() {
         (Op::Max, DType::I64, false),
     ] {
         let problem = Problem::new(op, dtype, None).expect("valid");
-        let source = assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, true)
-            .expect("assembles")
-            .source;
-        let ptx = compile::compile(&source, variant.file, "sm_90")
-            .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
-        let text = String::from_utf8_lossy(&ptx);
+        let text = production_ptx(&problem);
         assert_eq!(
             text.contains("ld.global.v4.u32") || text.contains("ld.global.nc.v4.u32"),
             words,
@@ -581,14 +575,20 @@ fn order_free_selections_load_whole_words() {
     // Byte sums add a word's parts with dp4a, signed or unsigned as the type is.
     for (dtype, form) in [(DType::I8, "dp4a.s32.s32"), (DType::U8, "dp4a.u32.u32")] {
         let problem = Problem::new(Op::Sum, dtype, None).expect("valid");
-        let source = assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, true)
-            .expect("assembles")
-            .source;
-        let ptx = compile::compile(&source, variant.file, "sm_90")
-            .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
         assert!(
-            String::from_utf8_lossy(&ptx).contains(form),
+            production_ptx(&problem).contains(form),
             "{problem}: no {form}"
         );
     }
+}
+
+/// The production kernel for `problem` at its default parameters, built for sm_90.
+fn production_ptx(problem: &Problem) -> String {
+    let variant = registry::find("production").expect("registered");
+    let source = assembly::assemble(&variant, problem, &[], &[], Target::Cuda, true)
+        .expect("assembles")
+        .source;
+    let ptx = compile::compile(&source, variant.file, "sm_90")
+        .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
+    String::from_utf8_lossy(&ptx).into_owned()
 }

@@ -389,7 +389,7 @@ fn contract_extras(
         )),
         _ => {}
     }
-    if is_half && !mapped {
+    if is_half {
         s.push_str(&lift_value("value_from_bits16(x)"));
     }
     let from_uint = match problem.dtype {
