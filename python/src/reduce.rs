@@ -654,7 +654,7 @@ fn compute_on_cuda(
                 // read it, then `post` per output over its element count.
                 let job = job
                     .for_device(cuda.capabilities().max_work_group)
-                    .for_mapped(problem);
+                    .for_mapped(problem, redlab_kernels::mapped::reads_words(&reduction));
                 let (values, _) = cuda
                     .mapped_segment_results(&reduction, &input, &job)
                     .and_then(|r| r.values())

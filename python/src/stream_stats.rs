@@ -170,7 +170,9 @@ pub fn enqueue_stat(
             return Ok(true);
         }
     }
-    let plan_job = |job: redlab_kernels::segments::SegmentJob| job.for_mapped(prepared.problem());
+    let plan_job = |job: redlab_kernels::segments::SegmentJob| {
+        job.for_mapped(prepared.problem(), prepared.reads_words())
+    };
     enqueue_job(cuda, view, (axes, keepdims), plan_job, |start, job| {
         // SAFETY: the tensor lives on this device and the caller keeps it and `result`
         // (sized for the plan's outputs, checked) alive; `stream` is the caller's

@@ -384,7 +384,7 @@ impl CudaDevice {
         graph_calls: Option<usize>,
     ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
-        let device = (self.caps.max_work_group, false);
+        let device = (self.caps.max_work_group, true);
         prepare(problem, data, selection, device, |job, rows| {
             let input = self.upload(rows).map_err(backend_error)?;
             self.segment_results_timed(problem, &input, job, graph_calls)

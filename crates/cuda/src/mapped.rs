@@ -155,7 +155,7 @@ impl CudaDevice {
         mapped::check_raw_input(reduction, &data).map_err(Error::Shape)?;
         let (problem, assembled) =
             mapped::segments(reduction, Target::Cuda).map_err(Error::Shape)?;
-        let device = (self.caps.max_work_group, true);
+        let device = (self.caps.max_work_group, mapped::reads_words(reduction));
         prepare(&problem, data, selection, device, |job, rows| {
             let input = self.upload(rows).map_err(backend_error)?;
             self.segments_built(&assembled.source, &problem, &input, job, None)

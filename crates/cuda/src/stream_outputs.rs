@@ -91,6 +91,12 @@ impl StreamMapped {
         &self.problem
     }
 
+    /// Whether the kernels map raw 16-byte words of the input
+    /// ([`mapped::reads_words`]), the second argument of [`SegmentJob::for_mapped`].
+    pub fn reads_words(&self) -> bool {
+        mapped::reads_words(&self.reduction)
+    }
+
     /// The reduction itself.
     pub(crate) fn reduction(&self) -> &Reduction {
         &self.reduction

@@ -317,6 +317,36 @@ fn mapped_statistics_store_their_finished_results_in_place() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn maps_of_four_byte_inputs_load_whole_words_along_axes() {
+    require_nvrtc();
+    // Maps of one 4-byte input lift each part of a 16-byte word (MAP_BITS), so column
+    // words, word rows and short rows of words load 16 bytes at a time; a map of
+    // halves has no such path and loads element by element.
+    for (name, dtype, words) in [
+        ("mean", DType::F32, true),
+        ("norm2", DType::F32, true),
+        ("norminf", DType::F32, true),
+        ("norm2", DType::F16, false),
+    ] {
+        let reduction = redlab_expr::stats::reduction(name, dtype).expect("statistic");
+        let (_, assembled, _) =
+            redlab_kernels::mapped::segments_to_result(&reduction, Target::Cuda)
+                .unwrap_or_else(|e| panic!("{name} {dtype}: {e}"));
+        assert_eq!(
+            assembled.source.contains("#define MAP_BITS 1"),
+            words,
+            "{name} {dtype}"
+        );
+        let ptx = compile::compile(&assembled.source, "segments.cl", "sm_90")
+            .unwrap_or_else(|f| panic!("{name} {dtype}:\n{}", f.log));
+        let text = String::from_utf8_lossy(&ptx);
+        let loads = text.matches("ld.global.v4").count() + text.matches("ld.global.nc.v4").count();
+        assert_eq!(loads > 0, words, "{name} {dtype}: {loads} 16-byte loads");
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn bulk_copy_warp_tiles_export_their_shared_memory_and_fit_it() {
     require_nvrtc();
     let variant = registry::find("production").expect("registered");

@@ -206,6 +206,24 @@ pub fn map_word_function(map: &Node, inputs: &[DType], wv: usize) -> String {
     s
 }
 
+/// `rl_map_bits(b)`: the mapped value of one element of a one-input map whose input holds
+/// 4-byte elements (`input`), given the element's raw 32-bit word. Kernels that load
+/// whole 16-byte words (the segment kernels' columns and rows) map each word's four
+/// parts with it; the map must not read the element index `i`, which they do not pass.
+/// `None` for other inputs.
+pub fn map_bits_function(map: &Node, input: DType) -> Option<String> {
+    if input.size_bytes() != 4 || uses_index(map) {
+        return None;
+    }
+    Some(format!(
+        "inline {} rl_map_bits(uint rl_b) {{\n    uint rl_w[1] = {{rl_b}};\n    {} rl_in0 = {};\n    return {};\n}}\n",
+        c_type(map.ty),
+        c_type(Ty::of_dtype(input)),
+        element_of_words(input, "rl_w", 0),
+        expr(map, &[])
+    ))
+}
+
 /// Element `c` of the raw words `w` of an input of `dtype`, widened to its loaded type.
 fn element_of_words(dtype: DType, w: &str, c: usize) -> String {
     let size = dtype.size_bytes();
@@ -224,7 +242,7 @@ fn element_of_words(dtype: DType, w: &str, c: usize) -> String {
         DType::F64 => format!("as_double({bits})"),
         DType::F16 => format!("rl_half((ushort){bits})"),
         DType::BF16 => format!("as_float({bits} << 16)"),
-        DType::I8 => format!("(long)(char){bits}"),
+        DType::I8 => format!("(long)(signed char){bits}"),
         DType::I16 => format!("(long)(short){bits}"),
         DType::I32 => format!("(long)(int){bits}"),
         DType::I64 => format!("(long){bits}"),
@@ -352,10 +370,12 @@ fn saturate(d: DType, ft: &str, wide: &str, x: &str) -> String {
     )
 }
 
-/// The OpenCL C type an element of `d` is stored as (`ushort` for f16/bf16 bits).
+/// The OpenCL C type an element of `d` is stored as (`ushort` for f16/bf16 bits). i8 is
+/// `signed char`: OpenCL C's `char` is signed, but the same source built as CUDA takes
+/// the host compiler's `char`, which is unsigned on some hosts (aarch64).
 pub fn storage(d: DType) -> &'static str {
     match d {
-        DType::I8 => "char",
+        DType::I8 => "signed char",
         DType::U8 => "uchar",
         DType::I16 => "short",
         DType::U16 | DType::F16 | DType::BF16 => "ushort",

@@ -18,9 +18,10 @@
 // column_tiles has (one group per block of 128 outputs and tile would leave half of an
 // H200's SMs idle at 8192 columns). The tree then joins the tiles of longer outputs.
 //
-// The word path needs 4-byte raw elements (AS_IN_FROM_UINT) and words that hold 4
-// neighbouring outputs at every row: inner stride 1, a multiple of 4 outputs per inner
-// run, a row stride of a multiple of 4 elements and a 16-byte aligned first element.
+// The word path needs 4-byte raw elements (SEG_WORDS: the input's own, or a map's one
+// input, mapped as each part is lifted) and words that hold 4 neighbouring outputs at
+// every row: inner stride 1, a multiple of 4 outputs per inner run, a row stride of a
+// multiple of 4 elements and a 16-byte aligned first element.
 // The kernel checks all of it; anything else (and every other type) folds each of its 4
 // outputs through seg_lane_class, in the same order. The host only picks this kernel
 // where the words apply and the H200 measured it faster (`SegmentJob::for_problem`).
@@ -30,7 +31,7 @@
 #define CW_SPLIT 4                       // work-groups per tile of a block of outputs
 #define CW_CLASSES (SEG_WG / 32)         // lane classes per work-group (one per warp)
 
-#if defined(AS_IN_FROM_UINT) && !defined(IN_IS_MAPPED) && !defined(HAVE_ARG_KEY)
+#if defined(SEG_WORDS) && !defined(HAVE_ARG_KEY)
 #define COL_WORDS 1
 
 inline uint cw_part(uint4 w, uint e) {
@@ -51,9 +52,9 @@ inline void cw_lane_pair(__global const in_t* in, ulong base, ulong stride, ulon
     for (uint r = 0; r < ROWS; r++) {
         ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
         if (rows > 0 ? r < rows : j0 < len)
-            x[r] = *(const __global uint4*)(in + base + j0 * stride);
+            x[r] = *SEG_WORD_AT(in, base + j0 * stride);
         if (rows > 0 ? r < rows : j1 < len)
-            x[ROWS + r] = *(const __global uint4*)(in + base + j1 * stride);
+            x[ROWS + r] = *SEG_WORD_AT(in, base + j1 * stride);
     }
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++) {
@@ -62,9 +63,9 @@ inline void cw_lane_pair(__global const in_t* in, ulong base, ulong stride, ulon
         for (uint r = 0; r < ROWS; r++) {
             ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
             if (rows > 0 ? r < rows : j0 < len)
-                l0 = combine(l0, lift_value(AS_IN_FROM_UINT(cw_part(x[r], e)), j0));
+                l0 = combine(l0, seg_lift_bits(cw_part(x[r], e), j0));
             if (rows > 0 ? r < rows : j1 < len)
-                l1 = combine(l1, lift_value(AS_IN_FROM_UINT(cw_part(x[ROWS + r], e)), j1));
+                l1 = combine(l1, seg_lift_bits(cw_part(x[ROWS + r], e), j1));
         }
         v[e] = combine(l0, l1);
     }
@@ -143,7 +144,7 @@ void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
         ulong base = seg_start(h, k);
 #ifdef COL_WORDS
         if (!h[H_TABLE] && h[H_INNER_STRIDE] == 1 && h[H_INNER] % CW_WORD == 0 &&
-            stride % CW_WORD == 0 && ((ulong)(in + base) & 15) == 0) {
+            stride % CW_WORD == 0 && ((ulong)SEG_WORD_AT(in, base) & 15) == 0) {
             // Tiles whose lanes all hold the same number of rows load without tests:
             // whole tiles, and tiles of exactly 1024, 2048 or 4096 rows (columns that
             // short: with tests, 1024×65536 f32 sums read at 0.45 of torch on the H200).

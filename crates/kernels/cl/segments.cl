@@ -60,6 +60,23 @@
 // Where results go (the caller's array, or out[k]): seg_result.h.
 #include "seg_result.h"
 
+// Raw words: the kernels that load whole 16-byte words (short rows of words below,
+// word_rows.h, column_words.h) lift each 32-bit part from its bits: the input's own
+// 4-byte elements (AS_IN_FROM_UINT), or a map's one input of 4-byte elements, mapped as
+// it is lifted (MAP_BITS: lift_bits and map_value_bits, generated from the map).
+// SEG_WORD_AT(in, e) is the word starting at element e (the caller checks alignment).
+#if defined(AS_IN_FROM_UINT) && !defined(IN_IS_MAPPED)
+#define SEG_WORDS 1
+#define seg_lift_bits(b, j) lift_value(AS_IN_FROM_UINT(b), (j))
+#define seg_value_bits(b) ((val_t)AS_IN_FROM_UINT(b))
+#define SEG_WORD_AT(in, e) ((const __global uint4*)((in) + (e)))
+#elif defined(MAP_BITS)
+#define SEG_WORDS 1
+#define seg_lift_bits(b, j) lift_bits((b), (j))
+#define seg_value_bits(b) map_value_bits(b)
+#define SEG_WORD_AT(in, e) ((const __global uint4*)((const __global uint*)(in) + (e)))
+#endif
+
 inline ulong seg_start(__global const ulong* h, ulong k) {
     if (h[H_TABLE])
         return h[HEADER_WORDS + k];
@@ -257,10 +274,10 @@ inline uint seg_lanes_in(ulong len, uint j, uint per) {
 // so it holds lanes 4j + e + 128q (e < 4, q < SPAN / 128). Halving steps w ≥ 128 pair
 // words q and q + w/128 of one work-item, steps 64 … 4 pair work-items j and j + w/4
 // (shuffles), steps 2 and 1 pair elements of one word: the same canonical fold with a
-// quarter of the load instructions. Other rows (partial, strided, unaligned, mapped,
-// argmin/argmax) take the lane-per-load path below.
-#if defined(HAVE_SUBGROUP_SHUFFLE) && defined(AS_IN_FROM_UINT) && !defined(IN_IS_MAPPED) && \
-    !defined(HAVE_ARG_KEY)
+// quarter of the load instructions (maps of 4-byte inputs too, through SEG_WORDS). Other
+// rows (partial, strided, unaligned, other maps, argmin/argmax) take the lane-per-load
+// path below.
+#if defined(HAVE_SUBGROUP_SHUFFLE) && defined(SEG_WORDS) && !defined(HAVE_ARG_KEY)
 #define SHORT_WORDS 1
 // Step d of the word folds: words q < d take words q + d, element by element.
 #define SHORT_WORD_FOLD(d)                                              \
@@ -273,7 +290,7 @@ inline uint seg_lanes_in(ulong len, uint j, uint per) {
 // The fold of the full row at `start` (`span` elements, 16-byte aligned); the result is
 // valid in work-item 0 of the warp.
 inline acc_t short_row_words(__global const in_t* in, ulong start, uint span, uint j) {
-    const __global uint4* words = (const __global uint4*)(in + start) + j;
+    const __global uint4* words = SEG_WORD_AT(in, start) + j;
     uint words_used = span / 128;
     uint4 w[8];
 #pragma unroll
@@ -285,10 +302,10 @@ inline acc_t short_row_words(__global const in_t* in, ulong start, uint span, ui
     for (uint q = 0; q < 8; q++) {
         ulong e0 = 4 * ((ulong)j + 32 * q);
         int in_row = q < words_used;
-        a[4 * q + 0] = in_row ? lift_value(AS_IN_FROM_UINT(w[q].x), e0) : IDENTITY;
-        a[4 * q + 1] = in_row ? lift_value(AS_IN_FROM_UINT(w[q].y), e0 + 1) : IDENTITY;
-        a[4 * q + 2] = in_row ? lift_value(AS_IN_FROM_UINT(w[q].z), e0 + 2) : IDENTITY;
-        a[4 * q + 3] = in_row ? lift_value(AS_IN_FROM_UINT(w[q].w), e0 + 3) : IDENTITY;
+        a[4 * q + 0] = in_row ? seg_lift_bits(w[q].x, e0) : IDENTITY;
+        a[4 * q + 1] = in_row ? seg_lift_bits(w[q].y, e0 + 1) : IDENTITY;
+        a[4 * q + 2] = in_row ? seg_lift_bits(w[q].z, e0 + 2) : IDENTITY;
+        a[4 * q + 3] = in_row ? seg_lift_bits(w[q].w, e0 + 3) : IDENTITY;
     }
     SHORT_WORD_FOLD(4);
     SHORT_WORD_FOLD(2);
@@ -368,7 +385,7 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
         // The condition is the same for the whole warp (one output per warp), so the
         // shuffles inside see every work-item.
         if (k < outputs && h[H_STRIDE] == 1 && span >= 128 && seg_len(h, k) == span &&
-            ((ulong)(in + seg_start(h, k)) & 15) == 0) {
+            ((ulong)SEG_WORD_AT(in, seg_start(h, k)) & 15) == 0) {
             acc_t x = short_row_words(in, seg_start(h, k), span, j);
             if (j == 0)
                 seg_put(out, h, k, x);

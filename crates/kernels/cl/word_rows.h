@@ -20,8 +20,8 @@
 // one value per step instead of 4: argmax along rows of 32 f32 read 1119 GB/s on the
 // H200 with the canonical steps, where its pairs' shuffles dominate.
 //
-// The word loads need raw 4-byte elements (AS_IN_FROM_UINT) and a 16-byte aligned first
-// row, which the kernel checks; otherwise it loads the same lanes one element at a time,
+// The word loads need raw 4-byte elements (SEG_WORDS: the input's own, or a map's one
+// input) and a 16-byte aligned first row, which the kernel checks; otherwise it loads the same lanes one element at a time,
 // in the same order. The host picks this kernel where the rows qualify
 // (`SegmentJob::for_problem`).
 
@@ -33,13 +33,13 @@
 #define WR_HELD 4 // one per element of a word, as the canonical fold pairs them
 #endif
 
-#if defined(AS_IN_FROM_UINT) && !defined(IN_IS_MAPPED)
+#ifdef SEG_WORDS
 #define WR_WORDS 1
 
 // Element e of a word, lifted as lane j of its output.
 inline acc_t wr_lift(uint4 w, uint e, ulong j) {
     uint bits = e == 0 ? w.x : e == 1 ? w.y : e == 2 ? w.z : w.w;
-    return lift_value(AS_IN_FROM_UINT(bits), j);
+    return seg_lift_bits(bits, j);
 }
 
 #ifdef HAVE_ARG_KEY
@@ -49,11 +49,11 @@ inline acc_t wr_lift(uint4 w, uint e, ulong j) {
 // two selects per lane, instead of 8 pairs and 7 combines of (value, 64-bit index).
 inline acc_t wr_arg_scan(uint4 w0, uint4 w1, ulong j0, ulong j1) {
     uint bits[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
-    argkey_t best = arg_key((val_t)AS_IN_FROM_UINT(bits[0]));
+    argkey_t best = arg_key(seg_value_bits(bits[0]));
     uint at = 0;
 #pragma unroll
     for (uint e = 1; e < 8; e++) {
-        argkey_t k = arg_key((val_t)AS_IN_FROM_UINT(bits[e]));
+        argkey_t k = arg_key(seg_value_bits(bits[e]));
         int better = ARG_BETTER(k, best);
         best = better ? k : best;
         at = better ? e : at;
@@ -79,14 +79,14 @@ void word_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
     ulong j0 = 4 * (ulong)q, j1 = 4 * (ulong)(q + p);
     acc_t a[WR_BLOCKS][4];
 #ifdef WR_WORDS
-    if (((ulong)(in + offset) & 15) == 0) {
+    if (((ulong)SEG_WORD_AT(in, offset) & 15) == 0) {
         // Every word load of the work-item first, then the step w = SPAN / 2.
         uint4 w0[WR_BLOCKS], w1[WR_BLOCKS];
 #pragma unroll
         for (uint u = 0; u < WR_BLOCKS; u++) {
             ulong k = first + u * per_block;
             if (k < outputs) {
-                const __global uint4* row = (const __global uint4*)(in + offset + k * span);
+                const __global uint4* row = SEG_WORD_AT(in, offset + k * span);
                 w0[u] = row[q];
                 w1[u] = row[q + p];
             }

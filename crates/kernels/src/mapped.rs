@@ -9,15 +9,15 @@
 
 use redlab_core::{ArrayRef, DType, Packed, Problem};
 use redlab_expr::codegen::{
-    helpers, map_function, map_word_function, post_function, region_offsets, storage, uses_f64,
-    uses_index,
+    helpers, map_bits_function, map_function, map_word_function, post_function, region_offsets,
+    storage, uses_f64, uses_index,
 };
 use redlab_expr::types::{result_dtype, Ty};
 use redlab_expr::{Combine, Reduction};
 
 use crate::assembly::{assemble_segments_with, Assembled, Target};
 use crate::codec::{Codec, InPlace};
-use crate::optype::{op_type_reading, MapSource, OpType};
+use crate::optype::{lift_bits_source, op_type_reading, MapSource, OpType};
 
 /// Parameters mapped float sums and products override: a work-group per tile and eight
 /// groups per compute unit. Measured on the H200 (results/h200-cuda-expr/tune, f32 `x*x`
@@ -179,9 +179,26 @@ fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
     let (problem, decls) = decls(reduction)?;
     // One input starts at offset 0, so `rl_map` reads no length: a constant stands in
     // for the kernel's `n`, which the segment kernels do not have.
-    let mut source = decls.source;
+    let mut source = decls.source.clone();
     source.push_str("#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n");
+    // An input of 4-byte elements also maps raw words, so the kernels that load whole
+    // 16-byte words (column_words, word_rows, short rows of words) read mapped elements
+    // as they read plain ones ([`reads_words`]).
+    if let Some(bits) = reads_words(reduction)
+        .then(|| map_bits_function(&reduction.map, reduction.inputs[0]))
+        .flatten()
+    {
+        source.push_str(&bits);
+        source.push_str(&lift_bits_source(&problem, &decls));
+    }
     Ok((problem, source))
+}
+
+/// Whether the segment kernels of `reduction` load its input as raw 16-byte words and map
+/// each 32-bit part (`MAP_BITS`): one input of 4-byte elements, mapped on the device
+/// ([`maps_on_device`]). [`crate::segments::SegmentJob::for_mapped`] plans for it.
+pub fn reads_words(reduction: &Reduction) -> bool {
+    maps_on_device(reduction) && reduction.inputs[0].size_bytes() == 4
 }
 
 /// How the stream path's segment kernels store a mapped reduction's outputs in the

@@ -353,14 +353,10 @@ fn contract_extras(
     // lift_value(x, i): the partial of an element whose raw value the kernel loaded
     // itself; halves (raw bits) get theirs after value_from_bits16 below.
     let lift_value = |value_of_x: &str| -> String {
-        let body = if problem.op.is_indexed() {
-            format!("acc_t r; r.v = {value_of_x}; r.i = i; return r;")
-        } else if float_key {
-            format!("(void)i; val_t v = {value_of_x}; return isnan(v) ? NAN_KEY : vkey(v);")
-        } else {
-            format!("(void)i; return {value_of_x};")
-        };
-        format!("inline acc_t lift_value(in_t x, ulong i) {{ {body} }}\n")
+        format!(
+            "inline acc_t lift_value(in_t x, ulong i) {{ {} }}\n",
+            lift_body(problem, float_key, value_of_x)
+        )
     };
     let is_half = matches!(problem.dtype, DType::F16 | DType::BF16);
     if !is_half {
@@ -404,6 +400,32 @@ fn contract_extras(
     s
 }
 
+/// The body of a lift function: the partial of element `i` whose value (of `val_t`) is
+/// `value_of_x`, as `lift()` makes it for `problem` (a (value, index) pair, a float key,
+/// or the value).
+fn lift_body(problem: &Problem, float_key: bool, value_of_x: &str) -> String {
+    if problem.op.is_indexed() {
+        format!("acc_t r; r.v = {value_of_x}; r.i = i; return r;")
+    } else if float_key {
+        format!("(void)i; val_t v = {value_of_x}; return isnan(v) ? NAN_KEY : vkey(v);")
+    } else {
+        format!("(void)i; return {value_of_x};")
+    }
+}
+
+/// `MAP_BITS`, `map_value_bits(b)` and `lift_bits(b, i)` for kernels of `problem` (the
+/// problem over mapped values, declared by `decls`) that read a map's one input of
+/// 4-byte elements as raw 32-bit words: the mapped value of a word, and its partial as
+/// element `i`, as `lift()` makes it. Needs `rl_map_bits` (generated from the map).
+pub fn lift_bits_source(problem: &Problem, decls: &OpType) -> String {
+    format!(
+        "#define MAP_BITS 1\n\
+         inline val_t map_value_bits(uint b) {{ return (val_t)rl_map_bits(b); }}\n\
+         inline acc_t lift_bits(uint b, ulong i) {{ {} }}\n",
+        lift_body(problem, decls.float_key, "map_value_bits(b)")
+    )
+}
+
 /// The OpenCL C built-in collective for the operator (`add`, `min`, `max`), where its
 /// semantics match redlab's: sums of any type, min/max of integers (the built-ins do not
 /// propagate NaN, so float min/max have none).
@@ -427,7 +449,7 @@ mod tests {
     #[test]
     fn integer_sums_widen_to_64_bits() {
         let d = decls(Op::Sum, DType::I8, None);
-        assert!(d.source.contains("typedef char in_t;"));
+        assert!(d.source.contains("typedef signed char in_t;"));
         assert!(d.source.contains("typedef long val_t;"));
         assert_eq!((d.acc_bytes, d.needs_fp64), (8, false));
     }

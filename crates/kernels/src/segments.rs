@@ -328,14 +328,16 @@ impl SegmentJob {
     }
 
     /// [`Self::for_problem`] for kernels reading through a user-defined map (`problem`
-    /// over mapped values): without `column_words`, which loads raw 16-byte words and
-    /// without them falls back to a work-item per 4 columns (8192×8192 column means read
-    /// at 0.27 of torch on the H200); `column_tiles` reads mapped elements of 32
-    /// neighbouring outputs per warp load. `word_rows` stays: without raw words it loads
-    /// a row's lanes one element at a time, in the same shape (2^20 rows of 32, f32
-    /// mean on the H200: 0.069 ms per call on `word_rows`, 0.30 on `short_rows`).
-    pub fn for_mapped(self, problem: &Problem) -> SegmentJob {
-        self.choose_for(problem, false)
+    /// over mapped values). `words`: the kernels map raw 16-byte words of the input
+    /// ([`crate::mapped::reads_words`]: one input of 4-byte elements), so they plan as
+    /// plain ones do. Without words, no `column_words`, which would fall back to a
+    /// work-item per 4 columns (8192×8192 column means read at 0.27 of torch on the
+    /// H200); `column_tiles` reads mapped elements of 32 neighbouring outputs per warp
+    /// load. `word_rows` stays either way: without words it loads a row's lanes one
+    /// element at a time, in the same shape (2^20 rows of 32, f32 mean on the H200:
+    /// 0.069 ms per call on `word_rows`, 0.30 on `short_rows`).
+    pub fn for_mapped(self, problem: &Problem, words: bool) -> SegmentJob {
+        self.choose_for(problem, words)
     }
 
     /// `raw_words`: the kernels load raw 16-byte words (no map), which `column_words`
@@ -614,13 +616,13 @@ impl<K: ?Sized> SegmentKernels<'_, K> {
 /// Runs `run` with the job for `selection` on a device whose work-groups hold at most
 /// `max_work_group` work-items, and the rows it reads: `data` itself, or, where the
 /// outputs' elements do not step evenly through `data`, the rows gathered on the host to
-/// upload in its place. `mapped`: the kernels read through a user-defined map
-/// ([`SegmentJob::for_mapped`]).
+/// upload in its place. `words`: the kernels load raw 16-byte words of `data` (plain
+/// kernels, and maps that read words: [`SegmentJob::for_mapped`]).
 pub fn prepare<T>(
     problem: &Problem,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
-    (max_work_group, mapped): (usize, bool),
+    (max_work_group, words): (usize, bool),
     run: impl FnOnce(&SegmentJob, ArrayRef<'_>) -> Result<T, redlab_core::Error>,
 ) -> Result<T, redlab_core::Error> {
     let (job, gathered) = match SegmentJob::new(selection) {
@@ -632,7 +634,7 @@ pub fn prepare<T>(
             (job, Some(bytes))
         }
     };
-    let job = job.for_device(max_work_group).choose_for(problem, !mapped);
+    let job = job.for_device(max_work_group).choose_for(problem, words);
     match &gathered {
         Some(bytes) => run(&job, ArrayRef::from_bytes(data.dtype(), bytes)?),
         None => run(&job, data),

@@ -293,9 +293,10 @@ fn columns_of_four_byte_elements_take_words_where_every_word_holds_four_outputs(
 }
 
 #[test]
-fn mapped_jobs_keep_word_rows_and_leave_column_words() {
-    // Mapped kernels load no raw words: column_words would fall back to a work-item per
-    // 4 columns, while word_rows loads the same lanes one element at a time.
+fn mapped_jobs_take_column_words_only_where_they_map_words() {
+    // Maps of 4-byte inputs map raw words (MAP_BITS) and plan as plain kernels do; other
+    // maps load no raw words: column_words would fall back to a work-item per 4 columns,
+    // while word_rows loads the same lanes one element at a time.
     let plan = |dims: &[usize], axis: isize| {
         AxisPlan::new(Layout::c_order(dims), Some(&[axis]), false).expect("plan")
     };
@@ -306,17 +307,23 @@ fn mapped_jobs_keep_word_rows_and_leave_column_words() {
             .for_device(1024)
     };
     let rows = plan(&[4096, 32], 1);
-    assert_eq!(
-        job(&rows).for_mapped(&mean).strategy(),
-        Strategy::WordRows { span: 32 }
-    );
+    for words in [false, true] {
+        assert_eq!(
+            job(&rows).for_mapped(&mean, words).strategy(),
+            Strategy::WordRows { span: 32 }
+        );
+    }
     let columns = plan(&[20_000, 256], 0);
     assert_eq!(
         job(&columns).for_problem(&mean).strategy(),
         Strategy::ColumnWords
     );
     assert_eq!(
-        job(&columns).for_mapped(&mean).strategy(),
+        job(&columns).for_mapped(&mean, true).strategy(),
+        Strategy::ColumnWords
+    );
+    assert_eq!(
+        job(&columns).for_mapped(&mean, false).strategy(),
         Strategy::ColumnTiles
     );
 }

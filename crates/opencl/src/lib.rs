@@ -306,7 +306,7 @@ impl OpenClDevice {
         selection: Selection<'_>,
     ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
-        let device = (self.caps.max_work_group, false);
+        let device = (self.caps.max_work_group, true);
         prepare(problem, data, selection, device, |job, rows| {
             let input = self.upload(rows).map_err(backend_error)?;
             self.segment_results(problem, &input, job)

@@ -77,7 +77,7 @@ impl OpenClDevice {
         mapped::check_raw_input(reduction, &data).map_err(Error::Shape)?;
         let (problem, assembled) =
             mapped::segments(reduction, Target::OpenCl).map_err(Error::Shape)?;
-        let device = (self.caps.max_work_group, true);
+        let device = (self.caps.max_work_group, mapped::reads_words(reduction));
         prepare(&problem, data, selection, device, |job, rows| {
             let input = self.upload(rows).map_err(backend_error)?;
             self.segments_built(&assembled, &problem, &input, job)
