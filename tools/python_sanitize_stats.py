@@ -22,9 +22,12 @@ CALLS = [
     lambda a, axis: redlab.all(a, axis=axis),
     lambda a, axis: redlab.count_nonzero(a, axis=axis),
 ]
-# Whole arrays take the production kernel (one group, then several with the tree).
+# Whole arrays take the production kernel (one group, then several with the tree); maps
+# of 4-byte inputs read raw words in columns of 1024 rows (column_words), rows of 512
+# (short rows of words) and rows of 32 (word_rows).
 SHAPES = [((300, 7), 1), ((300, 100), 1), ((3, 20000), 1), ((200, 64), 0), ((999,), None),
-          ((70001,), None), ((513, 1031), None)]
+          ((70001,), None), ((513, 1031), None), ((1024, 256), 0), ((50, 512), 1),
+          ((600, 32), 1)]
 
 
 def host(value):

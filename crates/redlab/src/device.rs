@@ -342,31 +342,54 @@ impl Device {
         inputs: &[ArrayRef<'_>],
         selection: Selection<'_>,
     ) -> Result<Vec<Value>, Error> {
+        Ok(self
+            .reduce_mapped_outputs_timed(reduction, inputs, selection)?
+            .0)
+    }
+
+    /// [`Device::reduce_mapped_outputs`] with the seconds of each kernel launch (of the
+    /// reduction of the mapped values, where the map ran on the host).
+    pub fn reduce_mapped_outputs_timed(
+        &self,
+        reduction: &Reduction,
+        inputs: &[ArrayRef<'_>],
+        selection: Selection<'_>,
+    ) -> Result<(Vec<Value>, Vec<f64>), Error> {
         let problem = reduction.problem().ok_or_else(|| {
             redlab_core::Error::Shape(
                 "custom combines reduce whole arrays; along axes and over segments give a built-in combine"
                     .into(),
             )
         })?;
-        if let ([data], true) = (inputs, redlab_kernels::mapped::maps_on_device(reduction)) {
+        if let ([data], true) = (inputs, self.maps_outputs_on_device(reduction)) {
             match &self.kind {
                 #[cfg(feature = "opencl")]
                 Kind::OpenCl(device) => {
-                    return Ok(device
-                        .compute_mapped_outputs(reduction, *data, selection)?
-                        .0)
+                    return Ok(device.compute_mapped_outputs(reduction, *data, selection)?)
                 }
                 #[cfg(feature = "cuda")]
                 Kind::Cuda(device) => {
-                    return Ok(device
-                        .compute_mapped_outputs(reduction, *data, selection)?
-                        .0)
+                    return Ok(device.compute_mapped_outputs(reduction, *data, selection)?)
                 }
                 _ => {}
             }
         }
         let mapped = redlab_expr::host::map_all(reduction, inputs)?;
-        Ok(self.reduce_outputs(problem, mapped.view(), selection)?.0)
+        self.reduce_outputs(problem, mapped.view(), selection)
+    }
+
+    /// Whether [`Device::reduce_mapped_outputs`] compiles `reduction`'s map into the
+    /// segment kernels here (an OpenCL or CUDA device, one input, no `i`, a built-in
+    /// combine) rather than mapping on the host first.
+    pub fn maps_outputs_on_device(&self, reduction: &Reduction) -> bool {
+        let gpu = match &self.kind {
+            #[cfg(feature = "opencl")]
+            Kind::OpenCl(_) => true,
+            #[cfg(feature = "cuda")]
+            Kind::Cuda(_) => true,
+            _ => false,
+        };
+        gpu && redlab_kernels::mapped::maps_on_device(reduction)
     }
 
     /// A statistic with a several-number accumulator (variance, standard deviation,
@@ -484,6 +507,50 @@ impl Device {
                          as segments"
                     .into(),
             },
+        }
+    }
+
+    /// How [`Device::reduce_mapped_outputs`] will run `selection` of `reduction` here, in
+    /// words: the plan of the segment kernels that map as they read
+    /// ([`redlab_kernels::segments::SegmentJob::for_mapped`]), or, where the map runs on
+    /// the host, that of the mapped values' reduction.
+    pub fn explain_mapped_outputs(
+        &self,
+        reduction: &Reduction,
+        selection: Selection<'_>,
+    ) -> String {
+        let Some(problem) = reduction.problem() else {
+            return "custom combines reduce whole arrays".into();
+        };
+        #[cfg(any(feature = "opencl", feature = "cuda"))]
+        if self.maps_outputs_on_device(reduction) {
+            return self.explain_mapped_on_device(reduction, problem, selection);
+        }
+        format!(
+            "the map applied on the host, then: {}",
+            self.explain_outputs(problem, selection)
+        )
+    }
+
+    /// [`Device::explain_mapped_outputs`] where the segment kernels map.
+    #[cfg(any(feature = "opencl", feature = "cuda"))]
+    fn explain_mapped_on_device(
+        &self,
+        reduction: &Reduction,
+        problem: &Problem,
+        selection: Selection<'_>,
+    ) -> String {
+        match redlab_kernels::segments::SegmentJob::new(selection) {
+            Some(job) => format!(
+                "the map compiled into the segment kernels, each element mapped as it is \
+                 read; {}",
+                job.for_device(self.max_work_group())
+                    .for_mapped(problem, redlab_kernels::mapped::reads_words(reduction))
+                    .explain()
+            ),
+            None => "the outputs' elements do not step evenly through the buffer: gathered \
+                     into rows on the host, then mapped and reduced as segments"
+                .into(),
         }
     }
 

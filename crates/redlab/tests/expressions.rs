@@ -281,3 +281,37 @@ fn statistics_along_an_axis_write_the_reference_values_on_every_device() {
         "unknown statistic 'median'",
     );
 }
+
+#[test]
+fn maps_along_axes_run_in_the_opencl_segment_kernels() {
+    if !opencl_present() {
+        return;
+    }
+    // One input not read by `i`: the segment kernels map as they read (a 4-byte input
+    // as raw words, so columns take column_words); two inputs: mapped on the host
+    // first. Either way every output is checked against the host's mapped values.
+    for (map, dtype, compiled, kernel) in [
+        ("x * x", "f32", true, "column_words"),
+        ("abs(x)", "f16", true, "column_tiles"),
+        ("x * y", "f32", false, "column_words"),
+    ] {
+        let o = redlab(&[
+            "run", "--map", map, "--dtype", dtype, "--shape", "1024x132", "--axis", "0",
+            "--device", "opencl:0", "--json",
+        ]);
+        assert!(
+            o.status.success(),
+            "{map}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let j = json_of(&o);
+        assert_eq!(j["verified"], true, "{map}: {j}");
+        let strategy = j["strategy"].as_str().expect("strategy");
+        assert_eq!(
+            strategy.starts_with("the map compiled into the segment kernels"),
+            compiled,
+            "{map}: {strategy}"
+        );
+        assert!(strategy.contains(kernel), "{map}: {strategy}");
+    }
+}

@@ -169,9 +169,12 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     })
 }
 
-/// A map along axes or over segments: the mapped values computed on the host once, then
-/// reduced output by output on the device as any shaped reduction is (each output in the
-/// canonical order of its own elements).
+/// A map along axes or over segments, each output reduced in the canonical order of its
+/// own mapped values: on OpenCL and CUDA devices a map of one input that does not read
+/// `i` runs in the segment kernels, which map as they read
+/// ([`Device::reduce_mapped_outputs`]); other maps are applied on the host once, then the
+/// mapped values reduced on the device. The host's mapped values are the reference either
+/// way.
 fn run_shaped(
     args: &RunArgs,
     reduction: &Reduction,
@@ -194,6 +197,10 @@ fn run_shaped(
         &super::shaped::Compute::Reduce {
             problem: &problem,
             post: Some(&post),
+            on_device: match views {
+                [raw] if device.maps_outputs_on_device(reduction) => Some((reduction, *raw)),
+                _ => None,
+            },
         },
         &mapped,
         &dims,

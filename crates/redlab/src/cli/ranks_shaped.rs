@@ -97,6 +97,7 @@ pub(super) fn run(args: &RunArgs, ranks: Ranks, out: &mut dyn Write) -> anyhow::
         (Some(problem), None) => Compute::Reduce {
             problem,
             post: None,
+            on_device: None,
         },
         (None, None) => bail!("give --op or --stat for a multi-process run"),
     };

@@ -403,6 +403,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
             &super::shaped::Compute::Reduce {
                 problem: &problem,
                 post: None,
+                on_device: None,
             },
             &array,
             &dims,

@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use redlab::segmented::{self, Selection};
 use redlab::shape::{AxisPlan, Layout, Segments};
 use redlab::Device;
-use redlab::{ArrayRef, DType, HostArray, Packed, Problem, Statistic, Value};
+use redlab::{ArrayRef, DType, HostArray, Packed, Problem, Reduction, Statistic, Value};
 use redlab_bench::{gbps, Stats};
 use serde_json::json;
 
@@ -129,6 +129,10 @@ pub enum Compute<'a> {
         problem: &'a Problem,
         /// A user-defined reduction's last step.
         post: Option<&'a Post<'a>>,
+        /// A user-defined map the device applies as it reads, and the raw input it reads
+        /// ([`Device::maps_outputs_on_device`]); the array given to [`run`] then holds
+        /// the mapped values, which only the host reference reads.
+        on_device: Option<(&'a Reduction, ArrayRef<'a>)>,
     },
     /// A several-number statistic (on the CPU); checked within a tolerance against
     /// plain two-pass methods.
@@ -274,6 +278,7 @@ pub fn write_out(
         Compute::Reduce {
             problem,
             post: None,
+            ..
         } => {
             let packed = Packed::of_values(problem, values)?;
             (packed.dtype, packed.bytes)
@@ -299,7 +304,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> anyhow::Result<Verdict> {
     let (problem, post) = match compute {
-        Compute::Reduce { problem, post } => (Some(*problem), *post),
+        Compute::Reduce { problem, post, .. } => (Some(*problem), *post),
         Compute::Statistic(_) => (None, None),
     };
     // Check every output file before any work.
@@ -329,6 +334,13 @@ pub fn run(
             None => format!("{} runs on the CPU", stat.name()),
         },
         (_, None) => "a reduction without its problem".to_string(),
+        (
+            Compute::Reduce {
+                on_device: Some((reduction, _)),
+                ..
+            },
+            _,
+        ) => device.explain_mapped_outputs(reduction, selection),
         (_, Some(problem)) => device.explain_outputs(problem, selection),
     };
     if explain && !json_out {
@@ -338,6 +350,17 @@ pub fn run(
     let mut values: Option<Vec<Value>> = None;
     for _ in 0..repeat.max(1) {
         let (got, seconds) = match (compute, problem) {
+            (
+                Compute::Reduce {
+                    on_device: Some((reduction, raw)),
+                    ..
+                },
+                _,
+            ) => {
+                let (got, passes) =
+                    device.reduce_mapped_outputs_timed(reduction, &[*raw], selection)?;
+                (got, passes.iter().sum::<f64>())
+            }
             (Compute::Reduce { .. }, Some(problem)) => {
                 let (got, passes) = kept_outputs(device, problem, data, selection)?;
                 (got, passes.iter().sum::<f64>())
@@ -354,8 +377,27 @@ pub fn run(
         values.get_or_insert(got);
     }
     let values = values.context("no run happened")?;
+    // Bytes the device reads per call: the raw input where it maps as it reads.
+    let read_bytes = match compute {
+        Compute::Reduce {
+            on_device: Some((_, raw)),
+            ..
+        } => raw.bytes().len(),
+        _ => n * data.dtype().size_bytes(),
+    } as u64;
     let graph_seconds = match (request.graph_calls, problem) {
         (0, _) => None,
+        // The graph replays the plain kernels; a map on the device is timed per call.
+        _ if matches!(
+            compute,
+            Compute::Reduce {
+                on_device: Some(_),
+                ..
+            }
+        ) =>
+        {
+            None
+        }
         (calls, Some(problem)) if matches!(compute, Compute::Reduce { .. }) => {
             let (packed, seconds) =
                 device.reduce_outputs_packed_graph(problem, data, selection, calls)?;
@@ -371,7 +413,7 @@ pub fn run(
     };
     let (expected, wrong) = check_outputs(compute, data, selection, &values)?;
     let stats = Stats::of(&times).context("no timings")?;
-    let rate = gbps((n * data.dtype().size_bytes()) as u64, stats.median);
+    let rate = gbps(read_bytes, stats.median);
     // Checked before `post`: the reference reduces the same elements.
     let values: Vec<Value> = match post {
         None => values,
@@ -406,7 +448,7 @@ pub fn run(
             j["out"] = json!(path.display().to_string());
         }
         if let Some(seconds) = graph_seconds {
-            let rate = gbps((n * data.dtype().size_bytes()) as u64, seconds);
+            let rate = gbps(read_bytes, seconds);
             j["graph_seconds"] = json!(seconds);
             j["graph_gbps"] = json!(rate);
             j["graph_calls"] = json!(request.graph_calls);
@@ -468,7 +510,7 @@ pub fn run(
             }
         )?;
         if let Some(seconds) = graph_seconds {
-            let rate = gbps((n * data.dtype().size_bytes()) as u64, seconds);
+            let rate = gbps(read_bytes, seconds);
             writeln!(
                 out,
                 "  graph     {:.3} ms per call of {} back to back in a CUDA graph, {rate:.2} GB/s",
