@@ -317,31 +317,36 @@ fn mapped_statistics_store_their_finished_results_in_place() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
-fn maps_of_four_byte_inputs_load_whole_words_along_axes() {
+fn maps_of_two_and_four_byte_inputs_load_whole_words_along_axes() {
     require_nvrtc();
-    // Maps of one 4-byte input lift each part of a 16-byte word (MAP_BITS), so column
-    // words, word rows and short rows of words load 16 bytes at a time; a map of
-    // halves has no such path and loads element by element.
+    // Maps of one 2- or 4-byte input lift each element of a word of 4 (MAP_BITS), so
+    // column words, word rows and short rows of words load 16 bytes (4-byte elements)
+    // or 8 bytes (2-byte elements) at a time; a map of f64 has no such path.
     for (name, dtype, words) in [
-        ("mean", DType::F32, true),
-        ("norm2", DType::F32, true),
-        ("norminf", DType::F32, true),
-        ("norm2", DType::F16, false),
+        ("mean", DType::F32, Some("v4")),
+        ("norm2", DType::F32, Some("v4")),
+        ("norminf", DType::F32, Some("v4")),
+        ("norm2", DType::F16, Some("v2")),
+        ("mean", DType::BF16, Some("v2")),
+        ("norm2", DType::F64, None),
     ] {
         let reduction = redlab_expr::stats::reduction(name, dtype).expect("statistic");
         let (_, assembled, _) =
             redlab_kernels::mapped::segments_to_result(&reduction, Target::Cuda)
                 .unwrap_or_else(|e| panic!("{name} {dtype}: {e}"));
         assert_eq!(
-            assembled.source.contains("#define MAP_BITS 1"),
-            words,
+            assembled.source.contains("#define MAP_BITS"),
+            words.is_some(),
             "{name} {dtype}"
         );
         let ptx = compile::compile(&assembled.source, "segments.cl", "sm_90")
             .unwrap_or_else(|f| panic!("{name} {dtype}:\n{}", f.log));
         let text = String::from_utf8_lossy(&ptx);
-        let loads = text.matches("ld.global.v4").count() + text.matches("ld.global.nc.v4").count();
-        assert_eq!(loads > 0, words, "{name} {dtype}: {loads} 16-byte loads");
+        if let Some(width) = words {
+            let loads = text.matches(&format!("ld.global.{width}.u32")).count()
+                + text.matches(&format!("ld.global.nc.{width}.u32")).count();
+            assert!(loads > 0, "{name} {dtype}: no {width} word loads");
+        }
     }
 }
 

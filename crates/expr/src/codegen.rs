@@ -207,12 +207,12 @@ pub fn map_word_function(map: &Node, inputs: &[DType], wv: usize) -> String {
 }
 
 /// `rl_map_bits(b)`: the mapped value of one element of a one-input map whose input holds
-/// 4-byte elements (`input`), given the element's raw 32-bit word. Kernels that load
-/// whole 16-byte words (the segment kernels' columns and rows) map each word's four
-/// parts with it; the map must not read the element index `i`, which they do not pass.
-/// `None` for other inputs.
+/// 2- or 4-byte elements (`input`), given the element's raw bits (2-byte elements in the
+/// low 16). Kernels that load whole words of 4 elements (the segment kernels' columns
+/// and rows) map each word's parts with it; the map must not read the element index
+/// `i`, which they do not pass. `None` for other inputs.
 pub fn map_bits_function(map: &Node, input: DType) -> Option<String> {
-    if input.size_bytes() != 4 || uses_index(map) {
+    if !matches!(input.size_bytes(), 2 | 4) || uses_index(map) {
         return None;
     }
     Some(format!(

@@ -1,6 +1,7 @@
 // column_words and column_finish (included by segments.cl): columns of 4-byte elements
-// read as 16-byte words, so each load of a warp reads 512 neighbouring bytes of one row
-// instead of column_tiles' 128. On the H200, column_tiles read 8192×8192 f32 columns at
+// read as 16-byte words (2-byte ones as 8-byte words: SEG_WORDS in segments.cl), so each
+// load of a warp reads 512 (256) neighbouring bytes of one row instead of column_tiles'
+// 128 (64). On the H200, column_tiles read 8192×8192 f32 columns at
 // 0.78–0.86 of torch's speed with DRAM at 67% of its peak and loads to spare: one
 // 128-byte line per warp per row, 32 KB apart, was the likelier limit. With words the f32
 // sum kernel ran at 86% of DRAM peak under ncu (results/h200-column-words).
@@ -18,25 +19,21 @@
 // column_tiles has (one group per block of 128 outputs and tile would leave half of an
 // H200's SMs idle at 8192 columns). The tree then joins the tiles of longer outputs.
 //
-// The word path needs 4-byte raw elements (SEG_WORDS: the input's own, or a map's one
-// input, mapped as each part is lifted) and words that hold 4 neighbouring outputs at
-// every row: inner stride 1, a multiple of 4 outputs per inner run, a row stride of a
-// multiple of 4 elements and a 16-byte aligned first element.
+// The word path needs 2- or 4-byte raw elements (SEG_WORDS: the input's own, or a map's
+// one input, mapped as each part is lifted) and words that hold 4 neighbouring outputs
+// at every row: inner stride 1, a multiple of 4 outputs per inner run, a row stride of a
+// multiple of 4 elements and an aligned first element.
 // The kernel checks all of it; anything else (and every other type) folds each of its 4
 // outputs through seg_lane_class, in the same order. The host only picks this kernel
 // where the words apply and the H200 measured it faster (`SegmentJob::for_problem`).
 
-#define CW_WORD 4                        // outputs per work-item: one 16-byte word
+#define CW_WORD 4                        // outputs per work-item: one word
 #define CW_OUTPUTS (32 * CW_WORD)        // outputs per work-group
 #define CW_SPLIT 4                       // work-groups per tile of a block of outputs
 #define CW_CLASSES (SEG_WG / 32)         // lane classes per work-group (one per warp)
 
 #if defined(SEG_WORDS) && !defined(HAVE_ARG_KEY)
 #define COL_WORDS 1
-
-inline uint cw_part(uint4 w, uint e) {
-    return e == 0 ? w.x : e == 1 ? w.y : e == 2 ? w.z : w.w;
-}
 
 // Lanes a0 and a1 (element indices within the output, all 8 rows) of 4 outputs, the word
 // at `base` (element index of the first output's element 0): v[e] = lane a0 ∘ lane a1 of
@@ -47,7 +44,7 @@ inline uint cw_part(uint4 w, uint e) {
 // of row_tiles), and each load is tested.
 inline void cw_lane_pair(__global const in_t* in, ulong base, ulong stride, ulong len,
                          ulong a0, ulong a1, uint rows, acc_t* v) {
-    uint4 x[2 * ROWS];
+    seg_word_t x[2 * ROWS];
 #pragma unroll
     for (uint r = 0; r < ROWS; r++) {
         ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
@@ -63,9 +60,9 @@ inline void cw_lane_pair(__global const in_t* in, ulong base, ulong stride, ulon
         for (uint r = 0; r < ROWS; r++) {
             ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
             if (rows > 0 ? r < rows : j0 < len)
-                l0 = combine(l0, seg_lift_bits(cw_part(x[r], e), j0));
+                l0 = combine(l0, seg_lift_bits(SEG_PART(x[r], e), j0));
             if (rows > 0 ? r < rows : j1 < len)
-                l1 = combine(l1, seg_lift_bits(cw_part(x[ROWS + r], e), j1));
+                l1 = combine(l1, seg_lift_bits(SEG_PART(x[ROWS + r], e), j1));
         }
         v[e] = combine(l0, l1);
     }
@@ -144,7 +141,7 @@ void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
         ulong base = seg_start(h, k);
 #ifdef COL_WORDS
         if (!h[H_TABLE] && h[H_INNER_STRIDE] == 1 && h[H_INNER] % CW_WORD == 0 &&
-            stride % CW_WORD == 0 && ((ulong)SEG_WORD_AT(in, base) & 15) == 0) {
+            stride % CW_WORD == 0 && SEG_WORD_ALIGNED(in, base)) {
             // Tiles whose lanes all hold the same number of rows load without tests:
             // whole tiles, and tiles of exactly 1024, 2048 or 4096 rows (columns that
             // short: with tests, 1024×65536 f32 sums read at 0.45 of torch on the H200).

@@ -60,21 +60,52 @@
 // Where results go (the caller's array, or out[k]): seg_result.h.
 #include "seg_result.h"
 
-// Raw words: the kernels that load whole 16-byte words (short rows of words below,
-// word_rows.h, column_words.h) lift each 32-bit part from its bits: the input's own
-// 4-byte elements (AS_IN_FROM_UINT), or a map's one input of 4-byte elements, mapped as
-// it is lifted (MAP_BITS: lift_bits and map_value_bits, generated from the map).
-// SEG_WORD_AT(in, e) is the word starting at element e (the caller checks alignment).
+// Raw words: the kernels that load whole words of 4 elements (short rows of words below,
+// word_rows.h, column_words.h) lift each element from its bits. A word is 16 bytes of
+// 4-byte elements or 8 bytes of 2-byte ones (SEG_WORD_BYTES), and its elements are the
+// input's own (AS_IN_FROM_UINT; 2-byte types from the low 16 bits, halves through
+// lift_value's own conversion) or a map's one input, mapped as it is lifted (MAP_BITS,
+// the input's bytes: lift_bits and map_value_bits, generated from the map).
+// SEG_WORD_AT(in, e) is the word starting at element e (the caller checks alignment);
+// SEG_PART(w, e) the bits of its element e.
 #if defined(AS_IN_FROM_UINT) && !defined(IN_IS_MAPPED)
-#define SEG_WORDS 1
+#define SEG_WORDS 4
 #define seg_lift_bits(b, j) lift_value(AS_IN_FROM_UINT(b), (j))
 #define seg_value_bits(b) ((val_t)AS_IN_FROM_UINT(b))
-#define SEG_WORD_AT(in, e) ((const __global uint4*)((in) + (e)))
+typedef in_t seg_elem_t;
+#elif IN_BYTES == 2 && !defined(IN_IS_MAPPED)
+#define SEG_WORDS 2
+#define seg_lift_bits(b, j) lift_value((in_t)(b), (j))
+#ifdef IN_IS_HALF
+#define seg_value_bits(b) value_from_bits16((ushort)(b))
+#else
+#define seg_value_bits(b) ((val_t)(in_t)(b))
+#endif
+typedef in_t seg_elem_t;
 #elif defined(MAP_BITS)
-#define SEG_WORDS 1
+#define SEG_WORDS MAP_BITS
 #define seg_lift_bits(b, j) lift_bits((b), (j))
 #define seg_value_bits(b) map_value_bits(b)
-#define SEG_WORD_AT(in, e) ((const __global uint4*)((const __global uint*)(in) + (e)))
+#if MAP_BITS == 4
+typedef uint seg_elem_t;
+#else
+typedef ushort seg_elem_t;
+#endif
+#endif
+
+#if SEG_WORDS == 4
+typedef uint4 seg_word_t;
+#define SEG_WORD_BYTES 16
+#define SEG_PART(word, e) \
+    ((e) == 0 ? (word).x : (e) == 1 ? (word).y : (e) == 2 ? (word).z : (word).w)
+#elif SEG_WORDS == 2
+typedef uint2 seg_word_t;
+#define SEG_WORD_BYTES 8
+#define SEG_PART(word, e) ((((e) < 2 ? (word).x : (word).y) >> (16 * ((e) & 1))) & 0xffffu)
+#endif
+#ifdef SEG_WORDS
+#define SEG_WORD_AT(in, e) ((const __global seg_word_t*)((const __global seg_elem_t*)(in) + (e)))
+#define SEG_WORD_ALIGNED(in, e) (((ulong)SEG_WORD_AT(in, e) & (SEG_WORD_BYTES - 1)) == 0)
 #endif
 
 inline ulong seg_start(__global const ulong* h, ulong k) {
@@ -269,14 +300,14 @@ inline uint seg_lanes_in(ulong len, uint j, uint per) {
     return n < per ? (uint)n : per;
 }
 
-// Where warps shuffle, whole rows of 128 to 1024 consecutive 4-byte elements load as
-// 16-byte words, in the lane ownership of warp_tiles.h: work-item j loads words j + 32q,
-// so it holds lanes 4j + e + 128q (e < 4, q < SPAN / 128). Halving steps w ≥ 128 pair
-// words q and q + w/128 of one work-item, steps 64 … 4 pair work-items j and j + w/4
-// (shuffles), steps 2 and 1 pair elements of one word: the same canonical fold with a
-// quarter of the load instructions (maps of 4-byte inputs too, through SEG_WORDS). Other
-// rows (partial, strided, unaligned, other maps, argmin/argmax) take the lane-per-load
-// path below.
+// Where warps shuffle, whole rows of 128 to 1024 consecutive 2- or 4-byte elements load
+// as words of 4 (SEG_WORDS), in the lane ownership of warp_tiles.h: work-item j loads
+// words j + 32q, so it holds lanes 4j + e + 128q (e < 4, q < SPAN / 128). Halving steps
+// w ≥ 128 pair words q and q + w/128 of one work-item, steps 64 … 4 pair work-items j
+// and j + w/4 (shuffles), steps 2 and 1 pair elements of one word: the same canonical
+// fold with a quarter of the load instructions (maps of such inputs too). Other rows
+// (partial, strided, unaligned, other maps, argmin/argmax) take the lane-per-load path
+// below.
 #if defined(HAVE_SUBGROUP_SHUFFLE) && defined(SEG_WORDS) && !defined(HAVE_ARG_KEY)
 #define SHORT_WORDS 1
 // Step d of the word folds: words q < d take words q + d, element by element.
@@ -290,9 +321,9 @@ inline uint seg_lanes_in(ulong len, uint j, uint per) {
 // The fold of the full row at `start` (`span` elements, 16-byte aligned); the result is
 // valid in work-item 0 of the warp.
 inline acc_t short_row_words(__global const in_t* in, ulong start, uint span, uint j) {
-    const __global uint4* words = SEG_WORD_AT(in, start) + j;
+    const __global seg_word_t* words = SEG_WORD_AT(in, start) + j;
     uint words_used = span / 128;
-    uint4 w[8];
+    seg_word_t w[8];
 #pragma unroll
     for (uint q = 0; q < 8; q++)
         if (q < words_used)
@@ -302,10 +333,10 @@ inline acc_t short_row_words(__global const in_t* in, ulong start, uint span, ui
     for (uint q = 0; q < 8; q++) {
         ulong e0 = 4 * ((ulong)j + 32 * q);
         int in_row = q < words_used;
-        a[4 * q + 0] = in_row ? seg_lift_bits(w[q].x, e0) : IDENTITY;
-        a[4 * q + 1] = in_row ? seg_lift_bits(w[q].y, e0 + 1) : IDENTITY;
-        a[4 * q + 2] = in_row ? seg_lift_bits(w[q].z, e0 + 2) : IDENTITY;
-        a[4 * q + 3] = in_row ? seg_lift_bits(w[q].w, e0 + 3) : IDENTITY;
+        a[4 * q + 0] = in_row ? seg_lift_bits(SEG_PART(w[q], 0), e0) : IDENTITY;
+        a[4 * q + 1] = in_row ? seg_lift_bits(SEG_PART(w[q], 1), e0 + 1) : IDENTITY;
+        a[4 * q + 2] = in_row ? seg_lift_bits(SEG_PART(w[q], 2), e0 + 2) : IDENTITY;
+        a[4 * q + 3] = in_row ? seg_lift_bits(SEG_PART(w[q], 3), e0 + 3) : IDENTITY;
     }
     SHORT_WORD_FOLD(4);
     SHORT_WORD_FOLD(2);
@@ -385,7 +416,7 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
         // The condition is the same for the whole warp (one output per warp), so the
         // shuffles inside see every work-item.
         if (k < outputs && h[H_STRIDE] == 1 && span >= 128 && seg_len(h, k) == span &&
-            ((ulong)SEG_WORD_AT(in, seg_start(h, k)) & 15) == 0) {
+            SEG_WORD_ALIGNED(in, seg_start(h, k))) {
             acc_t x = short_row_words(in, seg_start(h, k), span, j);
             if (j == 0)
                 seg_put(out, h, k, x);

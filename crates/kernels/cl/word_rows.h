@@ -6,8 +6,9 @@
 // results/h200-axis-graph/rows-of-32). short_rows_wide read rows of 64 at 0.3–0.4 TB/s.
 //
 // Here P = SPAN / 8 work-items share a row. Work-item q < P holds its lanes 4q … 4q + 3
-// and 4(q + P) … 4(q + P) + 3, two 16-byte words (so a warp load reads the whole first
-// or second half of 32 / P rows, every sector used). The canonical halving fold of a
+// and 4(q + P) … 4(q + P) + 3, two words of 4 elements (16 bytes of 4-byte elements, 8 of
+// 2-byte ones: SEG_WORDS in segments.cl), so a warp load reads the whole first or second
+// half of 32 / P rows, every sector used. The canonical halving fold of a
 // short tile (docs/canonical-order.md, as short_rows runs it) then becomes:
 //   w = SPAN / 2   the work-item's two words, element by element, in registers;
 //   w = 2P … 4     work-items q and q + w / 4 of the row (shuffles, or local memory);
@@ -20,9 +21,9 @@
 // one value per step instead of 4: argmax along rows of 32 f32 read 1119 GB/s on the
 // H200 with the canonical steps, where its pairs' shuffles dominate.
 //
-// The word loads need raw 4-byte elements (SEG_WORDS: the input's own, or a map's one
-// input) and a 16-byte aligned first row, which the kernel checks; otherwise it loads the same lanes one element at a time,
-// in the same order. The host picks this kernel where the rows qualify
+// The word loads need raw 2- or 4-byte elements (SEG_WORDS: the input's own, or a map's
+// one input) and an aligned first row, which the kernel checks; otherwise it loads the
+// same lanes one element at a time, in the same order. The host picks this kernel where the rows qualify
 // (`SegmentJob::for_problem`).
 
 #define WR_BLOCKS 4 // blocks of rows per work-group, so each work-item has 8 words in flight
@@ -37,9 +38,8 @@
 #define WR_WORDS 1
 
 // Element e of a word, lifted as lane j of its output.
-inline acc_t wr_lift(uint4 w, uint e, ulong j) {
-    uint bits = e == 0 ? w.x : e == 1 ? w.y : e == 2 ? w.z : w.w;
-    return seg_lift_bits(bits, j);
+inline acc_t wr_lift(seg_word_t w, uint e, ulong j) {
+    return seg_lift_bits(SEG_PART(w, e), j);
 }
 
 #ifdef HAVE_ARG_KEY
@@ -47,8 +47,9 @@ inline acc_t wr_lift(uint4 w, uint e, ulong j) {
 // argmin/argmax: the work-item's 8 lanes (word w0 at lanes j0 …, then w1 at j1 … > j0)
 // scanned in increasing index for the first strictly better order key, one compare and
 // two selects per lane, instead of 8 pairs and 7 combines of (value, 64-bit index).
-inline acc_t wr_arg_scan(uint4 w0, uint4 w1, ulong j0, ulong j1) {
-    uint bits[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
+inline acc_t wr_arg_scan(seg_word_t w0, seg_word_t w1, ulong j0, ulong j1) {
+    uint bits[8] = {SEG_PART(w0, 0), SEG_PART(w0, 1), SEG_PART(w0, 2), SEG_PART(w0, 3),
+                    SEG_PART(w1, 0), SEG_PART(w1, 1), SEG_PART(w1, 2), SEG_PART(w1, 3)};
     argkey_t best = arg_key(seg_value_bits(bits[0]));
     uint at = 0;
 #pragma unroll
@@ -79,14 +80,14 @@ void word_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
     ulong j0 = 4 * (ulong)q, j1 = 4 * (ulong)(q + p);
     acc_t a[WR_BLOCKS][4];
 #ifdef WR_WORDS
-    if (((ulong)SEG_WORD_AT(in, offset) & 15) == 0) {
+    if (SEG_WORD_ALIGNED(in, offset)) {
         // Every word load of the work-item first, then the step w = SPAN / 2.
-        uint4 w0[WR_BLOCKS], w1[WR_BLOCKS];
+        seg_word_t w0[WR_BLOCKS], w1[WR_BLOCKS];
 #pragma unroll
         for (uint u = 0; u < WR_BLOCKS; u++) {
             ulong k = first + u * per_block;
             if (k < outputs) {
-                const __global uint4* row = SEG_WORD_AT(in, offset + k * span);
+                const __global seg_word_t* row = SEG_WORD_AT(in, offset + k * span);
                 w0[u] = row[q];
                 w1[u] = row[q + p];
             }

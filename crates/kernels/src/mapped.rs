@@ -181,24 +181,28 @@ fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
     // for the kernel's `n`, which the segment kernels do not have.
     let mut source = decls.source.clone();
     source.push_str("#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n");
-    // An input of 4-byte elements also maps raw words, so the kernels that load whole
-    // 16-byte words (column_words, word_rows, short rows of words) read mapped elements
-    // as they read plain ones ([`reads_words`]).
+    // An input of 2- or 4-byte elements also maps raw words, so the kernels that load
+    // whole words of 4 elements (column_words, word_rows, short rows of words) read
+    // mapped elements as they read plain ones ([`reads_words`]).
     if let Some(bits) = reads_words(reduction)
         .then(|| map_bits_function(&reduction.map, reduction.inputs[0]))
         .flatten()
     {
         source.push_str(&bits);
-        source.push_str(&lift_bits_source(&problem, &decls));
+        source.push_str(&lift_bits_source(
+            &problem,
+            &decls,
+            reduction.inputs[0].size_bytes(),
+        ));
     }
     Ok((problem, source))
 }
 
-/// Whether the segment kernels of `reduction` load its input as raw 16-byte words and map
-/// each 32-bit part (`MAP_BITS`): one input of 4-byte elements, mapped on the device
+/// Whether the segment kernels of `reduction` load its input as raw words of 4 elements
+/// and map each (`MAP_BITS`): one input of 2- or 4-byte elements, mapped on the device
 /// ([`maps_on_device`]). [`crate::segments::SegmentJob::for_mapped`] plans for it.
 pub fn reads_words(reduction: &Reduction) -> bool {
-    maps_on_device(reduction) && reduction.inputs[0].size_bytes() == 4
+    maps_on_device(reduction) && matches!(reduction.inputs[0].size_bytes(), 2 | 4)
 }
 
 /// How the stream path's segment kernels store a mapped reduction's outputs in the

@@ -413,13 +413,14 @@ fn lift_body(problem: &Problem, float_key: bool, value_of_x: &str) -> String {
     }
 }
 
-/// `MAP_BITS`, `map_value_bits(b)` and `lift_bits(b, i)` for kernels of `problem` (the
-/// problem over mapped values, declared by `decls`) that read a map's one input of
-/// 4-byte elements as raw 32-bit words: the mapped value of a word, and its partial as
-/// element `i`, as `lift()` makes it. Needs `rl_map_bits` (generated from the map).
-pub fn lift_bits_source(problem: &Problem, decls: &OpType) -> String {
+/// `MAP_BITS` (the input's bytes per element), `map_value_bits(b)` and `lift_bits(b, i)`
+/// for kernels of `problem` (the problem over mapped values, declared by `decls`) that
+/// read a map's one input of `input_bytes`-byte elements as raw words: the mapped value
+/// of an element's bits, and its partial as element `i`, as `lift()` makes it. Needs
+/// `rl_map_bits` (generated from the map).
+pub fn lift_bits_source(problem: &Problem, decls: &OpType, input_bytes: usize) -> String {
     format!(
-        "#define MAP_BITS 1\n\
+        "#define MAP_BITS {input_bytes}\n\
          inline val_t map_value_bits(uint b) {{ return (val_t)rl_map_bits(b); }}\n\
          inline acc_t lift_bits(uint b, ulong i) {{ {} }}\n",
         lift_body(problem, decls.float_key, "map_value_bits(b)")

@@ -27,7 +27,7 @@ const SHORT_BLOCKS: usize = 4;
 const SHORT_WIDTH: usize = 32;
 /// Blocks of rows per work-group of `word_rows` (`WR_BLOCKS`).
 const WR_BLOCKS: usize = 4;
-/// Elements per work-item of `word_rows`: two 16-byte words of 4-byte elements.
+/// Elements per work-item of `word_rows`: two words of 4 elements.
 const WR_LANES_PER_ITEM: usize = 8;
 
 /// Rows of `span` elements that one work-group of `word_rows` reduces.
@@ -67,8 +67,9 @@ pub enum Strategy {
     /// work-items per output, each holding up to 32 lanes in registers
     /// (`short_rows_wide`).
     ShortRowsWide,
-    /// Rows of exactly 8, 16, 32 or 64 elements lying side by side, read as 16-byte words:
-    /// `span / 8` work-items per row, two words each (`word_rows`).
+    /// Rows of exactly 8, 16, 32 or 64 elements lying side by side, read as words of 4
+    /// elements (16 bytes of 4-byte elements, 8 of 2-byte ones): `span / 8` work-items
+    /// per row, two words each (`word_rows`).
     WordRows {
         /// Elements per row.
         span: usize,
@@ -79,7 +80,7 @@ pub enum Strategy {
     /// Strided outputs that start side by side (columns): 32 outputs × 32 lane classes per
     /// work-group and tile (`column_tiles`), then `tree` for outputs of several tiles.
     ColumnTiles,
-    /// Columns of 4-byte elements read as 16-byte words: 128 outputs × 8 lane classes per
+    /// Columns of 2- or 4-byte elements read as words of 4: 128 outputs × 8 lane classes per
     /// work-group, a tile's 32 classes split over 4 work-groups (`column_words`), their
     /// partials joined by `column_finish`, then `tree` for outputs of several tiles.
     ColumnWords,
@@ -320,7 +321,7 @@ impl SegmentJob {
     /// (value, index) pairs of argmin/argmax fold there as they load, whatever the
     /// order, since their answer does not depend on it: held as 16 registers of pairs
     /// for the halving fold they read slower than on `short_rows` (measured on the H200).
-    /// Columns of 4-byte elements go to `column_words` where every word holds 4
+    /// Columns of 2- or 4-byte elements go to `column_words` where every word holds 4
     /// neighbouring outputs at every row and the H200 measured it faster
     /// (`words_hold_columns`).
     pub fn for_problem(self, problem: &Problem) -> SegmentJob {
@@ -328,8 +329,8 @@ impl SegmentJob {
     }
 
     /// [`Self::for_problem`] for kernels reading through a user-defined map (`problem`
-    /// over mapped values). `words`: the kernels map raw 16-byte words of the input
-    /// ([`crate::mapped::reads_words`]: one input of 4-byte elements), so they plan as
+    /// over mapped values). `words`: the kernels map raw words of the input
+    /// ([`crate::mapped::reads_words`]: one input of 2- or 4-byte elements), so they plan as
     /// plain ones do. Without words, no `column_words`, which would fall back to a
     /// work-item per 4 columns (8192×8192 column means read at 0.27 of torch on the
     /// H200); `column_tiles` reads mapped elements of 32 neighbouring outputs per warp
@@ -340,8 +341,8 @@ impl SegmentJob {
         self.choose_for(problem, words)
     }
 
-    /// `raw_words`: the kernels load raw 16-byte words (no map), which `column_words`
-    /// needs.
+    /// `raw_words`: the kernels load raw words of 4 elements (plain, or mapped through
+    /// `MAP_BITS`), which `column_words` needs.
     fn choose_for(mut self, problem: &Problem, raw_words: bool) -> SegmentJob {
         let span = self.header[2] as usize;
         let pairs = matches!(problem.op, Op::ArgMin | Op::ArgMax);
@@ -352,10 +353,10 @@ impl SegmentJob {
         {
             self.strategy = Strategy::ColumnWords;
             self.reason = format!(
-                "column_words: {} strided outputs side by side, read as 16-byte words of 4 \
-                 outputs; a work-group takes 128 neighbouring outputs × 8 of the 32 lane classes \
-                 of one tile of {TILE} elements (4 work-groups per tile, joined by \
-                 column_finish), each warp load reading 512 bytes of one row{}",
+                "column_words: {} strided outputs side by side, read as words of 4 outputs; a \
+                 work-group takes 128 neighbouring outputs × 8 of the 32 lane classes of one \
+                 tile of {TILE} elements (4 work-groups per tile, joined by column_finish), \
+                 each warp load reading 32 words of one row{}",
                 self.outputs,
                 if self.fixed_len > TILE {
                     ", then a canonical tree over each output's tiles"
@@ -367,7 +368,7 @@ impl SegmentJob {
         if matches!(self.strategy, Strategy::ShortRows { .. }) && self.words_hold_rows(problem) {
             self.strategy = Strategy::WordRows { span };
             self.reason = format!(
-                "word_rows: {} rows of {span} elements side by side, read as 16-byte words; {} \
+                "word_rows: {} rows of {span} elements side by side, read as words of 4; {} \
                  work-items per row (two words each), {} rows per work-group, folded in \
                  registers, then across the row's work-items",
                 self.outputs,
@@ -394,8 +395,8 @@ impl SegmentJob {
         self
     }
 
-    /// Whether `column_words` runs these columns of `problem`: every 16-byte word must
-    /// hold 4 neighbouring outputs at every row (4-byte elements, outputs one element
+    /// Whether `column_words` runs these columns of `problem`: every word must hold 4
+    /// neighbouring outputs at every row (2- or 4-byte elements, outputs one element
     /// apart in runs of a multiple of 4, first elements and row strides of a multiple of
     /// 4 elements; the kernel checks the buffer's alignment itself), and the H200's
     /// measurements must favour it (results/h200-column-words): columns shorter than a
@@ -418,7 +419,7 @@ impl SegmentJob {
             true
         };
         measured_faster
-            && problem.dtype.size_bytes() == 4
+            && matches!(problem.dtype.size_bytes(), 2 | 4)
             && self.outputs >= CW_MIN_OUTPUTS
             && h[4] == 0
             && h[7] == 1
@@ -429,7 +430,7 @@ impl SegmentJob {
     }
 
     /// Whether `word_rows` runs these rows of `problem`: every output exactly 8, 16, 32 or 64
-    /// consecutive 4-byte elements, output k starting k rows after the first (the kernel
+    /// consecutive 2- or 4-byte elements, output k starting k rows after the first (the kernel
     /// checks the words' alignment itself and loads element by element without it).
     fn words_hold_rows(&self, problem: &Problem) -> bool {
         let h = &self.header;
@@ -437,7 +438,7 @@ impl SegmentJob {
         // Output k starts at OFFSET + (k / INNER) × OUTER + (k % INNER) × INNER_STRIDE.
         let side_by_side = self.outputs <= 1
             || (h[7] == span as u64 && (h[5] as usize >= self.outputs || h[6] == h[5] * h[7]));
-        problem.dtype.size_bytes() == 4
+        matches!(problem.dtype.size_bytes(), 2 | 4)
             && matches!(span, 8 | 16 | 32 | 64)
             && self.lens.is_none()
             && self.fixed_len == span
@@ -616,7 +617,7 @@ impl<K: ?Sized> SegmentKernels<'_, K> {
 /// Runs `run` with the job for `selection` on a device whose work-groups hold at most
 /// `max_work_group` work-items, and the rows it reads: `data` itself, or, where the
 /// outputs' elements do not step evenly through `data`, the rows gathered on the host to
-/// upload in its place. `words`: the kernels load raw 16-byte words of `data` (plain
+/// upload in its place. `words`: the kernels load raw words of `data` (plain
 /// kernels, and maps that read words: [`SegmentJob::for_mapped`]).
 pub fn prepare<T>(
     problem: &Problem,

@@ -206,7 +206,7 @@ fn csr_tables_hold_starts_and_tile_prefixes() {
 }
 
 #[test]
-fn columns_of_four_byte_elements_take_words_where_every_word_holds_four_outputs() {
+fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_outputs() {
     use redlab_core::DType;
     let cols = |dims: &[usize], axis: isize| {
         AxisPlan::new(Layout::c_order(dims), Some(&[axis]), false).expect("plan")
@@ -258,11 +258,19 @@ fn columns_of_four_byte_elements_take_words_where_every_word_holds_four_outputs(
         scratch,
         (tiles * 4).next_multiple_of(16) + tiles * CW_SPLIT * 4
     );
-    // Not words: 8-byte or 2-byte elements, argmax, too few outputs, outputs that are not
+    // 2-byte elements take words of 4 too (8 bytes).
+    for dtype in [DType::F16, DType::BF16, DType::I16] {
+        assert_eq!(
+            job(&tall, &problem(Op::Sum, dtype)).strategy(),
+            Strategy::ColumnWords,
+            "{dtype}"
+        );
+    }
+    // Not words: 8-byte or 1-byte elements, argmax, too few outputs, outputs that are not
     // in whole words.
     for (plan, p) in [
         (&tall, problem(Op::Sum, DType::F64)),
-        (&tall, problem(Op::Sum, DType::F16)),
+        (&tall, problem(Op::Sum, DType::U8)),
         (&tall, problem(Op::ArgMax, DType::F32)),
         (&cols(&[1000, 64], 0), sum),
         (&cols(&[1000, 130], 0), sum),

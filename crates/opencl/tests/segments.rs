@@ -3,8 +3,8 @@
 //! per output), integers and selections exactly, empty outputs as the reference says;
 //! the typed arrays decoded straight from the device hold the reference's values.
 //! Every kernel of `segments.cl` is reached: short rows, row tiles with and without the
-//! tree, column tiles and column words (16-byte words of 4 outputs, whole and partial
-//! tiles, the tree), two-level and tabled output starts,
+//! tree, column tiles and column words (words of 4 outputs of 2- or 4-byte elements,
+//! whole and partial tiles, the tree), two-level and tabled output starts,
 //! CSR offsets with empty and multi-tile segments, and the gathered fallback.
 //!
 //! Without an OpenCL platform the test prints a visible SKIPPED line and passes, unless
@@ -132,6 +132,9 @@ fn problems() -> Vec<Problem> {
         (Op::Sum, DType::BF16),
         (Op::Max, DType::F64),
         (Op::ArgMax, DType::F16),
+        (Op::Max, DType::BF16),
+        (Op::Min, DType::I16),
+        (Op::Xor, DType::U16),
         (Op::Sum, DType::U8),
     ] {
         all.push(Problem::new(op, dtype, None).expect("problem"));
