@@ -54,6 +54,7 @@ const CUDA_MISSING: &str = "this build was made without the cuda feature";
 /// Lists the devices present and the backends that are not usable.
 pub fn list_devices() -> Result<DeviceReport, Error> {
     let cpu = CpuBackend::new(None)?;
+    #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_mut))]
     let mut devices = vec![cpu.info().clone()];
     let mut unavailable = Vec::new();
     #[cfg(feature = "opencl")]
@@ -69,6 +70,7 @@ pub fn list_devices() -> Result<DeviceReport, Error> {
         backend: "opencl".into(),
         reason: "this build was made without the opencl feature".into(),
     });
+    #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
     let mut nccl = None;
     #[cfg(feature = "cuda")]
     match redlab_cuda::list() {
@@ -361,6 +363,10 @@ impl Device {
                     .into(),
             )
         })?;
+        #[cfg_attr(
+            not(any(feature = "opencl", feature = "cuda")),
+            allow(unused_variables)
+        )]
         if let ([data], true) = (inputs, self.maps_outputs_on_device(reduction)) {
             match &self.kind {
                 #[cfg(feature = "opencl")]
@@ -438,7 +444,7 @@ impl Device {
                 .iter()
                 .map(|r| Ok(finish_tiles(stat, data.dtype(), &states[r.clone()])?))
                 .collect::<Result<Vec<Value>, Error>>()?;
-            Ok((values, seconds))
+            Ok::<_, Error>((values, seconds))
         };
         match (&self.kind, kind) {
             (Kind::Sharded(group), _) => {
@@ -467,6 +473,7 @@ impl Device {
                     .statistic_tiles(kind, data, plan)
                     .map_err(|e| e.to_string())
             }),
+            #[allow(unreachable_patterns)]
             _ => {
                 let _ = (kind, tiles);
                 Err(Error::Unavailable {

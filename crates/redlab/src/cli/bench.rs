@@ -197,6 +197,7 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
         write_report(args, &device, report_n, &sink)?;
         return Ok(verdict);
     }
+    #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_mut))]
     let mut gpu_verdict = None;
     #[cfg(feature = "opencl")]
     if let Some(opencl) = device.opencl() {

@@ -11,7 +11,9 @@ use redlab::generate::generate;
 use redlab::reference::{self, accuracy};
 use redlab::{Device, Problem, Value};
 use redlab_bench::{gbps, Record, Stats, Status, TimingPlan, MIN_ROOF_SAMPLES};
-use redlab_kernels::{registry, Capabilities, PassStructure, Run, RunError, Variant};
+#[cfg(feature = "cuda")]
+use redlab_kernels::PassStructure;
+use redlab_kernels::{registry, Capabilities, Run, RunError, Variant};
 
 use super::bench::{print_header, print_row, BenchArgs, RecordBase};
 use super::Verdict;

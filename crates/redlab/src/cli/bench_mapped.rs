@@ -20,6 +20,7 @@ use super::Verdict;
 const SCALAR_UPTO: usize = 1 << 20;
 
 /// Bytes the rotating GPU inputs cover at least, so each call reads from DRAM.
+#[cfg(feature = "cuda")]
 const COLD_BYTES: usize = 512 << 20;
 
 /// Runs the mapped bench.

@@ -9,7 +9,9 @@
 
 use std::io::Write;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
+#[cfg(feature = "cuda")]
+use anyhow::Context;
 use redlab::rendezvous::Group;
 use redlab::{Device, Value};
 use redlab_core::shard::ShardPlan;

@@ -304,6 +304,9 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     }
     let canonical = match args.variant.as_str() {
         "auto" => true,
+        #[cfg(not(any(feature = "opencl", feature = "cuda")))]
+        name => bail!("--variant {name}: named strategies run on OpenCL and CUDA devices, and this build has neither backend"),
+        #[cfg(any(feature = "opencl", feature = "cuda"))]
         name => {
             let chosen = super::bench_lab::choose(name)?;
             match chosen.as_slice() {
