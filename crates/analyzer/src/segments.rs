@@ -1,13 +1,16 @@
 //! The many-output kernels (`segments.cl`: axis and segmented reductions) in the
 //! simulator, through the same job description and launches as the GPU backends
 //! ([`redlab_kernels::segments`]): each launch is analyzed like any pass, and the values
-//! come back for checking against the reference.
+//! come back for checking against the reference. User-defined maps of one input run
+//! compiled into the same kernels, as the devices run them.
 
 use std::rc::Rc;
 
 use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, Problem, Value};
+use redlab_expr::Reduction;
 use redlab_kernels::assembly::{self, Target};
+use redlab_kernels::mapped;
 use redlab_kernels::segments::{run_segments, SegmentJob, SegmentKernels, ENTRY_POINTS};
 
 use crate::variant::{Pass, SimKernel, SimLauncher, VariantOptions};
@@ -32,19 +35,55 @@ pub fn run(
     selection: Selection<'_>,
     opts: &VariantOptions,
 ) -> Result<Option<SegmentsRun>, AnalyzeError> {
-    let usage = AnalyzeError::Usage;
     let Some(job) = SegmentJob::new(selection).map(|j| j.for_problem(problem)) else {
         return Ok(None);
     };
     let text = assembly::assemble_segments(problem, &[], Target::OpenCl)
-        .map_err(usage)?
+        .map_err(AnalyzeError::Usage)?
         .source;
-    let compiled = Rc::new(compile(
+    launch(
         &format!("segments ({problem})"),
         &text,
-        &opts.defines,
-        &project_headers,
-    )?);
+        problem,
+        data,
+        &job,
+        opts,
+    )
+    .map(Some)
+}
+
+/// [`run`] for a user-defined reduction of one input: the segment kernels with the map
+/// compiled in, the text and the plan the OpenCL and CUDA backends use
+/// ([`redlab_kernels::mapped::segments`]). The values are the mapped problem's, before
+/// any `post` (which the axis paths do not take).
+pub fn run_mapped(
+    reduction: &Reduction,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+    opts: &VariantOptions,
+) -> Result<Option<SegmentsRun>, AnalyzeError> {
+    let usage = AnalyzeError::Usage;
+    mapped::check_raw_input(reduction, &data).map_err(usage)?;
+    let (problem, assembled) = mapped::segments(reduction, Target::OpenCl).map_err(usage)?;
+    let words = mapped::reads_words(reduction);
+    let Some(job) = SegmentJob::new(selection).map(|j| j.for_mapped(&problem, words)) else {
+        return Ok(None);
+    };
+    let name = format!("segments ({problem} of {})", reduction.describe());
+    launch(&name, &assembled.source, &problem, data, &job, opts).map(Some)
+}
+
+/// Compiles `text` and runs `job`'s launches over `data`, each analyzed.
+fn launch(
+    name: &str,
+    text: &str,
+    problem: &Problem,
+    data: ArrayRef<'_>,
+    job: &SegmentJob,
+    opts: &VariantOptions,
+) -> Result<SegmentsRun, AnalyzeError> {
+    let usage = AnalyzeError::Usage;
+    let compiled = Rc::new(compile(name, text, &opts.defines, &project_headers)?);
     let launcher = SimLauncher::new(opts.config.clone());
     let bytes = data.bytes();
     let input = launcher.upload(bytes, 16)?;
@@ -71,14 +110,14 @@ pub fn run(
         column_finish: &column_finish,
         word_rows: &word_rows,
     };
-    let result = run_segments(&launcher, &kernels, problem, &input, &job);
+    let result = run_segments(&launcher, &kernels, problem, &input, job);
     if let Some(e) = launcher.failure.borrow_mut().take() {
         return Err(e);
     }
     let (values, _) = result.map_err(|e| usage(format!("segments: {e}")))?;
-    Ok(Some(SegmentsRun {
+    Ok(SegmentsRun {
         strategy: job.explain().to_string(),
         values,
         passes: launcher.passes.into_inner(),
-    }))
+    })
 }

@@ -204,6 +204,51 @@ fn the_segment_kernels_run_in_the_simulator_with_their_check() {
 }
 
 #[test]
+fn maps_run_compiled_into_the_segment_kernels_in_the_simulator() {
+    // Each shape takes another kernel; column_words and word_rows lift raw words of the
+    // input through the map (MAP_BITS), the others lift element by element.
+    for (shape, axis, map, combine, dtype, kernel) in [
+        ("300x128", "0", "x*x", "sum", "f32", "column_words"),
+        ("200x132", "0", "abs(x)", "sum", "f16", "column_words"),
+        ("300x70", "0", "x > 0 ? x : 0", "max", "f64", "column_tiles"),
+        ("1024x64", "1", "x*2", "sum", "f32", "word_rows"),
+        ("64x33", "1", "x*x", "argmax", "f32", "short_rows_wide"),
+        ("3x9000", "1", "x & 255", "xor", "i32", "row_tiles"),
+    ] {
+        let j = json(&[
+            "analyze",
+            "segments",
+            "--shape",
+            shape,
+            "--axis",
+            axis,
+            "--map",
+            map,
+            "--combine",
+            combine,
+            "--dtype",
+            dtype,
+            "--json",
+        ]);
+        assert_eq!(j["kernel"], kernel, "{shape} {map}: {j}");
+        assert_eq!(j["check"]["ok"], true, "{shape} {map}: {j}");
+        assert_eq!(j["errors"].as_array().map(Vec::len), Some(0), "{j}");
+        let problem = j["check"]["problem"].as_str().unwrap_or_default();
+        assert!(problem.contains(map), "{problem}");
+    }
+    assert_clean_error(
+        &["analyze", "segments", "--shape", "9x8", "--map", "x*y"],
+        "this map reads 2",
+    );
+    assert_clean_error(
+        &[
+            "analyze", "segments", "--shape", "9x8", "--map", "x", "--stat", "var",
+        ],
+        "not both",
+    );
+}
+
+#[test]
 fn the_statistics_kernels_run_in_the_simulator_with_their_check() {
     // Each shape takes another kernel: columns, a warp per short row, a group per tile,
     // NaN-skipping compaction, and rows gathered on the host first.

@@ -287,12 +287,13 @@ fn maps_along_axes_run_in_the_opencl_segment_kernels() {
     if !opencl_present() {
         return;
     }
-    // One input not read by `i`: the segment kernels map as they read (a 4-byte input
-    // as raw words, so columns take column_words); two inputs: mapped on the host
+    // One input not read by `i`: the segment kernels map as they read (a 2- or 4-byte
+    // input as raw words, so columns take column_words); two inputs: mapped on the host
     // first. Either way every output is checked against the host's mapped values.
     for (map, dtype, compiled, kernel) in [
         ("x * x", "f32", true, "column_words"),
-        ("abs(x)", "f16", true, "column_tiles"),
+        ("abs(x)", "f16", true, "column_words"),
+        ("x + 1", "f64", true, "column_tiles"),
         ("x * y", "f32", false, "column_words"),
     ] {
         let o = redlab(&[

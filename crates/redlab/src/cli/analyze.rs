@@ -115,15 +115,16 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "DIR", default_value = ".")]
     out_dir: std::path::PathBuf,
     /// With the production kernel: a user-defined map over inputs x, y, z, w (each of
-    /// --dtype), run as the GPUs run it (docs/expressions.md).
+    /// --dtype), run as the GPUs run it (docs/expressions.md). With `segments`: a map of
+    /// the one input x, compiled into the axis kernels.
     #[arg(long)]
-    map: Option<String>,
+    pub(super) map: Option<String>,
     /// With --map: the built-in combine.
     #[arg(long, requires = "map", default_value = "sum")]
-    combine: String,
+    pub(super) combine: String,
     /// With --map: an expression in r and n applied to the result.
     #[arg(long, requires = "map")]
-    post: Option<String>,
+    pub(super) post: Option<String>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub(super) json: bool,

@@ -1,6 +1,7 @@
-//! `redlab analyze segments --shape S [--axis A] (--op OP | --stat STAT)`: the
-//! many-output kernels in the simulator over a seeded input of that shape. With --op,
-//! the axis and segment kernels (`segments.cl`); with --stat, the statistics kernels
+//! `redlab analyze segments --shape S [--axis A] (--op OP | --stat STAT | --map EXPR)`:
+//! the many-output kernels in the simulator over a seeded input of that shape. With --op,
+//! the axis and segment kernels (`segments.cl`); with --map (and --combine), the same
+//! kernels with the map of the one input compiled in; with --stat, the statistics kernels
 //! (`statistics.cl`), whose tile states the host joins and finishes as it does a
 //! device's. Every launch is analyzed and every output checked against the CPU backend.
 
@@ -51,9 +52,11 @@ pub(super) fn run(a: &AnalyzeArgs, config: LaunchConfig) -> anyhow::Result<(Repo
         compute_units: a.compute_units,
         seed: a.seed,
     };
-    let outcome = match a.stat.as_deref() {
-        Some(name) => statistic(a, name, data.view(), selection, &opts)?,
-        None => reduction(a, data.view(), selection, &opts)?,
+    let outcome = match (a.stat.as_deref(), a.map.as_deref()) {
+        (Some(_), Some(_)) => bail!("give --stat or --map, not both"),
+        (Some(name), None) => statistic(a, name, data.view(), selection, &opts)?,
+        (None, Some(map)) => mapped(a, map, data.view(), selection, &opts)?,
+        (None, None) => reduction(a, data.view(), selection, &opts)?,
     };
     let wrong = outcome
         .values
@@ -116,6 +119,34 @@ fn reduction(
         strategy: run.strategy,
         values: run.values,
         expected: redlab_core::segmented::reference(&problem, data, selection)?,
+        passes: run.passes,
+    })
+}
+
+/// `--map` (one input, a built-in `--combine`) through the segment kernels with the map
+/// compiled in, checked against the CPU backend's mapped outputs.
+fn mapped(
+    a: &AnalyzeArgs,
+    map: &str,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+    opts: &VariantOptions,
+) -> anyhow::Result<Outcome> {
+    if a.post.is_some() {
+        bail!("segments checks the kernels' outputs; --post runs on the host after them (leave it out here)");
+    }
+    let count = redlab_expr::parser::inputs_named(map)?;
+    let reduction = redlab::Reduction::builder(map, &a.combine).build(&vec![a.dtype; count])?;
+    let run = redlab_analyzer::segments::run_mapped(&reduction, data, selection, opts)?.context(
+        "the reduced axes do not step evenly through the buffer; the devices gather such outputs into rows first (reduce rows of that shape instead)",
+    )?;
+    let cpu = redlab::Device::open("cpu", None)?;
+    Ok(Outcome {
+        kernels: "segments",
+        what: reduction.describe(),
+        strategy: run.strategy,
+        values: run.values,
+        expected: cpu.reduce_mapped_outputs(&reduction, &[data], selection)?,
         passes: run.passes,
     })
 }
