@@ -138,73 +138,85 @@ impl AccFloat for f64 {
 
 /// A float input type that accumulates in `A` (the conversion is exact).
 pub trait FloatInput<A: AccFloat>: FloatElement {
-    /// Whether a row is better converted as a whole ([`FloatInput::to_acc_slice`]) before
-    /// it is added than element by element inside the adding loop.
-    const CONVERT_ROWS: bool = false;
-
     /// Converts to the accumulator type, exactly.
     fn to_acc(self) -> A;
 
-    /// `dst[j] = src[j].to_acc()` for every `j` (the slices have one length).
+    /// `lanes[j] = combine(lanes[j], src[j].to_acc())` for every `j` (the slices have one
+    /// length): how the canonical order folds one row of elements into its lanes. Types
+    /// whose conversion has a faster form where the CPU allows it override this.
     #[inline(always)]
-    fn to_acc_slice(src: &[Self], dst: &mut [A]) {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            *d = s.to_acc();
+    fn combine_row(src: &[Self], lanes: &mut [A], combine: impl Fn(A, A) -> A + Copy) {
+        for (lane, &s) in lanes.iter_mut().zip(src) {
+            *lane = combine(*lane, s.to_acc());
         }
     }
 }
 
-impl FloatInput<f32> for f16 {
-    // x86's F16C converts eight halves in one instruction where the bit-level conversion
-    // costs about a dozen operations per element: the canonical f16 sum on the CPU was
-    // bound by them (about a third of the read roof on the development machine).
-    const CONVERT_ROWS: bool = true;
+/// Rows shorter than this fold with the bit-level conversion: the F16C loop is a call
+/// that cannot inline into code built without F16C, which a row of a few values would
+/// not repay.
+#[cfg(target_arch = "x86_64")]
+const F16C_ROW: usize = 64;
 
+impl FloatInput<f32> for f16 {
     #[inline(always)]
     fn to_acc(self) -> f32 {
         f16_to_f32(self)
     }
 
-    /// The hardware conversion where the CPU has one (F16C, detected at run time): exact
-    /// for every value; a signaling NaN comes back quiet, which the sum would make of it
-    /// anyway.
+    /// The hardware conversion where the CPU has one (F16C, detected at run time), inside
+    /// the loop that combines: eight halves per instruction where the bit-level
+    /// conversion costs about a dozen operations per element, and no converted copy of
+    /// the row written and read again. Exact for every value, so the same bits; a
+    /// signaling NaN comes back quiet, which the sum would make of it anyway.
     #[inline(always)]
-    fn to_acc_slice(src: &[Self], dst: &mut [f32]) {
+    fn combine_row(src: &[Self], lanes: &mut [f32], combine: impl Fn(f32, f32) -> f32 + Copy) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("f16c") {
+        if src.len() >= F16C_ROW && std::arch::is_x86_feature_detected!("f16c") {
             // SAFETY: the CPU has F16C (and so AVX), checked just above.
-            unsafe { f16_to_f32_f16c(src, dst) };
+            unsafe { combine_row_f16c(src, lanes, combine) };
             return;
         }
-        for (d, &s) in dst.iter_mut().zip(src) {
-            *d = f16_to_f32(s);
+        for (lane, &s) in lanes.iter_mut().zip(src) {
+            *lane = combine(*lane, f16_to_f32(s));
         }
     }
 }
 
-/// `dst[j] = src[j]` as f32 for every `j`, eight at a time with F16C. half's slice
-/// conversion does the same but calls a function per eight values, which measured
-/// slower than the bit-level conversion inside the canonical sum's loop; here the loop
-/// itself is compiled for F16C.
+/// [`FloatInput::combine_row`] of halves, eight at a time with F16C. The loop is compiled
+/// for AVX, so the combine of eight lanes (inlined from the caller's closure) becomes
+/// one vector operation.
 ///
 /// # Safety
 ///
 /// The CPU must have F16C.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,f16c")]
-unsafe fn f16_to_f32_f16c(src: &[f16], dst: &mut [f32]) {
+unsafe fn combine_row_f16c(
+    src: &[f16],
+    lanes: &mut [f32],
+    combine: impl Fn(f32, f32) -> f32 + Copy,
+) {
     use std::arch::x86_64::{__m128i, _mm256_cvtph_ps, _mm256_storeu_ps, _mm_loadu_si128};
-    let len = src.len().min(dst.len());
+    let len = src.len().min(lanes.len());
     let whole = len / 8 * 8;
-    for k in (0..whole).step_by(8) {
-        // SAFETY: k + 8 <= len elements of both slices; unaligned loads and stores.
+    for (lanes, src) in lanes[..whole]
+        .chunks_exact_mut(8)
+        .zip(src[..whole].chunks_exact(8))
+    {
+        let mut wide = [0f32; 8];
+        // SAFETY: `src` holds eight halves (16 bytes) and `wide` eight floats; unaligned
+        // load and store.
         unsafe {
-            let halves = _mm_loadu_si128(src.as_ptr().add(k).cast::<__m128i>());
-            _mm256_storeu_ps(dst.as_mut_ptr().add(k), _mm256_cvtph_ps(halves));
+            let halves = _mm_loadu_si128(src.as_ptr().cast::<__m128i>());
+            _mm256_storeu_ps(wide.as_mut_ptr(), _mm256_cvtph_ps(halves));
+        }
+        for (lane, x) in lanes.iter_mut().zip(wide) {
+            *lane = combine(*lane, x);
         }
     }
-    for k in whole..len {
-        dst[k] = f16_to_f32(src[k]);
+    for (lane, &s) in lanes[whole..len].iter_mut().zip(&src[whole..len]) {
+        *lane = combine(*lane, f16_to_f32(s));
     }
 }
 impl FloatInput<f32> for bf16 {

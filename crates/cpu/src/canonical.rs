@@ -89,11 +89,6 @@ pub trait Rows<A>: Sync {
 /// The values of an array, converted exactly to the accumulator type.
 pub struct Elements<'a, T>(pub &'a [T]);
 
-/// Values converted per call of a whole-row conversion ([`FloatInput::CONVERT_ROWS`]);
-/// shorter rows convert element by element (a call per row of a few values would cost
-/// more than it saves).
-const CONVERT_BLOCK: usize = 256;
-
 impl<A: AccFloat, T: FloatInput<A>> Rows<A> for Elements<'_, T> {
     type Scratch = ();
     fn len(&self) -> usize {
@@ -103,25 +98,7 @@ impl<A: AccFloat, T: FloatInput<A>> Rows<A> for Elements<'_, T> {
     #[inline(always)]
     fn fold_row<C: Combine<A>>(&self, op: C, lanes: &mut [A], start: usize, _: &mut ()) {
         let row = &self.0[start..start + lanes.len()];
-        if T::CONVERT_ROWS && row.len() >= CONVERT_BLOCK {
-            // Converted a block at a time (it stays in L1), then added: the same values
-            // in the same lanes, so the same bits.
-            let mut block = [A::NEG_ZERO; CONVERT_BLOCK];
-            for (lanes, row) in lanes
-                .chunks_mut(CONVERT_BLOCK)
-                .zip(row.chunks(CONVERT_BLOCK))
-            {
-                let block = &mut block[..row.len()];
-                T::to_acc_slice(row, block);
-                for (lane, &x) in lanes.iter_mut().zip(block.iter()) {
-                    *lane = op.combine(*lane, x);
-                }
-            }
-            return;
-        }
-        for (lane, &x) in lanes.iter_mut().zip(row) {
-            *lane = op.combine(*lane, x.to_acc());
-        }
+        T::combine_row(row, lanes, |lane, x| op.combine(lane, x));
     }
 }
 
