@@ -5,6 +5,7 @@ import numpy as np
 
 from . import _arrays
 from . import _native
+from . import _reductions
 from ._reductions import _axes, _host_device, _result
 
 
@@ -25,6 +26,7 @@ class Reduction:
         self.identity = identity
         self.post = post
         self.dtype = dtype
+        self._key = (None, None)
 
     def __repr__(self):
         return f"Reduction(map={self.map!r}, combine={self.combine!r})"
@@ -32,10 +34,17 @@ class Reduction:
     def __call__(self, *arrays, axis=None, keepdims=False, device="auto"):
         """Reduces ``arrays`` (one per input the map names, all of one shape).
 
-        Device tensors are copied to the host first: user-defined reductions read host
-        memory (the whole-array built-in reductions read tensors in place)."""
+        One input is read in place, as the statistics read it: a numpy array of any
+        layout through the buffer protocol, a torch or CuPy CUDA tensor on the caller's
+        stream (the map compiled into the kernels, the result a tensor on the same
+        device). Several inputs, and maps that read the index ``i``, are copied into C
+        order on the host first."""
         if not arrays:
             raise ValueError("a reduction needs at least one input array")
+        if len(arrays) == 1:
+            key = self._one_input_key()
+            if key is not None:
+                return _reductions._call("stat", key, arrays[0], axis, keepdims, None, device)
         hosts = [np.ascontiguousarray(_host_copy(a)) for a in arrays]
         shape = hosts[0].shape
         for k, h in enumerate(hosts[1:], start=1):
@@ -51,6 +60,20 @@ class Reduction:
             list(shape), _axes(axis), keepdims, _host_device(device),
         )
         return _result(triple)
+
+    def _one_input_key(self):
+        """The native key of this reduction over one input (None where the map reads
+        ``i``), made again only when an attribute changed."""
+        fields = (self.map, self.combine, self.identity, self.post, self.dtype)
+        if self._key[0] != fields:
+            acc = None if self.dtype is None else _arrays.type_name(self.dtype)
+            key = _native.reduction_key(
+                self.map, self.combine,
+                None if self.identity is None else str(self.identity),
+                None if self.post is None else str(self.post), acc,
+            )
+            self._key = (fields, key)
+        return self._key[1]
 
 
 def _host_copy(a):

@@ -32,6 +32,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices::devices_json, m)?)?;
     m.add_function(wrap_pyfunction!(devices::run_command, m)?)?;
     m.add_function(wrap_pyfunction!(what::statistics, m)?)?;
+    m.add_function(wrap_pyfunction!(what::reduction_key, m)?)?;
     m.add("CANONICAL_VERSION", redlab::canonical::VERSION)?;
     m.add("DeviceError", m.py().get_type::<errors::DeviceError>())?;
     Ok(())

@@ -216,7 +216,7 @@ pub fn reduce_host(
     let view = HostView::new(address, dtype(element)?, dims, strides)?;
     let device = devices::device(device)?;
     let computed = py.allow_threads(|| compute_view(&device, &what, &view, axes, keepdims))?;
-    to_python(py, computed, name)
+    to_python(py, computed, What::label(name))
 }
 
 /// `op` or statistic `name` over any object with the buffer protocol (numpy arrays
@@ -249,7 +249,7 @@ pub fn reduce_buffer(
         work()?
     };
     drop(held);
-    to_python(py, computed, name).map(Some)
+    to_python(py, computed, What::label(name)).map(Some)
 }
 
 /// When a CUDA tensor's reduction by `op` can be enqueued on the caller's stream: the
@@ -407,7 +407,7 @@ pub fn reduce_dlpack(
             let device = devices::device("cpu")?;
             let computed =
                 py.allow_threads(|| compute_view(&device, &what, &view, axes, keepdims))?;
-            return to_python(py, computed, name).map(Some);
+            return to_python(py, computed, What::label(name)).map(Some);
         }
         Place::Cuda(ordinal) => ordinal,
     };
@@ -472,7 +472,7 @@ pub fn reduce_dlpack(
     }
     let computed =
         py.allow_threads(|| compute_on_cuda(&device, &what, &view, axes, keepdims, stream))?;
-    to_python(py, computed, name).map(Some)
+    to_python(py, computed, What::label(name)).map(Some)
 }
 
 /// Enqueues `op` along `axes` of the CUDA tensor at device address `address` (dims and
@@ -727,17 +727,7 @@ pub fn reduce_mapped(
         .map(|(address, element)| HostView::new(*address, dtype(element)?, dims.clone(), None))
         .collect::<PyResult<Vec<_>>>()?;
     let types: Vec<DType> = views.iter().map(|v| v.dtype).collect();
-    let mut builder = Reduction::builder(map, combine);
-    if let Some(i) = identity {
-        builder = builder.identity(i);
-    }
-    if let Some(p) = post {
-        builder = builder.post(p);
-    }
-    if let Some(a) = acc {
-        builder = builder.acc(dtype(a)?);
-    }
-    let reduction = builder.build(&types).map_err(|e| errors::from_expr(&e))?;
+    let reduction = crate::what::build_reduction(map, combine, identity, post, acc, &types)?;
     let device = devices::device(device)?;
     let all = whole(&axes, keepdims);
     let computed = py.allow_threads(|| -> PyResult<Computed> {

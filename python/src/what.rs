@@ -1,5 +1,6 @@
-//! What a call computes: a built-in operator (with an optional accumulator type) or a
-//! named statistic from `redlab_expr::stats`, parsed from the names Python passes.
+//! What a call computes: a built-in operator (with an optional accumulator type), a
+//! named statistic from `redlab_expr::stats`, or a user-defined reduction of one array
+//! (by its key, [`reduction_key`]), parsed from the names Python passes.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -11,7 +12,8 @@ use crate::errors;
 pub enum What {
     /// One of redlab's operators, accumulating in `acc` (default: the operator's).
     Op(Op, Option<DType>),
-    /// A statistic: a map, a built-in combine and a `post`.
+    /// A map, a combine and a `post`: a statistic's name, or a user-defined reduction's
+    /// key ([`reduction_key`]). Both take the same paths (in place on CUDA tensors).
     Stat(String),
     /// A statistic with a several-number accumulator, computed on the CPU.
     Multi(Statistic),
@@ -50,10 +52,95 @@ impl What {
         Problem::new(op, input, acc).map_err(|e| errors::from_core(&e))
     }
 
-    /// The reduction of a statistic over `input`.
+    /// The reduction a [`What::Stat`] name stands for over `input`: a user-defined
+    /// reduction's key, or a statistic's name.
     pub fn statistic(name: &str, input: DType) -> PyResult<Reduction> {
+        if let Some(fields) = name.strip_prefix(KEY_MARK) {
+            let parts: Vec<&str> = fields.split(KEY_SEPARATOR).collect();
+            let [map, combine, identity, post, acc] = parts[..] else {
+                return Err(PyValueError::new_err("not a reduction key"));
+            };
+            // Empty fields stand for options not given.
+            let given = |field: &&str| !field.is_empty();
+            let (identity, post, acc) = (
+                Some(identity).filter(given),
+                Some(post).filter(given),
+                Some(acc).filter(given),
+            );
+            return build_reduction(map, combine, identity, post, acc, &[input]);
+        }
         redlab::stats::reduction(name, input).map_err(|e| errors::from_expr(&e))
     }
+
+    /// The name errors use for `name`: a statistic's own, "reduce" for a key.
+    pub fn label(name: &str) -> &str {
+        if name.starts_with(KEY_MARK) {
+            "reduce"
+        } else {
+            name
+        }
+    }
+}
+
+/// Starts a user-defined reduction's key; no statistic's name does.
+const KEY_MARK: &str = "\u{1f}expr\u{1f}";
+/// Between a key's fields. The expression language has no control characters, so no
+/// field holds one ([`reduction_key`] refuses them).
+const KEY_SEPARATOR: char = '\u{1f}';
+
+/// The key under which a user-defined reduction of one array travels as a statistic's
+/// name does (`map`, `combine`, optional `identity`, `post` and accumulator `acc`): the
+/// same paths then serve it, in place on CUDA tensors and strided host arrays, its
+/// prepared kernels cached by the key and input type. `None` for a map that reads the
+/// index `i`: those paths number a view's elements by where they sit in memory, so such
+/// maps keep the path that copies each input into C order first.
+#[pyfunction]
+#[pyo3(signature = (map, combine, identity, post, acc))]
+pub fn reduction_key(
+    map: &str,
+    combine: &str,
+    identity: Option<&str>,
+    post: Option<&str>,
+    acc: Option<&str>,
+) -> PyResult<Option<String>> {
+    if redlab::parser::reads_index(map).map_err(|e| errors::from_expr(&e))? {
+        return Ok(None);
+    }
+    let fields = [
+        map,
+        combine,
+        identity.unwrap_or(""),
+        post.unwrap_or(""),
+        acc.unwrap_or(""),
+    ];
+    if fields.iter().any(|f| f.contains(KEY_SEPARATOR)) {
+        return Err(PyValueError::new_err(
+            "expressions hold no control characters",
+        ));
+    }
+    Ok(Some(format!("{KEY_MARK}{}", fields.join("\u{1f}"))))
+}
+
+/// A user-defined reduction over inputs of `types`.
+pub fn build_reduction(
+    map: &str,
+    combine: &str,
+    identity: Option<&str>,
+    post: Option<&str>,
+    acc: Option<&str>,
+    types: &[DType],
+) -> PyResult<Reduction> {
+    let mut builder = Reduction::builder(map, combine);
+    if let Some(i) = identity {
+        builder = builder.identity(i);
+    }
+    if let Some(p) = post {
+        builder = builder.post(p);
+    }
+    if let Some(a) = acc {
+        builder = builder.acc(dtype(a)?);
+    }
+    builder.build(types).map_err(|e| errors::from_expr(&e))
 }
 
 /// The names of the statistics the library computes.

@@ -407,3 +407,24 @@ def test_device_mismatch_is_a_value_error():
     t = torch.ones(4, device="cuda")
     with pytest.raises(ValueError):
         redlab.sum(t, device="cpu")
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_torch_user_reductions_of_one_tensor_run_in_place_with_the_hosts_bits(dtype):
+    # One tensor: the map compiled into the kernels on torch's stream, the result a
+    # tensor on the same device with the bits of the numpy array of the same values.
+    x = random_array(dtype, 513 * 1031, seed=31).reshape(513, 1031)
+    t = torch.from_numpy(x).cuda()
+    for reduction in [
+        redlab.Reduction(map="x * x", combine="sum"),
+        redlab.Reduction(map="abs(x)", combine="max"),
+        redlab.Reduction(map="x > 0 ? x : 0", combine="sum", post="r / n"),
+        redlab.Reduction(map="x * x", combine="argmax"),
+    ]:
+        for axis in [None, 0, 1]:
+            got = reduction(t, axis=axis)
+            assert isinstance(got, torch.Tensor) and got.is_cuda, reduction
+            assert bits(got) == bits(reduction(x, axis=axis)), (reduction, axis)
+        view = t[:, 1:]
+        assert bits(reduction(view, axis=1)) == bits(reduction(x[:, 1:], axis=1))

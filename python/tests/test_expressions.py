@@ -40,3 +40,45 @@ def test_expression_errors_are_value_errors():
         redlab.Reduction(map="x ^ y")(x, x)
     with pytest.raises(ValueError):
         redlab.Reduction(map="x * y")(x, x[:5])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+def test_one_input_reads_any_layout_with_the_bits_of_its_c_order_copy(dtype):
+    # One input takes the in-place path (the buffer protocol, any strides); the same
+    # values in C order, and the two-input path over (x, x), give the same bits.
+    base = random_array(dtype, 61 * 94, seed=5).reshape(61, 94)
+    views = [base[:, ::2], base.T, base[3:50, 7:], np.asfortranarray(base)]
+    square = redlab.Reduction(map="x * x", combine="sum")
+    product = redlab.Reduction(map="x * y", combine="sum")
+    biggest = redlab.Reduction(map="abs(x)", combine="argmax")
+    for view in views:
+        copy = np.ascontiguousarray(view)
+        for axis in [None, 0, 1, (0, 1)]:
+            got = square(view, axis=axis)
+            assert np.asarray(got).tobytes() == np.asarray(square(copy, axis=axis)).tobytes()
+            assert np.asarray(got).tobytes() == np.asarray(product(copy, copy, axis=axis)).tobytes()
+            if not isinstance(axis, tuple):  # (numpy's argmax takes one axis)
+                picked = biggest(view, axis=axis)
+                assert np.array_equal(picked, np.argmax(np.abs(copy), axis=axis))
+
+
+def test_maps_of_the_index_number_elements_in_c_order_on_any_layout():
+    base = random_array(np.float64, 40 * 30, seed=6).reshape(40, 30)
+    view = base[::3, 1::2]
+    weighted = redlab.Reduction(map="x * i", combine="sum")
+    flat = np.ascontiguousarray(view).ravel()
+    assert float(weighted(view)) == pytest.approx(float(np.sum(flat * np.arange(flat.size))))
+    rows = weighted(view, axis=1)
+    assert rows.shape == (view.shape[0],)
+
+
+def test_one_input_errors_name_the_reduction_not_its_key():
+    empty = np.zeros(0, dtype=np.float32)
+    with pytest.raises(ValueError, match="operation reduce"):
+        redlab.Reduction(map="x", combine="argmax")(empty)
+    with pytest.raises(ValueError, match="column"):
+        redlab.Reduction(map="x * * 2")(empty)
+    with pytest.raises(ValueError):
+        redlab.Reduction(map="x ^ 2")(random_array(np.float32, 5, seed=1))
+    with pytest.raises(ValueError, match="control"):
+        redlab.Reduction(map="x", post="r\x1f")(random_array(np.float32, 5, seed=1))

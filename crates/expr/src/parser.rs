@@ -44,31 +44,42 @@ pub fn parse(text: &str) -> Result<Ast, ExprError> {
 /// How many inputs a map's text names (`x`: 1, `x * y`: 2, `z`: 3), at least one: what
 /// a generated run must create before the types can be checked.
 pub fn inputs_named(text: &str) -> Result<usize, ExprError> {
-    fn walk(ast: &Ast, most: &mut usize) {
-        match &ast.kind {
-            AstKind::Name(n) => {
-                if let Some(k) = crate::types::input_position(n) {
-                    *most = (*most).max(k + 1);
-                }
-            }
-            AstKind::Int(_) | AstKind::Float(_) => {}
-            AstKind::Unary(_, e) => walk(e, most),
-            AstKind::Binary(_, a, b) => {
-                walk(a, most);
-                walk(b, most);
-            }
-            AstKind::Select(c, a, b) => {
-                walk(c, most);
-                walk(a, most);
-                walk(b, most);
-            }
-            AstKind::Call(_, args) => args.iter().for_each(|a| walk(a, most)),
-        }
-    }
     let ast = parse(text).map_err(|e| e.in_part("map", text))?;
     let mut most = 1;
-    walk(&ast, &mut most);
+    visit_names(&ast, &mut |name| {
+        if let Some(k) = crate::types::input_position(name) {
+            most = most.max(k + 1);
+        }
+    });
     Ok(most)
+}
+
+/// Whether the map `text` reads the element index `i` (its values then depend on where
+/// each element sits, not only on the elements).
+pub fn reads_index(text: &str) -> Result<bool, ExprError> {
+    let ast = parse(text).map_err(|e| e.in_part("map", text))?;
+    let mut reads = false;
+    visit_names(&ast, &mut |name| reads |= name == "i");
+    Ok(reads)
+}
+
+/// Calls `visit` with every name `ast` reads.
+fn visit_names(ast: &Ast, visit: &mut impl FnMut(&str)) {
+    match &ast.kind {
+        AstKind::Name(n) => visit(n),
+        AstKind::Int(_) | AstKind::Float(_) => {}
+        AstKind::Unary(_, e) => visit_names(e, visit),
+        AstKind::Binary(_, a, b) => {
+            visit_names(a, visit);
+            visit_names(b, visit);
+        }
+        AstKind::Select(c, a, b) => {
+            visit_names(c, visit);
+            visit_names(a, visit);
+            visit_names(b, visit);
+        }
+        AstKind::Call(_, args) => args.iter().for_each(|a| visit_names(a, visit)),
+    }
 }
 
 struct Parser {
@@ -299,6 +310,17 @@ mod tests {
         assert_eq!(p("c ? 1 : d ? 2 : 3"), "(c ? 1 : (d ? 2 : 3))");
         assert_eq!(p("max(abs(x), -y) * 2"), "(max(abs(x), (-y)) * 2)");
         assert_eq!(p("a & b ^ c | d"), "(((a & b) ^ c) | d)");
+    }
+
+    #[test]
+    fn the_names_a_map_reads_are_found_at_any_depth() {
+        assert_eq!(inputs_named("x").ok(), Some(1));
+        assert_eq!(inputs_named("max(abs(x), c ? z : 1)").ok(), Some(3));
+        assert_eq!(inputs_named("2").ok(), Some(1));
+        assert_eq!(reads_index("x * i").ok(), Some(true));
+        assert_eq!(reads_index("x > 0 ? f32(i) : -x").ok(), Some(true));
+        assert_eq!(reads_index("x * x + inf").ok(), Some(false));
+        assert!(reads_index("x * * i").is_err());
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub use redlab_core::{
 };
 pub use redlab_cpu::statistics::{finish_tiles, Statistic};
 use redlab_cpu::CpuBackend;
-pub use redlab_expr::{stats, ExprError, Reduction, ReductionBuilder};
+pub use redlab_expr::{parser, stats, ExprError, Reduction, ReductionBuilder};
 
 /// The CPU device behind the free functions, created on first use.
 fn default_cpu() -> Result<&'static CpuBackend, Error> {
