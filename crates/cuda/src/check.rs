@@ -157,12 +157,12 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
 }
 
 /// The segment kernels reading through a map, read back and in place (the stream
-/// path's build, after `post`): every statistic over every type, and the one-input
-/// mapped examples.
+/// path's build, after `post`): every statistic over every type, and the mapped
+/// examples the segment kernels take (several inputs packed, of 1000003 elements each).
 fn mapped_segment_builds(arch: &str) -> Vec<Checked> {
     let mut reductions: Vec<redlab_expr::Reduction> = mapped_examples()
         .into_iter()
-        .filter(mapped::maps_on_device)
+        .filter(mapped::maps_inputs_on_device)
         .collect();
     for dtype in DType::ALL {
         for name in redlab_expr::stats::NAMES {
@@ -182,6 +182,8 @@ fn mapped_segment_builds(arch: &str) -> Vec<Checked> {
         .map(|(reduction, in_place)| {
             let assembled = if in_place {
                 mapped::segments_to_result(&reduction, Target::Cuda).map(|(_, a, _)| a)
+            } else if reduction.inputs.len() > 1 {
+                mapped::segments_packed(&reduction, 1_000_003, Target::Cuda).map(|(_, a)| a)
             } else {
                 mapped::segments(&reduction, Target::Cuda).map(|(_, a)| a)
             };

@@ -9,7 +9,8 @@ use redlab_core::{ArrayRef, DType, Error, Outcome, Value};
 use redlab_expr::{host, Reduction};
 use redlab_kernels::assembly::Target;
 use redlab_kernels::mapped;
-use redlab_kernels::segments::{prepare, SegmentJob, SegmentResults};
+use redlab_kernels::mapped_segments::prepare_mapped;
+use redlab_kernels::segments::{SegmentJob, SegmentResults};
 use redlab_kernels::{RunError, Variant};
 
 use crate::graph::GraphRun;
@@ -141,27 +142,29 @@ impl CudaDevice {
         )
     }
 
-    /// One value per output of `selection` of a one-input `reduction` over `data`, before
-    /// `post`: the segment kernels read raw elements and map each as they load it, every
-    /// output in its own canonical order, with the seconds of each launch. Maps of
-    /// several inputs, maps reading `i` and custom combines are an error (the caller maps
-    /// on the host).
+    /// One value per output of `selection` of `reduction` over `inputs`, before `post`:
+    /// the segment kernels map each raw element as they load it, every output in its own
+    /// canonical order (one input read raw, several packed into one buffer:
+    /// [`prepare_mapped`]), with the seconds of each launch.
     pub fn compute_mapped_outputs(
         &self,
         reduction: &Reduction,
-        data: ArrayRef<'_>,
+        inputs: &[ArrayRef<'_>],
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
-        mapped::check_raw_input(reduction, &data).map_err(Error::Shape)?;
-        let (problem, assembled) =
-            mapped::segments(reduction, Target::Cuda).map_err(Error::Shape)?;
-        let device = (self.caps.max_work_group, mapped::reads_words(reduction));
-        prepare(&problem, data, selection, device, |job, rows| {
-            let input = self.upload(rows).map_err(backend_error)?;
-            self.segments_built(&assembled.source, &problem, &input, job, None)
-                .and_then(SegmentResults::values)
-                .map_err(backend_error)
-        })
+        let device = (self.caps.max_work_group, Target::Cuda);
+        prepare_mapped(
+            reduction,
+            inputs,
+            selection,
+            device,
+            |problem, assembled, job, rows| {
+                let input = self.upload(rows).map_err(backend_error)?;
+                self.segments_built(&assembled.source, problem, &input, job, None)
+                    .and_then(SegmentResults::values)
+                    .map_err(backend_error)
+            },
+        )
     }
 
     /// What the mapped segment kernels of `job` wrote over a device input of the raw

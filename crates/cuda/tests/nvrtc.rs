@@ -352,6 +352,41 @@ fn maps_of_two_and_four_byte_inputs_load_whole_words_along_axes() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn maps_of_several_inputs_build_into_the_segment_kernels_with_their_regions() {
+    require_nvrtc();
+    // Several inputs travel packed, each in its region, which `lift` finds from the
+    // length the source holds; one input keeps one program for every length.
+    let build = |map: &str, combine: &str, types: &[DType]| {
+        redlab_expr::Reduction::builder(map, combine)
+            .build(types)
+            .expect("builds")
+    };
+    for (map, combine, types) in [
+        ("x * y", "sum", &[DType::F32, DType::F32][..]),
+        ("abs(x - y)", "argmax", &[DType::F64, DType::F16]),
+        ("x > y ? 1 : 0", "sum", &[DType::I32, DType::BF16]),
+    ] {
+        let reduction = build(map, combine, types);
+        let (_, assembled) =
+            redlab_kernels::mapped::segments_packed(&reduction, 123_457, Target::Cuda)
+                .unwrap_or_else(|e| panic!("{map}: {e}"));
+        assert!(assembled.source.contains("(ulong)123457UL"), "{map}");
+        compile::compile(&assembled.source, "segments.cl", "sm_90")
+            .unwrap_or_else(|f| panic!("{map}:\n{}", f.log));
+    }
+    let one = build("x * x", "sum", &[DType::F32]);
+    let (_, assembled) =
+        redlab_kernels::mapped::segments(&one, Target::Cuda).expect("one input builds");
+    assert!(
+        !assembled.source.contains("UL)"),
+        "one input holds no length"
+    );
+    let by_index = build("x * y + i", "sum", &[DType::F32, DType::F32]);
+    assert!(redlab_kernels::mapped::segments_packed(&by_index, 10, Target::Cuda).is_err());
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn bulk_copy_warp_tiles_export_their_shared_memory_and_fit_it() {
     require_nvrtc();
     let variant = registry::find("production").expect("registered");

@@ -155,8 +155,9 @@ pub fn pack(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Vec<u8> {
 /// output reduces its mapped values in its own canonical order, as the host would after
 /// mapping every element, without the mapped array ever existing. Returns the problem
 /// over mapped values with the source. The input buffer is the raw array itself (one
-/// input has no regions to find, so `lift` needs no length); maps of several inputs and
-/// custom combines are an error here (their callers map on the host).
+/// input has no regions to find, so `lift` needs no length); several inputs take
+/// [`segments_packed`], and custom combines are an error here (their callers map on
+/// the host).
 pub fn segments(reduction: &Reduction, target: Target) -> Result<(Problem, Assembled), String> {
     if !maps_on_device(reduction) {
         return Err(format!(
@@ -166,7 +167,34 @@ pub fn segments(reduction: &Reduction, target: Target) -> Result<(Problem, Assem
             reduction.inputs.len()
         ));
     }
-    let (problem, source) = segment_decls(reduction)?;
+    assemble_mapped_segments(reduction, 0, target)
+}
+
+/// [`segments`] for a reduction of several inputs of `n` elements each, packed into one
+/// buffer as the production kernel reads them ([`pack`]): `lift` finds each input's
+/// region from `n`, which the source holds as a constant (the segment kernels have no
+/// length of their own), so each length builds its own program.
+pub fn segments_packed(
+    reduction: &Reduction,
+    n: usize,
+    target: Target,
+) -> Result<(Problem, Assembled), String> {
+    if !maps_inputs_on_device(reduction) {
+        return Err(format!(
+            "the segment kernels map inputs that are not read by their index `i`, with a \
+             built-in combine (this map: `{}`)",
+            reduction.map_text
+        ));
+    }
+    assemble_mapped_segments(reduction, n, target)
+}
+
+fn assemble_mapped_segments(
+    reduction: &Reduction,
+    n: usize,
+    target: Target,
+) -> Result<(Problem, Assembled), String> {
+    let (problem, source) = segment_decls(reduction, n)?;
     let mut assembled = assemble_segments_with(&problem, &source, &[], target, "")?;
     if target == Target::OpenCl {
         assembled.options = OPENCL_OPTIONS.into();
@@ -174,13 +202,21 @@ pub fn segments(reduction: &Reduction, target: Target) -> Result<(Problem, Assem
     Ok((problem, assembled))
 }
 
-/// Section 2 of the mapped segment kernels, with the problem over mapped values.
-fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
+/// Section 2 of the mapped segment kernels, with the problem over mapped values; `n`,
+/// the elements of each packed input, where there are several.
+fn segment_decls(reduction: &Reduction, n: usize) -> Result<(Problem, String), String> {
     let (problem, decls) = decls(reduction)?;
-    // One input starts at offset 0, so `rl_map` reads no length: a constant stands in
-    // for the kernel's `n`, which the segment kernels do not have.
     let mut source = decls.source.clone();
-    source.push_str("#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n");
+    // One input starts at offset 0, so `rl_map` needs no length: 0 stands in for the
+    // kernel's `n`, and one program serves every length. Several inputs sit in regions
+    // `rl_map` finds from the length.
+    if reduction.inputs.len() > 1 {
+        source.push_str(&format!(
+            "#undef lift\n#define lift(p, i) lift_n((p), (i), (ulong){n}UL)\n"
+        ));
+    } else {
+        source.push_str("#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n");
+    }
     // An input of 2- or 4-byte elements also maps raw words, so the kernels that load
     // whole words of 4 elements (column_words, word_rows, short rows of words) read
     // mapped elements as they read plain ones ([`reads_words`]).
@@ -264,7 +300,7 @@ pub fn segments_to_result(
             reduction.describe()
         )
     })?;
-    let (problem, source) = segment_decls(reduction)?;
+    let (problem, source) = segment_decls(reduction, 0)?;
     let source = source + &in_place.post;
     Ok((
         problem,
@@ -388,9 +424,14 @@ fn plain_problem(reduction: &Reduction, mapped: &Problem) -> Option<Problem> {
 /// (whose value depends on where elements sit, and the kernels read them in place or
 /// gathered into rows).
 pub fn maps_on_device(reduction: &Reduction) -> bool {
-    reduction.inputs.len() == 1
-        && matches!(reduction.combine, Combine::Builtin(_))
-        && !uses_index(&reduction.map)
+    reduction.inputs.len() == 1 && maps_inputs_on_device(reduction)
+}
+
+/// Whether the segment kernels can map `reduction`'s elements as they read them from
+/// one input or from several packed into one buffer ([`segments_packed`]): a built-in
+/// combine, and a map that does not read `i`.
+pub fn maps_inputs_on_device(reduction: &Reduction) -> bool {
+    matches!(reduction.combine, Combine::Builtin(_)) && !uses_index(&reduction.map)
 }
 
 /// Checks that `data` is the one raw input [`segments`] kernels of `reduction` read.

@@ -1,13 +1,14 @@
 //! User-defined reductions on an OpenCL device: the inputs packed into one buffer and
 //! the production kernel built with the map as its `lift()` ([`redlab_kernels::mapped`]);
-//! along axes and over segments, a one-input map built into the segment kernels.
+//! along axes and over segments, the map built into the segment kernels.
 
 use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, Error, Outcome, Value};
 use redlab_expr::{host, Reduction};
 use redlab_kernels::assembly::Target;
 use redlab_kernels::mapped;
-use redlab_kernels::segments::{prepare, SegmentJob, SegmentResults};
+use redlab_kernels::mapped_segments::prepare_mapped;
+use redlab_kernels::segments::{SegmentJob, SegmentResults};
 use redlab_kernels::RunError;
 
 use crate::driver::{self, DeviceInput};
@@ -65,25 +66,29 @@ impl OpenClDevice {
         self.run_mapped(reduction, &input)
     }
 
-    /// One value per output of `selection` of a one-input `reduction` over `data`, before
-    /// `post`: the segment kernels map each raw element as they load it, every output in
-    /// its own canonical order ([`mapped::segments`]), with the seconds of each launch.
+    /// One value per output of `selection` of `reduction` over `inputs`, before `post`:
+    /// the segment kernels map each raw element as they load it, every output in its own
+    /// canonical order (one input read raw, several packed into one buffer:
+    /// [`prepare_mapped`]), with the seconds of each launch.
     pub fn compute_mapped_outputs(
         &self,
         reduction: &Reduction,
-        data: ArrayRef<'_>,
+        inputs: &[ArrayRef<'_>],
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
-        mapped::check_raw_input(reduction, &data).map_err(Error::Shape)?;
-        let (problem, assembled) =
-            mapped::segments(reduction, Target::OpenCl).map_err(Error::Shape)?;
-        let device = (self.caps.max_work_group, mapped::reads_words(reduction));
-        prepare(&problem, data, selection, device, |job, rows| {
-            let input = self.upload(rows).map_err(backend_error)?;
-            self.segments_built(&assembled, &problem, &input, job)
-                .and_then(SegmentResults::values)
-                .map_err(backend_error)
-        })
+        let device = (self.caps.max_work_group, Target::OpenCl);
+        prepare_mapped(
+            reduction,
+            inputs,
+            selection,
+            device,
+            |problem, assembled, job, rows| {
+                let input = self.upload(rows).map_err(backend_error)?;
+                self.segments_built(assembled, problem, &input, job)
+                    .and_then(SegmentResults::values)
+                    .map_err(backend_error)
+            },
+        )
     }
 
     /// What the mapped segment kernels of `job` wrote over an uploaded input of the raw

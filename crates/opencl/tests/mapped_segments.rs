@@ -6,7 +6,8 @@
 //! take, and expressions with each kind of combine; the shapes reach every segment
 //! kernel: short and wide rows, word rows, row tiles with the tree, column tiles,
 //! column words, a misaligned view, Fortran order, gathered axes and CSR offsets with
-//! empty segments.
+//! empty segments. Maps of several inputs (of one type or mixed) read them packed into
+//! one buffer, over the same shapes.
 //!
 //! Without an OpenCL platform the test prints a visible SKIPPED line and passes, unless
 //! `REDLAB_REQUIRE_OPENCL=1` (CI sets it).
@@ -82,16 +83,21 @@ fn reductions() -> Vec<Reduction> {
             all.push(stats::reduction(name, *dtype).expect("statistic builds"));
         }
     }
-    for (map, combine, dtype) in [
-        ("x * x", "argmax", DType::F32),
-        ("sqrt(abs(x)) + 1", "sum", DType::F32),
-        ("x > 0.5", "sum", DType::F32),
-        ("x * 3 - 1", "min", DType::I32),
-        ("x % 7", "xor", DType::I32),
+    let (f32, f64, f16, i32) = (DType::F32, DType::F64, DType::F16, DType::I32);
+    for (map, combine, types) in [
+        ("x * x", "argmax", &[f32][..]),
+        ("sqrt(abs(x)) + 1", "sum", &[f32]),
+        ("x > 0.5", "sum", &[f32]),
+        ("x * 3 - 1", "min", &[i32]),
+        ("x % 7", "xor", &[i32]),
+        ("x * y", "sum", &[f32, f32]),
+        ("abs(x - y)", "max", &[f64, f16]),
+        ("x > y ? 1 : 0", "sum", &[i32, f32]),
+        ("x * y + z", "argmin", &[f32, f64, i32]),
     ] {
         all.push(
             Reduction::builder(map, combine)
-                .build(&[dtype])
+                .build(types)
                 .expect("expression builds"),
         );
     }
@@ -101,10 +107,10 @@ fn reductions() -> Vec<Reduction> {
 /// The host's answer: the map per element, then each output's canonical reduction.
 fn expected(
     reduction: &Reduction,
-    data: ArrayRef<'_>,
+    inputs: &[ArrayRef<'_>],
     selection: Selection<'_>,
 ) -> Vec<redlab_core::Value> {
-    let mapped = host::map_all(reduction, &[data]).expect("maps");
+    let mapped = host::map_all(reduction, inputs).expect("maps");
     let problem = reduction.problem().expect("a built-in combine");
     segmented::reference(problem, mapped.view(), selection).expect("reference")
 }
@@ -115,37 +121,49 @@ fn mapped_outputs_match_the_host_bit_for_bit() {
     let mut failures = Vec::new();
     let mut checked = 0;
     for reduction in reductions() {
-        let dtype = reduction.inputs[0];
         let label = reduction.describe();
-        let mut check = |shape: &str, data: ArrayRef<'_>, selection: Selection<'_>| {
-            let want = expected(&reduction, data, selection);
-            match device.compute_mapped_outputs(&reduction, data, selection) {
-                Ok((got, _)) if got.len() != want.len() => failures.push(format!(
-                    "{label} {shape}: {} outputs, want {}",
-                    got.len(),
-                    want.len()
-                )),
-                Ok((got, _)) => {
-                    if let Some(k) = (0..got.len()).find(|&k| !got[k].same_as(&want[k])) {
-                        failures.push(format!(
-                            "{label} {shape}: output {k}: {} vs {}",
-                            got[k], want[k]
-                        ));
-                    }
-                }
-                Err(e) => failures.push(format!("{label} {shape}: {e}")),
-            }
-            checked += 1;
+        // One array per input, each of its own type and seed.
+        let inputs = |count: usize, seed: u64| {
+            let arrays: Vec<_> = reduction
+                .inputs
+                .iter()
+                .enumerate()
+                .map(|(k, &dtype)| {
+                    generate(dtype, count, Distribution::Normal, seed + k as u64).expect("data")
+                })
+                .collect();
+            arrays
         };
+        let mut check =
+            |shape: &str, arrays: &[redlab_core::HostArray], selection: Selection<'_>| {
+                let views: Vec<ArrayRef<'_>> = arrays.iter().map(|a| a.view()).collect();
+                let want = expected(&reduction, &views, selection);
+                match device.compute_mapped_outputs(&reduction, &views, selection) {
+                    Ok((got, _)) if got.len() != want.len() => failures.push(format!(
+                        "{label} {shape}: {} outputs, want {}",
+                        got.len(),
+                        want.len()
+                    )),
+                    Ok((got, _)) => {
+                        if let Some(k) = (0..got.len()).find(|&k| !got[k].same_as(&want[k])) {
+                            failures.push(format!(
+                                "{label} {shape}: output {k}: {} vs {}",
+                                got[k], want[k]
+                            ));
+                        }
+                    }
+                    Err(e) => failures.push(format!("{label} {shape}: {e}")),
+                }
+                checked += 1;
+            };
         for (shape, layout, axes) in axis_cases() {
             let count = layout.offset + layout.dims.iter().product::<usize>();
-            let data =
-                generate(dtype, count, Distribution::Normal, 7 + count as u64).expect("data");
+            let arrays = inputs(count, 7 + count as u64);
             let plan = AxisPlan::new(layout, axes.as_deref(), false).expect("plan");
-            check(shape, data.view(), Selection::Axes(&plan));
+            check(shape, &arrays, Selection::Axes(&plan));
         }
         let n = 20_011;
-        let data = generate(dtype, n, Distribution::Normal, 41).expect("data");
+        let arrays = inputs(n, 41);
         for (shape, segments) in [
             (
                 "offsets with empty and long segments",
@@ -154,7 +172,7 @@ fn mapped_outputs_match_the_host_bit_for_bit() {
             ("fixed 8193", Segments::Fixed(8193)),
         ] {
             let ranges = segments.ranges(n).expect("ranges");
-            check(shape, data.view(), Selection::Ranges(&ranges));
+            check(shape, &arrays, Selection::Ranges(&ranges));
         }
     }
     assert!(
@@ -170,22 +188,39 @@ fn maps_the_kernels_cannot_take_are_refused_with_a_reason() {
     let Some(device) = device() else { return };
     let data = generate(DType::F32, 64, Distribution::Normal, 3).expect("data");
     let ranges = [0..32, 32..64];
-    let two_inputs = Reduction::builder("x * y", "sum")
-        .build(&[DType::F32, DType::F32])
-        .expect("builds");
-    let by_index = Reduction::builder("x * i", "sum")
-        .build(&[DType::F32])
-        .expect("builds");
-    let wrong_type = Reduction::builder("x", "sum")
-        .build(&[DType::F64])
-        .expect("builds");
-    for (reduction, says) in [
-        (&two_inputs, "one input"),
-        (&by_index, "index"),
-        (&wrong_type, "the input holds f32"),
+    let shorter = generate(DType::F32, 63, Distribution::Normal, 4).expect("data");
+    let build = |map: &str, combine: &str, types: &[DType]| {
+        let builder = Reduction::builder(map, combine);
+        let builder = if combine.contains('a') {
+            builder.identity("0")
+        } else {
+            builder
+        };
+        builder.build(types).expect("builds")
+    };
+    let (f32, f64) = (DType::F32, DType::F64);
+    let one = [data.view()];
+    let two = [data.view(), data.view()];
+    let unequal = [data.view(), shorter.view()];
+    for (reduction, inputs, says) in [
+        (build("x * i", "sum", &[f32]), &one[..], "index"),
+        (build("x * y * i", "sum", &[f32, f32]), &two[..], "index"),
+        (build("x", "a + b", &[f32]), &one[..], "built-in combine"),
+        (build("x", "sum", &[f64]), &one[..], "the input holds f32"),
+        (
+            build("x * y", "sum", &[f32, f64]),
+            &two[..],
+            "built for f64",
+        ),
+        (
+            build("x * y", "sum", &[f32, f32]),
+            &unequal[..],
+            "equal lengths",
+        ),
+        (build("x * y", "sum", &[f32, f32]), &one[..], "reads 2"),
     ] {
         let err = device
-            .compute_mapped_outputs(reduction, data.view(), Selection::Ranges(&ranges))
+            .compute_mapped_outputs(&reduction, inputs, Selection::Ranges(&ranges))
             .expect_err("refused");
         assert!(err.to_string().contains(says), "{err}");
     }

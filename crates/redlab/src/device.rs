@@ -363,19 +363,15 @@ impl Device {
                     .into(),
             )
         })?;
-        #[cfg_attr(
-            not(any(feature = "opencl", feature = "cuda")),
-            allow(unused_variables)
-        )]
-        if let ([data], true) = (inputs, self.maps_outputs_on_device(reduction)) {
+        if self.maps_outputs_on_device(reduction) {
             match &self.kind {
                 #[cfg(feature = "opencl")]
                 Kind::OpenCl(device) => {
-                    return Ok(device.compute_mapped_outputs(reduction, *data, selection)?)
+                    return Ok(device.compute_mapped_outputs(reduction, inputs, selection)?)
                 }
                 #[cfg(feature = "cuda")]
                 Kind::Cuda(device) => {
-                    return Ok(device.compute_mapped_outputs(reduction, *data, selection)?)
+                    return Ok(device.compute_mapped_outputs(reduction, inputs, selection)?)
                 }
                 _ => {}
             }
@@ -385,8 +381,9 @@ impl Device {
     }
 
     /// Whether [`Device::reduce_mapped_outputs`] compiles `reduction`'s map into the
-    /// segment kernels here (an OpenCL or CUDA device, one input, no `i`, a built-in
-    /// combine) rather than mapping on the host first.
+    /// segment kernels here (an OpenCL or CUDA device, no `i`, a built-in combine; one
+    /// input read raw, several packed into one buffer) rather than mapping on the host
+    /// first.
     pub fn maps_outputs_on_device(&self, reduction: &Reduction) -> bool {
         let gpu = match &self.kind {
             #[cfg(feature = "opencl")]
@@ -395,7 +392,7 @@ impl Device {
             Kind::Cuda(_) => true,
             _ => false,
         };
-        gpu && redlab_kernels::mapped::maps_on_device(reduction)
+        gpu && redlab_kernels::mapped::maps_inputs_on_device(reduction)
     }
 
     /// A statistic with a several-number accumulator (variance, standard deviation,

@@ -197,10 +197,9 @@ fn run_shaped(
         &super::shaped::Compute::Reduce {
             problem: &problem,
             post: Some(&post),
-            on_device: match views {
-                [raw] if device.maps_outputs_on_device(reduction) => Some((reduction, *raw)),
-                _ => None,
-            },
+            on_device: device
+                .maps_outputs_on_device(reduction)
+                .then_some((reduction, views)),
         },
         &mapped,
         &dims,

@@ -129,10 +129,10 @@ pub enum Compute<'a> {
         problem: &'a Problem,
         /// A user-defined reduction's last step.
         post: Option<&'a Post<'a>>,
-        /// A user-defined map the device applies as it reads, and the raw input it reads
+        /// A user-defined map the device applies as it reads, and the raw inputs it reads
         /// ([`Device::maps_outputs_on_device`]); the array given to [`run`] then holds
         /// the mapped values, which only the host reference reads.
-        on_device: Option<(&'a Reduction, ArrayRef<'a>)>,
+        on_device: Option<(&'a Reduction, &'a [ArrayRef<'a>])>,
     },
     /// A several-number statistic (on the CPU); checked within a tolerance against
     /// plain two-pass methods.
@@ -358,7 +358,7 @@ pub fn run(
                 _,
             ) => {
                 let (got, passes) =
-                    device.reduce_mapped_outputs_timed(reduction, &[*raw], selection)?;
+                    device.reduce_mapped_outputs_timed(reduction, raw, selection)?;
                 (got, passes.iter().sum::<f64>())
             }
             (Compute::Reduce { .. }, Some(problem)) => {
@@ -382,7 +382,7 @@ pub fn run(
         Compute::Reduce {
             on_device: Some((_, raw)),
             ..
-        } => raw.bytes().len(),
+        } => raw.iter().map(|r| r.bytes().len()).sum(),
         _ => n * data.dtype().size_bytes(),
     } as u64;
     let graph_seconds = match (request.graph_calls, problem) {
