@@ -1,8 +1,8 @@
 //! The many-output kernels (`segments.cl`: axis and segmented reductions) in the
 //! simulator, through the same job description and launches as the GPU backends
 //! ([`redlab_kernels::segments`]): each launch is analyzed like any pass, and the values
-//! come back for checking against the reference. User-defined maps of one input run
-//! compiled into the same kernels, as the devices run them.
+//! come back for checking against the reference. User-defined maps run compiled into the
+//! same kernels, as the devices run them (several inputs packed into one buffer).
 
 use std::rc::Rc;
 
@@ -10,7 +10,7 @@ use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, Problem, Value};
 use redlab_expr::Reduction;
 use redlab_kernels::assembly::{self, Target};
-use redlab_kernels::mapped;
+use redlab_kernels::mapped_segments::prepare_mapped;
 use redlab_kernels::segments::{run_segments, SegmentJob, SegmentKernels, ENTRY_POINTS};
 
 use crate::variant::{Pass, SimKernel, SimLauncher, VariantOptions};
@@ -52,26 +52,38 @@ pub fn run(
     .map(Some)
 }
 
-/// [`run`] for a user-defined reduction of one input: the segment kernels with the map
-/// compiled in, the text and the plan the OpenCL and CUDA backends use
-/// ([`redlab_kernels::mapped::segments`]). The values are the mapped problem's, before
-/// any `post` (which the axis paths do not take).
+/// [`run`] for a user-defined reduction: the segment kernels with the map compiled in,
+/// the text, plan and input bytes the OpenCL and CUDA backends use
+/// ([`redlab_kernels::mapped_segments::prepare_mapped`]: one input raw, several packed).
+/// The values are the mapped problem's, before any `post` (which the axis paths do not
+/// take). `None` when the outputs do not step evenly (the backends gather those first).
 pub fn run_mapped(
     reduction: &Reduction,
-    data: ArrayRef<'_>,
+    inputs: &[ArrayRef<'_>],
     selection: Selection<'_>,
     opts: &VariantOptions,
 ) -> Result<Option<SegmentsRun>, AnalyzeError> {
-    let usage = AnalyzeError::Usage;
-    mapped::check_raw_input(reduction, &data).map_err(usage)?;
-    let (problem, assembled) = mapped::segments(reduction, Target::OpenCl).map_err(usage)?;
-    let words = mapped::reads_words(reduction);
-    let Some(job) = SegmentJob::new(selection).map(|j| j.for_mapped(&problem, words)) else {
+    if SegmentJob::new(selection).is_none() {
         return Ok(None);
-    };
-    let name = format!("segments ({problem} of {})", reduction.describe());
-    launch(&name, &assembled.source, &problem, data, &job, opts).map(Some)
+    }
+    let device = (MAX_WORK_GROUP, Target::OpenCl);
+    let launched = prepare_mapped(
+        reduction,
+        inputs,
+        selection,
+        device,
+        |problem, assembled, job, rows| {
+            let name = format!("segments ({problem} of {})", reduction.describe());
+            Ok(launch(&name, &assembled.source, problem, rows, job, opts))
+        },
+    )
+    .map_err(|e| AnalyzeError::Usage(e.to_string()))?;
+    launched.map(Some)
 }
+
+/// The work-group limit the mapped jobs are planned for: that of the GPUs measured, and
+/// the largest group the kernels ask for.
+const MAX_WORK_GROUP: usize = 1024;
 
 /// Compiles `text` and runs `job`'s launches over `data`, each analyzed.
 fn launch(

@@ -214,6 +214,15 @@ fn maps_run_compiled_into_the_segment_kernels_in_the_simulator() {
         ("1024x64", "1", "x*2", "sum", "f32", "word_rows"),
         ("64x33", "1", "x*x", "argmax", "f32", "short_rows_wide"),
         ("3x9000", "1", "x & 255", "xor", "i32", "row_tiles"),
+        ("300x70", "0", "x * y", "sum", "f32", "column_tiles"),
+        (
+            "70x300",
+            "1",
+            "abs(x - y) + z",
+            "max",
+            "f64",
+            "short_rows_wide",
+        ),
     ] {
         let j = json(&[
             "analyze",
@@ -237,8 +246,8 @@ fn maps_run_compiled_into_the_segment_kernels_in_the_simulator() {
         assert!(problem.contains(map), "{problem}");
     }
     assert_clean_error(
-        &["analyze", "segments", "--shape", "9x8", "--map", "x*y"],
-        "this map reads 2",
+        &["analyze", "segments", "--shape", "9x8", "--map", "x*i"],
+        "index",
     );
     assert_clean_error(
         &[

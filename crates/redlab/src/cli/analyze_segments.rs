@@ -123,8 +123,8 @@ fn reduction(
     })
 }
 
-/// `--map` (one input, a built-in `--combine`) through the segment kernels with the map
-/// compiled in, checked against the CPU backend's mapped outputs.
+/// `--map` (inputs x, y, … of --dtype, a built-in `--combine`) through the segment
+/// kernels with the map compiled in, checked against the CPU backend's mapped outputs.
 fn mapped(
     a: &AnalyzeArgs,
     map: &str,
@@ -137,16 +137,32 @@ fn mapped(
     }
     let count = redlab_expr::parser::inputs_named(map)?;
     let reduction = redlab::Reduction::builder(map, &a.combine).build(&vec![a.dtype; count])?;
-    let run = redlab_analyzer::segments::run_mapped(&reduction, data, selection, opts)?.context(
-        "the reduced axes do not step evenly through the buffer; the devices gather such outputs into rows first (reduce rows of that shape instead)",
-    )?;
+    // The first input is the seeded array every target reads; the others take the
+    // seeds after it.
+    let others = (1..count as u64)
+        .map(|k| {
+            redlab_core::generate::generate(
+                a.dtype,
+                data.len(),
+                redlab_core::generate::Distribution::Uniform,
+                a.seed + k,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let inputs: Vec<ArrayRef<'_>> = std::iter::once(data)
+        .chain(others.iter().map(|o| o.view()))
+        .collect();
+    let run = redlab_analyzer::segments::run_mapped(&reduction, &inputs, selection, opts)?
+        .context(
+            "the reduced axes do not step evenly through the buffer; the devices gather such outputs into rows first (reduce rows of that shape instead)",
+        )?;
     let cpu = redlab::Device::open("cpu", None)?;
     Ok(Outcome {
         kernels: "segments",
         what: reduction.describe(),
         strategy: run.strategy,
         values: run.values,
-        expected: cpu.reduce_mapped_outputs(&reduction, &[data], selection)?,
+        expected: cpu.reduce_mapped_outputs(&reduction, &inputs, selection)?,
         passes: run.passes,
     })
 }
