@@ -291,3 +291,70 @@ fn bench_shapes_writes_verified_rows_with_shape_axes_and_strategy() {
         "out of range",
     );
 }
+
+#[test]
+fn bench_shapes_times_maps_along_axes_with_every_output_checked() {
+    // On the CPU (the map on the host) and on OpenCL (compiled into the segment kernels,
+    // two inputs packed); gathered axes too. Each row is verified output by output.
+    let mut devices = vec!["cpu"];
+    if opencl_present() {
+        devices.push("opencl:0");
+    }
+    for device in devices {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let json = dir.path().join("rows.jsonl");
+        let o = redlab(&[
+            "bench",
+            "--shapes",
+            "300x70:0,20x9000:1,4x4x4:0+2",
+            "--map",
+            "x * y",
+            "--dtypes",
+            "f32,i32",
+            "--min-reps",
+            "2",
+            "--min-time",
+            "0",
+            "--device",
+            device,
+            "--json",
+            path_str(&json),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(&json).expect("records");
+        let rows: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json line"))
+            .collect();
+        assert_eq!(rows.len(), 3 * 2, "{device}");
+        for row in &rows {
+            assert_eq!(row["status"], "ok", "{row}");
+            assert_eq!(row["variant"], "axis (mapped)");
+            assert!(
+                row["map"].as_str().is_some_and(|m| m.contains("x * y")),
+                "{row}"
+            );
+            assert!(row["gbps"].as_f64().is_some_and(|g| g > 0.0), "{row}");
+        }
+        if device != "cpu" {
+            let strategy = rows[0]["strategy"].as_str().unwrap_or_default();
+            assert!(strategy.starts_with("the map compiled into"), "{strategy}");
+        }
+    }
+    assert_clean_error(
+        &[
+            "bench",
+            "--shapes",
+            "8x8:1",
+            "--map",
+            "x",
+            "--combine",
+            "a+b",
+            "--identity",
+            "0",
+            "--min-reps",
+            "1",
+        ],
+        "built-in --combine",
+    );
+}

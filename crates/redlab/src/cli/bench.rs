@@ -44,8 +44,9 @@ pub struct BenchArgs {
     #[arg(long)]
     pub shapes: Option<String>,
     /// A user-defined reduction instead of --ops: the map over inputs x, y, z, w (one
-    /// generated input of each --dtypes type per name used), e.g. 'x * y'.
-    #[arg(long, conflicts_with = "shapes")]
+    /// generated input of each --dtypes type per name used), e.g. 'x * y'; with --shapes,
+    /// along the shapes' axes (a built-in --combine).
+    #[arg(long)]
     pub map: Option<String>,
     /// With --map: a built-in combine or an expression in a and b.
     #[arg(long, requires = "map", default_value = "sum")]

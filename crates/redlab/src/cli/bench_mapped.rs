@@ -58,17 +58,7 @@ pub fn run(
     let mut failures = Vec::new();
     for &dtype in &args.dtypes {
         let dtypes = vec![dtype; count];
-        let mut builder = Reduction::builder(map, &args.combine);
-        if let Some(i) = &args.identity {
-            builder = builder.identity(i);
-        }
-        if let Some(p) = &args.post {
-            builder = builder.post(p);
-        }
-        if let Some(acc) = args.acc {
-            builder = builder.acc(acc);
-        }
-        let reduction = match builder.build(&dtypes) {
+        let reduction = match reduction_of(args, map, &dtypes) {
             Ok(r) => r,
             Err(e) => {
                 writeln!(out, "  {dtype}: skipped: {e}")?;
@@ -147,6 +137,26 @@ pub fn run(
     } else {
         Verdict::Mismatch(failures.join("; "))
     })
+}
+
+/// The reduction `--map`, `--combine`, `--identity`, `--post` and `--acc` describe, over
+/// inputs of `dtypes`.
+pub(super) fn reduction_of(
+    args: &BenchArgs,
+    map: &str,
+    dtypes: &[DType],
+) -> Result<Reduction, redlab::ExprError> {
+    let mut builder = Reduction::builder(map, &args.combine);
+    if let Some(i) = &args.identity {
+        builder = builder.identity(i);
+    }
+    if let Some(p) = &args.post {
+        builder = builder.post(p);
+    }
+    if let Some(acc) = args.acc {
+        builder = builder.acc(acc);
+    }
+    builder.build(dtypes)
 }
 
 /// Timings of one row and every value seen.

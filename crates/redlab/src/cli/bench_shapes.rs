@@ -9,8 +9,8 @@ use anyhow::Context;
 use redlab::generate::generate;
 use redlab::segmented::{self, Selection};
 use redlab::shape::{AxisPlan, Layout};
-use redlab::{Device, Problem};
-use redlab_bench::{gbps, Stats, Status};
+use redlab::{Device, Problem, Value};
+use redlab_bench::{gbps, Record, Stats, Status};
 
 use super::bench::{print_row, BenchArgs, RecordBase, Sink};
 use super::shaped::kept_outputs;
@@ -23,6 +23,42 @@ pub struct ShapeSpec {
     pub dims: Vec<usize>,
     /// Reduced axes.
     pub axes: Option<Vec<isize>>,
+}
+
+/// The bench's first line: the device, `what` is timed, and how.
+pub(super) fn heading(device: &Device, what: &str) -> String {
+    format!(
+        "device {} ({}): {what}, warm inputs, {}",
+        device.info().id,
+        device.info().name,
+        if device.info().backend == "cpu" {
+            "wall time per call"
+        } else {
+            "kernel time per call from device events (uploads not counted)"
+        }
+    )
+}
+
+impl ShapeSpec {
+    /// The element count and the plan of the C-order array the entry names.
+    pub fn plan(&self) -> anyhow::Result<(usize, AxisPlan)> {
+        let layout = Layout::c_order(&self.dims);
+        let n = layout.count()?;
+        Ok((n, AxisPlan::new(layout, self.axes.as_deref(), false)?))
+    }
+
+    /// The entry as `--shapes` writes it (`8192x8192:1`, `64x64x64:0+2`, `10x3:all`).
+    pub fn label(&self) -> String {
+        let join = |items: Vec<String>, by: &str| items.join(by);
+        format!(
+            "{}:{}",
+            join(self.dims.iter().map(usize::to_string).collect(), "x"),
+            self.axes.as_ref().map_or("all".to_string(), |a| join(
+                a.iter().map(isize::to_string).collect(),
+                "+"
+            ))
+        )
+    }
 }
 
 /// Parses `8192x8192:1`, `64x64x64:0+2` (axes joined by `+`) or `1000x3` (all axes).
@@ -50,37 +86,16 @@ pub fn run(
     out: &mut dyn Write,
     sink: &mut Sink,
 ) -> anyhow::Result<Verdict> {
+    if args.map.is_some() {
+        return super::bench_shapes_mapped::run(args, shapes, device, out, sink);
+    }
     let base = RecordBase::new(device, args);
-    writeln!(
-        out,
-        "device {} ({}): axis reductions, warm inputs, {}",
-        device.info().id,
-        device.info().name,
-        if device.info().backend == "cpu" {
-            "wall time per call"
-        } else {
-            "kernel time per call from device events (uploads not counted)"
-        }
-    )?;
+    writeln!(out, "{}", heading(device, "axis reductions"))?;
     let mut failures = Vec::new();
     for spec in shapes {
-        let layout = Layout::c_order(&spec.dims);
-        let n = layout.count()?;
-        let plan = AxisPlan::new(layout, spec.axes.as_deref(), false)?;
+        let (n, plan) = spec.plan()?;
         let selection = Selection::Axes(&plan);
-        let label = format!(
-            "{}:{}",
-            spec.dims
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join("x"),
-            spec.axes.as_ref().map_or("all".to_string(), |a| a
-                .iter()
-                .map(isize::to_string)
-                .collect::<Vec<_>>()
-                .join("+"))
-        );
+        let label = spec.label();
         for &dtype in &args.dtypes {
             let data = generate(dtype, n, args.dist, args.seed)?;
             for &op in &args.ops {
@@ -100,43 +115,14 @@ pub fn run(
                 record.axes = spec.axes.clone();
                 record.strategy = Some(device.explain_outputs(&problem, selection));
                 let expected = segmented::reference(&problem, data.view(), selection)?;
-                let mut times = Vec::new();
-                let started = Instant::now();
-                let mut wrong = None;
-                while times.len() < args.min_reps.max(1)
-                    || (started.elapsed().as_secs_f64() < args.min_time
-                        && started.elapsed().as_secs_f64() < args.max_row_time)
-                {
-                    let (values, passes) = kept_outputs(device, &problem, data.view(), selection)?;
-                    times.push(passes.iter().sum::<f64>());
-                    if wrong.is_none() {
-                        wrong = values
-                            .iter()
-                            .zip(&expected)
-                            .position(|(got, want)| !got.same_as(want))
-                            .map(|k| format!("output {k}: {} against {}", values[k], expected[k]));
-                        record.value = values.first().map(|v| v.to_string()).unwrap_or_default();
-                    }
-                    if started.elapsed().as_secs_f64() > args.max_row_time {
-                        break;
-                    }
+                let row = format!("{problem} {label}");
+                let bytes = problem.bytes_read(n);
+                if let Some(why) = time_outputs(args, &mut record, &expected, bytes, || {
+                    kept_outputs(device, &problem, data.view(), selection)
+                })? {
+                    failures.push(format!("{row}: {why}"));
                 }
-                let stats = Stats::of(&times).context("no timings")?;
-                record.reps = stats.count;
-                record.median_s = Some(stats.median);
-                record.min_s = Some(stats.min);
-                record.max_s = Some(stats.max);
-                record.set_rates(Some(gbps(problem.bytes_read(n), stats.median)), None);
-                record.status = if wrong.is_some() {
-                    Status::Wrong
-                } else {
-                    Status::Ok
-                };
-                record.reason = wrong.clone();
-                if let Some(why) = wrong {
-                    failures.push(format!("{problem} {label}: {why}"));
-                }
-                print_row(out, &format!("{problem} {label}"), &record)?;
+                print_row(out, &row, &record)?;
                 if let Some(strategy) = &record.strategy {
                     writeln!(out, "    {strategy}")?;
                 }
@@ -149,6 +135,53 @@ pub fn run(
     } else {
         Verdict::Mismatch(failures.join("; "))
     })
+}
+
+/// Times one row: calls `call` (the outputs, and its launches' seconds) at least
+/// `--min-reps` times and for `--min-time` (at most `--max-row-time`), fills `record`'s
+/// timings, rates over `bytes`, first value and status, and returns the first output
+/// that differs from `expected`, if any.
+pub(super) fn time_outputs(
+    args: &BenchArgs,
+    record: &mut Record,
+    expected: &[Value],
+    bytes: u64,
+    mut call: impl FnMut() -> Result<(Vec<Value>, Vec<f64>), redlab::Error>,
+) -> anyhow::Result<Option<String>> {
+    let mut times = Vec::new();
+    let started = Instant::now();
+    let mut wrong = None;
+    while times.len() < args.min_reps.max(1)
+        || (started.elapsed().as_secs_f64() < args.min_time
+            && started.elapsed().as_secs_f64() < args.max_row_time)
+    {
+        let (values, passes) = call()?;
+        times.push(passes.iter().sum::<f64>());
+        if wrong.is_none() {
+            wrong = values
+                .iter()
+                .zip(expected)
+                .position(|(got, want)| !got.same_as(want))
+                .map(|k| format!("output {k}: {} against {}", values[k], expected[k]));
+            record.value = values.first().map(|v| v.to_string()).unwrap_or_default();
+        }
+        if started.elapsed().as_secs_f64() > args.max_row_time {
+            break;
+        }
+    }
+    let stats = Stats::of(&times).context("no timings")?;
+    record.reps = stats.count;
+    record.median_s = Some(stats.median);
+    record.min_s = Some(stats.min);
+    record.max_s = Some(stats.max);
+    record.set_rates(Some(gbps(bytes, stats.median)), None);
+    record.status = if wrong.is_some() {
+        Status::Wrong
+    } else {
+        Status::Ok
+    };
+    record.reason = wrong.clone();
+    Ok(wrong)
 }
 
 #[cfg(test)]

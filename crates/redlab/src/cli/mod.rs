@@ -10,6 +10,7 @@ mod bench;
 mod bench_lab;
 mod bench_mapped;
 mod bench_shapes;
+mod bench_shapes_mapped;
 #[cfg(feature = "cuda")]
 mod check_kernels;
 #[cfg(feature = "cuda")]
