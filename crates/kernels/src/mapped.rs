@@ -160,11 +160,12 @@ pub fn pack(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Vec<u8> {
 /// the host).
 pub fn segments(reduction: &Reduction, target: Target) -> Result<(Problem, Assembled), String> {
     if !maps_on_device(reduction) {
+        let count = reduction.inputs.len();
         return Err(format!(
             "the segment kernels map one input that is not read by its index `i`, with a \
-             built-in combine (this map: `{}` over {} inputs)",
+             built-in combine (this map: `{}` over {count} input{})",
             reduction.map_text,
-            reduction.inputs.len()
+            if count == 1 { "" } else { "s" }
         ));
     }
     assemble_mapped_segments(reduction, 0, target)
