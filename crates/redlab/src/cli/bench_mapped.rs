@@ -146,17 +146,8 @@ pub(super) fn reduction_of(
     map: &str,
     dtypes: &[DType],
 ) -> Result<Reduction, redlab::ExprError> {
-    let mut builder = Reduction::builder(map, &args.combine);
-    if let Some(i) = &args.identity {
-        builder = builder.identity(i);
-    }
-    if let Some(p) = &args.post {
-        builder = builder.post(p);
-    }
-    if let Some(acc) = args.acc {
-        builder = builder.acc(acc);
-    }
-    builder.build(dtypes)
+    let options = (args.identity.as_deref(), args.post.as_deref(), args.acc);
+    super::mapped::build_reduction(map, &args.combine, options, dtypes)
 }
 
 /// Timings of one row and every value seen.
