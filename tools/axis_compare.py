@@ -2,10 +2,13 @@
 """Axis reductions on one CUDA GPU: redlab beside torch and CuPy (with CUB), same shapes.
 
 Usage: tools/axis_compare.py REDLAB_BINARY [--reps 30] [--json OUT.jsonl]
-                              [--ops sum,max,min,argmax,var,std,logsumexp] [--shapes 0,1]
+                              [--ops sum,max,min,argmax,var,std,logsumexp,dot] [--shapes 0,1]
                               [--add 65536x1024:0,1024x65536:0] [--graph 100]
 
-var and std are the population statistics (ddof 0) in every library.
+var and std are the population statistics (ddof 0) in every library. `dot` is a
+user-defined reduction of two inputs of the shape, the sum of x*y along the axis: redlab
+`run --map 'x * y'`, torch.linalg.vecdot, and a CuPy ReductionKernel; its GB/s counts both
+inputs.
 
 For every shape, axis and operator it prints the median time per call and the GB/s of
 input read for each library, then a Markdown table. torch and CuPy are timed with CUDA
@@ -37,6 +40,12 @@ SHAPES = [
 OPS = ["sum", "max", "argmax"]
 # Statistics run with `redlab run --stat`, the others with `--op`.
 STATS = {"var", "std", "logsumexp"}
+# User-defined reductions: redlab's --map text and the number of inputs it reads.
+MAPS = {"dot": ("x * y", 2)}
+
+
+def inputs_of(op):
+    return MAPS[op][1] if op in MAPS else 1
 # Calls per CUDA graph for the steady-state timing (0: none; set by --graph).
 GRAPH_CALLS = 0
 
@@ -92,14 +101,17 @@ def torch_rows(reps):
            "logsumexp": torch.logsumexp}
     for shape, axis in SHAPES:
         x = torch.randn(shape, device="cuda", dtype=torch.float32)
+        y = torch.randn(shape, device="cuda", dtype=torch.float32)
         for op in OPS:
-            f = fns[op]
-            out[(shape, axis, op)] = timed(lambda: f(x, dim=axis), reps, torch.cuda.synchronize,
+            if op == "dot":
+                call = lambda: torch.linalg.vecdot(x, y, dim=axis)
+            else:
+                call = lambda: fns[op](x, dim=axis)
+            out[(shape, axis, op)] = timed(call, reps, torch.cuda.synchronize,
                                            lambda: torch.cuda.Event(enable_timing=True))
             if GRAPH_CALLS and op not in STATS:
-                out[(shape, axis, op, "graph")] = torch_graph(torch, lambda: f(x, dim=axis),
-                                                              GRAPH_CALLS)
-        del x
+                out[(shape, axis, op, "graph")] = torch_graph(torch, call, GRAPH_CALLS)
+        del x, y
         torch.cuda.empty_cache()
     return out
 
@@ -121,16 +133,19 @@ def cupy_rows(reps):
         fns["logsumexp"] = logsumexp
     except ImportError:
         pass
+    dot = cp.ReductionKernel("T x, T y", "T z", "x * y", "a + b", "z = a", "0", "redlab_dot")
+    fns["dot"] = lambda x, y, axis: dot(x, y, axis=axis)
     for shape, axis in SHAPES:
         x = cp.random.standard_normal(shape, dtype=cp.float32)
+        y = cp.random.standard_normal(shape, dtype=cp.float32)
         for op in OPS:
             if op not in fns:
                 continue
             f = fns[op]
-            out[(shape, axis, op)] = timed(lambda: f(x, axis=axis), reps,
-                                           cp.cuda.Device().synchronize, cp.cuda.Event,
-                                           cp.cuda.get_elapsed_time)
-        del x
+            call = (lambda: f(x, y, axis=axis)) if op in MAPS else (lambda: f(x, axis=axis))
+            out[(shape, axis, op)] = timed(call, reps, cp.cuda.Device().synchronize,
+                                           cp.cuda.Event, cp.cuda.get_elapsed_time)
+        del x, y
         cp.get_default_memory_pool().free_all_blocks()
     return out
 
@@ -139,7 +154,10 @@ def redlab_rows(binary, reps):
     out = {}
     for shape, axis in SHAPES:
         for op in OPS:
-            what = ["--stat", op] if op in STATS else ["--op", op]
+            if op in MAPS:
+                what = ["--map", MAPS[op][0]]
+            else:
+                what = ["--stat", op] if op in STATS else ["--op", op]
             graph = ["--graph-calls", str(GRAPH_CALLS)] if GRAPH_CALLS and op not in STATS else []
             cmd = [binary, "run", "--device", "cuda:0", *what, "--dtype", "f32", "--shape",
                    f"{shape[0]}x{shape[1]}", "--axis", str(axis), "--repeat", str(reps), "--json",
@@ -185,8 +203,8 @@ def main():
     print("| shape, axis | op | redlab GB/s | torch GB/s | CuPy+CUB GB/s | torch time / redlab | CuPy time / redlab | redlab strategy |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
     for shape, axis in SHAPES:
-        nbytes = shape[0] * shape[1] * 4
         for op in OPS:
+            nbytes = shape[0] * shape[1] * 4 * inputs_of(op)
             key = (shape, axis, op)
             r = ours.get(key)
             t = torch_t.get(key)
@@ -213,8 +231,8 @@ def main():
         print("| shape, axis | op | redlab GB/s | torch GB/s | torch time / redlab |")
         print("|---|---|---:|---:|---:|")
         for shape, axis in SHAPES:
-            nbytes = shape[0] * shape[1] * 4
             for op in OPS:
+                nbytes = shape[0] * shape[1] * 4 * inputs_of(op)
                 r = ours.get((shape, axis, op, "graph"))
                 t = torch_t.get((shape, axis, op, "graph"))
                 if not r and not t:

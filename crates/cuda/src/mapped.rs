@@ -152,6 +152,31 @@ impl CudaDevice {
         inputs: &[ArrayRef<'_>],
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
+        self.mapped_outputs_timed(reduction, inputs, selection, None)
+    }
+
+    /// [`CudaDevice::compute_mapped_outputs`] timed in the steady state: `calls`
+    /// back-to-back calls of the segment kernels captured in one CUDA graph and
+    /// replayed, with one call's share of the replay's seconds.
+    pub fn compute_mapped_outputs_graph(
+        &self,
+        reduction: &Reduction,
+        inputs: &[ArrayRef<'_>],
+        selection: Selection<'_>,
+        calls: usize,
+    ) -> Result<(Vec<Value>, f64), Error> {
+        let (values, seconds) =
+            self.mapped_outputs_timed(reduction, inputs, selection, Some(calls))?;
+        Ok((values, seconds.iter().sum()))
+    }
+
+    fn mapped_outputs_timed(
+        &self,
+        reduction: &Reduction,
+        inputs: &[ArrayRef<'_>],
+        selection: Selection<'_>,
+        graph_calls: Option<usize>,
+    ) -> Result<(Vec<Value>, Vec<f64>), Error> {
         let device = (self.caps.max_work_group, Target::Cuda);
         prepare_mapped(
             reduction,
@@ -160,7 +185,7 @@ impl CudaDevice {
             device,
             |problem, assembled, job, rows| {
                 let input = self.upload(rows).map_err(backend_error)?;
-                self.segments_built(&assembled.source, problem, &input, job, None)
+                self.segments_built(&assembled.source, problem, &input, job, graph_calls)
                     .and_then(SegmentResults::values)
                     .map_err(backend_error)
             },

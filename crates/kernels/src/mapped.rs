@@ -242,6 +242,22 @@ pub fn reads_words(reduction: &Reduction) -> bool {
     maps_on_device(reduction) && matches!(reduction.inputs[0].size_bytes(), 2 | 4)
 }
 
+/// Whether `reduction` maps 2- or 4-byte integer words to a wider integer (integer maps
+/// are i64: `x * x` over i32) in the segment kernels. On an H200, `x * x` over i32, u32
+/// and i16 along axes gave wrong sums that changed from run to run (rows of 1031–9000;
+/// results/h200-user-maps/bug.md), while `x` and `x + 1` over i32, float maps and i64
+/// inputs were right, and PoCL is right on all of them. The cause is not found yet, so
+/// CUDA devices map every such reduction on the host (`redlab::Device`), a rule wider
+/// than the failures seen.
+pub fn widens_integer_words(reduction: &Reduction) -> bool {
+    let Some(problem) = reduction.problem() else {
+        return false;
+    };
+    reads_words(reduction)
+        && !problem.dtype.is_float()
+        && problem.dtype.size_bytes() > reduction.inputs[0].size_bytes()
+}
+
 /// How the stream path's segment kernels store a mapped reduction's outputs in the
 /// caller's array ([`segments_to_result`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -489,6 +505,28 @@ mod tests {
     use super::*;
     use crate::assembly::{assemble_with, Target};
     use redlab_core::DType;
+
+    #[test]
+    fn integer_words_that_widen_are_told_apart() {
+        let widens = |map: &str, combine: &str, input: DType| {
+            let r = Reduction::builder(map, combine)
+                .build(&[input])
+                .expect("builds");
+            widens_integer_words(&r)
+        };
+        // The cases the H200 got wrong: an i64 map of 4- or 2-byte integer words.
+        assert!(widens("x * x", "sum", DType::I32));
+        assert!(widens("x * x", "sum", DType::U32));
+        assert!(widens("x * x", "sum", DType::I16));
+        // Float maps, maps of the input's own type and 8-byte inputs (no words) do not.
+        assert!(!widens("x * x", "sum", DType::F32));
+        // Integer maps are i64 in the expression language, so `x` over i32 widens too
+        // (it was right on the H200; the rule is wider than the failures seen).
+        assert!(widens("x", "max", DType::I32));
+        assert!(!widens("x", "sum", DType::I64));
+        assert!(!widens("x * x", "sum", DType::I64));
+        assert!(!widens("x * 0.5", "sum", DType::I32));
+    }
 
     #[test]
     fn a_mapped_production_kernel_reads_through_the_map_only() {

@@ -380,16 +380,44 @@ impl Device {
         self.reduce_outputs(problem, mapped.view(), selection)
     }
 
+    /// [`Device::reduce_mapped_outputs`] timed in the steady state on CUDA devices that
+    /// map on the device: `calls` back-to-back calls captured in one CUDA graph and
+    /// replayed, with one call's share of the replay's seconds. Elsewhere an
+    /// [`Error::Unavailable`].
+    pub fn reduce_mapped_outputs_graph(
+        &self,
+        reduction: &Reduction,
+        inputs: &[ArrayRef<'_>],
+        selection: Selection<'_>,
+        calls: usize,
+    ) -> Result<(Vec<Value>, f64), Error> {
+        match &self.kind {
+            #[cfg(feature = "cuda")]
+            Kind::Cuda(device) if self.maps_outputs_on_device(reduction) => {
+                Ok(device.compute_mapped_outputs_graph(reduction, inputs, selection, calls)?)
+            }
+            _ => {
+                let _ = (reduction, inputs, selection, calls);
+                Err(Error::Unavailable {
+                    backend: self.info().id.clone(),
+                    reason: "graph timing of a map needs a CUDA device that maps in its kernels"
+                        .into(),
+                })
+            }
+        }
+    }
+
     /// Whether [`Device::reduce_mapped_outputs`] compiles `reduction`'s map into the
     /// segment kernels here (an OpenCL or CUDA device, no `i`, a built-in combine; one
     /// input read raw, several packed into one buffer) rather than mapping on the host
-    /// first.
+    /// first. CUDA devices map integer words that widen (`x * x` over i32) on the host:
+    /// [`redlab_kernels::mapped::widens_integer_words`] says why.
     pub fn maps_outputs_on_device(&self, reduction: &Reduction) -> bool {
         let gpu = match &self.kind {
             #[cfg(feature = "opencl")]
             Kind::OpenCl(_) => true,
             #[cfg(feature = "cuda")]
-            Kind::Cuda(_) => true,
+            Kind::Cuda(_) => !redlab_kernels::mapped::widens_integer_words(reduction),
             _ => false,
         };
         gpu && redlab_kernels::mapped::maps_inputs_on_device(reduction)

@@ -131,6 +131,24 @@ fn bad_shapes_axes_and_offsets_are_one_line_errors() {
         &["run", "--op", "sum", "--n", "100", "--graph-calls", "5"],
         "along axes or over segments",
     );
+    // Maps along axes are graph-timed where a CUDA device compiles them (not on the CPU);
+    // statistics not at all.
+    for (what, message) in [
+        (
+            ["--map", "x * y"],
+            "a CUDA device compiles into its segment kernels",
+        ),
+        (
+            ["--stat", "mean"],
+            "times operators (--op) and maps (--map)",
+        ),
+    ] {
+        let mut args = vec!["run"];
+        args.extend(what);
+        args.extend(["--dtype", "f32", "--shape", "6x7", "--axis", "1"]);
+        args.extend(["--graph-calls", "5"]);
+        assert_clean_error(&args, message);
+    }
     assert_clean_error(&with(&base, &["--segment-size", "0"]), "at least 1");
     assert_clean_error(
         &with(&base, &["--segment-size", "2", "--axis", "1"]),

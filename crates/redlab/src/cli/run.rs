@@ -256,10 +256,10 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
-    if args.graph_calls > 0 && (!args.shaped() || args.map.is_some() || args.stat.is_some()) {
+    if args.graph_calls > 0 && (!args.shaped() || args.stat.is_some()) {
         bail!(
-            "--graph-calls times operators (--op) along axes or over segments; \
-             `redlab bench --graph-calls` times whole arrays in a graph"
+            "--graph-calls times operators (--op) and maps (--map) along axes or over \
+             segments; `redlab bench --graph-calls` times whole arrays in a graph"
         );
     }
     if let (Some(rank), Some(world), Some(address)) = (args.rank, args.world, &args.rendezvous) {

@@ -368,7 +368,8 @@ pub fn run(
             (Compute::Statistic(stat), _) => device.statistic_timed(*stat, data, selection)?,
             (Compute::Reduce { .. }, None) => bail!("a reduction without its problem"),
         };
-        times.push(seconds);
+        // No launch (empty outputs) sums to -0.0, which would print as "-0.000 ms".
+        times.push(seconds + 0.0);
         if let Some(first) = &values {
             if first.iter().zip(&got).any(|(a, b)| !a.same_as(b)) {
                 return Ok(Verdict::Mismatch("repeated runs disagree".into()));
@@ -385,20 +386,27 @@ pub fn run(
         } => raw.iter().map(|r| r.bytes().len()).sum(),
         _ => n * data.dtype().size_bytes(),
     } as u64;
-    let graph_seconds = match (request.graph_calls, problem) {
-        (0, _) => None,
-        // The graph replays the plain kernels; a map on the device is timed per call.
-        _ if matches!(
-            compute,
+    let graph_seconds = match (request.graph_calls, compute, problem) {
+        (0, _, _) => None,
+        // A map on the device: the graph replays its segment kernels over the raw inputs.
+        (
+            calls,
             Compute::Reduce {
-                on_device: Some(_),
+                on_device: Some((reduction, raw)),
                 ..
+            },
+            _,
+        ) => {
+            let (got, seconds) =
+                device.reduce_mapped_outputs_graph(reduction, raw, selection, calls)?;
+            if got.len() != values.len() || got.iter().zip(&values).any(|(a, b)| !a.same_as(b)) {
+                return Ok(Verdict::Mismatch(
+                    "the graph's calls disagree with the timed calls".into(),
+                ));
             }
-        ) =>
-        {
-            None
+            Some(seconds)
         }
-        (calls, Some(problem)) if matches!(compute, Compute::Reduce { .. }) => {
+        (calls, Compute::Reduce { .. }, Some(problem)) => {
             let (packed, seconds) =
                 device.reduce_outputs_packed_graph(problem, data, selection, calls)?;
             // Compared as the typed arrays (bit for bit, indices for argmin/argmax).
