@@ -206,6 +206,13 @@ impl CudaDevice {
         result: u64,
         result_bytes: usize,
     ) -> Result<(), RunError> {
+        if mapped::widens_integer_words(&mapped.reduction) {
+            // Wrong on an H200 along axes for a cause not yet found: the caller's
+            // waiting path maps these on the host.
+            return Err(RunError::Skipped(
+                "integer maps that multiply 2- or 4-byte words map on the host".into(),
+            ));
+        }
         let functions = || {
             self.output_functions(&mapped.key, || {
                 mapped::segments_to_result(&mapped.reduction, Target::Cuda)

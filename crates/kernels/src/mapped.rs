@@ -242,20 +242,22 @@ pub fn reads_words(reduction: &Reduction) -> bool {
     maps_on_device(reduction) && matches!(reduction.inputs[0].size_bytes(), 2 | 4)
 }
 
-/// Whether `reduction` maps 2- or 4-byte integer words to a wider integer (integer maps
-/// are i64: `x * x` over i32) in the segment kernels. On an H200, `x * x` over i32, u32
-/// and i16 along axes gave wrong sums that changed from run to run (rows of 1031–9000;
-/// results/h200-user-maps/bug.md), while `x` and `x + 1` over i32, float maps and i64
-/// inputs were right, and PoCL is right on all of them. The cause is not found yet, so
-/// CUDA devices map every such reduction on the host (`redlab::Device`), a rule wider
-/// than the failures seen.
+/// Whether `reduction` maps 2- or 4-byte integer words to an integer through a
+/// multiplication in the segment kernels (`x * x` over i32: integer maps are i64). On an
+/// H200, `x * x` summed along axes over i32, u32 and i16 gave wrong sums that changed
+/// from run to run (rows of 1031–9000; results/h200-user-maps/bug.md), while `x` and
+/// `x + 1` over i32, the integer statistics (count_nonzero, any, all), float maps and
+/// i64 inputs were right, and PoCL is right on all of them. The cause is not found yet,
+/// so `redlab::Device` maps these on the host on CUDA devices; the rule is the narrowest
+/// that covers every failure seen (a multiplication anywhere in the map).
 pub fn widens_integer_words(reduction: &Reduction) -> bool {
     let Some(problem) = reduction.problem() else {
         return false;
     };
     reads_words(reduction)
         && !problem.dtype.is_float()
-        && problem.dtype.size_bytes() > reduction.inputs[0].size_bytes()
+        // `*` is the language's one multiplication token.
+        && reduction.map_text.contains('*')
 }
 
 /// How the stream path's segment kernels store a mapped reduction's outputs in the
@@ -514,16 +516,18 @@ mod tests {
                 .expect("builds");
             widens_integer_words(&r)
         };
-        // The cases the H200 got wrong: an i64 map of 4- or 2-byte integer words.
+        // The cases the H200 got wrong: a multiplying integer map of 4- or 2-byte words.
         assert!(widens("x * x", "sum", DType::I32));
         assert!(widens("x * x", "sum", DType::U32));
         assert!(widens("x * x", "sum", DType::I16));
         // Float maps, maps of the input's own type and 8-byte inputs (no words) do not.
         assert!(!widens("x * x", "sum", DType::F32));
-        // Integer maps are i64 in the expression language, so `x` over i32 widens too
-        // (it was right on the H200; the rule is wider than the failures seen).
-        assert!(widens("x", "max", DType::I32));
+        // Integer maps without a multiplication were right there, as were 8-byte inputs.
+        assert!(!widens("x", "max", DType::I32));
+        assert!(!widens("x + 1", "sum", DType::I32));
+        assert!(!widens("x != 0 ? 1 : 0", "sum", DType::I16));
         assert!(!widens("x", "sum", DType::I64));
+        assert!(widens("abs(x * 3) + 1", "max", DType::U32));
         assert!(!widens("x * x", "sum", DType::I64));
         assert!(!widens("x * 0.5", "sum", DType::I32));
     }
