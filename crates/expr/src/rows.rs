@@ -200,9 +200,8 @@ enum Step<T> {
 }
 
 /// What a [`Step::SelectCompare`] compares with its value: its row as it is, the row's
-/// absolute value, or the absolute value of the row minus a second operand. The last
-/// is compiled only against a constant (a tolerance), which keeps the number of
-/// monomorphized loops down; other shapes take a difference step first.
+/// absolute value, or the absolute value of the row minus a second operand (a row or a
+/// constant), compared with a constant (a tolerance) or a row (`abs(x - y) < y`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Compared<T> {
     Row,
@@ -455,6 +454,11 @@ mod tests {
             "abs(x - y) == 0 ? x : 2",
             "abs(x - y) > y ? 1 : x",
             "abs(1.5 - x) < 1 ? x : y",
+            // ... and with a row.
+            "abs(x - y) < y ? 2 : y",
+            "abs(x - y) <= x * 0.5 ? x : y",
+            "abs(2 - x) > y ? x : 0",
+            "abs(y - x) != x ? x - y : 2",
             // A difference's absolute value in one loop, with rows and constants.
             "abs(x - 0.5)",
             "abs(1.5 - y) * x",
@@ -481,6 +485,8 @@ mod tests {
             ("x > y ? 1.5 : 0.5", 2, true),
             ("x <= y ? x : y", 2, true),
             ("abs(x - y) < 0.5 ? 1.5 : 0.5", 2, true),
+            ("abs(x - y) < y ? 1.5 : 0.5", 2, true),
+            ("abs(x - 0.5) >= y ? 1.5 : 0.5", 2, true),
             ("x > 0 ? y : 0", 2, false),
             ("x > y ? x : 0", 2, false),
             ("abs(x) > 1 ? 1.5 : y", 2, false),
@@ -509,8 +515,9 @@ mod tests {
             ("abs(x - y) >= 0.25 ? 1 : y", 1),
             ("0.5 > abs(x - 1.5) ? y : 2", 1),
             ("abs(1.5 - x) < 1 ? x : y", 1),
-            // A difference compared with a row takes its own step first.
-            ("abs(x - y) < y ? x : 0", 2),
+            // A difference compared with a row, in the same loop.
+            ("abs(x - y) < y ? x : 0", 1),
+            ("abs(x - 2) >= y ? x : 0", 1),
             ("x > 0 && y > 0 ? x : 0", 4),
             // Not a select, but fused the same way: |x - y| is one loop.
             ("abs(x - y)", 1),

@@ -207,17 +207,16 @@ impl<T: RowFloat> Compiler<T> {
         y: &Node,
     ) -> Option<Slot<T>> {
         let (l, abs) = Self::strip_abs(l);
-        // `|p - q| cmp constant`: the difference is taken inside the select's loop too,
-        // with a row first. `|c - x|` is compared as `|x - c|`, the same value: rounding
-        // to nearest is symmetric, so `c - x` is exactly `-(x - c)`.
-        let difference =
-            Self::difference(l)
-                .filter(|_| abs && is_const(r))
-                .and_then(|(p, q)| match (is_const(p), is_const(q)) {
-                    (false, _) => Some((p, q)),
-                    (true, false) => Some((q, p)),
-                    (true, true) => None,
-                });
+        // `|p - q| cmp r` (r a constant or a row): the difference is taken inside the
+        // select's loop too, with a row first. `|c - x|` is compared as `|x - c|`, the
+        // same value: rounding to nearest is symmetric, so `c - x` is exactly `-(x - c)`.
+        let difference = Self::difference(l).filter(|_| abs).and_then(|(p, q)| {
+            match (is_const(p), is_const(q)) {
+                (false, _) => Some((p, q)),
+                (true, false) => Some((q, p)),
+                (true, true) => None,
+            }
+        });
         let (row, compared) = match difference {
             Some((p, q)) => (self.value(p)?, Compared::AbsDifference(self.value(q)?)),
             None if abs => (self.value(l)?, Compared::Abs),

@@ -117,8 +117,8 @@ fn select_fuses<T: PartialEq>(step: &Step<T>) -> bool {
         // `x > y ? 1 : 0` and `x > y ? x : y`.
         Compared::Row => both_constant || (!constant(a) && !constant(b)),
         Compared::Abs => false,
-        // `abs(x - y) < 0.5 ? 1 : 0`.
-        Compared::AbsDifference(s) => constant(value) && !constant(s) && both_constant,
+        // `abs(x - y) < 0.5 ? 1 : 0`, `abs(x - y) < y ? 1 : 0`, `abs(x - 0.5) >= y ? 1 : 0`.
+        Compared::AbsDifference(s) => both_constant && (!constant(s) || !constant(value)),
     }
 }
 
@@ -198,11 +198,29 @@ fn fused_select<T: RowFloat>(
                     Operand::Value(q),
                 ) => {
                     let Operand::Row(s) = row(s) else {
-                        unreachable!("select_fuses takes a difference of two rows")
+                        unreachable!("select_fuses takes a difference of two rows here")
                     };
                     let lanes = l.iter().zip(s);
                     sink.each(lanes.map(|(&x, &y)| pick_on($cmp(abs(x - y), v), p, q)))
                 }
+                (
+                    Compared::AbsDifference(s),
+                    Operand::Row(w),
+                    Operand::Value(p),
+                    Operand::Value(q),
+                ) => match row(s) {
+                    Operand::Row(s) => sink.each(
+                        l.iter()
+                            .zip(s)
+                            .zip(w)
+                            .map(|((&x, &y), &z)| pick_on($cmp(abs(x - y), z), p, q)),
+                    ),
+                    Operand::Value(c) => sink.each(
+                        l.iter()
+                            .zip(w)
+                            .map(|(&x, &z)| pick_on($cmp(abs(x - c), z), p, q)),
+                    ),
+                },
                 _ => unreachable!("select_fuses takes only these shapes"),
             }
         };
@@ -426,22 +444,30 @@ fn select_step<T: RowFloat>(
                     match compared {
                         Compared::Row => against!(|x: T| x, $cmp),
                         Compared::Abs => against!(abs, $cmp),
-                        Compared::AbsDifference(s) => {
-                            let Operand::Value(v) = value else {
-                                unreachable!("a difference is compared only with a constant")
-                            };
-                            match row(s) {
-                                Operand::Row(s) => {
-                                    let lanes =
-                                        l.iter().zip(s).map(|(&x, &s)| (x, $cmp(abs(x - s), v)));
-                                    select_compare(sink, lanes, l, a, b)
-                                }
-                                Operand::Value(s) => {
-                                    let lanes = l.iter().map(|&x| (x, $cmp(abs(x - s), v)));
-                                    select_compare(sink, lanes, l, a, b)
-                                }
+                        Compared::AbsDifference(s) => match (row(s), value) {
+                            (Operand::Row(s), Operand::Value(v)) => {
+                                let lanes =
+                                    l.iter().zip(s).map(|(&x, &s)| (x, $cmp(abs(x - s), v)));
+                                select_compare(sink, lanes, l, a, b)
                             }
-                        }
+                            (Operand::Value(s), Operand::Value(v)) => {
+                                let lanes = l.iter().map(|&x| (x, $cmp(abs(x - s), v)));
+                                select_compare(sink, lanes, l, a, b)
+                            }
+                            (Operand::Row(s), Operand::Row(v)) => {
+                                let lanes = l
+                                    .iter()
+                                    .zip(s)
+                                    .zip(v)
+                                    .map(|((&x, &s), &w)| (x, $cmp(abs(x - s), w)));
+                                select_compare(sink, lanes, l, a, b)
+                            }
+                            (Operand::Value(s), Operand::Row(v)) => {
+                                let lanes =
+                                    l.iter().zip(v).map(|(&x, &w)| (x, $cmp(abs(x - s), w)));
+                                select_compare(sink, lanes, l, a, b)
+                            }
+                        },
                     }
                 };
             }
