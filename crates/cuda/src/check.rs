@@ -183,7 +183,7 @@ fn mapped_segment_builds(arch: &str) -> Vec<Checked> {
             let assembled = if in_place {
                 mapped::segments_to_result(&reduction, Target::Cuda).map(|(_, a, _)| a)
             } else if reduction.inputs.len() > 1 {
-                mapped::segments_packed(&reduction, 1_000_003, Target::Cuda).map(|(_, a)| a)
+                mapped::segments_packed(&reduction, Target::Cuda).map(|(_, a)| a)
             } else {
                 mapped::segments(&reduction, Target::Cuda).map(|(_, a)| a)
             };

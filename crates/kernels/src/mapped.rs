@@ -168,16 +168,20 @@ pub fn segments(reduction: &Reduction, target: Target) -> Result<(Problem, Assem
             if count == 1 { "" } else { "s" }
         ));
     }
-    assemble_mapped_segments(reduction, 0, target)
+    assemble_mapped_segments(reduction, target)
 }
 
-/// [`segments`] for a reduction of several inputs of `n` elements each, packed into one
-/// buffer as the production kernel reads them ([`pack`]): `lift` finds each input's
-/// region from `n`, which the source holds as a constant (the segment kernels have no
-/// length of their own), so each length builds its own program.
+/// Bytes before the first input's region in the buffer of [`pack_for_segments`]: the
+/// inputs' length as a little-endian u64, then zeros, so the regions keep the 256-byte
+/// alignment the production kernel's packing gives them.
+pub const SEGMENTS_PACK_HEADER: usize = 256;
+
+/// [`segments`] for a reduction of several inputs, packed into one buffer by
+/// [`pack_for_segments`]: `lift` reads the inputs' length from the buffer's first word
+/// and finds each input's region from it (the segment kernels have no length argument
+/// of their own), so one program serves every length.
 pub fn segments_packed(
     reduction: &Reduction,
-    n: usize,
     target: Target,
 ) -> Result<(Problem, Assembled), String> {
     if !maps_inputs_on_device(reduction) {
@@ -187,15 +191,26 @@ pub fn segments_packed(
             reduction.map_text
         ));
     }
-    assemble_mapped_segments(reduction, n, target)
+    assemble_mapped_segments(reduction, target)
+}
+
+/// Several inputs of one length for [`segments_packed`]'s kernels: a header of
+/// [`SEGMENTS_PACK_HEADER`] bytes holding the length, then the regions of [`pack`].
+pub fn pack_for_segments(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Vec<u8> {
+    let n = inputs.first().map_or(0, |a| a.len()) as u64;
+    let regions = pack(reduction, inputs);
+    let mut packed = Vec::with_capacity(SEGMENTS_PACK_HEADER + regions.len());
+    packed.extend_from_slice(&n.to_le_bytes());
+    packed.resize(SEGMENTS_PACK_HEADER, 0);
+    packed.extend_from_slice(&regions);
+    packed
 }
 
 fn assemble_mapped_segments(
     reduction: &Reduction,
-    n: usize,
     target: Target,
 ) -> Result<(Problem, Assembled), String> {
-    let (problem, source) = segment_decls(reduction, n)?;
+    let (problem, source) = segment_decls(reduction)?;
     let mut assembled = assemble_segments_with(&problem, &source, &[], target, "")?;
     if target == Target::OpenCl {
         assembled.options = OPENCL_OPTIONS.into();
@@ -203,17 +218,18 @@ fn assemble_mapped_segments(
     Ok((problem, assembled))
 }
 
-/// Section 2 of the mapped segment kernels, with the problem over mapped values; `n`,
-/// the elements of each packed input, where there are several.
-fn segment_decls(reduction: &Reduction, n: usize) -> Result<(Problem, String), String> {
+/// Section 2 of the mapped segment kernels, with the problem over mapped values.
+fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
     let (problem, decls) = decls(reduction)?;
     let mut source = decls.source.clone();
     // One input starts at offset 0, so `rl_map` needs no length: 0 stands in for the
-    // kernel's `n`, and one program serves every length. Several inputs sit in regions
-    // `rl_map` finds from the length.
+    // kernel's `n`. Several inputs sit in regions `rl_map` finds from the length, which
+    // the buffer's header holds ([`pack_for_segments`]). Either way one program serves
+    // every length.
     if reduction.inputs.len() > 1 {
         source.push_str(&format!(
-            "#undef lift\n#define lift(p, i) lift_n((p), (i), (ulong){n}UL)\n"
+            "#undef lift\n#define lift(p, i) lift_n((p) + {SEGMENTS_PACK_HEADER}, (i), \
+             ((const __global ulong*)(p))[0])\n"
         ));
     } else {
         source.push_str("#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n");
@@ -319,7 +335,7 @@ pub fn segments_to_result(
             reduction.describe()
         )
     })?;
-    let (problem, source) = segment_decls(reduction, 0)?;
+    let (problem, source) = segment_decls(reduction)?;
     let source = source + &in_place.post;
     Ok((
         problem,
@@ -507,6 +523,28 @@ mod tests {
     use super::*;
     use crate::assembly::{assemble_with, Target};
     use redlab_core::DType;
+
+    #[test]
+    fn several_inputs_carry_their_length_in_the_buffer() {
+        let dot = Reduction::builder("x * y", "sum")
+            .build(&[DType::F32, DType::F64])
+            .expect("builds");
+        let (x, y) = ([1.0f32, 2.0, 3.0], [4.0f64, 5.0, 6.0]);
+        let packed = pack_for_segments(&dot, &[ArrayRef::from_slice(&x), ArrayRef::from_slice(&y)]);
+        assert_eq!(&packed[..8], &3u64.to_le_bytes());
+        assert!(packed[8..SEGMENTS_PACK_HEADER].iter().all(|&b| b == 0));
+        // The regions follow, each 256-byte aligned as the production kernel packs them.
+        let regions = &packed[SEGMENTS_PACK_HEADER..];
+        assert_eq!(
+            regions,
+            pack(&dot, &[ArrayRef::from_slice(&x), ArrayRef::from_slice(&y)])
+        );
+        assert_eq!(&regions[..4], &1.0f32.to_le_bytes());
+        assert_eq!(&regions[256..264], &4.0f64.to_le_bytes());
+        // One program for every length: nothing of the length is in the source.
+        let (_, assembled) = segments_packed(&dot, Target::OpenCl).expect("assembles");
+        assert!(assembled.source.contains("((const __global ulong*)(p))[0]"));
+    }
 
     #[test]
     fn integer_words_that_widen_are_told_apart() {

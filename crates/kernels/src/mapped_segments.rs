@@ -59,11 +59,9 @@ pub fn prepare_mapped<T>(
         })
         .transpose()?;
     let read = gathered_views.as_deref().unwrap_or(inputs);
-    let n = read.first().map_or(0, |a| a.len());
-    let (problem, assembled) =
-        mapped::segments_packed(reduction, n, target).map_err(Error::Shape)?;
+    let (problem, assembled) = mapped::segments_packed(reduction, target).map_err(Error::Shape)?;
     let job = job.for_device(max_work_group).for_mapped(&problem, false);
-    let packed = mapped::pack(reduction, read);
+    let packed = mapped::pack_for_segments(reduction, read);
     run(
         &problem,
         &assembled,
