@@ -646,9 +646,9 @@ fn compute_on_cuda(
             }
             let plan = axis_plan(view, axes.as_deref(), keepdims)?;
             // Integer maps that multiply 2- or 4-byte words map on the host for now
-            // (`redlab_kernels::mapped::widens_integer_words` says why).
+            // (`redlab_kernels::mapped::multiplies_integer_words` says why).
             let in_kernels = redlab_kernels::mapped::maps_on_device(&reduction)
-                && !redlab_kernels::mapped::widens_integer_words(&reduction);
+                && !redlab_kernels::mapped::multiplies_integer_words(&reduction);
             if let (Some(problem), Some(job), true) = (
                 reduction.problem(),
                 SegmentJob::new(Selection::Axes(&plan)),

@@ -62,6 +62,9 @@ pub struct StreamMapped {
     /// Names the kernels in the device's table: the description and the input types fix
     /// the source.
     key: OutputKernels,
+    /// Whether the segment kernels may map it ([`mapped::multiplies_integer_words`]
+    /// says why some may not), worked out once rather than per call.
+    along_axes: bool,
 }
 
 impl StreamMapped {
@@ -78,6 +81,7 @@ impl StreamMapped {
                 reduction.inputs
             )),
             reduction: reduction.clone(),
+            along_axes: !mapped::multiplies_integer_words(reduction),
         })
     }
 
@@ -206,7 +210,7 @@ impl CudaDevice {
         result: u64,
         result_bytes: usize,
     ) -> Result<(), RunError> {
-        if mapped::widens_integer_words(&mapped.reduction) {
+        if !mapped.along_axes {
             // Wrong on an H200 along axes for a cause not yet found: the caller's
             // waiting path maps these on the host.
             return Err(RunError::Skipped(

@@ -266,7 +266,7 @@ pub fn reads_words(reduction: &Reduction) -> bool {
 /// i64 inputs were right, and PoCL is right on all of them. The cause is not found yet,
 /// so `redlab::Device` maps these on the host on CUDA devices; the rule is the narrowest
 /// that covers every failure seen (a multiplication anywhere in the map).
-pub fn widens_integer_words(reduction: &Reduction) -> bool {
+pub fn multiplies_integer_words(reduction: &Reduction) -> bool {
     let Some(problem) = reduction.problem() else {
         return false;
     };
@@ -547,27 +547,27 @@ mod tests {
     }
 
     #[test]
-    fn integer_words_that_widen_are_told_apart() {
-        let widens = |map: &str, combine: &str, input: DType| {
+    fn integer_words_that_multiply_are_told_apart() {
+        let multiplies = |map: &str, combine: &str, input: DType| {
             let r = Reduction::builder(map, combine)
                 .build(&[input])
                 .expect("builds");
-            widens_integer_words(&r)
+            multiplies_integer_words(&r)
         };
         // The cases the H200 got wrong: a multiplying integer map of 4- or 2-byte words.
-        assert!(widens("x * x", "sum", DType::I32));
-        assert!(widens("x * x", "sum", DType::U32));
-        assert!(widens("x * x", "sum", DType::I16));
+        assert!(multiplies("x * x", "sum", DType::I32));
+        assert!(multiplies("x * x", "sum", DType::U32));
+        assert!(multiplies("x * x", "sum", DType::I16));
         // Float maps, maps of the input's own type and 8-byte inputs (no words) do not.
-        assert!(!widens("x * x", "sum", DType::F32));
+        assert!(!multiplies("x * x", "sum", DType::F32));
         // Integer maps without a multiplication were right there, as were 8-byte inputs.
-        assert!(!widens("x", "max", DType::I32));
-        assert!(!widens("x + 1", "sum", DType::I32));
-        assert!(!widens("x != 0 ? 1 : 0", "sum", DType::I16));
-        assert!(!widens("x", "sum", DType::I64));
-        assert!(widens("abs(x * 3) + 1", "max", DType::U32));
-        assert!(!widens("x * x", "sum", DType::I64));
-        assert!(!widens("x * 0.5", "sum", DType::I32));
+        assert!(!multiplies("x", "max", DType::I32));
+        assert!(!multiplies("x + 1", "sum", DType::I32));
+        assert!(!multiplies("x != 0 ? 1 : 0", "sum", DType::I16));
+        assert!(!multiplies("x", "sum", DType::I64));
+        assert!(multiplies("abs(x * 3) + 1", "max", DType::U32));
+        assert!(!multiplies("x * x", "sum", DType::I64));
+        assert!(!multiplies("x * 0.5", "sum", DType::I32));
     }
 
     #[test]

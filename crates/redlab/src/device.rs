@@ -393,7 +393,7 @@ impl Device {
     ) -> Result<(Vec<Value>, f64), Error> {
         match &self.kind {
             #[cfg(feature = "cuda")]
-            Kind::Cuda(device) if self.maps_outputs_on_device(reduction) => {
+            Kind::Cuda(device) if self.graphs_mapped_outputs(reduction) => {
                 Ok(device.compute_mapped_outputs_graph(reduction, inputs, selection, calls)?)
             }
             _ => {
@@ -407,17 +407,28 @@ impl Device {
         }
     }
 
+    /// Whether [`Device::reduce_mapped_outputs_graph`] can time `reduction` here: a CUDA
+    /// device that compiles its map into the segment kernels.
+    pub fn graphs_mapped_outputs(&self, reduction: &Reduction) -> bool {
+        let cuda = match &self.kind {
+            #[cfg(feature = "cuda")]
+            Kind::Cuda(_) => true,
+            _ => false,
+        };
+        cuda && self.maps_outputs_on_device(reduction)
+    }
+
     /// Whether [`Device::reduce_mapped_outputs`] compiles `reduction`'s map into the
     /// segment kernels here (an OpenCL or CUDA device, no `i`, a built-in combine; one
     /// input read raw, several packed into one buffer) rather than mapping on the host
     /// first. CUDA devices map integer words that widen (`x * x` over i32) on the host:
-    /// [`redlab_kernels::mapped::widens_integer_words`] says why.
+    /// [`redlab_kernels::mapped::multiplies_integer_words`] says why.
     pub fn maps_outputs_on_device(&self, reduction: &Reduction) -> bool {
         let gpu = match &self.kind {
             #[cfg(feature = "opencl")]
             Kind::OpenCl(_) => true,
             #[cfg(feature = "cuda")]
-            Kind::Cuda(_) => !redlab_kernels::mapped::widens_integer_words(reduction),
+            Kind::Cuda(_) => !redlab_kernels::mapped::multiplies_integer_words(reduction),
             _ => false,
         };
         gpu && redlab_kernels::mapped::maps_inputs_on_device(reduction)

@@ -200,9 +200,7 @@ fn run_shaped(
     let dims = args.dims_for(mapped.len())?;
     let request = args.shaped_request()?;
     let device = args.host_device()?;
-    if args.graph_calls > 0
-        && (device.info().backend != "cuda" || !device.maps_outputs_on_device(reduction))
-    {
+    if args.graph_calls > 0 && !device.graphs_mapped_outputs(reduction) {
         bail!(
             "--graph-calls times maps that a CUDA device compiles into its segment kernels \
              (a built-in --combine, no `i`)"
