@@ -648,7 +648,7 @@ fn compute_on_cuda(
             // Integer maps that multiply 2- or 4-byte words map on the host for now
             // (`redlab_kernels::mapped::multiplies_integer_words` says why).
             let in_kernels = redlab_kernels::mapped::maps_on_device(&reduction)
-                && !redlab_kernels::mapped::multiplies_integer_words(&reduction);
+                && !redlab_kernels::mapped::guarded_on_cuda(&reduction);
             if let (Some(problem), Some(job), true) = (
                 reduction.problem(),
                 SegmentJob::new(Selection::Axes(&plan)),

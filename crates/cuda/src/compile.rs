@@ -1,6 +1,12 @@
 //! NVRTC: compiling assembled kernel source to PTX for one architecture, with the
 //! compiler's log on failure. The library is loaded at run time; its absence is a
 //! reason, checked before any call.
+//!
+//! Two environment variables help tell a kernel's bug from a code generator's:
+//! `REDLAB_CUDA_CODE=cubin` has NVRTC assemble machine code for the device itself
+//! (the driver then loads it as is, where it otherwise assembles the PTX at load time),
+//! `REDLAB_CUDA_DUMP=<folder>` writes every module's source and image there, and
+//! `REDLAB_NVRTC_OPTIONS` adds options, separated by spaces (`-Xptxas -O1`).
 
 use std::ffi::CStr;
 
@@ -14,9 +20,19 @@ pub fn nvrtc_present() -> bool {
 
 /// The NVRTC options every kernel is built with for `arch` (`sm_90` or `compute_90`).
 pub fn options(arch: &str) -> Vec<String> {
-    let virtual_arch = arch.replace("sm_", "compute_");
+    options_for(arch, false)
+}
+
+/// [`options`], for machine code of `arch` itself where `machine_code` (NVRTC then
+/// assembles it), else for PTX of its virtual architecture.
+fn options_for(arch: &str, machine_code: bool) -> Vec<String> {
+    let target = if machine_code {
+        arch.replace("compute_", "sm_")
+    } else {
+        arch.replace("sm_", "compute_")
+    };
     vec![
-        format!("--gpu-architecture={virtual_arch}"),
+        format!("--gpu-architecture={target}"),
         // The kernel files' plain `inline` helpers are device functions.
         "-default-device".into(),
         // Source lines in sanitizer and profiler reports.
@@ -25,6 +41,15 @@ pub fn options(arch: &str) -> Vec<String> {
         "-diag-suppress=161".into(),
         "-DREDLAB_CUDA=1".into(),
     ]
+    .into_iter()
+    .chain(
+        std::env::var("REDLAB_NVRTC_OPTIONS")
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>(),
+    )
+    .collect()
 }
 
 /// A failed compile: the log, which names the line in the assembled source.
@@ -43,6 +68,46 @@ fn text(chars: &[std::ffi::c_char]) -> String {
 
 /// Compiles `source` (named `name` in messages) for `arch`; returns NUL-terminated PTX.
 pub fn compile(source: &str, name: &str, arch: &str) -> Result<Vec<u8>, CompileFailure> {
+    compile_image(source, name, arch, false)
+}
+
+/// What the module cache loads: PTX, or machine code where `REDLAB_CUDA_CODE=cubin`
+/// (module docs); each written to `REDLAB_CUDA_DUMP` when set, beside its source.
+pub fn compile_module(source: &str, name: &str, arch: &str) -> Result<Vec<u8>, CompileFailure> {
+    let machine_code = std::env::var("REDLAB_CUDA_CODE").is_ok_and(|v| v == "cubin");
+    let image = compile_image(source, name, arch, machine_code)?;
+    if let Some(dir) = std::env::var_os("REDLAB_CUDA_DUMP") {
+        dump(std::path::Path::new(&dir), source, &image, machine_code);
+    }
+    Ok(image)
+}
+
+/// Writes `source` and `image` under `dir`, named by a hash of the source. A diagnostic:
+/// a folder that cannot be written is said once per module on stderr, nothing more.
+fn dump(dir: &std::path::Path, source: &str, image: &[u8], machine_code: bool) {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    source.hash(&mut hasher);
+    let stem = dir.join(format!("{:016x}", hasher.finish()));
+    let image_ext = if machine_code { "cubin" } else { "ptx" };
+    let text = match machine_code {
+        true => image,
+        false => image.strip_suffix(&[0]).unwrap_or(image),
+    };
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(stem.with_extension("cu"), source))
+        .and_then(|()| std::fs::write(stem.with_extension(image_ext), text));
+    if let Err(e) = written {
+        eprintln!("REDLAB_CUDA_DUMP: {}: {e}", dir.display());
+    }
+}
+
+fn compile_image(
+    source: &str,
+    name: &str,
+    arch: &str,
+    machine_code: bool,
+) -> Result<Vec<u8>, CompileFailure> {
     if !nvrtc_present() {
         return Err(CompileFailure {
             log: "libnvrtc could not be loaded (install the CUDA toolkit or the \
@@ -59,10 +124,11 @@ pub fn compile(source: &str, name: &str, arch: &str) -> Result<Vec<u8>, CompileF
     let name = std::ffi::CString::new(name).unwrap_or_default();
     let program =
         result::create_program(&source, Some(&name)).map_err(|e| fail("nvrtcCreateProgram", e))?;
-    let options = options(arch);
+    let options = options_for(arch, machine_code);
     // SAFETY: `program` was just created and is destroyed below, once.
     let outcome = unsafe {
         match result::compile_program(program, &options) {
+            Ok(()) if machine_code => cubin(program).map_err(|e| fail("nvrtcGetCUBIN", e)),
             Ok(()) => result::get_ptx(program)
                 .map(|ptx| ptx.iter().map(|&c| c as u8).collect::<Vec<u8>>())
                 .map_err(|e| fail("nvrtcGetPTX", e)),
@@ -76,9 +142,25 @@ pub fn compile(source: &str, name: &str, arch: &str) -> Result<Vec<u8>, CompileF
     };
     // SAFETY: as above; the program is not used after this.
     let _ = unsafe { result::destroy_program(program) };
-    let mut ptx = outcome?;
-    if ptx.last() != Some(&0) {
-        ptx.push(0);
+    let mut image = outcome?;
+    if !machine_code && image.last() != Some(&0) {
+        image.push(0);
     }
-    Ok(ptx)
+    Ok(image)
+}
+
+/// The machine code of a compiled program.
+///
+/// # Safety
+///
+/// `program` must be compiled and not destroyed.
+unsafe fn cubin(program: sys::nvrtcProgram) -> Result<Vec<u8>, result::NvrtcError> {
+    let mut size = 0usize;
+    // SAFETY: as the caller promises; the buffer holds `size` bytes.
+    unsafe {
+        sys::nvrtcGetCUBINSize(program, &mut size).result()?;
+        let mut bytes = vec![0u8; size];
+        sys::nvrtcGetCUBIN(program, bytes.as_mut_ptr().cast()).result()?;
+        Ok(bytes)
+    }
 }

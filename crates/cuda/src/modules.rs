@@ -51,11 +51,15 @@ impl ModuleCache {
         let ptx = if lock()?.contains_key(&key) {
             None
         } else {
-            Some(compile::compile(source, "redlab.cu", arch).map_err(|f| RunError::Build(f.log))?)
+            Some(
+                compile::compile_module(source, "redlab.cu", arch)
+                    .map_err(|f| RunError::Build(f.log))?,
+            )
         };
         let mut modules = lock()?;
         if let (false, Some(ptx)) = (modules.contains_key(&key), ptx) {
-            // SAFETY: `ptx` is NUL-terminated PTX text that outlives the call.
+            // SAFETY: `ptx` is NUL-terminated PTX text or a cubin image, either outliving
+            // the call.
             let handle = unsafe { result::module::load_data(ptx.as_ptr().cast()) }
                 .map_err(cu("cuModuleLoadData"))?;
             // Only modules whose PTX declares it are asked (a missing symbol is a driver

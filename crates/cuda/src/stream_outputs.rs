@@ -81,7 +81,7 @@ impl StreamMapped {
                 reduction.inputs
             )),
             reduction: reduction.clone(),
-            along_axes: !mapped::multiplies_integer_words(reduction),
+            along_axes: !mapped::guarded_on_cuda(reduction),
         })
     }
 

@@ -276,6 +276,14 @@ pub fn multiplies_integer_words(reduction: &Reduction) -> bool {
         && reduction.map_text.contains('*')
 }
 
+/// Whether CUDA devices keep `reduction` out of the segment kernels: maps that
+/// [`multiplies_integer_words`], unless `REDLAB_CUDA_MAP_GUARD=off` (a diagnostic, to
+/// reproduce the failure it guards against).
+pub fn guarded_on_cuda(reduction: &Reduction) -> bool {
+    multiplies_integer_words(reduction)
+        && std::env::var("REDLAB_CUDA_MAP_GUARD").map_or(true, |v| v != "off")
+}
+
 /// How the stream path's segment kernels store a mapped reduction's outputs in the
 /// caller's array ([`segments_to_result`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

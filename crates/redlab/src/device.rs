@@ -428,7 +428,7 @@ impl Device {
             #[cfg(feature = "opencl")]
             Kind::OpenCl(_) => true,
             #[cfg(feature = "cuda")]
-            Kind::Cuda(_) => !redlab_kernels::mapped::multiplies_integer_words(reduction),
+            Kind::Cuda(_) => !redlab_kernels::mapped::guarded_on_cuda(reduction),
             _ => false,
         };
         gpu && redlab_kernels::mapped::maps_inputs_on_device(reduction)
