@@ -19,7 +19,7 @@ r() {
     grep -E "strategy|verified|error" | sed 's/^/   /'
 }
 bug=(--map 'x * x' --dtype i32 --shape 513x1031 --axis 1)
-want() { [[ " ${STEPS:-repro dump sanitize variants opencl options blocking pattern} " == *" $1 "* ]]; }
+want() { [[ " ${STEPS:-repro dump sanitize variants opencl options blocking pattern clamped} " == *" $1 "* ]]; }
 want repro && {
   for code in ptx cubin; do
     for _ in 1 2 3; do CODE=$code r "${bug[@]}"; done
@@ -107,4 +107,12 @@ for name in ["zeros", "ones", "index", "random"]:
         got = np.load(f)
         print(name, f[-6:-4], "errors", (got - want).tolist())
 EOF2
+}
+want clamped && {
+  # row_tiles with unpredicated (clamped) loads in its partial tiles (SEG_CLAMPED_LOADS).
+  for map in 'x * x' 'x * 3' 'x + x'; do
+    for code in ptx cubin; do
+      REDLAB_NVRTC_OPTIONS=-DSEG_CLAMPED_LOADS CODE=$code r --map "$map" --dtype i32 --shape 513x1031 --axis 1
+    done
+  done
 }

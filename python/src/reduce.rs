@@ -645,8 +645,8 @@ fn compute_on_cuda(
                 return Ok(Computed::Scalar(outcome.value));
             }
             let plan = axis_plan(view, axes.as_deref(), keepdims)?;
-            // Integer maps that multiply 2- or 4-byte words map on the host for now
-            // (`redlab_kernels::mapped::multiplies_integer_words` says why).
+            // Integer maps of 2- or 4-byte integer words map on the host for now
+            // (`redlab_kernels::mapped::maps_integer_words` says why).
             let in_kernels = redlab_kernels::mapped::maps_on_device(&reduction)
                 && !redlab_kernels::mapped::guarded_on_cuda(&reduction);
             if let (Some(problem), Some(job), true) = (

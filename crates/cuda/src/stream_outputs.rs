@@ -62,7 +62,7 @@ pub struct StreamMapped {
     /// Names the kernels in the device's table: the description and the input types fix
     /// the source.
     key: OutputKernels,
-    /// Whether the segment kernels may map it ([`mapped::multiplies_integer_words`]
+    /// Whether the segment kernels may map it ([`mapped::maps_integer_words`]
     /// says why some may not), worked out once rather than per call.
     along_axes: bool,
 }
@@ -214,7 +214,7 @@ impl CudaDevice {
             // Wrong on an H200 along axes for a cause not yet found: the caller's
             // waiting path maps these on the host.
             return Err(RunError::Skipped(
-                "integer maps that multiply 2- or 4-byte words map on the host".into(),
+                "integer maps of 2- or 4-byte integer words map on the host".into(),
             ));
         }
         let functions = || {

@@ -542,6 +542,22 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
         }
 #endif
     } else {
+#ifdef SEG_CLAMPED_LOADS
+        // Every work-item loads, from the output's last element where it is past the end,
+        // and selects the identity there after the load.
+        for (uint r = 0; r < ROWS && len > 0; r++) {
+            ulong j = t * TILE + (ulong)r * LANES + lid;
+            acc_t v0 = seg_load(in, start + min(j, len - 1) * stride, j);
+            acc_t v1 = seg_load(in, start + min(j + 256, len - 1) * stride, j + 256);
+            acc_t v2 = seg_load(in, start + min(j + 512, len - 1) * stride, j + 512);
+            acc_t v3 = seg_load(in, start + min(j + 768, len - 1) * stride, j + 768);
+            l0 = combine(l0, j < len ? v0 : IDENTITY);
+            l1 = combine(l1, j + 256 < len ? v1 : IDENTITY);
+            l2 = combine(l2, j + 512 < len ? v2 : IDENTITY);
+            l3 = combine(l3, j + 768 < len ? v3 : IDENTITY);
+        }
+        if (0)
+#endif
         for (uint r = 0; r < ROWS; r++) {
             ulong j = t * TILE + (ulong)r * LANES + lid;
             l0 = combine(l0, j < len ? seg_load(in, start + j * stride, j) : IDENTITY);

@@ -258,29 +258,29 @@ pub fn reads_words(reduction: &Reduction) -> bool {
     maps_on_device(reduction) && matches!(reduction.inputs[0].size_bytes(), 2 | 4)
 }
 
-/// Whether `reduction` maps 2- or 4-byte integer words to an integer through a
-/// multiplication in the segment kernels (`x * x` over i32: integer maps are i64). On an
-/// H200, `x * x` summed along axes over i32, u32 and i16 gave wrong sums that changed
-/// from run to run (rows of 1031–9000; results/h200-user-maps/bug.md), while `x` and
-/// `x + 1` over i32, the integer statistics (count_nonzero, any, all), float maps and
-/// i64 inputs were right, and PoCL is right on all of them. The cause is not found yet,
-/// so `redlab::Device` maps these on the host on CUDA devices; the rule is the narrowest
-/// that covers every failure seen (a multiplication anywhere in the map).
-pub fn multiplies_integer_words(reduction: &Reduction) -> bool {
+/// Whether `reduction` maps 2- or 4-byte integer words to an integer in the segment
+/// kernels (integer maps are i64). On an H200, sums along rows of such maps came out wrong
+/// and changed from run to run: `x * x`, `x * 3` and `x + x` over i32, `x * x` over u32,
+/// i16 and u16, in `row_tiles`' tiles that end inside an output (rows of 1031–9000),
+/// with the driver's PTX assembly and with NVRTC's machine code alike, and with every
+/// compute-sanitizer tool clean (results/h200-map-bug). `x`, `x + 1` and
+/// `(x + 1) * (x - 1)` over i32, `x * x` over i8, f32 and i64, whole tiles, short rows
+/// and columns were right, and PoCL is right on all of them. The cause is not found, so
+/// `redlab::Device` maps all of these on the host on CUDA devices: the rule is every
+/// integer map of integer words, wider than the failures seen, because maps that looked
+/// alike split both ways.
+pub fn maps_integer_words(reduction: &Reduction) -> bool {
     let Some(problem) = reduction.problem() else {
         return false;
     };
-    reads_words(reduction)
-        && !problem.dtype.is_float()
-        // `*` is the language's one multiplication token.
-        && reduction.map_text.contains('*')
+    reads_words(reduction) && !problem.dtype.is_float() && !reduction.inputs[0].is_float()
 }
 
 /// Whether CUDA devices keep `reduction` out of the segment kernels: maps that
-/// [`multiplies_integer_words`], unless `REDLAB_CUDA_MAP_GUARD=off` (a diagnostic, to
+/// [`maps_integer_words`], unless `REDLAB_CUDA_MAP_GUARD=off` (a diagnostic, to
 /// reproduce the failure it guards against).
 pub fn guarded_on_cuda(reduction: &Reduction) -> bool {
-    multiplies_integer_words(reduction)
+    maps_integer_words(reduction)
         && std::env::var("REDLAB_CUDA_MAP_GUARD").map_or(true, |v| v != "off")
 }
 
@@ -555,27 +555,28 @@ mod tests {
     }
 
     #[test]
-    fn integer_words_that_multiply_are_told_apart() {
-        let multiplies = |map: &str, combine: &str, input: DType| {
+    fn integer_maps_of_integer_words_are_told_apart() {
+        let guarded = |map: &str, combine: &str, input: DType| {
             let r = Reduction::builder(map, combine)
                 .build(&[input])
                 .expect("builds");
-            multiplies_integer_words(&r)
+            maps_integer_words(&r)
         };
-        // The cases the H200 got wrong: a multiplying integer map of 4- or 2-byte words.
-        assert!(multiplies("x * x", "sum", DType::I32));
-        assert!(multiplies("x * x", "sum", DType::U32));
-        assert!(multiplies("x * x", "sum", DType::I16));
-        // Float maps, maps of the input's own type and 8-byte inputs (no words) do not.
-        assert!(!multiplies("x * x", "sum", DType::F32));
-        // Integer maps without a multiplication were right there, as were 8-byte inputs.
-        assert!(!multiplies("x", "max", DType::I32));
-        assert!(!multiplies("x + 1", "sum", DType::I32));
-        assert!(!multiplies("x != 0 ? 1 : 0", "sum", DType::I16));
-        assert!(!multiplies("x", "sum", DType::I64));
-        assert!(multiplies("abs(x * 3) + 1", "max", DType::U32));
-        assert!(!multiplies("x * x", "sum", DType::I64));
-        assert!(!multiplies("x * 0.5", "sum", DType::I32));
+        // The cases the H200 got wrong, and their neighbours that were right but alike.
+        for map in ["x * x", "x * 3", "x + x", "x", "x + 1", "(x + 1) * (x - 1)"] {
+            assert!(guarded(map, "sum", DType::I32), "{map}");
+        }
+        assert!(guarded("x * x", "sum", DType::U32));
+        assert!(guarded("x * x", "sum", DType::I16));
+        assert!(guarded("x * x", "sum", DType::U16));
+        assert!(guarded("abs(x * 3) + 1", "max", DType::U32));
+        // Float maps, float inputs, and inputs that are not read as words stay in the
+        // kernels.
+        assert!(!guarded("x * x", "sum", DType::F32));
+        assert!(!guarded("x * 0.5", "sum", DType::I32));
+        assert!(!guarded("x != 0 ? 1 : 0", "sum", DType::F32));
+        assert!(!guarded("x * x", "sum", DType::I64));
+        assert!(!guarded("x * x", "sum", DType::I8));
     }
 
     #[test]
