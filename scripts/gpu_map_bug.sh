@@ -19,7 +19,7 @@ r() {
     grep -E "strategy|verified|error" | sed 's/^/   /'
 }
 bug=(--map 'x * x' --dtype i32 --shape 513x1031 --axis 1)
-want() { [[ " ${STEPS:-repro dump sanitize variants opencl options blocking pattern clamped} " == *" $1 "* ]]; }
+want() { [[ " ${STEPS:-repro dump sanitize variants opencl options blocking pattern clamped guard} " == *" $1 "* ]]; }
 want repro && {
   for code in ptx cubin; do
     for _ in 1 2 3; do CODE=$code r "${bug[@]}"; done
@@ -115,4 +115,11 @@ want clamped && {
       REDLAB_NVRTC_OPTIONS=-DSEG_CLAMPED_LOADS CODE=$code r --map "$map" --dtype i32 --shape 513x1031 --axis 1
     done
   done
+}
+want guard && {
+  # The shipped rule: these map on the host on CUDA, then reduce with the plain kernels.
+  for map in 'x * x' 'x * 3' 'x + x' 'x + 1'; do
+    REDLAB_CUDA_MAP_GUARD=on r --map "$map" --dtype i32 --shape 513x1031 --axis 1
+  done
+  REDLAB_CUDA_MAP_GUARD=on r --map 'x * x' --dtype u16 --shape 64x9000 --axis 1
 }
