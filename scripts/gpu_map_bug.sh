@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The wrong integer sums of `x * x` along axes on CUDA (results/h200-user-maps/bug.md):
-# reproduce them with the guard off, tell the driver's PTX assembly from NVRTC's machine
-# code (REDLAB_CUDA_CODE=cubin), keep both images and the driver's own assembly (its JIT
-# cache), run the kernels under compute-sanitizer, and try neighbouring maps and types.
+# The wrong integer sums of `x * x` along axes on CUDA (results/h200-map-bug): run the
+# commands that failed (before row_tiles loaded mapped partial tiles unconditionally),
+# tell the driver's PTX assembly from NVRTC's machine code (REDLAB_CUDA_CODE=cubin), keep
+# both images, run the kernels under compute-sanitizer, try neighbouring maps, types,
+# ptxas levels and inputs, and check the guard and the fix.
 # Usage, on the GPU machine: scripts/gpu_map_bug.sh REDLAB_BINARY OUT
 set -uo pipefail
 bin="$1" out="$2"
@@ -11,7 +12,7 @@ mkdir -p "$out"
   nvidia-smi --query-gpu=name,driver_version --format=csv
   command -v ptxas && ptxas --version | tail -2
 } >"$out/gpu.txt" 2>&1
-export REDLAB_CUDA_MAP_GUARD=off
+export REDLAB_CUDA_MAP_GUARD="${REDLAB_CUDA_MAP_GUARD:-off}"
 # One verified run: its strategy and verdict (every output against the CPU).
 r() {
   echo "== ${CODE:-ptx} $*"
@@ -19,7 +20,7 @@ r() {
     grep -E "strategy|verified|error" | sed 's/^/   /'
 }
 bug=(--map 'x * x' --dtype i32 --shape 513x1031 --axis 1)
-want() { [[ " ${STEPS:-repro dump sanitize variants opencl options blocking pattern clamped guard} " == *" $1 "* ]]; }
+want() { [[ " ${STEPS:-repro dump sanitize variants opencl options blocking pattern clamped guard fixed speed} " == *" $1 "* ]]; }
 want repro && {
   for code in ptx cubin; do
     for _ in 1 2 3; do CODE=$code r "${bug[@]}"; done
@@ -109,7 +110,8 @@ for name in ["zeros", "ones", "index", "random"]:
 EOF2
 }
 want clamped && {
-  # row_tiles with unpredicated (clamped) loads in its partial tiles (SEG_CLAMPED_LOADS).
+  # row_tiles with unpredicated (clamped) loads in its partial tiles: the experiment's
+  # define (SEG_CLAMPED_LOADS) is gone, the form is now what mapped inputs always run.
   for map in 'x * x' 'x * 3' 'x + x'; do
     for code in ptx cubin; do
       REDLAB_NVRTC_OPTIONS=-DSEG_CLAMPED_LOADS CODE=$code r --map "$map" --dtype i32 --shape 513x1031 --axis 1
@@ -122,4 +124,38 @@ want guard && {
     REDLAB_CUDA_MAP_GUARD=on r --map "$map" --dtype i32 --shape 513x1031 --axis 1
   done
   REDLAB_CUDA_MAP_GUARD=on r --map 'x * x' --dtype u16 --shape 64x9000 --axis 1
+}
+want fixed && {
+  # After the fix (row_tiles loads its partial tiles unconditionally), unguarded: every
+  # strategy with the maps that failed and their neighbours, and the plain operators.
+  for dtype in i32 u32 i16 u16; do
+    for map in 'x * x' 'x * 3' 'x + x' 'x + 1'; do
+      r --map "$map" --dtype $dtype --shape 513x1031 --axis 1
+    done
+  done
+  for shape in 64x9000 4x1031 513x100 513x20 1031x513 1031x4096; do
+    for axis in 1 0; do r --map 'x * x' --dtype i32 --shape $shape --axis $axis; done
+  done
+  r --map 'x * x' --dtype i32 --n 528903 --segment-size 1031
+  r --map 'x * 3' --dtype i32 --shape 513x1031 --axis 1 --combine argmax
+  for op in sum min argmax; do
+    for dtype in i32 f32 f64 f16; do r --op $op --dtype $dtype --shape 513x1031 --axis 1; done
+  done
+  for tool in memcheck racecheck synccheck; do
+    echo "== compute-sanitizer $tool, x * 3 over i32 64x9000 axis 1"
+    timeout 300 compute-sanitizer --tool "$tool" "$bin" run --device cuda:0 \
+      --map 'x * 3' --dtype i32 --shape 64x9000 --axis 1 2>&1 | grep -E "verified|SUMMARY" | sed 's/^/   /'
+  done
+}
+want speed && [ -n "${OLD:-}" ] && {
+  # Partial tiles before and after the fix, one call each, the graph's steady state.
+  for spec in 'f32|8192x8191' 'i32|8192x8191' 'f32|16384x3000' 'f64|4096x12000'; do
+    IFS='|' read -r dtype shape <<<"$spec"
+    for which in old new; do
+      b=$bin; [ $which = old ] && b=$OLD
+      echo "== $which sum $dtype $shape axis 1"
+      REDLAB_CUDA_MAP_GUARD=off timeout 120 "$b" run --device cuda:0 --op sum --dtype $dtype \
+        --shape $shape --axis 1 --graph-calls 50 --repeat 20 2>&1 | grep -E "verified|time|graph" | sed 's/^/   /'
+    done
+  done
 }

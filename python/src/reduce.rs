@@ -645,7 +645,7 @@ fn compute_on_cuda(
                 return Ok(Computed::Scalar(outcome.value));
             }
             let plan = axis_plan(view, axes.as_deref(), keepdims)?;
-            // Integer maps of 2- or 4-byte integer words map on the host for now
+            // Integer maps of 2- or 4-byte integer words map on the host where guarded
             // (`redlab_kernels::mapped::maps_integer_words` says why).
             let in_kernels = redlab_kernels::mapped::maps_on_device(&reduction)
                 && !redlab_kernels::mapped::guarded_on_cuda(&reduction);

@@ -62,7 +62,7 @@ pub struct StreamMapped {
     /// Names the kernels in the device's table: the description and the input types fix
     /// the source.
     key: OutputKernels,
-    /// Whether the segment kernels may map it ([`mapped::maps_integer_words`]
+    /// Whether the segment kernels may map it ([`mapped::guarded_on_cuda`]
     /// says why some may not), worked out once rather than per call.
     along_axes: bool,
 }
@@ -211,8 +211,8 @@ impl CudaDevice {
         result_bytes: usize,
     ) -> Result<(), RunError> {
         if !mapped.along_axes {
-            // Wrong on an H200 along axes for a cause not yet found: the caller's
-            // waiting path maps these on the host.
+            // Guarded (`REDLAB_CUDA_MAP_GUARD=on`): the caller's waiting path maps these
+            // on the host.
             return Err(RunError::Skipped(
                 "integer maps of 2- or 4-byte integer words map on the host".into(),
             ));

@@ -542,9 +542,13 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
         }
 #endif
     } else {
-#ifdef SEG_CLAMPED_LOADS
-        // Every work-item loads, from the output's last element where it is past the end,
-        // and selects the identity there after the load.
+#ifdef IN_IS_MAPPED
+        // Mapped inputs: every work-item loads, from the output's last element where it
+        // is past the end, and takes the identity there after the load. Loads predicated
+        // on the bounds (below) gave wrong, run-to-run varying sums of integer maps of
+        // integer words on an H200 once ptxas optimized (-O1 and up; -O0 was right;
+        // results/h200-map-bug); this form was right there. Plain inputs keep the
+        // predicated loads, right there and up to 1.4x faster in partial tiles.
         for (uint r = 0; r < ROWS && len > 0; r++) {
             ulong j = t * TILE + (ulong)r * LANES + lid;
             acc_t v0 = seg_load(in, start + min(j, len - 1) * stride, j);
@@ -556,8 +560,7 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
             l2 = combine(l2, j + 512 < len ? v2 : IDENTITY);
             l3 = combine(l3, j + 768 < len ? v3 : IDENTITY);
         }
-        if (0)
-#endif
+#else
         for (uint r = 0; r < ROWS; r++) {
             ulong j = t * TILE + (ulong)r * LANES + lid;
             l0 = combine(l0, j < len ? seg_load(in, start + j * stride, j) : IDENTITY);
@@ -565,6 +568,7 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
             l2 = combine(l2, j + 512 < len ? seg_load(in, start + (j + 512) * stride, j + 512) : IDENTITY);
             l3 = combine(l3, j + 768 < len ? seg_load(in, start + (j + 768) * stride, j + 768) : IDENTITY);
         }
+#endif
     }
     // Fold w = 512 and w = 256 in registers.
     l0 = combine(l0, l2);

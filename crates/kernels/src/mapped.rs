@@ -259,16 +259,11 @@ pub fn reads_words(reduction: &Reduction) -> bool {
 }
 
 /// Whether `reduction` maps 2- or 4-byte integer words to an integer in the segment
-/// kernels (integer maps are i64). On an H200, sums along rows of such maps came out wrong
-/// and changed from run to run: `x * x`, `x * 3` and `x + x` over i32, `x * x` over u32,
-/// i16 and u16, in `row_tiles`' tiles that end inside an output (rows of 1031–9000),
-/// with the driver's PTX assembly and with NVRTC's machine code alike, and with every
-/// compute-sanitizer tool clean (results/h200-map-bug). `x`, `x + 1` and
-/// `(x + 1) * (x - 1)` over i32, `x * x` over i8, f32 and i64, whole tiles, short rows
-/// and columns were right, and PoCL is right on all of them. The cause is not found, so
-/// `redlab::Device` maps all of these on the host on CUDA devices: the rule is every
-/// integer map of integer words, wider than the failures seen, because maps that looked
-/// alike split both ways.
+/// kernels (integer maps are i64). On an H200, sums along rows of such maps (`x * x`,
+/// `x * 3`, `x + x` over i32; `x * x` over u32, i16, u16) came out wrong and changed from
+/// run to run while `row_tiles` loaded its partial tiles under the bounds check, once
+/// ptxas optimized (results/h200-map-bug); it now loads them unconditionally, which was
+/// right there. [`guarded_on_cuda`] can still keep these maps out of the kernels.
 pub fn maps_integer_words(reduction: &Reduction) -> bool {
     let Some(problem) = reduction.problem() else {
         return false;
@@ -276,12 +271,11 @@ pub fn maps_integer_words(reduction: &Reduction) -> bool {
     reads_words(reduction) && !problem.dtype.is_float() && !reduction.inputs[0].is_float()
 }
 
-/// Whether CUDA devices keep `reduction` out of the segment kernels: maps that
-/// [`maps_integer_words`], unless `REDLAB_CUDA_MAP_GUARD=off` (a diagnostic, to
-/// reproduce the failure it guards against).
+/// Whether CUDA devices keep `reduction` out of the segment kernels and map it on the
+/// host: maps that [`maps_integer_words`] where `REDLAB_CUDA_MAP_GUARD=on`, a fallback
+/// should a driver or compiler miscompile them again (off by default).
 pub fn guarded_on_cuda(reduction: &Reduction) -> bool {
-    maps_integer_words(reduction)
-        && std::env::var("REDLAB_CUDA_MAP_GUARD").map_or(true, |v| v != "off")
+    maps_integer_words(reduction) && std::env::var("REDLAB_CUDA_MAP_GUARD").is_ok_and(|v| v == "on")
 }
 
 /// How the stream path's segment kernels store a mapped reduction's outputs in the

@@ -33,6 +33,13 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
         ("word rows 300x32", c(&[300, 32]), Some(vec![1])),
         ("wide rows 11x129", c(&[11, 129]), Some(vec![1])),
         ("rows 2x20011 (tree)", c(&[2, 20011]), Some(vec![1])),
+        // Rows that end mid-tile, the shape whose integer map sums went wrong on an H200
+        // (results/h200-map-bug).
+        (
+            "rows 33x1031 (partial tiles)",
+            c(&[33, 1031]),
+            Some(vec![1]),
+        ),
         ("rows 4x0", c(&[4, 0]), Some(vec![1])),
         ("columns 257x33", c(&[257, 33]), Some(vec![0])),
         ("column words 1024x132", c(&[1024, 132]), Some(vec![0])),
@@ -89,6 +96,8 @@ fn reductions() -> Vec<Reduction> {
         ("sqrt(abs(x)) + 1", "sum", &[f32]),
         ("x > 0.5", "sum", &[f32]),
         ("x * 3 - 1", "min", &[i32]),
+        ("x * x", "sum", &[i32]),
+        ("x + x", "sum", &[DType::U16]),
         ("x % 7", "xor", &[i32]),
         ("x * y", "sum", &[f32, f32]),
         ("abs(x - y)", "max", &[f64, f16]),

@@ -421,8 +421,8 @@ impl Device {
     /// Whether [`Device::reduce_mapped_outputs`] compiles `reduction`'s map into the
     /// segment kernels here (an OpenCL or CUDA device, no `i`, a built-in combine; one
     /// input read raw, several packed into one buffer) rather than mapping on the host
-    /// first. CUDA devices map integer maps of integer words (`x * x` over i32) on the host:
-    /// [`redlab_kernels::mapped::maps_integer_words`] says why.
+    /// first. CUDA devices map integer maps of integer words on the host where
+    /// [`redlab_kernels::mapped::guarded_on_cuda`] asks for it.
     pub fn maps_outputs_on_device(&self, reduction: &Reduction) -> bool {
         let gpu = match &self.kind {
             #[cfg(feature = "opencl")]
