@@ -12,8 +12,28 @@ use std::process::{Command, Stdio};
 use common::{assert_clean_error, json_of, listening_port, redlab};
 use serde_json::Value as Json;
 
-/// Starts `world` ranks at `rendezvous` and returns each one's JSON record.
+/// Starts `world` ranks at `rendezvous` and returns each one's JSON record. A TCP port
+/// that another program took between [`listening_port`] choosing it and rank 0 binding
+/// it (seen once in CI: "Address already in use") is replaced by a fresh one, twice at
+/// most.
 fn run_ranks(base: &[&str], world: usize, rendezvous: &str) -> Vec<Json> {
+    let mut rendezvous = rendezvous.to_string();
+    for _ in 0..3 {
+        let outputs = start_ranks(base, world, &rendezvous);
+        let port_taken = rendezvous.starts_with("tcp://")
+            && outputs
+                .iter()
+                .any(|o| String::from_utf8_lossy(&o.stderr).contains("Address already in use"));
+        if !port_taken {
+            return outputs.iter().map(json_of).collect();
+        }
+        rendezvous = format!("tcp://127.0.0.1:{}", listening_port());
+    }
+    panic!("three ports in a row were taken");
+}
+
+/// Starts `world` ranks at `rendezvous` and waits for every one.
+fn start_ranks(base: &[&str], world: usize, rendezvous: &str) -> Vec<std::process::Output> {
     let children: Vec<_> = (0..world)
         .map(|rank| {
             Command::new(env!("CARGO_BIN_EXE_redlab"))
@@ -29,7 +49,7 @@ fn run_ranks(base: &[&str], world: usize, rendezvous: &str) -> Vec<Json> {
         .collect();
     children
         .into_iter()
-        .map(|c| json_of(&c.wait_with_output().expect("rank ends")))
+        .map(|c| c.wait_with_output().expect("rank ends"))
         .collect()
 }
 
