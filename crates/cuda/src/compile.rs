@@ -18,20 +18,16 @@ pub fn nvrtc_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
-/// The NVRTC options every kernel is built with for `arch` (`sm_90` or `compute_90`).
-pub fn options(arch: &str) -> Vec<String> {
-    options_for(arch, false)
-}
-
-/// [`options`], for machine code of `arch` itself where `machine_code` (NVRTC then
-/// assembles it), else for PTX of its virtual architecture.
-fn options_for(arch: &str, machine_code: bool) -> Vec<String> {
+/// The NVRTC options every kernel is built with for `arch` (`sm_90` or `compute_90`):
+/// for machine code of `arch` itself where `machine_code` (NVRTC then assembles it), else
+/// for PTX of its virtual architecture; then any of `REDLAB_NVRTC_OPTIONS`.
+fn options(arch: &str, machine_code: bool) -> Vec<String> {
     let target = if machine_code {
         arch.replace("compute_", "sm_")
     } else {
         arch.replace("sm_", "compute_")
     };
-    vec![
+    let mut options = vec![
         format!("--gpu-architecture={target}"),
         // The kernel files' plain `inline` helpers are device functions.
         "-default-device".into(),
@@ -40,16 +36,11 @@ fn options_for(arch: &str, machine_code: bool) -> Vec<String> {
         // OpenCL's extension pragmas mean nothing here; keep them out of the logs.
         "-diag-suppress=161".into(),
         "-DREDLAB_CUDA=1".into(),
-    ]
-    .into_iter()
-    .chain(
-        std::env::var("REDLAB_NVRTC_OPTIONS")
-            .unwrap_or_default()
-            .split_whitespace()
-            .map(String::from)
-            .collect::<Vec<_>>(),
-    )
-    .collect()
+    ];
+    if let Ok(extra) = std::env::var("REDLAB_NVRTC_OPTIONS") {
+        options.extend(extra.split_whitespace().map(String::from));
+    }
+    options
 }
 
 /// A failed compile: the log, which names the line in the assembled source.
@@ -90,9 +81,11 @@ fn dump(dir: &std::path::Path, source: &str, image: &[u8], machine_code: bool) {
     source.hash(&mut hasher);
     let stem = dir.join(format!("{:016x}", hasher.finish()));
     let image_ext = if machine_code { "cubin" } else { "ptx" };
-    let text = match machine_code {
-        true => image,
-        false => image.strip_suffix(&[0]).unwrap_or(image),
+    // PTX without the NUL the driver needs; a cubin as it is.
+    let text = if machine_code {
+        image
+    } else {
+        image.strip_suffix(&[0]).unwrap_or(image)
     };
     let written = std::fs::create_dir_all(dir)
         .and_then(|()| std::fs::write(stem.with_extension("cu"), source))
@@ -124,7 +117,7 @@ fn compile_image(
     let name = std::ffi::CString::new(name).unwrap_or_default();
     let program =
         result::create_program(&source, Some(&name)).map_err(|e| fail("nvrtcCreateProgram", e))?;
-    let options = options_for(arch, machine_code);
+    let options = options(arch, machine_code);
     // SAFETY: `program` was just created and is destroyed below, once.
     let outcome = unsafe {
         match result::compile_program(program, &options) {

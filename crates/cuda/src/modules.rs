@@ -1,4 +1,5 @@
-//! The module cache of one device: NVRTC-compiled PTX loaded as a module, keyed by the
+//! The module cache of one device: NVRTC-compiled PTX (or a cubin, with
+//! `REDLAB_CUDA_CODE=cubin`: `compile::compile_module`) loaded as a module, keyed by the
 //! assembled source (which holds every define) and the architecture, with its functions
 //! looked up once.
 
