@@ -7,10 +7,15 @@
 //! (the driver then loads it as is, where it otherwise assembles the PTX at load time),
 //! `REDLAB_CUDA_DUMP=<folder>` writes every module's source and image there, and
 //! `REDLAB_NVRTC_OPTIONS` adds options, separated by spaces (`-Xptxas -O1`).
+//!
+//! Modules the device loads are kept on disk ([`crate::kernel_cache`]) and compiled once
+//! per source, options and NVRTC version, not once per process.
 
 use std::ffi::CStr;
 
 use cudarc::nvrtc::{result, sys};
+
+use crate::kernel_cache::KernelCache;
 
 /// Whether libnvrtc can be loaded here.
 pub fn nvrtc_present() -> bool {
@@ -59,18 +64,59 @@ fn text(chars: &[std::ffi::c_char]) -> String {
 
 /// Compiles `source` (named `name` in messages) for `arch`; returns NUL-terminated PTX.
 pub fn compile(source: &str, name: &str, arch: &str) -> Result<Vec<u8>, CompileFailure> {
-    compile_image(source, name, arch, false)
+    compile_image(source, name, &options(arch, false), false)
 }
 
 /// What the module cache loads: PTX, or machine code where `REDLAB_CUDA_CODE=cubin`
-/// (module docs); each written to `REDLAB_CUDA_DUMP` when set, beside its source.
+/// (module docs); each written to `REDLAB_CUDA_DUMP` when set, beside its source. An
+/// image compiled before, by this process or another, comes from the kernel cache on
+/// disk ([`KernelCache`]).
 pub fn compile_module(source: &str, name: &str, arch: &str) -> Result<Vec<u8>, CompileFailure> {
     let machine_code = std::env::var("REDLAB_CUDA_CODE").is_ok_and(|v| v == "cubin");
-    let image = compile_image(source, name, arch, machine_code)?;
+    let options = options(arch, machine_code);
+    // Without NVRTC nothing is looked up: its version is part of the key.
+    let cache = nvrtc_version()
+        .and_then(|version| KernelCache::from_env().map(|cache| (cache, version)))
+        .map(|(cache, version)| {
+            let options = options.join("\n");
+            let parts: [&[u8]; 4] = [
+                version.as_bytes(),
+                options.as_bytes(),
+                name.as_bytes(),
+                source.as_bytes(),
+            ];
+            (cache, KernelCache::key(&parts))
+        });
+    let cached = cache
+        .as_ref()
+        .and_then(|(cache, key)| cache.load(key, machine_code));
+    let image = match cached {
+        Some(image) => image,
+        None => {
+            let image = compile_image(source, name, &options, machine_code)?;
+            if let Some((cache, key)) = &cache {
+                cache.store(key, machine_code, &image);
+            }
+            image
+        }
+    };
     if let Some(dir) = std::env::var_os("REDLAB_CUDA_DUMP") {
         dump(std::path::Path::new(&dir), source, &image, machine_code);
     }
     Ok(image)
+}
+
+/// NVRTC's version as `major.minor`, where the library loads.
+fn nvrtc_version() -> Option<String> {
+    if !nvrtc_present() {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the library is present; the call writes two integers.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .ok()?;
+    Some(format!("{major}.{minor}"))
 }
 
 /// Writes `source` and `image` under `dir`, named by a hash of the source. A diagnostic:
@@ -95,10 +141,11 @@ fn dump(dir: &std::path::Path, source: &str, image: &[u8], machine_code: bool) {
     }
 }
 
+/// Compiles `source` with `options`: machine code where `machine_code`, else PTX.
 fn compile_image(
     source: &str,
     name: &str,
-    arch: &str,
+    options: &[String],
     machine_code: bool,
 ) -> Result<Vec<u8>, CompileFailure> {
     if !nvrtc_present() {
@@ -117,10 +164,9 @@ fn compile_image(
     let name = std::ffi::CString::new(name).unwrap_or_default();
     let program =
         result::create_program(&source, Some(&name)).map_err(|e| fail("nvrtcCreateProgram", e))?;
-    let options = options(arch, machine_code);
     // SAFETY: `program` was just created and is destroyed below, once.
     let outcome = unsafe {
-        match result::compile_program(program, &options) {
+        match result::compile_program(program, options) {
             Ok(()) if machine_code => cubin(program).map_err(|e| fail("nvrtcGetCUBIN", e)),
             Ok(()) => result::get_ptx(program)
                 .map(|ptx| ptx.iter().map(|&c| c as u8).collect::<Vec<u8>>())

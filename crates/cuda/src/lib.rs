@@ -20,11 +20,13 @@ mod dynamic_shared;
 mod generate;
 pub mod graph;
 mod graph_segments;
+pub mod kernel_cache;
 mod mapped;
 pub mod memory;
 mod modules;
 pub mod nccl;
 pub mod roof;
+mod segment_modules;
 pub mod staging;
 mod statistics;
 mod stream_call;
@@ -42,7 +44,7 @@ use redlab_core::{ArrayRef, Backend, DType, DeviceInfo, Error, Outcome, Packed, 
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
 use redlab_kernels::segments::{
-    launch_segments, prepare, SegmentJob, SegmentKernels, SegmentResults, ENTRY_POINTS,
+    launch_segments, prepare, SegmentJob, SegmentKernels, SegmentResults,
 };
 use redlab_kernels::{Capabilities, Variant};
 
@@ -446,9 +448,12 @@ impl CudaDevice {
         graph_calls: Option<usize>,
     ) -> Result<SegmentResults, RunError> {
         self.timeline.bind()?;
-        let f = self
-            .modules
-            .functions(source, &self.query.arch(), &ENTRY_POINTS)?;
+        let f = segment_modules::segment_functions(
+            &self.modules,
+            source,
+            &self.query.arch(),
+            job.launches_column_words(),
+        )?;
         let kernels = SegmentKernels {
             short_rows: &f[0],
             short_rows_wide: &f[1],

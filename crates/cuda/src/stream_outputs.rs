@@ -28,10 +28,11 @@ use redlab_expr::Reduction;
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::codec::Codec;
 use redlab_kernels::mapped;
-use redlab_kernels::segments::{SegmentJob, ENTRY_POINTS};
+use redlab_kernels::segments::SegmentJob;
 use redlab_kernels::RunError;
 
 use crate::memory::{cu, DeviceBuffer, Timeline};
+use crate::segment_modules;
 use crate::CudaDevice;
 
 /// Which `SEG_RESULT` build: a built-in operator's, or a mapped reduction's (keyed by
@@ -42,8 +43,10 @@ pub(crate) enum OutputKernels {
     Mapped(String),
 }
 
-/// The `SEG_RESULT` builds' entry points ([`ENTRY_POINTS`]' order).
-pub(crate) type OutputFunctions = HashMap<OutputKernels, Vec<sys::CUfunction>>;
+/// The `SEG_RESULT` builds' entry points (in the order of
+/// [`redlab_kernels::segments::ENTRY_POINTS`]): without `column_words`, then with it
+/// ([`segment_modules`]).
+pub(crate) type OutputFunctions = HashMap<OutputKernels, [Option<Vec<sys::CUfunction>>; 2]>;
 
 /// Header, tables and scratch of jobs enqueued on a stream, by stream handle. One
 /// buffer per stream is enough: calls on one stream run in its order, and a call's
@@ -127,10 +130,12 @@ impl CudaDevice {
             .map(|_| Packed::result_dtype(problem))
     }
 
-    /// The `SEG_RESULT` kernels `key` names, built from `source` on first use.
+    /// The `SEG_RESULT` kernels `key` names, built from `source` on first use: the
+    /// build with `column_words` or the one without ([`segment_modules`]).
     fn output_functions(
         &self,
         key: &OutputKernels,
+        column_words: bool,
         source: impl FnOnce() -> Result<String, String>,
     ) -> Result<Vec<sys::CUfunction>, RunError> {
         let lock = || {
@@ -138,15 +143,19 @@ impl CudaDevice {
                 .lock()
                 .map_err(|_| RunError::Device("function table poisoned".into()))
         };
-        if let Some(functions) = lock()?.get(key) {
+        let build = usize::from(column_words);
+        if let Some(functions) = lock()?.get(key).and_then(|builds| builds[build].as_ref()) {
             return Ok(functions.clone());
         }
         let source = source().map_err(RunError::Device)?;
-        let functions = self
-            .modules
-            .functions(&source, &self.query.arch(), &ENTRY_POINTS)?;
+        let functions = segment_modules::segment_functions(
+            &self.modules,
+            &source,
+            &self.query.arch(),
+            column_words,
+        )?;
         // The key is cloned only here, once per build, not per call.
-        lock()?.insert(key.clone(), functions.clone());
+        lock()?.entry(key.clone()).or_default()[build] = Some(functions.clone());
         Ok(functions)
     }
 
@@ -176,9 +185,14 @@ impl CudaDevice {
             })?
             .bytes();
         let functions = || {
-            self.output_functions(&OutputKernels::Op(*problem), || {
-                assembly::assemble_segments_to_result(problem, &[], Target::Cuda).map(|a| a.source)
-            })
+            self.output_functions(
+                &OutputKernels::Op(*problem),
+                job.launches_column_words(),
+                || {
+                    assembly::assemble_segments_to_result(problem, &[], Target::Cuda)
+                        .map(|a| a.source)
+                },
+            )
         };
         // SAFETY: the caller's promises, passed on.
         unsafe {
@@ -218,7 +232,7 @@ impl CudaDevice {
             ));
         }
         let functions = || {
-            self.output_functions(&mapped.key, || {
+            self.output_functions(&mapped.key, job.launches_column_words(), || {
                 mapped::segments_to_result(&mapped.reduction, Target::Cuda)
                     .map(|(_, a, _)| a.source)
             })

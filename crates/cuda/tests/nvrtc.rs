@@ -665,3 +665,73 @@ fn production_ptx(problem: &Problem) -> String {
         .unwrap_or_else(|f| panic!("{problem}:\n{}", f.log));
     String::from_utf8_lossy(&ptx).into_owned()
 }
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn the_build_without_column_words_holds_every_other_entry_and_a_fraction_of_the_code() {
+    require_nvrtc();
+    use redlab_kernels::segments::{COLUMN_WORD_ENTRIES, ENTRY_POINTS, SKIP_COLUMN_WORDS};
+    let reduction = redlab_expr::Reduction::builder("abs(x)", "max")
+        .build(&[DType::I32])
+        .expect("builds");
+    let (_, assembled, _) =
+        redlab_kernels::mapped::segments_to_result(&reduction, Target::Cuda).expect("assembles");
+    let entries = |source: &str| {
+        let ptx = compile::compile(source, "segments.cl", "sm_90")
+            .unwrap_or_else(|f| panic!("{}", f.log));
+        let text = String::from_utf8_lossy(&ptx).into_owned();
+        let present: Vec<&str> = ENTRY_POINTS
+            .iter()
+            .copied()
+            .filter(|name| text.contains(&format!(".entry {name}(")))
+            .collect();
+        (present, text.len())
+    };
+    let (all, full_bytes) = entries(&assembled.source);
+    assert_eq!(all, ENTRY_POINTS);
+    let (kept, kept_bytes) = entries(&format!("{SKIP_COLUMN_WORDS}{}", assembled.source));
+    let expected: Vec<&str> = (0..ENTRY_POINTS.len())
+        .filter(|e| !COLUMN_WORD_ENTRIES.contains(e))
+        .map(|e| ENTRY_POINTS[e])
+        .collect();
+    assert_eq!(kept, expected);
+    // The point of the second build: most of the code is column_words'.
+    assert!(
+        kept_bytes * 4 < full_bytes,
+        "{kept_bytes} bytes of PTX without column_words, {full_bytes} with"
+    );
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn a_module_compiled_once_comes_from_the_kernel_cache_afterwards() {
+    require_nvrtc();
+    // The only test here that goes through compile_module, so the variable cannot
+    // reach another test's compile.
+    let dir = tempfile::tempdir().expect("temporary folder");
+    std::env::set_var("REDLAB_KERNEL_CACHE", dir.path());
+    let variant = registry::find("reduce0").expect("registered");
+    let problem = Problem::new(Op::Sum, DType::F32, None).expect("valid");
+    let source = assembly::assemble(&variant, &problem, &[], &[], Target::Cuda, true)
+        .expect("assembles")
+        .source;
+    let first = compile::compile_module(&source, "redlab.cu", "sm_90").expect("compiles");
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("cache folder")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(std::fs::read(&files[0]).expect("cached image"), first);
+    // A cached image is what the second compile returns: change the file and see it.
+    let mut marked = first.clone();
+    let at = marked.len() - 1;
+    marked.splice(at..at, b"// cached\n".iter().copied());
+    std::fs::write(&files[0], &marked).expect("rewrite");
+    let second = compile::compile_module(&source, "redlab.cu", "sm_90").expect("compiles");
+    assert_eq!(second, marked);
+    // Another source is compiled, not served the first one's image.
+    let other = format!("{source}\n// another source\n");
+    let third = compile::compile_module(&other, "redlab.cu", "sm_90").expect("compiles");
+    assert_eq!(third, first);
+    std::env::remove_var("REDLAB_KERNEL_CACHE");
+}

@@ -118,6 +118,14 @@ pub const ENTRY_POINTS: [&str; 8] = [
     "word_rows",
 ];
 
+/// The indices into [`ENTRY_POINTS`] of `column_words` and `column_finish`, which a
+/// source built with `SEG_SKIP_COLUMN_WORDS` leaves out (`segments.cl`).
+pub const COLUMN_WORD_ENTRIES: [usize; 2] = [5, 6];
+
+/// The define that leaves [`COLUMN_WORD_ENTRIES`] out of a segment source: jobs that do
+/// not launch them ([`SegmentJob::launches_column_words`]) build much faster without.
+pub const SKIP_COLUMN_WORDS: &str = "#define SEG_SKIP_COLUMN_WORDS 1\n";
+
 /// Where every output's elements are, and how the device will reduce them.
 #[derive(Debug, Clone)]
 pub struct SegmentJob {
@@ -450,6 +458,12 @@ impl SegmentJob {
     /// Work-groups of `column_words`: a block of 128 outputs × each tile × 4.
     fn column_word_groups(&self) -> usize {
         self.outputs.div_ceil(CW_OUTPUTS) * self.fixed_len.div_ceil(TILE) * CW_SPLIT
+    }
+
+    /// Whether the job launches `column_words` and `column_finish`
+    /// ([`COLUMN_WORD_ENTRIES`]); kernels built with `SEG_SKIP_COLUMN_WORDS` lack them.
+    pub fn launches_column_words(&self) -> bool {
+        self.strategy == Strategy::ColumnWords
     }
 
     /// The strategy the device will run.
