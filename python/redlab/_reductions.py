@@ -21,6 +21,18 @@ _enqueue_types = {}
 _enqueue_axis_types = {}
 # (statistic, input type, ordinal) -> result type of its stream path, or None.
 _enqueue_stat_types = {}
+# Entries each of those tables keeps at most: user-defined reductions travel under their
+# own keys, and a program that builds expressions as it goes must not grow a table
+# without end (a cleared table only costs the next calls one native lookup each).
+_TYPE_KEYS = 1024
+
+
+def _remember(table, key, value):
+    """Puts ``key: value`` in ``table``, first emptying a table that has _TYPE_KEYS
+    entries."""
+    if len(table) >= _TYPE_KEYS:
+        table.clear()
+    table[key] = value
 
 
 def _axes(axis):
@@ -61,7 +73,7 @@ def _enqueue_type(name, element, acc, ordinal):
     result_type = _enqueue_types.get(key, False)
     if result_type is False:
         result_type = _native.enqueue_dtype("op", name, element, acc, ordinal)
-        _enqueue_types[key] = result_type
+        _remember(_enqueue_types, key, result_type)
     return result_type
 
 
@@ -72,7 +84,7 @@ def _enqueue_axis_type(name, element, acc, ordinal):
     result_type = _enqueue_axis_types.get(key, False)
     if result_type is False:
         result_type = _native.enqueue_axis_dtype(name, element, acc, ordinal)
-        _enqueue_axis_types[key] = result_type
+        _remember(_enqueue_axis_types, key, result_type)
     return result_type
 
 
@@ -83,7 +95,7 @@ def _enqueue_stat_type(name, element, ordinal):
     result_type = _enqueue_stat_types.get(key, False)
     if result_type is False:
         result_type = _native.enqueue_stat_dtype(name, element, ordinal)
-        _enqueue_stat_types[key] = result_type
+        _remember(_enqueue_stat_types, key, result_type)
     return result_type
 
 

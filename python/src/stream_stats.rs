@@ -19,6 +19,9 @@ use crate::host::HostView;
 use crate::reduce::enqueue_job;
 use crate::what::{dtype, What};
 
+/// Entries the table of prepared statistics keeps at most.
+const PREPARED_KEYS: usize = 1024;
+
 /// Statistics prepared for the stream path, by name and input type.
 type Prepared = Mutex<HashMap<(String, DType), Option<Arc<StreamMapped>>>>;
 
@@ -34,6 +37,12 @@ fn statistic(name: &str, input: DType) -> PyResult<Option<Arc<StreamMapped>>> {
     }
     let prepared = StreamMapped::new(&What::statistic(name, input)?).map(Arc::new);
     if let Ok(mut t) = table.lock() {
+        // User-defined reductions come under keys of their own: a program that builds
+        // them as it goes empties the table now and then rather than growing it without
+        // end (a later call of a dropped key prepares it again).
+        if t.len() >= PREPARED_KEYS {
+            t.clear();
+        }
         t.insert(key, prepared.clone());
     }
     Ok(prepared)

@@ -82,3 +82,16 @@ def test_one_input_errors_name_the_reduction_not_its_key():
         redlab.Reduction(map="x ^ 2")(random_array(np.float32, 5, seed=1))
     with pytest.raises(ValueError, match="control"):
         redlab.Reduction(map="x", post="r\x1f")(random_array(np.float32, 5, seed=1))
+
+
+def test_the_stream_paths_type_tables_stay_bounded():
+    # Every user-defined reduction's key gets its own entry: a program that builds
+    # expressions as it goes must not grow the tables without end.
+    from redlab import _reductions
+
+    table = {}
+    for k in range(3 * _reductions._TYPE_KEYS + 7):
+        _reductions._remember(table, ("key", k), k)
+        assert len(table) <= _reductions._TYPE_KEYS
+        assert table[("key", k)] == k
+    assert len(table) == (3 * _reductions._TYPE_KEYS + 7) % _reductions._TYPE_KEYS
