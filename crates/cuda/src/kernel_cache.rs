@@ -1,8 +1,8 @@
-//! Compiled kernels kept on disk between processes, as CuPy keeps its kernel cache: NVRTC
-//! takes 0.1–3 s per module (a user-defined reduction's segment kernels, for one), and
-//! without this every new process paid it again for the same source. The driver keeps
-//! its own cache of what it assembles from PTX, so a second process loads a cached
-//! module in milliseconds.
+//! Compiled kernels kept on disk between processes, as CuPy keeps its kernel cache:
+//! without this every new process ran NVRTC again for the same source (0.3–2.7 s per
+//! segment module on a 2-core machine, much less on the H200's host, where the driver's
+//! assembly of the PTX was most of a build: results/h200-build-times). The driver keeps
+//! its own cache of what it assembles; with both warm a module loads in milliseconds.
 //!
 //! An image is filed under the SHA-256 of everything that fixes it: NVRTC's version, the
 //! options (architecture and `REDLAB_NVRTC_OPTIONS` included), the program's name and its
