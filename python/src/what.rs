@@ -130,17 +130,11 @@ pub fn build_reduction(
     acc: Option<&str>,
     types: &[DType],
 ) -> PyResult<Reduction> {
-    let mut builder = Reduction::builder(map, combine);
-    if let Some(i) = identity {
-        builder = builder.identity(i);
-    }
-    if let Some(p) = post {
-        builder = builder.post(p);
-    }
-    if let Some(a) = acc {
-        builder = builder.acc(dtype(a)?);
-    }
-    builder.build(types).map_err(|e| errors::from_expr(&e))
+    let acc = acc.map(dtype).transpose()?;
+    Reduction::builder(map, combine)
+        .with_options(identity, post, acc)
+        .build(types)
+        .map_err(|e| errors::from_expr(&e))
 }
 
 /// The names of the statistics the library computes.

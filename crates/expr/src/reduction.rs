@@ -192,6 +192,28 @@ impl ReductionBuilder {
         self
     }
 
+    /// The optional parts as flags and keyword arguments give them: each one present
+    /// is set as [`Self::identity`], [`Self::post`] and [`Self::acc`] set it.
+    pub fn with_options(
+        self,
+        identity: Option<&str>,
+        post: Option<&str>,
+        acc: Option<DType>,
+    ) -> Self {
+        let builder = match identity {
+            Some(identity) => self.identity(identity),
+            None => self,
+        };
+        let builder = match post {
+            Some(post) => builder.post(post),
+            None => builder,
+        };
+        match acc {
+            Some(acc) => builder.acc(acc),
+            None => builder,
+        }
+    }
+
     /// Checks everything against the inputs' types.
     pub fn build(self, inputs: &[DType]) -> Result<Reduction, ExprError> {
         if inputs.is_empty() || inputs.len() > MAX_INPUTS {
@@ -306,5 +328,46 @@ impl ReductionBuilder {
             identity,
             acc,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_given_together_build_what_the_setters_build() {
+        let types = [DType::I32];
+        let chained = Reduction::builder("x", "a > b ? a : b")
+            .identity("-5")
+            .post("r * 2")
+            .acc(DType::I64)
+            .build(&types)
+            .expect("builds");
+        let together = Reduction::builder("x", "a > b ? a : b")
+            .with_options(Some("-5"), Some("r * 2"), Some(DType::I64))
+            .build(&types)
+            .expect("builds");
+        assert_eq!(together, chained);
+        let Combine::Custom { acc, .. } = &together.combine else {
+            panic!("a custom combine");
+        };
+        assert_eq!(acc.dtype(), DType::I64);
+        // Nothing given: the defaults, and a custom combine still asks for its identity.
+        let plain = Reduction::builder("x * 2", "sum")
+            .with_options(None, None, None)
+            .build(&types)
+            .expect("builds");
+        assert_eq!(
+            plain,
+            Reduction::builder("x * 2", "sum")
+                .build(&types)
+                .expect("builds")
+        );
+        assert!(plain.post.is_none());
+        let missing = Reduction::builder("x", "a + b")
+            .with_options(None, None, None)
+            .build(&types);
+        assert!(missing.is_err());
     }
 }

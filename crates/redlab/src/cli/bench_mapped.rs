@@ -146,8 +146,9 @@ pub(super) fn reduction_of(
     map: &str,
     dtypes: &[DType],
 ) -> Result<Reduction, redlab::ExprError> {
-    let options = (args.identity.as_deref(), args.post.as_deref(), args.acc);
-    super::mapped::build_reduction(map, &args.combine, options, dtypes)
+    Reduction::builder(map, &args.combine)
+        .with_options(args.identity.as_deref(), args.post.as_deref(), args.acc)
+        .build(dtypes)
 }
 
 /// Timings of one row and every value seen.

@@ -27,29 +27,9 @@ pub fn reduction_of(args: &RunArgs, dtypes: &[redlab::DType]) -> anyhow::Result<
         return Ok(redlab_expr::stats::reduction(stat, *dtype)?);
     }
     let map = args.map.as_deref().context("--map is required here")?;
-    let options = (args.identity.as_deref(), args.post.as_deref(), args.acc);
-    Ok(build_reduction(map, &args.combine, options, dtypes)?)
-}
-
-/// The reduction of `map` and `combine` with the optional identity, post and
-/// accumulator flags, over inputs of `dtypes` (`run` and `bench` read the same flags).
-pub(super) fn build_reduction(
-    map: &str,
-    combine: &str,
-    (identity, post, acc): (Option<&str>, Option<&str>, Option<redlab::DType>),
-    dtypes: &[redlab::DType],
-) -> Result<Reduction, redlab::ExprError> {
-    let mut builder = Reduction::builder(map, combine);
-    if let Some(identity) = identity {
-        builder = builder.identity(identity);
-    }
-    if let Some(post) = post {
-        builder = builder.post(post);
-    }
-    if let Some(acc) = acc {
-        builder = builder.acc(acc);
-    }
-    builder.build(dtypes)
+    Ok(Reduction::builder(map, &args.combine)
+        .with_options(args.identity.as_deref(), args.post.as_deref(), args.acc)
+        .build(dtypes)?)
 }
 
 /// The inputs: each --input file, or one generated array per input the map names.
