@@ -76,26 +76,26 @@ pub fn compile_module(source: &str, name: &str, arch: &str) -> Result<Vec<u8>, C
     let options = options(arch, machine_code);
     // Without NVRTC nothing is looked up: its version is part of the key.
     let cache = nvrtc_version()
-        .and_then(|version| KernelCache::from_env().map(|cache| (cache, version)))
-        .map(|(cache, version)| {
+        .zip(KernelCache::from_env())
+        .map(|(version, cache)| {
             let options = options.join("\n");
-            let parts: [&[u8]; 4] = [
+            let key = KernelCache::key(&[
                 version.as_bytes(),
                 options.as_bytes(),
                 name.as_bytes(),
                 source.as_bytes(),
-            ];
-            (cache, KernelCache::key(&parts))
+            ]);
+            (cache, key)
         });
-    let cached = cache
+    let image = match cache
         .as_ref()
-        .and_then(|(cache, key)| cache.load(key, machine_code));
-    let image = match cached {
+        .and_then(|(c, key)| c.load(key, machine_code))
+    {
         Some(image) => image,
         None => {
             let image = compile_image(source, name, &options, machine_code)?;
-            if let Some((cache, key)) = &cache {
-                cache.store(key, machine_code, &image);
+            if let Some((c, key)) = &cache {
+                c.store(key, machine_code, &image);
             }
             image
         }

@@ -102,14 +102,11 @@ impl KernelCache {
 /// or an ELF file.
 fn looks_whole(image: &[u8], machine_code: bool) -> bool {
     if machine_code {
-        image.starts_with(b"\x7fELF")
-    } else {
-        image.last() == Some(&0)
-            && image.len() > 1
-            && image[..image.len() - 1]
-                .windows(8)
-                .any(|w| w == b".version")
-            && !image[..image.len() - 1].contains(&0)
+        return image.starts_with(b"\x7fELF");
+    }
+    match image.split_last() {
+        Some((0, text)) => !text.contains(&0) && text.windows(8).any(|w| w == b".version"),
+        _ => false,
     }
 }
 

@@ -41,7 +41,20 @@ impl ModuleCache {
         arch: &str,
         names: &[&str],
     ) -> Result<Vec<sys::CUfunction>, RunError> {
-        let key = format!("{arch}\n{source}");
+        self.prefixed_functions("", source, arch, names)
+    }
+
+    /// [`Self::functions`] of `prefix` (defines, say) followed by `source`, joined once
+    /// in the key rather than copied by the caller on every call.
+    pub(crate) fn prefixed_functions(
+        &self,
+        prefix: &str,
+        source: &str,
+        arch: &str,
+        names: &[&str],
+    ) -> Result<Vec<sys::CUfunction>, RunError> {
+        let key = format!("{arch}\n{prefix}{source}");
+        let full_source = &key[arch.len() + 1..];
         let lock = || {
             self.modules
                 .lock()
@@ -53,7 +66,7 @@ impl ModuleCache {
             None
         } else {
             Some(
-                compile::compile_module(source, "redlab.cu", arch)
+                compile::compile_module(full_source, "redlab.cu", arch)
                     .map_err(|f| RunError::Build(f.log))?,
             )
         };

@@ -30,7 +30,7 @@ pub(crate) fn segment_functions(
         .filter(|entry| !COLUMN_WORD_ENTRIES.contains(entry))
         .collect();
     let names: Vec<&str> = kept.iter().map(|&entry| ENTRY_POINTS[entry]).collect();
-    let found = modules.functions(&format!("{SKIP_COLUMN_WORDS}{source}"), arch, &names)?;
+    let found = modules.prefixed_functions(SKIP_COLUMN_WORDS, source, arch, &names)?;
     let mut functions = vec![std::ptr::null_mut(); ENTRY_POINTS.len()];
     for (&entry, function) in kept.iter().zip(found) {
         functions[entry] = function;

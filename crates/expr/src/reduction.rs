@@ -195,23 +195,19 @@ impl ReductionBuilder {
     /// The optional parts as flags and keyword arguments give them: each one present
     /// is set as [`Self::identity`], [`Self::post`] and [`Self::acc`] set it.
     pub fn with_options(
-        self,
+        mut self,
         identity: Option<&str>,
         post: Option<&str>,
         acc: Option<DType>,
     ) -> Self {
-        let builder = match identity {
-            Some(identity) => self.identity(identity),
-            None => self,
-        };
-        let builder = match post {
-            Some(post) => builder.post(post),
-            None => builder,
-        };
-        match acc {
-            Some(acc) => builder.acc(acc),
-            None => builder,
+        if let Some(identity) = identity {
+            self.identity = Some(identity.into());
         }
+        if let Some(post) = post {
+            self.post = Some(post.into());
+        }
+        self.acc = acc.or(self.acc);
+        self
     }
 
     /// Checks everything against the inputs' types.
