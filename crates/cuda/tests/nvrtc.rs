@@ -390,6 +390,46 @@ fn maps_of_several_inputs_build_into_the_segment_kernels_with_their_regions() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn float_sums_of_several_inputs_load_whole_words_along_short_rows() {
+    require_nvrtc();
+    // Float sums of mapped f32 values read full rows of 128–1024 elements as 16-byte
+    // words of every input (SEG_MAP_WORD); other combines read lane by lane.
+    for (map, combine, types, words) in [
+        ("x * y", "sum", &[DType::F32, DType::F32][..], true),
+        (
+            "x * y - z",
+            "sum",
+            &[DType::F32, DType::F32, DType::F32],
+            true,
+        ),
+        ("x * y", "sum", &[DType::F16, DType::F32], true),
+        ("x * y", "argmax", &[DType::F32, DType::F32], false),
+        ("x * y", "sum", &[DType::F64, DType::F64], false),
+    ] {
+        let reduction = redlab_expr::Reduction::builder(map, combine)
+            .build(types)
+            .expect("builds");
+        let (_, assembled) = redlab_kernels::mapped::segments_packed(&reduction, Target::Cuda)
+            .unwrap_or_else(|e| panic!("{map}: {e}"));
+        let ptx = compile::compile(&assembled.source, "segments.cl", "sm_90")
+            .unwrap_or_else(|f| panic!("{map}:\n{}", f.log));
+        let text = String::from_utf8_lossy(&ptx);
+        let start = text
+            .find(".entry short_rows_wide(")
+            .expect("short_rows_wide");
+        let body = &text[start..];
+        let body = &body[..body.find("\n}").expect("entry ends")];
+        let wide = body.matches("ld.global.v4").count() + body.matches("ld.global.nc.v4").count();
+        assert_eq!(
+            wide > 0,
+            words,
+            "{map} {combine} {types:?}: {wide} 16-byte loads"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn bulk_copy_warp_tiles_export_their_shared_memory_and_fit_it() {
     require_nvrtc();
     let variant = registry::find("production").expect("registered");

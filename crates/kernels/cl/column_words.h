@@ -100,19 +100,45 @@ inline void cw_quad(__global const in_t* in, ulong base, ulong stride, ulong len
 
 // Class y of tile t of the 4 outputs whose word starts at element `base`: its 32 lanes
 // y + 32m folded by halving over m, as seg_lane_class does: its binary counter over the
-// 16 pairs is the balanced tree over them, written out here so that nothing is indexed
-// at run time (with the counter, f32 max took 196 registers and 12.5% occupancy on the
-// H200, with the tree 128 and 24%: results/h200-column-words).
+// 16 pairs is the balanced tree over them, (q0 ∘ q1) ∘ (q2 ∘ q3) over the quads of
+// pairs. Nothing is indexed at run time (with the counter, f32 max took 196 registers
+// and 12.5% occupancy on the H200, with the tree 128 and 24%: results/h200-column-words).
+// Tiles of 1, 2 or 4 rows per lane have the quads written out, so all of a class's few
+// loads go out at once; whole tiles and partial ones (`rows` 8 and 0) run them as a
+// loop. Written out for every row count, column_words was 90% of the segment module and
+// seconds of NVRTC and ptxas on a first call; as a loop there, columns of whole tiles
+// read as fast on the H200, while columns of exactly 1024 rows read 20% slower
+// (results/h200-column-loop). `rows` is a constant where this is called.
 inline void cw_class_fold(__global const in_t* in, ulong base, ulong stride, ulong len,
                           ulong t, uint y, uint rows, acc_t* v) {
-    acc_t b[CW_WORD], c[CW_WORD], d[CW_WORD];
-    cw_quad(in, base, stride, len, t, y, 0, rows, v);
-    cw_quad(in, base, stride, len, t, y, 4, rows, b);
-    cw_join(v, b);
-    cw_quad(in, base, stride, len, t, y, 8, rows, c);
-    cw_quad(in, base, stride, len, t, y, 12, rows, d);
-    cw_join(c, d);
-    cw_join(v, c);
+    acc_t c[CW_WORD], q[CW_WORD];
+    if (rows == 1 || rows == 2 || rows == 4) {
+        acc_t d[CW_WORD];
+        cw_quad(in, base, stride, len, t, y, 0, rows, v);
+        cw_quad(in, base, stride, len, t, y, 4, rows, q);
+        cw_join(v, q);
+        cw_quad(in, base, stride, len, t, y, 8, rows, c);
+        cw_quad(in, base, stride, len, t, y, 12, rows, d);
+        cw_join(c, d);
+        cw_join(v, c);
+        return;
+    }
+#pragma unroll 1
+    for (uint s = 0; s < 4; s++) {
+        cw_quad(in, base, stride, len, t, y, 4 * s, rows, q);
+        if (s == 0) {
+            for (uint e = 0; e < CW_WORD; e++)
+                v[e] = q[e];
+        } else if (s == 1) {
+            cw_join(v, q);
+        } else if (s == 2) {
+            for (uint e = 0; e < CW_WORD; e++)
+                c[e] = q[e];
+        } else {
+            cw_join(c, q);
+            cw_join(v, c);
+        }
+    }
 }
 #endif
 

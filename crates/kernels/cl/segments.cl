@@ -305,10 +305,15 @@ inline uint seg_lanes_in(ulong len, uint j, uint per) {
 // words j + 32q, so it holds lanes 4j + e + 128q (e < 4, q < SPAN / 128). Halving steps
 // w ≥ 128 pair words q and q + w/128 of one work-item, steps 64 … 4 pair work-items j
 // and j + w/4 (shuffles), steps 2 and 1 pair elements of one word: the same canonical
-// fold with a quarter of the load instructions (maps of such inputs too). Other rows
-// (partial, strided, unaligned, other maps, argmin/argmax) take the lane-per-load path
-// below.
-#if defined(HAVE_SUBGROUP_SHUFFLE) && defined(SEG_WORDS) && !defined(HAVE_ARG_KEY)
+// fold with a quarter of the load instructions (maps of such inputs too, and float sums
+// of maps of several inputs, below). Other rows (partial, strided, unaligned, other
+// maps, argmin/argmax) take the lane-per-load path below.
+// Maps of several inputs (SEG_MAP_WORD, mapped.rs) whose float sums read whole words
+// (RL_MAP_WORD = 4: f32 values) take the same lanes and folds, each word's 4 elements
+// mapped from a 16-byte load of every input (dot products along rows of 1024: 4 loads
+// per input in place of 16).
+#if defined(HAVE_SUBGROUP_SHUFFLE) && !defined(HAVE_ARG_KEY) && \
+    (defined(SEG_WORDS) || (defined(SEG_MAP_WORD) && RL_MAP_WORD == 4))
 #define SHORT_WORDS 1
 // Step d of the word folds: words q < d take words q + d, element by element.
 #define SHORT_WORD_FOLD(d)                                              \
@@ -318,17 +323,26 @@ inline uint seg_lanes_in(ulong len, uint j, uint per) {
                 a[4 * q + e] = combine(a[4 * q + e], a[4 * (q + (d)) + e]); \
     }
 
+#ifdef SEG_WORDS
+#define SHORT_ROW_ALIGNED(in, e) SEG_WORD_ALIGNED(in, e)
+#else
+// Regions start at 256-byte boundaries, so a word of 4 elements is aligned where its
+// first element's index is a multiple of 4.
+#define SHORT_ROW_ALIGNED(in, e) ((e) % 4 == 0)
+#endif
+
 // The fold of the full row at `start` (`span` elements, 16-byte aligned); the result is
 // valid in work-item 0 of the warp.
 inline acc_t short_row_words(__global const in_t* in, ulong start, uint span, uint j) {
-    const __global seg_word_t* words = SEG_WORD_AT(in, start) + j;
     uint words_used = span / 128;
+    acc_t a[32];
+#ifdef SEG_WORDS
+    const __global seg_word_t* words = SEG_WORD_AT(in, start) + j;
     seg_word_t w[8];
 #pragma unroll
     for (uint q = 0; q < 8; q++)
         if (q < words_used)
             w[q] = words[32 * q];
-    acc_t a[32];
 #pragma unroll
     for (uint q = 0; q < 8; q++) {
         ulong e0 = 4 * ((ulong)j + 32 * q);
@@ -338,6 +352,18 @@ inline acc_t short_row_words(__global const in_t* in, ulong start, uint span, ui
         a[4 * q + 2] = in_row ? seg_lift_bits(SEG_PART(w[q], 2), e0 + 2) : IDENTITY;
         a[4 * q + 3] = in_row ? seg_lift_bits(SEG_PART(w[q], 3), e0 + 3) : IDENTITY;
     }
+#else
+#pragma unroll
+    for (uint q = 0; q < 8; q++) {
+        rl_map_t m[4];
+        int in_row = q < words_used;
+        if (in_row)
+            SEG_MAP_WORD(in, start + 4 * ((ulong)j + 32 * q), m);
+        // A float sum's lift is the mapped value itself (mapped.rs: RL_MAP_WORD).
+        for (uint e = 0; e < 4; e++)
+            a[4 * q + e] = in_row ? (acc_t)m[e] : IDENTITY;
+    }
+#endif
     SHORT_WORD_FOLD(4);
     SHORT_WORD_FOLD(2);
     SHORT_WORD_FOLD(1);
@@ -416,7 +442,7 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
         // The condition is the same for the whole warp (one output per warp), so the
         // shuffles inside see every work-item.
         if (k < outputs && h[H_STRIDE] == 1 && span >= 128 && seg_len(h, k) == span &&
-            SEG_WORD_ALIGNED(in, seg_start(h, k))) {
+            SHORT_ROW_ALIGNED(in, seg_start(h, k))) {
             acc_t x = short_row_words(in, seg_start(h, k), span, j);
             if (j == 0)
                 seg_put(out, h, k, x);

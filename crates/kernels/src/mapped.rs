@@ -226,13 +226,22 @@ fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
     // kernel's `n`. Several inputs sit in regions `rl_map` finds from the length, which
     // the buffer's header holds ([`pack_for_segments`]). Either way one program serves
     // every length.
+    // `SEG_MAP_WORD` maps the 4 elements from `e` on through whole-word loads of every
+    // input (`rl_map_word`, which float sums have): short rows of words take it where no
+    // raw words apply (segments.cl).
     if reduction.inputs.len() > 1 {
         source.push_str(&format!(
             "#undef lift\n#define lift(p, i) lift_n((p) + {SEGMENTS_PACK_HEADER}, (i), \
-             ((const __global ulong*)(p))[0])\n"
+             ((const __global ulong*)(p))[0])\n\
+             #define SEG_MAP_WORD(p, e, out) rl_map_word((const __global uchar*)(p) + \
+             {SEGMENTS_PACK_HEADER}, (e), ((const __global ulong*)(p))[0], (out))\n"
         ));
     } else {
-        source.push_str("#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n");
+        source.push_str(
+            "#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n\
+             #define SEG_MAP_WORD(p, e, out) rl_map_word((const __global uchar*)(p), (e), 0, \
+             (out))\n",
+        );
     }
     // An input of 2- or 4-byte elements also maps raw words, so the kernels that load
     // whole words of 4 elements (column_words, word_rows, short rows of words) read

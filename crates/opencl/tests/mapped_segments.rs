@@ -32,6 +32,9 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
         ("rows 3x7", c(&[3, 7]), Some(vec![1])),
         ("word rows 300x32", c(&[300, 32]), Some(vec![1])),
         ("wide rows 11x129", c(&[11, 129]), Some(vec![1])),
+        // Full rows of 128–1024 elements: where warps shuffle, short rows of words.
+        ("wide rows of words 37x256", c(&[37, 256]), Some(vec![1])),
+        ("wide rows of words 9x1024", c(&[9, 1024]), Some(vec![1])),
         ("rows 2x20011 (tree)", c(&[2, 20011]), Some(vec![1])),
         // Rows that end mid-tile, the shape whose integer map sums went wrong on an H200
         // (results/h200-map-bug).
@@ -100,6 +103,7 @@ fn reductions() -> Vec<Reduction> {
         ("x + x", "sum", &[DType::U16]),
         ("x % 7", "xor", &[i32]),
         ("x * y", "sum", &[f32, f32]),
+        ("x * y - z", "sum", &[f16, f32, f32]),
         ("abs(x - y)", "max", &[f64, f16]),
         ("x > y ? 1 : 0", "sum", &[i32, f32]),
         ("x * y + z", "argmin", &[f32, f64, i32]),
