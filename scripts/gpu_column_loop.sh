@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # column_words with its quads of lane pairs as a loop (a third of the build) and short
 # rows of words for maps of several inputs, on a CUDA GPU, against the binary before.
-#   [STAGES="cold check sanitize speed torch"] scripts/gpu_column_loop.sh OUT BASE NEW \
+#   [STAGES="cold check sanitize speed torch dotcols"] scripts/gpu_column_loop.sh OUT BASE NEW \
 #       [OTHER_NAME=OTHER_BINARY ...]
 # 1. cold first calls (fresh driver JIT cache, kernel cache off) of column jobs read as
 #    words, BASE and NEW, seconds from process start;
@@ -40,6 +40,45 @@ want cold && for pass in 1 2; do
     cold "$which" "$bin" --shape 8192x8192 --axis 0 --map 'abs(x)' --combine max --dtype i32
   done
 done
+
+# Columns of several inputs read as mapped words (SEG_MAPPED_WORDS): verified, memcheck,
+# speed beside BASE, then every dot shape beside torch.
+if want dotcols; then
+fails=0 runs=0
+dcheck() {
+  runs=$((runs + 1))
+  local r
+  r=$("$new" run --device cuda:0 --json --explain "$@" 2>&1)
+  if ! grep -q '"verified":true' <<<"$r"; then
+    fails=$((fails + 1))
+    echo "FAIL $*: $(head -c 600 <<<"$r")" | tee -a "$out/dotcols-check.txt"
+  else
+    echo "ok $* $(grep -o 'column_words\|column_tiles\|short_rows_wide\|row_tiles' <<<"$r" | head -1)" >> "$out/dotcols-check.txt"
+  fi
+}
+for spec in 16384x200:0 9000x776:0 1024x8192:0 2048x1028:0 4096x516:0 20011x132:0 300x128:0 3x40x132:1 257x33:0; do
+  shape=${spec%:*} axis=${spec#*:}
+  dcheck --shape "$shape" --axis "$axis" --map 'x * y' --dtype f32
+  dcheck --shape "$shape" --axis "$axis" --map 'x * y - z' --dtype f32
+done
+dcheck --shape 1024x4096 --axis 0 --map 'x * y' --combine prod --dtype f32 --dist ints
+python3 - <<'PY'
+import numpy as np
+rng = np.random.default_rng(9)
+np.save("/tmp/col-x16.npy", rng.standard_normal((9000, 256)).astype(np.float16))
+y = rng.standard_normal((9000, 256)).astype(np.float32)
+y.reshape(-1)[rng.choice(y.size, 100, replace=False)] = np.nan
+np.save("/tmp/col-y32.npy", y)
+PY
+dcheck --input /tmp/col-x16.npy --input /tmp/col-y32.npy --axis 0 --map 'x * y'
+log "dot columns verification: $fails failures over $runs runs"
+for args in "--shape 9000x776 --axis 0 --map x*y --dtype f32" "--shape 1024x4096 --axis 0 --map x*y-z --dtype f32"; do
+  # shellcheck disable=SC2086
+  compute-sanitizer --tool memcheck "$new" run --device cuda:0 $args > "$out/m.part" 2>&1
+  log "memcheck $args: exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$out/m.part")"
+done
+rm -f "$out/m.part"
+fi
 
 # 2. Verification of NEW.
 if want check; then
@@ -121,6 +160,16 @@ print(f"speed {name} {args}: per call {per:.0f} GB/s, graph "
 PY
 }
 bins=("base=$base" "new=$new" "${others[@]}")
+want dotcols && for pass in 1 2; do
+  for entry in "base=$base" "new=$new"; do
+    name=${entry%%=*} bin=${entry#*=}
+    for spec in 8192x8192:0 1024x65536:0 9000x8192:0 1048576x256:0 65536x1024:1; do
+      speed "$name" "$bin" --shape "${spec%:*}" --axis "${spec#*:}" --map 'x * y' --dtype f32
+    done
+  done
+done
+want dotcols && python3 tools/axis_compare.py "$new" --ops dot --graph 50 --reps 20 \
+  --json "$out/dot-all.jsonl" > "$out/dot-all.md" 2> "$out/dot-all.log" && cat "$out/dot-all.md"
 want speed && for pass in 1 2; do
   for entry in "${bins[@]}"; do
     name=${entry%%=*} bin=${entry#*=}

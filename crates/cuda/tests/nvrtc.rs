@@ -390,10 +390,10 @@ fn maps_of_several_inputs_build_into_the_segment_kernels_with_their_regions() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
-fn float_sums_of_several_inputs_load_whole_words_along_short_rows() {
+fn float_sums_of_several_inputs_load_whole_words_along_rows_and_columns() {
     require_nvrtc();
-    // Float sums of mapped f32 values read full rows of 128–1024 elements as 16-byte
-    // words of every input (SEG_MAP_WORD); other combines read lane by lane.
+    // Float sums of mapped f32 values read full rows of 128–1024 elements, and columns,
+    // as 16-byte words of every input (SEG_MAP_WORD); other combines read lane by lane.
     for (map, combine, types, words) in [
         ("x * y", "sum", &[DType::F32, DType::F32][..], true),
         (
@@ -414,17 +414,18 @@ fn float_sums_of_several_inputs_load_whole_words_along_short_rows() {
         let ptx = compile::compile(&assembled.source, "segments.cl", "sm_90")
             .unwrap_or_else(|f| panic!("{map}:\n{}", f.log));
         let text = String::from_utf8_lossy(&ptx);
-        let start = text
-            .find(".entry short_rows_wide(")
-            .expect("short_rows_wide");
-        let body = &text[start..];
-        let body = &body[..body.find("\n}").expect("entry ends")];
-        let wide = body.matches("ld.global.v4").count() + body.matches("ld.global.nc.v4").count();
-        assert_eq!(
-            wide > 0,
-            words,
-            "{map} {combine} {types:?}: {wide} 16-byte loads"
-        );
+        for entry in ["short_rows_wide", "column_words"] {
+            let start = text.find(&format!(".entry {entry}(")).expect("entry");
+            let body = &text[start..];
+            let body = &body[..body.find("\n}").expect("entry ends")];
+            let wide =
+                body.matches("ld.global.v4").count() + body.matches("ld.global.nc.v4").count();
+            assert_eq!(
+                wide > 0,
+                words,
+                "{entry}, {map} {combine} {types:?}: {wide} 16-byte loads"
+            );
+        }
     }
 }
 

@@ -20,7 +20,8 @@
 // H200's SMs idle at 8192 columns). The tree then joins the tiles of longer outputs.
 //
 // The word path needs 2- or 4-byte raw elements (SEG_WORDS: the input's own, or a map's
-// one input, mapped as each part is lifted) and words that hold 4 neighbouring outputs
+// one input, mapped as each part is lifted), or a float sum of mapped f32 values that
+// maps whole words of its inputs (SEG_MAPPED_WORDS: dot products), and words that hold 4 neighbouring outputs
 // at every row: inner stride 1, a multiple of 4 outputs per inner run, a row stride of a
 // multiple of 4 elements and an aligned first element.
 // The kernel checks all of it; anything else (and every other type) folds each of its 4
@@ -32,7 +33,7 @@
 #define CW_SPLIT 4                       // work-groups per tile of a block of outputs
 #define CW_CLASSES (SEG_WG / 32)         // lane classes per work-group (one per warp)
 
-#if defined(SEG_WORDS) && !defined(HAVE_ARG_KEY)
+#if (defined(SEG_WORDS) || defined(SEG_MAPPED_WORDS)) && !defined(HAVE_ARG_KEY)
 #define COL_WORDS 1
 
 // Lanes a0 and a1 (element indices within the output, all 8 rows) of 4 outputs, the word
@@ -44,6 +45,7 @@
 // of row_tiles), and each load is tested.
 inline void cw_lane_pair(__global const in_t* in, ulong base, ulong stride, ulong len,
                          ulong a0, ulong a1, uint rows, acc_t* v) {
+#ifdef SEG_WORDS
     seg_word_t x[2 * ROWS];
 #pragma unroll
     for (uint r = 0; r < ROWS; r++) {
@@ -53,6 +55,21 @@ inline void cw_lane_pair(__global const in_t* in, ulong base, ulong stride, ulon
         if (rows > 0 ? r < rows : j1 < len)
             x[ROWS + r] = *SEG_WORD_AT(in, base + j1 * stride);
     }
+#define CW_LIFT(r, e, j) seg_lift_bits(SEG_PART(x[r], e), j)
+#else
+    // Mapped words (segments.cl): the 4 mapped values of each word; a float sum's lift
+    // is the value itself.
+    rl_map_t x[2 * ROWS][CW_WORD];
+#pragma unroll
+    for (uint r = 0; r < ROWS; r++) {
+        ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
+        if (rows > 0 ? r < rows : j0 < len)
+            SEG_MAP_WORD(in, base + j0 * stride, x[r]);
+        if (rows > 0 ? r < rows : j1 < len)
+            SEG_MAP_WORD(in, base + j1 * stride, x[ROWS + r]);
+    }
+#define CW_LIFT(r, e, j) ((acc_t)x[r][e])
+#endif
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++) {
         acc_t l0 = IDENTITY, l1 = IDENTITY;
@@ -60,12 +77,13 @@ inline void cw_lane_pair(__global const in_t* in, ulong base, ulong stride, ulon
         for (uint r = 0; r < ROWS; r++) {
             ulong j0 = a0 + (ulong)r * LANES, j1 = a1 + (ulong)r * LANES;
             if (rows > 0 ? r < rows : j0 < len)
-                l0 = combine(l0, seg_lift_bits(SEG_PART(x[r], e), j0));
+                l0 = combine(l0, CW_LIFT(r, e, j0));
             if (rows > 0 ? r < rows : j1 < len)
-                l1 = combine(l1, seg_lift_bits(SEG_PART(x[ROWS + r], e), j1));
+                l1 = combine(l1, CW_LIFT(ROWS + r, e, j1));
         }
         v[e] = combine(l0, l1);
     }
+#undef CW_LIFT
 }
 
 // combine(a, b) of 4 outputs, into a.
@@ -167,7 +185,7 @@ void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
         ulong base = seg_start(h, k);
 #ifdef COL_WORDS
         if (!h[H_TABLE] && h[H_INNER_STRIDE] == 1 && h[H_INNER] % CW_WORD == 0 &&
-            stride % CW_WORD == 0 && SEG_WORD_ALIGNED(in, base)) {
+            stride % CW_WORD == 0 && SEG_ANY_WORDS_ALIGNED(in, base)) {
             // Tiles whose lanes all hold the same number of rows load without tests:
             // whole tiles, and tiles of exactly 1024, 2048 or 4096 rows (columns that
             // short: with tests, 1024×65536 f32 sums read at 0.45 of torch on the H200).

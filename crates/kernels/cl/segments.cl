@@ -108,6 +108,19 @@ typedef uint2 seg_word_t;
 #define SEG_WORD_ALIGNED(in, e) (((ulong)SEG_WORD_AT(in, e) & (SEG_WORD_BYTES - 1)) == 0)
 #endif
 
+// Mapped words: float sums of maps with f32 values where no raw words apply (several
+// inputs, or one of 1 or 8 bytes) map 4 elements at a time from whole-word loads of
+// every input (SEG_MAP_WORD from mapped.rs, the map's rl_map_word): short rows of words
+// and column_words read them where the raw words would be. Regions start at 256-byte
+// boundaries, so those loads are aligned where the first element's index is a multiple
+// of 4. SEG_ANY_WORDS_ALIGNED(in, e) is either kind's alignment test.
+#if !defined(SEG_WORDS) && defined(SEG_MAP_WORD) && RL_MAP_WORD == 4
+#define SEG_MAPPED_WORDS 1
+#define SEG_ANY_WORDS_ALIGNED(in, e) ((e) % 4 == 0)
+#elif defined(SEG_WORDS)
+#define SEG_ANY_WORDS_ALIGNED(in, e) SEG_WORD_ALIGNED(in, e)
+#endif
+
 inline ulong seg_start(__global const ulong* h, ulong k) {
     if (h[H_TABLE])
         return h[HEADER_WORDS + k];
@@ -308,12 +321,10 @@ inline uint seg_lanes_in(ulong len, uint j, uint per) {
 // fold with a quarter of the load instructions (maps of such inputs too, and float sums
 // of maps of several inputs, below). Other rows (partial, strided, unaligned, other
 // maps, argmin/argmax) take the lane-per-load path below.
-// Maps of several inputs (SEG_MAP_WORD, mapped.rs) whose float sums read whole words
-// (RL_MAP_WORD = 4: f32 values) take the same lanes and folds, each word's 4 elements
-// mapped from a 16-byte load of every input (dot products along rows of 1024: 4 loads
-// per input in place of 16).
+// Mapped words (SEG_MAPPED_WORDS, above) take the same lanes and folds: dot products
+// along rows of 1024 load 4 words per input in place of 16 elements.
 #if defined(HAVE_SUBGROUP_SHUFFLE) && !defined(HAVE_ARG_KEY) && \
-    (defined(SEG_WORDS) || (defined(SEG_MAP_WORD) && RL_MAP_WORD == 4))
+    (defined(SEG_WORDS) || defined(SEG_MAPPED_WORDS))
 #define SHORT_WORDS 1
 // Step d of the word folds: words q < d take words q + d, element by element.
 #define SHORT_WORD_FOLD(d)                                              \
@@ -322,14 +333,6 @@ inline uint seg_lanes_in(ulong len, uint j, uint per) {
             for (uint e = 0; e < 4; e++)                                \
                 a[4 * q + e] = combine(a[4 * q + e], a[4 * (q + (d)) + e]); \
     }
-
-#ifdef SEG_WORDS
-#define SHORT_ROW_ALIGNED(in, e) SEG_WORD_ALIGNED(in, e)
-#else
-// Regions start at 256-byte boundaries, so a word of 4 elements is aligned where its
-// first element's index is a multiple of 4.
-#define SHORT_ROW_ALIGNED(in, e) ((e) % 4 == 0)
-#endif
 
 // The fold of the full row at `start` (`span` elements, 16-byte aligned); the result is
 // valid in work-item 0 of the warp.
@@ -442,7 +445,7 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
         // The condition is the same for the whole warp (one output per warp), so the
         // shuffles inside see every work-item.
         if (k < outputs && h[H_STRIDE] == 1 && span >= 128 && seg_len(h, k) == span &&
-            SHORT_ROW_ALIGNED(in, seg_start(h, k))) {
+            SEG_ANY_WORDS_ALIGNED(in, seg_start(h, k))) {
             acc_t x = short_row_words(in, seg_start(h, k), span, j);
             if (j == 0)
                 seg_put(out, h, k, x);

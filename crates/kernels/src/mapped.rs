@@ -226,9 +226,12 @@ fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
     // kernel's `n`. Several inputs sit in regions `rl_map` finds from the length, which
     // the buffer's header holds ([`pack_for_segments`]). Either way one program serves
     // every length.
-    // `SEG_MAP_WORD` maps the 4 elements from `e` on through whole-word loads of every
-    // input (`rl_map_word`, which float sums have): short rows of words take it where no
-    // raw words apply (segments.cl).
+    // Several inputs: `SEG_MAP_WORD` maps the 4 elements from `e` on through whole-word
+    // loads of every input (`rl_map_word`, which float sums of f32 values have), where
+    // short rows of words and column_words would load raw words (segments.cl,
+    // [`loads_words`]). Regions start at 256-byte boundaries of a buffer the library
+    // allocates, so an `e` that is a multiple of 4 makes every such load aligned. One
+    // input reads the caller's memory as it lies, aligned to its elements only.
     if reduction.inputs.len() > 1 {
         source.push_str(&format!(
             "#undef lift\n#define lift(p, i) lift_n((p) + {SEGMENTS_PACK_HEADER}, (i), \
@@ -237,11 +240,7 @@ fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
              {SEGMENTS_PACK_HEADER}, (e), ((const __global ulong*)(p))[0], (out))\n"
         ));
     } else {
-        source.push_str(
-            "#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n\
-             #define SEG_MAP_WORD(p, e, out) rl_map_word((const __global uchar*)(p), (e), 0, \
-             (out))\n",
-        );
+        source.push_str("#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n");
     }
     // An input of 2- or 4-byte elements also maps raw words, so the kernels that load
     // whole words of 4 elements (column_words, word_rows, short rows of words) read
@@ -265,6 +264,19 @@ fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
 /// ([`maps_on_device`]). [`crate::segments::SegmentJob::for_mapped`] plans for it.
 pub fn reads_words(reduction: &Reduction) -> bool {
     maps_on_device(reduction) && matches!(reduction.inputs[0].size_bytes(), 2 | 4)
+}
+
+/// Whether the segment kernels of `reduction` load words of 4 elements along axes, the
+/// second argument of [`crate::segments::SegmentJob::for_mapped`]: raw words
+/// ([`reads_words`]), or, for float sums and products of f32 values over several inputs,
+/// each input's whole words mapped 4 elements at a time (`SEG_MAPPED_WORDS`).
+pub fn loads_words(reduction: &Reduction) -> bool {
+    let mapped_words = reduction.inputs.len() > 1
+        && maps_inputs_on_device(reduction)
+        && reduction
+            .problem()
+            .is_some_and(|p| p.dtype == DType::F32 && p.op.is_arithmetic());
+    reads_words(reduction) || mapped_words
 }
 
 /// Whether `reduction` maps 2- or 4-byte integer words to an integer in the segment
@@ -555,6 +567,27 @@ mod tests {
         // One program for every length: nothing of the length is in the source.
         let (_, assembled) = segments_packed(&dot, Target::OpenCl).expect("assembles");
         assert!(assembled.source.contains("((const __global ulong*)(p))[0]"));
+    }
+
+    #[test]
+    fn float_sums_of_several_inputs_load_words_and_one_input_only_raw_ones() {
+        let loads = |map: &str, combine: &str, inputs: &[DType]| {
+            let r = Reduction::builder(map, combine)
+                .build(inputs)
+                .expect("builds");
+            let (_, source) = segment_decls(&r).expect("declares");
+            (loads_words(&r), source.contains("#define SEG_MAP_WORD"))
+        };
+        let (f32, f64, f16) = (DType::F32, DType::F64, DType::F16);
+        assert_eq!(loads("x * y", "sum", &[f32, f32]), (true, true));
+        assert_eq!(loads("x * y - z", "prod", &[f16, f32, f32]), (true, true));
+        // Not f32 values, or not a sum or product: element by element.
+        assert!(!loads("x * y", "sum", &[f64, f32]).0);
+        assert!(!loads("x * y", "max", &[f32, f32]).0);
+        // One input loads raw words of 2 or 4 bytes only: its memory is the caller's,
+        // aligned to its elements, so it has no mapped words.
+        assert_eq!(loads("x * x", "sum", &[f32]), (true, false));
+        assert_eq!(loads("f32(x) * 2", "sum", &[f64]), (false, false));
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub fn prepare_mapped<T>(
     if let [data] = inputs {
         mapped::check_raw_input(reduction, data).map_err(Error::Shape)?;
         let (problem, assembled) = mapped::segments(reduction, target).map_err(Error::Shape)?;
-        let device = (max_work_group, mapped::reads_words(reduction));
+        let device = (max_work_group, mapped::loads_words(reduction));
         return prepare(&problem, *data, selection, device, |job, rows| {
             run(&problem, &assembled, job, rows)
         });
@@ -60,7 +60,9 @@ pub fn prepare_mapped<T>(
         .transpose()?;
     let read = gathered_views.as_deref().unwrap_or(inputs);
     let (problem, assembled) = mapped::segments_packed(reduction, target).map_err(Error::Shape)?;
-    let job = job.for_device(max_work_group).for_mapped(&problem, false);
+    let job = job
+        .for_device(max_work_group)
+        .for_mapped(&problem, mapped::loads_words(reduction));
     let packed = mapped::pack_for_segments(reduction, read);
     run(
         &problem,

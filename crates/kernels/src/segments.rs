@@ -337,9 +337,9 @@ impl SegmentJob {
     }
 
     /// [`Self::for_problem`] for kernels reading through a user-defined map (`problem`
-    /// over mapped values). `words`: the kernels map raw words of the input
-    /// ([`crate::mapped::reads_words`]: one input of 2- or 4-byte elements), so they plan as
-    /// plain ones do. Without words, no `column_words`, which would fall back to a
+    /// over mapped values). `words`: the kernels load words of 4 elements
+    /// ([`crate::mapped::loads_words`]: raw words of one input of 2- or 4-byte elements, or
+    /// each input's words for float sums of several), so they plan as plain ones do. Without words, no `column_words`, which would fall back to a
     /// work-item per 4 columns (8192×8192 column means read at 0.27 of torch on the
     /// H200); `column_tiles` reads mapped elements of 32 neighbouring outputs per warp
     /// load. `word_rows` stays either way: without words it loads a row's lanes one
