@@ -41,27 +41,30 @@ want cold && for pass in 1 2; do
   done
 done
 
+# verify FILE ARGS...: one `redlab run` of NEW, counted in fails/runs, its strategy noted.
+verify() {
+  local file=$1 r
+  shift
+  runs=$((runs + 1))
+  r=$("$new" run --device cuda:0 --json --explain "$@" 2>&1)
+  if ! grep -q '"verified":true' <<<"$r"; then
+    fails=$((fails + 1))
+    echo "FAIL $*: $(head -c 600 <<<"$r")" | tee -a "$out/$file"
+  else
+    echo "ok $* $(grep -o 'column_words\|column_tiles\|short_rows_wide\|word_rows\|row_tiles' <<<"$r" | head -1)" >> "$out/$file"
+  fi
+}
+
 # Columns of several inputs read as mapped words (SEG_MAPPED_WORDS): verified, memcheck,
 # speed beside BASE, then every dot shape beside torch.
 if want dotcols; then
 fails=0 runs=0
-dcheck() {
-  runs=$((runs + 1))
-  local r
-  r=$("$new" run --device cuda:0 --json --explain "$@" 2>&1)
-  if ! grep -q '"verified":true' <<<"$r"; then
-    fails=$((fails + 1))
-    echo "FAIL $*: $(head -c 600 <<<"$r")" | tee -a "$out/dotcols-check.txt"
-  else
-    echo "ok $* $(grep -o 'column_words\|column_tiles\|short_rows_wide\|row_tiles' <<<"$r" | head -1)" >> "$out/dotcols-check.txt"
-  fi
-}
 for spec in 16384x200:0 9000x776:0 1024x8192:0 2048x1028:0 4096x516:0 20011x132:0 300x128:0 3x40x132:1 257x33:0; do
   shape=${spec%:*} axis=${spec#*:}
-  dcheck --shape "$shape" --axis "$axis" --map 'x * y' --dtype f32
-  dcheck --shape "$shape" --axis "$axis" --map 'x * y - z' --dtype f32
+  verify dotcols-check.txt --shape "$shape" --axis "$axis" --map 'x * y' --dtype f32
+  verify dotcols-check.txt --shape "$shape" --axis "$axis" --map 'x * y - z' --dtype f32
 done
-dcheck --shape 1024x4096 --axis 0 --map 'x * y' --combine prod --dtype f32 --dist ints
+verify dotcols-check.txt --shape 1024x4096 --axis 0 --map 'x * y' --combine prod --dtype f32 --dist ints
 python3 - <<'PY'
 import numpy as np
 rng = np.random.default_rng(9)
@@ -70,7 +73,7 @@ y = rng.standard_normal((9000, 256)).astype(np.float32)
 y.reshape(-1)[rng.choice(y.size, 100, replace=False)] = np.nan
 np.save("/tmp/col-y32.npy", y)
 PY
-dcheck --input /tmp/col-x16.npy --input /tmp/col-y32.npy --axis 0 --map 'x * y'
+verify dotcols-check.txt --input /tmp/col-x16.npy --input /tmp/col-y32.npy --axis 0 --map 'x * y'
 log "dot columns verification: $fails failures over $runs runs"
 for args in "--shape 9000x776 --axis 0 --map x*y --dtype f32" "--shape 1024x4096 --axis 0 --map x*y-z --dtype f32"; do
   # shellcheck disable=SC2086
@@ -83,30 +86,19 @@ fi
 # 2. Verification of NEW.
 if want check; then
 fails=0 runs=0
-check() {
-  runs=$((runs + 1))
-  local r
-  r=$("$new" run --device cuda:0 --json --explain "$@" 2>&1)
-  if ! grep -q '"verified":true' <<<"$r"; then
-    fails=$((fails + 1))
-    echo "FAIL $*: $(head -c 600 <<<"$r")" | tee -a "$out/check.txt"
-  else
-    echo "ok $* $(grep -o 'column_words\|short_rows_wide\|word_rows\|column_tiles\|row_tiles' <<<"$r" | head -1)" >> "$out/check.txt"
-  fi
-}
 for spec in 16384x200:0 9000x776:0 1024x8192:0 2048x1028:0 4096x516:0 20011x132:0 300x128:0 3x40x132:1; do
   shape=${spec%:*} axis=${spec#*:}
-  for op in sum max; do check --shape "$shape" --axis "$axis" --op "$op" --dtype f32; done
-  check --shape "$shape" --axis "$axis" --op prod --dtype f32 --dist ints
-  for op in sum xor; do check --shape "$shape" --axis "$axis" --op "$op" --dtype i32; done
-  check --shape "$shape" --axis "$axis" --op min --dtype u32
-  check --shape "$shape" --axis "$axis" --op sum --dtype f16
-  check --shape "$shape" --axis "$axis" --map 'x * x' --dtype f32
-  check --shape "$shape" --axis "$axis" --map 'abs(x)' --combine max --dtype i32
+  for op in sum max; do verify check.txt --shape "$shape" --axis "$axis" --op "$op" --dtype f32; done
+  verify check.txt --shape "$shape" --axis "$axis" --op prod --dtype f32 --dist ints
+  for op in sum xor; do verify check.txt --shape "$shape" --axis "$axis" --op "$op" --dtype i32; done
+  verify check.txt --shape "$shape" --axis "$axis" --op min --dtype u32
+  verify check.txt --shape "$shape" --axis "$axis" --op sum --dtype f16
+  verify check.txt --shape "$shape" --axis "$axis" --map 'x * x' --dtype f32
+  verify check.txt --shape "$shape" --axis "$axis" --map 'abs(x)' --combine max --dtype i32
 done
 for shape in 37x128 40x256 33x512 100x1024 65536x1024 40x1000 3x64x256; do
-  check --shape "$shape" --axis=-1 --map 'x * y' --dtype f32
-  check --shape "$shape" --axis=-1 --map 'x * y - z' --dtype f32
+  verify check.txt --shape "$shape" --axis=-1 --map 'x * y' --dtype f32
+  verify check.txt --shape "$shape" --axis=-1 --map 'x * y - z' --dtype f32
 done
 python3 - <<'PY'
 import numpy as np
@@ -117,8 +109,8 @@ y = rng.standard_normal((70, 512)).astype(np.float32)
 y.reshape(-1)[rng.choice(y.size, 50, replace=False)] = np.nan
 np.save("/tmp/dot-ynan.npy", y)
 PY
-check --input /tmp/dot-x16.npy --input /tmp/dot-y32.npy --axis 1 --map 'x * y'
-check --input /tmp/dot-y32.npy --input /tmp/dot-ynan.npy --axis 1 --map 'x * y'
+verify check.txt --input /tmp/dot-x16.npy --input /tmp/dot-y32.npy --axis 1 --map 'x * y'
+verify check.txt --input /tmp/dot-y32.npy --input /tmp/dot-ynan.npy --axis 1 --map 'x * y'
 log "verification: $fails failures over $runs runs"
 fi
 
