@@ -289,13 +289,15 @@ fn maps_along_axes_run_in_the_opencl_segment_kernels() {
     }
     // Maps not read by `i`: the segment kernels map as they read (one 2- or 4-byte input
     // as raw words, so columns take column_words; several inputs packed into one
-    // buffer); maps of `i`: mapped on the host first. Either way every output is checked
-    // against the host's mapped values.
+    // buffer, float sums of them as each input's words, column_words too); maps of `i`:
+    // mapped on the host first. Either way every output is checked against the host's
+    // mapped values.
     for (map, dtype, compiled, kernel) in [
         ("x * x", "f32", true, "column_words"),
         ("abs(x)", "f16", true, "column_words"),
         ("x + 1", "f64", true, "column_tiles"),
-        ("x * y", "f32", true, "column_tiles"),
+        ("x * y", "f32", true, "column_words"),
+        ("x * y", "i32", true, "column_tiles"),
         ("x * i", "f32", false, "column_words"),
     ] {
         let o = redlab(&[
