@@ -108,12 +108,12 @@ typedef uint2 seg_word_t;
 #define SEG_WORD_ALIGNED(in, e) (((ulong)SEG_WORD_AT(in, e) & (SEG_WORD_BYTES - 1)) == 0)
 #endif
 
-// Mapped words: float sums of maps with f32 values where no raw words apply (several
-// inputs, or one of 1 or 8 bytes) map 4 elements at a time from whole-word loads of
-// every input (SEG_MAP_WORD from mapped.rs, the map's rl_map_word): short rows of words
-// and column_words read them where the raw words would be. Regions start at 256-byte
-// boundaries, so those loads are aligned where the first element's index is a multiple
-// of 4. SEG_ANY_WORDS_ALIGNED(in, e) is either kind's alignment test.
+// Mapped words: float sums of maps with f32 values over several inputs (no raw words
+// apply) map 4 elements at a time from whole-word loads of every input (SEG_MAP_WORD
+// from mapped.rs, the map's rl_map_word): short rows of words and column_words read
+// them where the raw words would be. The packed regions start at 256-byte boundaries,
+// so those loads are aligned where the first element's index is a multiple of 4.
+// SEG_ANY_WORDS_ALIGNED(in, e) is either kind's alignment test.
 #if !defined(SEG_WORDS) && defined(SEG_MAP_WORD) && RL_MAP_WORD == 4
 #define SEG_MAPPED_WORDS 1
 #define SEG_ANY_WORDS_ALIGNED(in, e) ((e) % 4 == 0)
@@ -318,11 +318,10 @@ inline uint seg_lanes_in(ulong len, uint j, uint per) {
 // words j + 32q, so it holds lanes 4j + e + 128q (e < 4, q < SPAN / 128). Halving steps
 // w ≥ 128 pair words q and q + w/128 of one work-item, steps 64 … 4 pair work-items j
 // and j + w/4 (shuffles), steps 2 and 1 pair elements of one word: the same canonical
-// fold with a quarter of the load instructions (maps of such inputs too, and float sums
-// of maps of several inputs, below). Other rows (partial, strided, unaligned, other
-// maps, argmin/argmax) take the lane-per-load path below.
-// Mapped words (SEG_MAPPED_WORDS, above) take the same lanes and folds: dot products
-// along rows of 1024 load 4 words per input in place of 16 elements.
+// fold with a quarter of the load instructions (maps of such inputs too). Mapped words
+// (SEG_MAPPED_WORDS, above) take the same lanes and folds: dot products along rows of
+// 1024 load 4 words per input in place of 16 elements. Other rows (partial, strided,
+// unaligned, other maps, argmin/argmax) take the lane-per-load path below.
 #if defined(HAVE_SUBGROUP_SHUFFLE) && !defined(HAVE_ARG_KEY) && \
     (defined(SEG_WORDS) || defined(SEG_MAPPED_WORDS))
 #define SHORT_WORDS 1

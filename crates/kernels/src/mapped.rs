@@ -46,14 +46,7 @@ pub fn decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
     };
     let mut text = helpers(uses_f64(&reduction.map, &reduction.inputs));
     text.push_str(&map_function(&reduction.map, &reduction.inputs));
-    // Float sums and products may run as warp tiles, which read a 16-byte word of the
-    // accumulator type per lane: 4 elements for f32, 2 for f64.
-    if problem.dtype.is_float() && problem.op.is_arithmetic() {
-        let wv = if crate::optype::value_kind(&problem) == crate::optype::ValueKind::F64 {
-            2
-        } else {
-            4
-        };
+    if let Some(wv) = map_word_elements(&problem) {
         text.push_str(&map_word_function(&reduction.map, &reduction.inputs, wv));
     }
     let map = MapSource {
@@ -61,6 +54,23 @@ pub fn decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
         needs_fp64: uses_f64(&reduction.map, &reduction.inputs),
     };
     Ok((problem, op_type_reading(&problem, Some(&map))))
+}
+
+/// Elements per 16-byte word of mapped values where the kernels map whole words of the
+/// inputs at a time (`rl_map_word`, `RL_MAP_WORD`): float sums and products, whose warp
+/// tiles read a word of the accumulator type per lane, 4 elements for f32 and 2 for f64.
+/// `None` for every other problem.
+fn map_word_elements(problem: &Problem) -> Option<usize> {
+    if !(problem.dtype.is_float() && problem.op.is_arithmetic()) {
+        return None;
+    }
+    Some(
+        if crate::optype::value_kind(problem) == crate::optype::ValueKind::F64 {
+            2
+        } else {
+            4
+        },
+    )
 }
 
 /// Declarations for a custom combine: `acc_t` is the accumulator type, `lift` the map
@@ -268,14 +278,16 @@ pub fn reads_words(reduction: &Reduction) -> bool {
 
 /// Whether the segment kernels of `reduction` load words of 4 elements along axes, the
 /// second argument of [`crate::segments::SegmentJob::for_mapped`]: raw words
-/// ([`reads_words`]), or, for float sums and products of f32 values over several inputs,
-/// each input's whole words mapped 4 elements at a time (`SEG_MAPPED_WORDS`).
+/// ([`reads_words`]), or, where the map's words hold 4 values (float sums and products
+/// of f32 values, `map_word_elements`) over several inputs, each input's whole words
+/// mapped 4 elements at a time (`SEG_MAPPED_WORDS` in segments.cl, which asks for
+/// `RL_MAP_WORD == 4`).
 pub fn loads_words(reduction: &Reduction) -> bool {
     let mapped_words = reduction.inputs.len() > 1
         && maps_inputs_on_device(reduction)
         && reduction
             .problem()
-            .is_some_and(|p| p.dtype == DType::F32 && p.op.is_arithmetic());
+            .is_some_and(|p| map_word_elements(p) == Some(4));
     reads_words(reduction) || mapped_words
 }
 

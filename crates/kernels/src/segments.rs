@@ -338,13 +338,14 @@ impl SegmentJob {
 
     /// [`Self::for_problem`] for kernels reading through a user-defined map (`problem`
     /// over mapped values). `words`: the kernels load words of 4 elements
-    /// ([`crate::mapped::loads_words`]: raw words of one input of 2- or 4-byte elements, or
-    /// each input's words for float sums of several), so they plan as plain ones do. Without words, no `column_words`, which would fall back to a
-    /// work-item per 4 columns (8192×8192 column means read at 0.27 of torch on the
-    /// H200); `column_tiles` reads mapped elements of 32 neighbouring outputs per warp
-    /// load. `word_rows` stays either way: without words it loads a row's lanes one
-    /// element at a time, in the same shape (2^20 rows of 32, f32 mean on the H200:
-    /// 0.069 ms per call on `word_rows`, 0.30 on `short_rows`).
+    /// ([`crate::mapped::loads_words`]: raw words of one input of 2- or 4-byte elements,
+    /// or each input's words for float sums of several), so they plan as plain ones do.
+    /// Without words, no `column_words`, which would fall back to a work-item per 4
+    /// columns (8192×8192 column means read at 0.27 of torch on the H200);
+    /// `column_tiles` reads mapped elements of 32 neighbouring outputs per warp load.
+    /// `word_rows` stays either way: without words it loads a row's lanes one element at
+    /// a time, in the same shape (2^20 rows of 32, f32 mean on the H200: 0.069 ms per
+    /// call on `word_rows`, 0.30 on `short_rows`).
     pub fn for_mapped(self, problem: &Problem, words: bool) -> SegmentJob {
         self.choose_for(problem, words)
     }
