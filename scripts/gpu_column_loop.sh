@@ -127,30 +127,8 @@ done
 rm -f "$out/memcheck.txt.part"
 
 # 4. Speed.
-speed() {
-  local name=$1 bin=$2
-  shift 2
-  local r
-  r=$("$bin" run --device cuda:0 --json --repeat 20 --graph-calls 50 "$@" 2>&1)
-  echo "$name $* $r" >> "$out/speed.jsonl.txt"
-  python3 - "$name" "$*" "$r" <<'PY' | tee -a "$out/summary.txt"
-import json, sys
-name, args, text = sys.argv[1:4]
-try:
-    j = json.loads(text)
-except Exception:
-    print(f"speed {name} {args}: {text[:300]}")
-    sys.exit()
-elems = 1
-for d in j["shape"]:
-    elems *= d
-per = j["gbps"]
-graph = j.get("graph_seconds")
-gbytes = per * j["seconds"]
-print(f"speed {name} {args}: per call {per:.0f} GB/s, graph "
-      f"{(gbytes / graph if graph else float('nan')):.0f} GB/s, verified {j['verified']}")
-PY
-}
+# shellcheck source=scripts/gpu_speed.sh
+source "$(dirname "$0")/gpu_speed.sh"
 bins=("base=$base" "new=$new" "${others[@]}")
 want dotcols && for pass in 1 2; do
   for entry in "base=$base" "new=$new"; do

@@ -712,8 +712,10 @@ fn production_ptx(problem: &Problem) -> String {
 fn the_build_without_column_words_holds_every_other_entry_and_a_fraction_of_the_code() {
     require_nvrtc();
     use redlab_kernels::segments::{COLUMN_WORD_ENTRIES, ENTRY_POINTS, SKIP_COLUMN_WORDS};
-    let reduction = redlab_expr::Reduction::builder("abs(x)", "max")
-        .build(&[DType::I32])
+    // A float sum: its column_words keeps the canonical class fold, the bulk of the code
+    // (order-free operators fold each class as it arrives, a far smaller kernel).
+    let reduction = redlab_expr::Reduction::builder("x * x", "sum")
+        .build(&[DType::F32])
         .expect("builds");
     let (_, assembled, _) =
         redlab_kernels::mapped::segments_to_result(&reduction, Target::Cuda).expect("assembles");
@@ -738,7 +740,7 @@ fn the_build_without_column_words_holds_every_other_entry_and_a_fraction_of_the_
     assert_eq!(kept, expected);
     // The point of the second build: most of the code is column_words'.
     assert!(
-        kept_bytes * 4 < full_bytes,
+        kept_bytes * 3 < full_bytes,
         "{kept_bytes} bytes of PTX without column_words, {full_bytes} with"
     );
 }

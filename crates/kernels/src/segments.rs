@@ -43,14 +43,18 @@ const MIN_COLUMNS: usize = 8;
 const COL_WG: usize = 1024;
 /// Outputs per work-group of `column_words` (`CW_OUTPUTS`: 32 words of 4 outputs).
 const CW_OUTPUTS: usize = 128;
+/// Whether `problem`'s answer does not depend on the order in which its elements are
+/// combined: every operator but float sums and products (min/max fold order keys, integer
+/// sums wrap exactly). The kernels' `ORDER_FREE` and `COL_WORDS_FREE` say the same.
+fn order_free(problem: &Problem) -> bool {
+    !(problem.dtype.is_float() && matches!(problem.op, Op::Sum | Op::Prod))
+}
+
 /// Work-groups per tile of a block of `column_words` (`CW_SPLIT`), and partials per tile.
 const CW_SPLIT: usize = 4;
 /// Outputs side by side from which `column_words` replaces `column_tiles`: with fewer, a
 /// warp of 32 words would hold more idle work-items than `column_tiles`' 32 outputs.
 const CW_MIN_OUTPUTS: usize = 128;
-/// Work-groups from which min and max read columns faster as words (on the H200, 1024
-/// groups: 1.10–1.27× `column_tiles`; 256 groups: 0.88–1.00×, results/h200-column-words).
-const CW_MIN_GROUPS_MIN_MAX: usize = 1024;
 /// "No fixed length" in the header.
 const NONE: u64 = u64::MAX;
 
@@ -361,11 +365,17 @@ impl SegmentJob {
             && self.words_hold_columns(problem)
         {
             self.strategy = Strategy::ColumnWords;
+            let class_fold = if order_free(problem) {
+                "each class folded as its words arrive, 32 in flight (the answer does not \
+                 depend on the order)"
+            } else {
+                "each class folded by the canonical halving"
+            };
             self.reason = format!(
                 "column_words: {} strided outputs side by side, read as words of 4 outputs; a \
                  work-group takes 128 neighbouring outputs × 8 of the 32 lane classes of one \
                  tile of {TILE} elements (4 work-groups per tile, joined by column_finish), \
-                 each warp load reading 32 words of one row{}",
+                 each warp load reading 32 words of one row, {class_fold}{}",
                 self.outputs,
                 if self.fixed_len > TILE {
                     ", then a canonical tree over each output's tiles"
@@ -408,27 +418,16 @@ impl SegmentJob {
     /// neighbouring outputs at every row (2- or 4-byte elements, outputs one element
     /// apart in runs of a multiple of 4, first elements and row strides of a multiple of
     /// 4 elements; the kernel checks the buffer's alignment itself), and the H200's
-    /// measurements must favour it (results/h200-column-words): columns shorter than a
-    /// tile only for float sums and products (1.22×; min, max and integer operators
-    /// 0.37–0.96× with a test per row), min and max only on grids of at least
-    /// [`CW_MIN_GROUPS_MIN_MAX`] work-groups, everything else from one whole tile on
-    /// (1.02–1.44×). Columns of exactly 1024, 2048 or 4096 rows load without tests and
-    /// take it for every operator and grid (1.44–4.38× in a CUDA graph, min/max on
-    /// 128–512 work-groups 1.86–3.23×: results/h200-short-columns).
+    /// measurements must favour it. Float sums and products keep the canonical class
+    /// fold: columns shorter than a tile 1.22× `column_tiles` (results/h200-column-words),
+    /// columns of exactly 1024, 2048 or 4096 rows 1.44–4.38× in a CUDA graph
+    /// (results/h200-short-columns), whole tiles 1.02–1.44×. Every other operator's
+    /// answer does not depend on the order, and `column_words` folds each class's
+    /// elements as they arrive (`cw_free_fold`), with no test per row, for every length
+    /// and grid (results/h200-column-free).
     fn words_hold_columns(&self, problem: &Problem) -> bool {
         let h = &self.header;
-        let float_arithmetic = problem.dtype.is_float() && matches!(problem.op, Op::Sum | Op::Prod);
-        // Tiles of 1024, 2048 or 4096 rows load without tests (column_words.h).
-        let rows_untested = matches!(self.fixed_len, 1024 | 2048 | 4096);
-        let measured_faster = if self.fixed_len < TILE && !rows_untested {
-            float_arithmetic
-        } else if matches!(problem.op, Op::Min | Op::Max) {
-            rows_untested || self.column_word_groups() >= CW_MIN_GROUPS_MIN_MAX
-        } else {
-            true
-        };
-        measured_faster
-            && matches!(problem.dtype.size_bytes(), 2 | 4)
+        matches!(problem.dtype.size_bytes(), 2 | 4)
             && self.outputs >= CW_MIN_OUTPUTS
             && h[4] == 0
             && h[7] == 1

@@ -277,27 +277,23 @@ fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_
     ] {
         assert_eq!(job(plan, &p).strategy(), Strategy::ColumnTiles, "{p}");
     }
-    // Shorter than a tile: float sums and products only (as measured).
+    // Every other operator too, at any length and grid: float sums and products keep the
+    // canonical class fold, order-free operators fold in arrival order (cw_free_fold).
     let short = cols(&[3, 40, 132], 1);
-    assert_eq!(job(&short, &sum).strategy(), Strategy::ColumnWords);
-    assert_eq!(
-        job(&short, &problem(Op::Prod, DType::F32)).strategy(),
-        Strategy::ColumnWords
-    );
-    for op in [Op::Xor, Op::Max, Op::Sum] {
-        let p = problem(op, DType::I32);
-        assert_eq!(job(&short, &p).strategy(), Strategy::ColumnTiles, "{p}");
-    }
-    // Min and max from 1024 work-groups on (2 blocks × 128 tiles × 4), integer sums and
-    // bitwise operators from one whole tile on.
-    let max = problem(Op::Max, DType::F32);
-    assert_eq!(job(&tall, &max).strategy(), Strategy::ColumnTiles);
     let taller = cols(&[1 << 20, 256], 0);
-    assert_eq!(job(&taller, &max).strategy(), Strategy::ColumnWords);
-    assert_eq!(
-        job(&tall, &problem(Op::Xor, DType::I32)).strategy(),
-        Strategy::ColumnWords
-    );
+    for p in [
+        sum,
+        problem(Op::Prod, DType::F32),
+        problem(Op::Xor, DType::I32),
+        problem(Op::Max, DType::I32),
+        problem(Op::Sum, DType::I32),
+        problem(Op::Max, DType::F32),
+        problem(Op::Min, DType::F16),
+    ] {
+        for plan in [&short, &tall, &taller] {
+            assert_eq!(job(plan, &p).strategy(), Strategy::ColumnWords, "{p}");
+        }
+    }
 }
 
 #[test]

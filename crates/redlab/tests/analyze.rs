@@ -200,6 +200,14 @@ fn the_segment_kernels_run_in_the_simulator_with_their_check() {
     ]);
     assert_eq!(j["check"]["ok"], true, "{j}");
     assert_eq!(j["passes"].as_array().map(Vec::len), Some(2), "{j}");
+    // Columns of an order-free operator: column_words folding each class as it arrives,
+    // over a partial tile.
+    let j = json(&[
+        "analyze", "segments", "--shape", "300x132", "--axis", "0", "--op", "max", "--dtype",
+        "i32", "--json",
+    ]);
+    assert_eq!(j["kernel"], "column_words", "{j}");
+    assert_eq!(j["check"]["ok"], true, "{j}");
     assert_clean_error(&["analyze", "segments", "--axis", "0"], "needs --shape");
 }
 

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# column_words' order-free fold (min, max, integer sums, bitwise operators: each lane
+# class folded as its words arrive) on a CUDA GPU, against the binary before, which ran
+# these operators on column_tiles for most grids and tested every row of short columns.
+#   [STAGES="check sanitize speed torch"] scripts/gpu_column_free.sh OUT BASE NEW \
+#       [OTHER_NAME=OTHER_BINARY ...]
+# 1. NEW verified (every output bitwise equal to the host's) on column shapes of every
+#    kind (whole tiles, exactly 1024/2048/4096 rows, partial tiles, the tree, a middle
+#    axis, short columns) × order-free operators and types, and float sums as a control;
+# 2. compute-sanitizer memcheck and racecheck of the order-free path;
+# 3. per-call and graph GB/s of column jobs, every binary named, alternated twice;
+# 4. NEW's maxima and minima of columns beside torch (tools/axis_compare.py --graph).
+set -u
+stages=" ${STAGES:-check sanitize speed torch} "
+want() { [[ "$stages" == *" $1 "* ]]; }
+out=$1 base=$2 new=$3
+shift 3
+others=("$@")
+mkdir -p "$out"
+log() { echo "$*" | tee -a "$out/summary.txt"; }
+
+# verify ARGS...: one `redlab run` of NEW, counted in fails/runs, its kernel noted.
+verify() {
+  local r
+  runs=$((runs + 1))
+  r=$("$new" run --device cuda:0 --json --explain "$@" 2>&1)
+  if ! grep -q '"verified":true' <<<"$r"; then
+    fails=$((fails + 1))
+    echo "FAIL $*: $(head -c 600 <<<"$r")" | tee -a "$out/check.txt"
+  else
+    echo "ok $* $(grep -o 'column_words\|column_tiles\|row_tiles' <<<"$r" | head -1)" >> "$out/check.txt"
+  fi
+}
+
+if want check; then
+  fails=0 runs=0
+  for spec in 16384x200:0 9000x776:0 1024x8192:0 2048x1028:0 4096x516:0 20011x132:0 \
+              300x128:0 1000x4100:0 8200x136:0 3x40x132:1 33x4096:0; do
+    shape=${spec%:*} axis=${spec#*:}
+    for op in max min; do verify --shape "$shape" --axis "$axis" --op "$op" --dtype f32; done
+    for op in sum xor max; do verify --shape "$shape" --axis "$axis" --op "$op" --dtype i32; done
+    verify --shape "$shape" --axis "$axis" --op min --dtype u32
+    verify --shape "$shape" --axis "$axis" --op max --dtype f16
+    verify --shape "$shape" --axis "$axis" --op min --dtype bf16
+    verify --shape "$shape" --axis "$axis" --op sum --dtype i16
+    verify --shape "$shape" --axis "$axis" --map 'abs(x)' --combine max --dtype i32
+    verify --shape "$shape" --axis "$axis" --op sum --dtype f32
+  done
+  # NaNs planted in some columns: max and min must give NaN there.
+  python3 - <<'PY'
+import numpy as np
+rng = np.random.default_rng(11)
+x = rng.standard_normal((9000, 256)).astype(np.float32)
+x.reshape(-1)[rng.choice(x.size, 40, replace=False)] = np.nan
+np.save("/tmp/col-nan.npy", x)
+np.save("/tmp/col-nan16.npy", x.astype(np.float16))
+PY
+  for op in max min; do
+    verify --input /tmp/col-nan.npy --axis 0 --op "$op"
+    verify --input /tmp/col-nan16.npy --axis 0 --op "$op"
+  done
+  log "verification: $fails failures over $runs runs"
+fi
+
+if want sanitize; then
+  for tool in memcheck racecheck; do
+    for args in "--shape 9000x776 --axis 0 --op max --dtype f32" \
+                "--shape 300x132 --axis 0 --op sum --dtype i32" \
+                "--shape 1024x4096 --axis 0 --op min --dtype f16"; do
+      # shellcheck disable=SC2086
+      compute-sanitizer --tool "$tool" "$new" run --device cuda:0 $args > "$out/s.part" 2>&1
+      log "$tool $args: exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors\|RACECHECK SUMMARY: [0-9]* hazards[a-z ]*' "$out/s.part" | head -1)"
+      cat "$out/s.part" >> "$out/sanitizers.txt"
+    done
+  done
+  rm -f "$out/s.part"
+fi
+
+# shellcheck source=scripts/gpu_speed.sh
+source "$(dirname "$0")/gpu_speed.sh"
+bins=("base=$base" "new=$new" "${others[@]}")
+want speed && for pass in 1 2; do
+  for entry in "${bins[@]}"; do
+    name=${entry%%=*} bin=${entry#*=}
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op max --dtype f32
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op sum --dtype i32
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op xor --dtype u32
+    speed "$name" "$bin" --shape 65536x1024 --axis 0 --op max --dtype f32
+    speed "$name" "$bin" --shape 1024x65536 --axis 0 --op max --dtype f32
+    speed "$name" "$bin" --shape 4096x16384 --axis 0 --op min --dtype f32
+    speed "$name" "$bin" --shape 1048576x256 --axis 0 --op max --dtype f32
+    speed "$name" "$bin" --shape 1000x65536 --axis 0 --op max --dtype f32
+    speed "$name" "$bin" --shape 9000x8192 --axis 0 --op max --dtype f32
+    speed "$name" "$bin" --shape 3000x16384 --axis 0 --op min --dtype i32
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op max --dtype f16
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op sum --dtype f32
+  done
+done
+
+want torch || exit 0
+python3 tools/axis_compare.py "$new" --ops max,min --shapes 1 --graph 50 --reps 20 \
+  --add 65536x1024:0,1024x65536:0,4096x16384:0,1048576x256:0 \
+  --json "$out/torch.jsonl" > "$out/torch.md" 2> "$out/torch.log"
+tail -n 40 "$out/torch.md"
