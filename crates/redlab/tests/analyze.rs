@@ -266,6 +266,68 @@ fn maps_run_compiled_into_the_segment_kernels_in_the_simulator() {
 }
 
 #[test]
+fn custom_combines_and_accumulators_run_in_the_production_kernel() {
+    // A custom combine with its identity, as `redlab run` takes it (the negative
+    // identity passes as a value, not a flag), and an accumulator for --op and --map.
+    for (args, problem) in [
+        (
+            &[
+                "--map",
+                "x * x",
+                "--combine",
+                "a + b",
+                "--identity",
+                "0",
+                "--dtype",
+                "f32",
+            ][..],
+            "combine 'a + b' in f32",
+        ),
+        (
+            &[
+                "--map",
+                "x",
+                "--combine",
+                "max(a, b)",
+                "--identity",
+                "-1e30",
+                "--dtype",
+                "f32",
+            ],
+            "combine 'max(a, b)'",
+        ),
+        (
+            &["--op", "sum", "--dtype", "i16", "--acc", "i32"],
+            "sum i16→i32",
+        ),
+        (
+            &["--map", "x * 2", "--dtype", "f16", "--acc", "f64"],
+            "combine sum f32→f64",
+        ),
+    ] {
+        let mut all = vec!["analyze", "production", "--json"];
+        all.extend_from_slice(args);
+        let j = json(&all);
+        assert_eq!(j["check"]["ok"], true, "{args:?}: {j}");
+        let named = j["check"]["problem"].as_str().unwrap_or_default();
+        assert!(named.contains(problem), "{args:?}: {named}");
+    }
+    assert_clean_error(
+        &[
+            "analyze",
+            "production",
+            "--op",
+            "sum",
+            "--dtype",
+            "f32",
+            "--acc",
+            "i32",
+        ],
+        "cannot accumulate in i32",
+    );
+}
+
+#[test]
 fn the_statistics_kernels_run_in_the_simulator_with_their_check() {
     // Each shape takes another kernel: columns, a warp per short row, a group per tile,
     // NaN-skipping compaction, and rows gathered on the host first.

@@ -119,12 +119,20 @@ pub struct AnalyzeArgs {
     /// the one input x, compiled into the axis kernels.
     #[arg(long)]
     pub(super) map: Option<String>,
-    /// With --map: the built-in combine.
+    /// With --map: a built-in combine (sum, prod, min, max, and, or, xor, argmin,
+    /// argmax) or an associative expression in a and b.
     #[arg(long, requires = "map", default_value = "sum")]
     pub(super) combine: String,
+    /// With a custom --combine: the value that leaves any partial unchanged.
+    #[arg(long, requires = "map", allow_hyphen_values = true)]
+    pub(super) identity: Option<String>,
     /// With --map: an expression in r and n applied to the result.
     #[arg(long, requires = "map")]
     pub(super) post: Option<String>,
+    /// Accumulator type for sum and prod (default: 64-bit for integers, f32 for f16/bf16),
+    /// of --op's problem or of the --map's reduction.
+    #[arg(long)]
+    pub(super) acc: Option<DType>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub(super) json: bool,
@@ -134,6 +142,21 @@ pub struct AnalyzeArgs {
     /// Replace --html if it exists.
     #[arg(long)]
     pub(super) force: bool,
+}
+
+impl AnalyzeArgs {
+    /// The reduction --map, --combine, --identity and --acc describe, over inputs of
+    /// --dtype (as many as the map names), with `post` applied to the result.
+    pub(super) fn reduction(
+        &self,
+        map: &str,
+        post: Option<&str>,
+    ) -> anyhow::Result<redlab::Reduction> {
+        let count = redlab_expr::parser::inputs_named(map)?;
+        Ok(redlab::Reduction::builder(map, &self.combine)
+            .with_options(self.identity.as_deref(), post, self.acc)
+            .build(&vec![self.dtype; count])?)
+    }
 }
 
 /// The most work-items one analyzed launch may have (the simulator runs each of them).
@@ -325,7 +348,7 @@ fn analyze_variant(
             "--kernel, --arg and --show are for files; a variant chooses its kernels and arguments"
         );
     }
-    let problem = Problem::new(a.op, a.dtype, None)?;
+    let problem = Problem::new(a.op, a.dtype, a.acc)?;
     let mut params = Vec::new();
     for (k, val) in super::params::parse_params(&a.params)? {
         v.check_param(&k, val).map_err(anyhow::Error::msg)?;
@@ -371,12 +394,7 @@ fn analyze_variant(
             if !v.aliases.contains(&"production") {
                 bail!("--map runs in the production kernel only (not {})", v.name);
             }
-            let count = redlab_expr::parser::inputs_named(map)?;
-            let mut builder = redlab::Reduction::builder(map, &a.combine);
-            if let Some(post) = &a.post {
-                builder = builder.post(post);
-            }
-            let reduction = builder.build(&vec![a.dtype; count])?;
+            let reduction = a.reduction(map, a.post.as_deref())?;
             let run = redlab_analyzer::mapped::run(&reduction, n, &opts)?;
             let source = format!("{} with {}", v.name, reduction.describe());
             (run, source, reduction.describe())

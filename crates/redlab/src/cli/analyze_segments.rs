@@ -109,7 +109,7 @@ fn reduction(
     selection: Selection<'_>,
     opts: &VariantOptions,
 ) -> anyhow::Result<Outcome> {
-    let problem = Problem::new(a.op, a.dtype, None)?;
+    let problem = Problem::new(a.op, a.dtype, a.acc)?;
     let run = redlab_analyzer::segments::run(&problem, data, selection, opts)?.context(
         "the reduced axes do not step evenly through the buffer; the devices gather such outputs into rows first (reduce rows of that shape instead)",
     )?;
@@ -136,7 +136,7 @@ fn mapped(
         bail!("segments checks the kernels' outputs; --post runs on the host after them (leave it out here)");
     }
     let count = redlab_expr::parser::inputs_named(map)?;
-    let reduction = redlab::Reduction::builder(map, &a.combine).build(&vec![a.dtype; count])?;
+    let reduction = a.reduction(map, None)?;
     // The first input is the seeded array every target reads; the others take the
     // seeds after it.
     let others = (1..count as u64)
