@@ -18,33 +18,22 @@ shift 3
 others=("$@")
 mkdir -p "$out"
 log() { echo "$*" | tee -a "$out/summary.txt"; }
-
-# verify ARGS...: one `redlab run` of NEW, counted in fails/runs, its kernel noted.
-verify() {
-  local r
-  runs=$((runs + 1))
-  r=$("$new" run --device cuda:0 --json --explain "$@" 2>&1)
-  if ! grep -q '"verified":true' <<<"$r"; then
-    fails=$((fails + 1))
-    echo "FAIL $*: $(head -c 600 <<<"$r")" | tee -a "$out/check.txt"
-  else
-    echo "ok $* $(grep -o 'column_words\|column_tiles\|row_tiles' <<<"$r" | head -1)" >> "$out/check.txt"
-  fi
-}
+# shellcheck source=scripts/gpu_runs.sh
+source "$(dirname "$0")/gpu_runs.sh"
 
 if want check; then
   fails=0 runs=0
   for spec in 16384x200:0 9000x776:0 1024x8192:0 2048x1028:0 4096x516:0 20011x132:0 \
               300x128:0 1000x4100:0 8200x136:0 3x40x132:1 33x4096:0; do
     shape=${spec%:*} axis=${spec#*:}
-    for op in max min; do verify --shape "$shape" --axis "$axis" --op "$op" --dtype f32; done
-    for op in sum xor max; do verify --shape "$shape" --axis "$axis" --op "$op" --dtype i32; done
-    verify --shape "$shape" --axis "$axis" --op min --dtype u32
-    verify --shape "$shape" --axis "$axis" --op max --dtype f16
-    verify --shape "$shape" --axis "$axis" --op min --dtype bf16
-    verify --shape "$shape" --axis "$axis" --op sum --dtype i16
-    verify --shape "$shape" --axis "$axis" --map 'abs(x)' --combine max --dtype i32
-    verify --shape "$shape" --axis "$axis" --op sum --dtype f32
+    for op in max min; do verify check.txt --shape "$shape" --axis "$axis" --op "$op" --dtype f32; done
+    for op in sum xor max; do verify check.txt --shape "$shape" --axis "$axis" --op "$op" --dtype i32; done
+    verify check.txt --shape "$shape" --axis "$axis" --op min --dtype u32
+    verify check.txt --shape "$shape" --axis "$axis" --op max --dtype f16
+    verify check.txt --shape "$shape" --axis "$axis" --op min --dtype bf16
+    verify check.txt --shape "$shape" --axis "$axis" --op sum --dtype i16
+    verify check.txt --shape "$shape" --axis "$axis" --map 'abs(x)' --combine max --dtype i32
+    verify check.txt --shape "$shape" --axis "$axis" --op sum --dtype f32
   done
   # NaNs planted in some columns: max and min must give NaN there.
   python3 - <<'PY'
@@ -56,8 +45,8 @@ np.save("/tmp/col-nan.npy", x)
 np.save("/tmp/col-nan16.npy", x.astype(np.float16))
 PY
   for op in max min; do
-    verify --input /tmp/col-nan.npy --axis 0 --op "$op"
-    verify --input /tmp/col-nan16.npy --axis 0 --op "$op"
+    verify check.txt --input /tmp/col-nan.npy --axis 0 --op "$op"
+    verify check.txt --input /tmp/col-nan16.npy --axis 0 --op "$op"
   done
   log "verification: $fails failures over $runs runs"
 fi
@@ -76,8 +65,6 @@ if want sanitize; then
   rm -f "$out/s.part"
 fi
 
-# shellcheck source=scripts/gpu_speed.sh
-source "$(dirname "$0")/gpu_speed.sh"
 bins=("base=$base" "new=$new" "${others[@]}")
 want speed && for pass in 1 2; do
   for entry in "${bins[@]}"; do

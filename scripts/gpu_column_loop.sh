@@ -18,6 +18,8 @@ shift 3
 others=("$@")
 mkdir -p "$out"
 log() { echo "$*" | tee -a "$out/summary.txt"; }
+# shellcheck source=scripts/gpu_runs.sh
+source "$(dirname "$0")/gpu_runs.sh"
 
 # 1. Cold first calls.
 cold() {
@@ -40,20 +42,6 @@ want cold && for pass in 1 2; do
     cold "$which" "$bin" --shape 8192x8192 --axis 0 --map 'abs(x)' --combine max --dtype i32
   done
 done
-
-# verify FILE ARGS...: one `redlab run` of NEW, counted in fails/runs, its strategy noted.
-verify() {
-  local file=$1 r
-  shift
-  runs=$((runs + 1))
-  r=$("$new" run --device cuda:0 --json --explain "$@" 2>&1)
-  if ! grep -q '"verified":true' <<<"$r"; then
-    fails=$((fails + 1))
-    echo "FAIL $*: $(head -c 600 <<<"$r")" | tee -a "$out/$file"
-  else
-    echo "ok $* $(grep -o 'column_words\|column_tiles\|short_rows_wide\|word_rows\|row_tiles' <<<"$r" | head -1)" >> "$out/$file"
-  fi
-}
 
 # Columns of several inputs read as mapped words (SEG_MAPPED_WORDS): verified, memcheck,
 # speed beside BASE, then every dot shape beside torch.
@@ -127,8 +115,6 @@ done
 rm -f "$out/memcheck.txt.part"
 
 # 4. Speed.
-# shellcheck source=scripts/gpu_speed.sh
-source "$(dirname "$0")/gpu_speed.sh"
 bins=("base=$base" "new=$new" "${others[@]}")
 want dotcols && for pass in 1 2; do
   for entry in "base=$base" "new=$new"; do

@@ -160,8 +160,7 @@ inline void cw_class_fold(__global const in_t* in, ulong base, ulong stride, ulo
 }
 #endif
 
-#if defined(COL_WORDS) && defined(SEG_WORDS) && \
-    !(defined(VALUE_IS_FLOAT) && (defined(OP_SUM) || defined(OP_PROD))) && !defined(OP_CUSTOM)
+#if defined(COL_WORDS) && defined(SEG_WORDS) && defined(SEG_ORDER_FREE)
 // Operators whose answer does not depend on the order (min, max, integer sums, bitwise
 // operators; word_rows.h's order-free case) fold a class's elements as they arrive:
 // class y of tile t is the elements t × TILE + y + 32i (i < 256: lane y + 32m of row r

@@ -57,6 +57,13 @@
 #define H_PARTIALS 11    // column_words: byte offset of its partials from the header
 #define HEADER_WORDS 16
 
+// Operators whose answer does not depend on the order in which elements combine: all
+// but float sums and products (canonical_one.cl's ORDER_FREE). word_rows and column_words
+// fold them as the elements arrive instead of in the canonical pairing.
+#if !(defined(VALUE_IS_FLOAT) && (defined(OP_SUM) || defined(OP_PROD))) && !defined(OP_CUSTOM)
+#define SEG_ORDER_FREE 1
+#endif
+
 // Where results go (the caller's array, or out[k]): seg_result.h.
 #include "seg_result.h"
 

@@ -28,7 +28,7 @@
 
 #define WR_BLOCKS 4 // blocks of rows per work-group, so each work-item has 8 words in flight
 
-#if !(defined(VALUE_IS_FLOAT) && (defined(OP_SUM) || defined(OP_PROD))) && !defined(OP_CUSTOM)
+#ifdef SEG_ORDER_FREE
 #define WR_HELD 1 // values per work-item across the row's steps: its lanes folded first
 #else
 #define WR_HELD 4 // one per element of a word, as the canonical fold pairs them

@@ -45,9 +45,9 @@ const COL_WG: usize = 1024;
 const CW_OUTPUTS: usize = 128;
 /// Whether `problem`'s answer does not depend on the order in which its elements are
 /// combined: every operator but float sums and products (min/max fold order keys, integer
-/// sums wrap exactly). The kernels' `ORDER_FREE` and `COL_WORDS_FREE` say the same.
+/// sums wrap exactly). The kernels' `SEG_ORDER_FREE` (segments.cl) says the same.
 fn order_free(problem: &Problem) -> bool {
-    !(problem.dtype.is_float() && matches!(problem.op, Op::Sum | Op::Prod))
+    !(problem.dtype.is_float() && problem.op.is_arithmetic())
 }
 
 /// Work-groups per tile of a block of `column_words` (`CW_SPLIT`), and partials per tile.

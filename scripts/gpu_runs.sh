@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sourced by the GPU scripts, which set $out (the output folder) and $new (the binary
+# under test), and runs=0 fails=0 before a round of verify:
+#   verify FILE ARGS...  one `$new run --explain` on cuda:0, counted in runs and fails; a
+#                        failure's first 600 characters go to $out/FILE and the terminal,
+#                        a success's arguments and kernel to $out/FILE;
+#   speed NAME BINARY ARGS...  `BINARY run` on cuda:0 with 20 timed calls and a CUDA
+#                        graph of 50: the JSON to $out/speed.jsonl.txt, a summary line
+#                        (scripts/run_speed_line.py) to $out/summary.txt.
+verify() {
+  local file=$1 r
+  shift
+  runs=$((runs + 1))
+  r=$("$new" run --device cuda:0 --json --explain "$@" 2>&1)
+  if ! grep -q '"verified":true' <<<"$r"; then
+    fails=$((fails + 1))
+    echo "FAIL $*: $(head -c 600 <<<"$r")" | tee -a "$out/$file"
+  else
+    echo "ok $* $(grep -o 'column_words\|column_tiles\|short_rows_wide\|word_rows\|row_tiles' <<<"$r" | head -1)" >> "$out/$file"
+  fi
+}
+
+speed() {
+  local name=$1 bin=$2
+  shift 2
+  local r
+  r=$("$bin" run --device cuda:0 --json --repeat 20 --graph-calls 50 "$@" 2>&1)
+  echo "$name $* $r" >> "$out/speed.jsonl.txt"
+  python3 "$(dirname "${BASH_SOURCE[0]}")/run_speed_line.py" "$name" "$*" "$r" |
+    tee -a "$out/summary.txt"
+}
