@@ -92,12 +92,12 @@ if want argcheck; then
               8200x136:0 3x40x132:1 33x4096:0; do
     shape=${spec%:*} axis=${spec#*:}
     for op in argmax argmin; do
-      verify --shape "$shape" --axis "$axis" --op "$op" --dtype f32
-      verify --shape "$shape" --axis "$axis" --op "$op" --dtype f32 --dist ints
+      verify argcheck.txt --shape "$shape" --axis "$axis" --op "$op" --dtype f32
+      verify argcheck.txt --shape "$shape" --axis "$axis" --op "$op" --dtype f32 --dist ints
     done
-    verify --shape "$shape" --axis "$axis" --op argmax --dtype i32 --dist ints
-    verify --shape "$shape" --axis "$axis" --op argmin --dtype f16
-    verify --shape "$shape" --axis "$axis" --op argmax --dtype u16 --dist ints
+    verify argcheck.txt --shape "$shape" --axis "$axis" --op argmax --dtype i32 --dist ints
+    verify argcheck.txt --shape "$shape" --axis "$axis" --op argmin --dtype f16
+    verify argcheck.txt --shape "$shape" --axis "$axis" --op argmax --dtype u16 --dist ints
   done
   python3 - <<'PY'
 import numpy as np
@@ -108,8 +108,8 @@ np.save("/tmp/col-argnan.npy", x)
 np.save("/tmp/col-argnan16.npy", x.astype(np.float16))
 PY
   for op in argmax argmin; do
-    verify --input /tmp/col-argnan.npy --axis 0 --op "$op"
-    verify --input /tmp/col-argnan16.npy --axis 0 --op "$op"
+    verify argcheck.txt --input /tmp/col-argnan.npy --axis 0 --op "$op"
+    verify argcheck.txt --input /tmp/col-argnan16.npy --axis 0 --op "$op"
   done
   log "argmin/argmax verification: $fails failures over $runs runs"
   for args in "--shape 9000x776 --axis 0 --op argmax --dtype f32" \
