@@ -205,9 +205,25 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
                 r[e] = combine(r[e], seg_lift_bits(SEG_PART(w[b], e),
                                                    first + (ulong)(i + b) * COL_CLASSES));
     }
-    // The rest, fewer than a batch (columns shorter than a tile). One batch of guarded
-    // loads in flight together read 1000×65536 columns 9% faster on the H200, but cost
-    // 4–19% on whole batches (registers), so the rest loads one word at a time.
+    // The rest, fewer than a batch (columns shorter than a tile, a last partial tile):
+    // runs of 16, 8 and 4 words in flight, then single words, so at most 3 loads wait
+    // for the one before. One batch of guarded loads instead took f32 max to 220
+    // registers and cost 4–19% on whole batches on the H200 (results/h200-column-free).
+#define CW_FREE_RUN(n)                                                                   \
+    if (i + (n) <= count) {                                                              \
+        seg_word_t w[n];                                                                 \
+        for (uint b = 0; b < (n); b++)                                                   \
+            w[b] = at[(ulong)(i + b) * step];                                            \
+        for (uint b = 0; b < (n); b++)                                                   \
+            for (uint e = 0; e < CW_WORD; e++)                                           \
+                r[e] = combine(r[e], seg_lift_bits(SEG_PART(w[b], e),                    \
+                                                   first + (ulong)(i + b) * COL_CLASSES)); \
+        i += (n);                                                                        \
+    }
+    CW_FREE_RUN(16)
+    CW_FREE_RUN(8)
+    CW_FREE_RUN(4)
+#undef CW_FREE_RUN
 #pragma unroll 1
     for (; i < count; i++) {
         seg_word_t w = at[(ulong)i * step];
