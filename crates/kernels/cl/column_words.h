@@ -177,11 +177,12 @@ inline void cw_class_fold(__global const in_t* in, ulong base, ulong stride, ulo
 // test per row. The canonical class fold above held f32 max at 128 registers, where
 // column_tiles was as fast (3.3 TB/s on 8192×8192 columns in a CUDA graph on the H200),
 // and tested every row of columns shorter than a tile. This fold: 64 registers, 4.1 TB/s
-// there; batches of 8 and 16 words read up to 18% slower on whole tiles, 32 reads columns
-// of 1000 rows 16% slower than 16 (their rest goes word by word), still 2.5× column_tiles
-// (results/h200-column-free). argmin/argmax scan each output's elements in increasing
-// index for the first strictly better order key (word_rows.h's scan), one compare and
-// two selects per element; the classes then join by the full combine.
+// there; batches of 8 and 16 words read up to 18% slower on whole tiles. The rest of a
+// class below a batch goes in runs of 16, 8 and 4 (columns of 1000 rows: 3.65 TB/s, where
+// word by word read 2.9). argmin/argmax scan each output's elements in increasing index
+// for the first strictly better order key (word_rows.h's scan), one compare and two
+// selects per element; the classes then join by the full combine: 2.2–3.8 TB/s, where
+// column_tiles read 0.84–2.7 (results/h200-column-free).
 #define CW_FREE_BATCH 32 // words in flight per work-item
 
 inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulong len,
@@ -236,9 +237,24 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
             CW_FREE_STEP(w[b], first + (ulong)(i + b) * COL_CLASSES)
         }
     }
-    // The rest, fewer than a batch (columns shorter than a tile). One batch of guarded
-    // loads in flight together read 1000×65536 columns 9% faster on the H200, but cost
-    // 4–19% on whole batches (registers), so the rest loads one word at a time.
+    // The rest, fewer than a batch (columns shorter than a tile, a last partial tile):
+    // runs of 16, 8 and 4 words in flight, then single words, so at most 3 loads wait
+    // for the one before. One batch of guarded loads instead took f32 max to 220
+    // registers and cost 4–19% on whole batches on the H200 (results/h200-column-free).
+#define CW_FREE_RUN(n)                                                                   \
+    if (i + (n) <= count) {                                                              \
+        seg_word_t w[n];                                                                 \
+        for (uint b = 0; b < (n); b++)                                                   \
+            w[b] = at[(ulong)(i + b) * step];                                            \
+        for (uint b = 0; b < (n); b++) {                                                 \
+            CW_FREE_STEP(w[b], first + (ulong)(i + b) * COL_CLASSES)                     \
+        }                                                                                \
+        i += (n);                                                                        \
+    }
+    CW_FREE_RUN(16)
+    CW_FREE_RUN(8)
+    CW_FREE_RUN(4)
+#undef CW_FREE_RUN
 #pragma unroll 1
     for (; i < count; i++) {
         seg_word_t w = at[(ulong)i * step];
