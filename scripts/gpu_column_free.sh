@@ -131,6 +131,7 @@ want argspeed && for pass in 1 2; do
     speed "$name" "$bin" --shape 1048576x256 --axis 0 --op argmin --dtype f32
     speed "$name" "$bin" --shape 8192x8192 --axis 0 --op argmin --dtype i32
     speed "$name" "$bin" --shape 8192x8192 --axis 0 --op argmax --dtype f16
+    speed "$name" "$bin" --shape 1000x65536 --axis 0 --op argmax --dtype f32
     speed "$name" "$bin" --shape 8192x8192 --axis 0 --op max --dtype f32
   done
 done
