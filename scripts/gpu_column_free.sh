@@ -2,14 +2,16 @@
 # column_words' order-free fold (min, max, integer sums, bitwise operators: each lane
 # class folded as its words arrive) on a CUDA GPU, against the binary before, which ran
 # these operators on column_tiles for most grids and tested every row of short columns.
-#   [STAGES="check sanitize speed torch"] scripts/gpu_column_free.sh OUT BASE NEW \
-#       [OTHER_NAME=OTHER_BINARY ...]
+#   [STAGES="check sanitize speed torch argcheck argspeed argtorch"] \
+#       scripts/gpu_column_free.sh OUT BASE NEW [OTHER_NAME=OTHER_BINARY ...]
 # 1. NEW verified (every output bitwise equal to the host's) on column shapes of every
 #    kind (whole tiles, exactly 1024/2048/4096 rows, partial tiles, the tree, a middle
 #    axis, short columns) × order-free operators and types, and float sums as a control;
 # 2. compute-sanitizer memcheck and racecheck of the order-free path;
 # 3. per-call and graph GB/s of column jobs, every binary named, alternated twice;
-# 4. NEW's maxima and minima of columns beside torch (tools/axis_compare.py --graph).
+# 4. NEW's maxima and minima of columns beside torch (tools/axis_compare.py --graph);
+# 5. the same for argmin/argmax, which column_words scans by order key (arg* stages):
+#    verified with ties (--dist ints) and NaNs, memcheck, speed, torch.
 set -u
 stages=" ${STAGES:-check sanitize speed torch} "
 want() { [[ "$stages" == *" $1 "* ]]; }
@@ -83,6 +85,61 @@ want speed && for pass in 1 2; do
     speed "$name" "$bin" --shape 8192x8192 --axis 0 --op sum --dtype f32
   done
 done
+
+if want argcheck; then
+  fails=0 runs=0
+  for spec in 16384x200:0 9000x776:0 1024x8192:0 2048x1028:0 300x128:0 1000x4100:0 \
+              8200x136:0 3x40x132:1 33x4096:0; do
+    shape=${spec%:*} axis=${spec#*:}
+    for op in argmax argmin; do
+      verify argcheck.txt --shape "$shape" --axis "$axis" --op "$op" --dtype f32
+      verify argcheck.txt --shape "$shape" --axis "$axis" --op "$op" --dtype f32 --dist ints
+    done
+    verify argcheck.txt --shape "$shape" --axis "$axis" --op argmax --dtype i32 --dist ints
+    verify argcheck.txt --shape "$shape" --axis "$axis" --op argmin --dtype f16
+    verify argcheck.txt --shape "$shape" --axis "$axis" --op argmax --dtype u16 --dist ints
+  done
+  python3 - <<'PY'
+import numpy as np
+rng = np.random.default_rng(12)
+x = rng.integers(-3, 4, (9000, 256)).astype(np.float32)
+x.reshape(-1)[rng.choice(x.size, 60, replace=False)] = np.nan
+np.save("/tmp/col-argnan.npy", x)
+np.save("/tmp/col-argnan16.npy", x.astype(np.float16))
+PY
+  for op in argmax argmin; do
+    verify argcheck.txt --input /tmp/col-argnan.npy --axis 0 --op "$op"
+    verify argcheck.txt --input /tmp/col-argnan16.npy --axis 0 --op "$op"
+  done
+  log "argmin/argmax verification: $fails failures over $runs runs"
+  for args in "--shape 9000x776 --axis 0 --op argmax --dtype f32" \
+              "--shape 300x132 --axis 0 --op argmin --dtype f16"; do
+    # shellcheck disable=SC2086
+    compute-sanitizer --tool memcheck "$new" run --device cuda:0 $args > "$out/s.part" 2>&1
+    log "memcheck $args: exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$out/s.part")"
+    cat "$out/s.part" >> "$out/sanitizers.txt"
+  done
+  rm -f "$out/s.part"
+fi
+
+want argspeed && for pass in 1 2; do
+  for entry in "${bins[@]}"; do
+    name=${entry%%=*} bin=${entry#*=}
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op argmax --dtype f32
+    speed "$name" "$bin" --shape 65536x1024 --axis 0 --op argmax --dtype f32
+    speed "$name" "$bin" --shape 1024x65536 --axis 0 --op argmax --dtype f32
+    speed "$name" "$bin" --shape 1048576x256 --axis 0 --op argmin --dtype f32
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op argmin --dtype i32
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op argmax --dtype f16
+    speed "$name" "$bin" --shape 1000x65536 --axis 0 --op argmax --dtype f32
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op max --dtype f32
+  done
+done
+
+want argtorch && python3 tools/axis_compare.py "$new" --ops argmax --shapes 1 --graph 50 \
+  --reps 20 --add 65536x1024:0,1024x65536:0,1048576x256:0 \
+  --json "$out/argtorch.jsonl" > "$out/argtorch.md" 2> "$out/argtorch.log" &&
+  tail -n 20 "$out/argtorch.md"
 
 want torch || exit 0
 python3 tools/axis_compare.py "$new" --ops max,min --shapes 1 --graph 50 --reps 20 \

@@ -37,6 +37,7 @@ fn main() {
         (Op::Sum, DType::F32),
         (Op::Max, DType::F32),
         (Op::Sum, DType::I32),
+        (Op::ArgMax, DType::F32),
     ] {
         let problem = Problem::new(op, dtype, None).expect("a problem");
         let source = assembly::assemble_segments_to_result(&problem, &[], Target::Cuda)

@@ -33,8 +33,17 @@
 #define CW_SPLIT 4                       // work-groups per tile of a block of outputs
 #define CW_CLASSES (SEG_WG / 32)         // lane classes per work-group (one per warp)
 
-#if (defined(SEG_WORDS) || defined(SEG_MAPPED_WORDS)) && !defined(HAVE_ARG_KEY)
+// COL_WORDS: the word path is built. COL_WORDS_FREE: in arrival order (cw_free_fold,
+// below), for every operator whose answer does not depend on the order; the canonical
+// class fold otherwise (float sums and products).
+#if defined(SEG_WORDS) && defined(SEG_ORDER_FREE)
 #define COL_WORDS 1
+#define COL_WORDS_FREE 1
+#elif (defined(SEG_WORDS) || defined(SEG_MAPPED_WORDS)) && !defined(HAVE_ARG_KEY)
+#define COL_WORDS 1
+#endif
+
+#if defined(COL_WORDS) && !defined(COL_WORDS_FREE)
 
 // Lanes a0 and a1 (element indices within the output, all 8 rows) of 4 outputs, the word
 // at `base` (element index of the first output's element 0): v[e] = lane a0 ∘ lane a1 of
@@ -160,7 +169,7 @@ inline void cw_class_fold(__global const in_t* in, ulong base, ulong stride, ulo
 }
 #endif
 
-#if defined(COL_WORDS) && defined(SEG_WORDS) && defined(SEG_ORDER_FREE)
+#ifdef COL_WORDS_FREE
 // Operators whose answer does not depend on the order (min, max, integer sums, bitwise
 // operators; word_rows.h's order-free case) fold a class's elements as they arrive:
 // class y of tile t is the elements t × TILE + y + 32i (i < 256: lane y + 32m of row r
@@ -168,10 +177,12 @@ inline void cw_class_fold(__global const in_t* in, ulong base, ulong stride, ulo
 // test per row. The canonical class fold above held f32 max at 128 registers, where
 // column_tiles was as fast (3.3 TB/s on 8192×8192 columns in a CUDA graph on the H200),
 // and tested every row of columns shorter than a tile. This fold: 64 registers, 4.1 TB/s
-// there; batches of 8 and 16 words read up to 18% slower on whole tiles, 32 reads columns
-// of 1000 rows 16% slower than 16 (their rest goes word by word), still 2.5× column_tiles
-// (results/h200-column-free).
-#define COL_WORDS_FREE 1
+// there; batches of 8 and 16 words read up to 18% slower on whole tiles. The rest of a
+// class below a batch goes in runs of 16, 8 and 4 (columns of 1000 rows: 3.65 TB/s, where
+// word by word read 2.9). argmin/argmax scan each output's elements in increasing index
+// for the first strictly better order key (word_rows.h's scan), one compare and two
+// selects per element; the classes then join by the full combine: 2.2–3.8 TB/s, where
+// column_tiles read 0.84–2.7 (results/h200-column-free).
 #define CW_FREE_BATCH 32 // words in flight per work-item
 
 inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulong len,
@@ -186,11 +197,33 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
     const __global seg_word_t* at = SEG_WORD_AT(in, base + first * stride);
     ulong step = COL_CLASSES * stride / CW_WORD;
     // The fold's own registers: `v` is indexed at run time by the caller's other path,
-    // which may leave it in local memory.
+    // which may leave it in local memory. CW_FREE_STEP(w, j) folds word w, whose
+    // elements are element j of each of the 4 outputs.
+#ifdef HAVE_ARG_KEY
+    argkey_t best[CW_WORD];
+    ulong found[CW_WORD];
+    seg_word_t w0 = at[0];
+#pragma unroll
+    for (uint e = 0; e < CW_WORD; e++) {
+        best[e] = arg_key(seg_value_bits(SEG_PART(w0, e)));
+        found[e] = first;
+    }
+#define CW_FREE_STEP(w, j)                                                  \
+    for (uint e = 0; e < CW_WORD; e++) {                                    \
+        argkey_t k_ = arg_key(seg_value_bits(SEG_PART((w), e)));            \
+        int better_ = ARG_BETTER(k_, best[e]);                              \
+        best[e] = better_ ? k_ : best[e];                                   \
+        found[e] = better_ ? (j) : found[e];                                \
+    }
+#else
     acc_t r[CW_WORD];
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++)
         r[e] = v[e];
+#define CW_FREE_STEP(w, j)                                                  \
+    for (uint e = 0; e < CW_WORD; e++)                                      \
+        r[e] = combine(r[e], seg_lift_bits(SEG_PART((w), e), (j)));
+#endif
     uint i = 0;
 #pragma unroll 1
     for (; i + CW_FREE_BATCH <= count; i += CW_FREE_BATCH) {
@@ -199,25 +232,43 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
         for (uint b = 0; b < CW_FREE_BATCH; b++)
             w[b] = at[(ulong)(i + b) * step];
 #pragma unroll
-        for (uint b = 0; b < CW_FREE_BATCH; b++)
+        for (uint b = 0; b < CW_FREE_BATCH; b++) {
 #pragma unroll
-            for (uint e = 0; e < CW_WORD; e++)
-                r[e] = combine(r[e], seg_lift_bits(SEG_PART(w[b], e),
-                                                   first + (ulong)(i + b) * COL_CLASSES));
+            CW_FREE_STEP(w[b], first + (ulong)(i + b) * COL_CLASSES)
+        }
     }
-    // The rest, fewer than a batch (columns shorter than a tile). One batch of guarded
-    // loads in flight together read 1000×65536 columns 9% faster on the H200, but cost
-    // 4–19% on whole batches (registers), so the rest loads one word at a time.
+    // The rest, fewer than a batch (columns shorter than a tile, a last partial tile):
+    // runs of 16, 8 and 4 words in flight, then single words, so at most 3 loads wait
+    // for the one before. One batch of guarded loads instead took f32 max to 220
+    // registers and cost 4–19% on whole batches on the H200 (results/h200-column-free).
+#define CW_FREE_RUN(n)                                                                   \
+    if (i + (n) <= count) {                                                              \
+        seg_word_t w[n];                                                                 \
+        for (uint b = 0; b < (n); b++)                                                   \
+            w[b] = at[(ulong)(i + b) * step];                                            \
+        for (uint b = 0; b < (n); b++) {                                                 \
+            CW_FREE_STEP(w[b], first + (ulong)(i + b) * COL_CLASSES)                     \
+        }                                                                                \
+        i += (n);                                                                        \
+    }
+    CW_FREE_RUN(16)
+    CW_FREE_RUN(8)
+    CW_FREE_RUN(4)
+#undef CW_FREE_RUN
 #pragma unroll 1
     for (; i < count; i++) {
         seg_word_t w = at[(ulong)i * step];
 #pragma unroll
-        for (uint e = 0; e < CW_WORD; e++)
-            r[e] = combine(r[e], seg_lift_bits(SEG_PART(w, e), first + (ulong)i * COL_CLASSES));
+        CW_FREE_STEP(w, first + (ulong)i * COL_CLASSES)
     }
+#undef CW_FREE_STEP
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++)
+#ifdef HAVE_ARG_KEY
+        v[e] = combine(v[e], arg_found(best[e], found[e]));
+#else
         v[e] = r[e];
+#endif
 }
 #endif
 

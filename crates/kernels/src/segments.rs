@@ -359,13 +359,12 @@ impl SegmentJob {
     fn choose_for(mut self, problem: &Problem, raw_words: bool) -> SegmentJob {
         let span = self.header[2] as usize;
         let pairs = matches!(problem.op, Op::ArgMin | Op::ArgMax);
-        if self.strategy == Strategy::ColumnTiles
-            && raw_words
-            && !pairs
-            && self.words_hold_columns(problem)
-        {
+        if self.strategy == Strategy::ColumnTiles && raw_words && self.words_hold_columns(problem) {
             self.strategy = Strategy::ColumnWords;
-            let class_fold = if order_free(problem) {
+            let class_fold = if pairs {
+                "each output's class scanned in increasing index for the first strictly \
+                 better key, 32 words in flight"
+            } else if order_free(problem) {
                 "each class folded as its words arrive, 32 in flight (the answer does not \
                  depend on the order)"
             } else {
@@ -423,8 +422,8 @@ impl SegmentJob {
     /// columns of exactly 1024, 2048 or 4096 rows 1.44–4.38× in a CUDA graph
     /// (results/h200-short-columns), whole tiles 1.02–1.44×. Every other operator's
     /// answer does not depend on the order, and `column_words` folds each class's
-    /// elements as they arrive (`cw_free_fold`), with no test per row, for every length
-    /// and grid (results/h200-column-free).
+    /// elements as they arrive (`cw_free_fold`; argmin/argmax scan them by order key),
+    /// with no test per row, for every length and grid (results/h200-column-free).
     fn words_hold_columns(&self, problem: &Problem) -> bool {
         let h = &self.header;
         matches!(problem.dtype.size_bytes(), 2 | 4)

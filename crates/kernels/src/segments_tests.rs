@@ -266,12 +266,12 @@ fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_
             "{dtype}"
         );
     }
-    // Not words: 8-byte or 1-byte elements, argmax, too few outputs, outputs that are not
-    // in whole words.
+    // Not words: 8-byte or 1-byte elements, too few outputs, outputs that are not in whole
+    // words.
     for (plan, p) in [
         (&tall, problem(Op::Sum, DType::F64)),
         (&tall, problem(Op::Sum, DType::U8)),
-        (&tall, problem(Op::ArgMax, DType::F32)),
+        (&tall, problem(Op::ArgMax, DType::F64)),
         (&cols(&[1000, 64], 0), sum),
         (&cols(&[1000, 130], 0), sum),
     ] {
@@ -289,6 +289,9 @@ fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_
         problem(Op::Sum, DType::I32),
         problem(Op::Max, DType::F32),
         problem(Op::Min, DType::F16),
+        problem(Op::ArgMax, DType::F32),
+        problem(Op::ArgMin, DType::F16),
+        problem(Op::ArgMin, DType::I32),
     ] {
         for plan in [&short, &tall, &taller] {
             assert_eq!(job(plan, &p).strategy(), Strategy::ColumnWords, "{p}");

@@ -269,8 +269,8 @@ fn selections_keep_the_first_of_ties_and_the_first_nan() {
     let Some(device) = device() else { return };
     // (shape, axis): rows along axis 1 (rows of 8, 32 and 64 take word_rows for 4-byte
     // types), columns along axis 0 (NaNs are planted per chunk of the flat array, so in
-    // some columns only).
-    let shapes: [(&[usize], isize); 12] = [
+    // some columns only; 128 or more side by side take column_words).
+    let shapes: [(&[usize], isize); 14] = [
         (&[6, 20], 1),
         (&[30, 32], 1),
         (&[12, 8], 1),
@@ -283,6 +283,9 @@ fn selections_keep_the_first_of_ties_and_the_first_nan() {
         (&[4, 3 * 8192], 1),
         (&[9000, 40], 0),
         (&[20011, 33], 0),
+        // column_words: each class scanned by key, then joined across classes and tiles.
+        (&[300, 256], 0),
+        (&[9000, 132], 0),
     ];
     let mut failures = Vec::new();
     for (dims, axis) in shapes {
