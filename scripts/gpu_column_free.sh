@@ -59,12 +59,9 @@ if want sanitize; then
                 "--shape 300x132 --axis 0 --op sum --dtype i32" \
                 "--shape 1024x4096 --axis 0 --op min --dtype f16"; do
       # shellcheck disable=SC2086
-      compute-sanitizer --tool "$tool" "$new" run --device cuda:0 $args > "$out/s.part" 2>&1
-      log "$tool $args: exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors\|RACECHECK SUMMARY: [0-9]* hazards[a-z ]*' "$out/s.part" | head -1)"
-      cat "$out/s.part" >> "$out/sanitizers.txt"
+      sanitize "$tool" $args
     done
   done
-  rm -f "$out/s.part"
 fi
 
 bins=("base=$base" "new=$new" "${others[@]}")
@@ -115,11 +112,8 @@ PY
   for args in "--shape 9000x776 --axis 0 --op argmax --dtype f32" \
               "--shape 300x132 --axis 0 --op argmin --dtype f16"; do
     # shellcheck disable=SC2086
-    compute-sanitizer --tool memcheck "$new" run --device cuda:0 $args > "$out/s.part" 2>&1
-    log "memcheck $args: exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$out/s.part")"
-    cat "$out/s.part" >> "$out/sanitizers.txt"
+    sanitize memcheck $args
   done
-  rm -f "$out/s.part"
 fi
 
 want argspeed && for pass in 1 2; do

@@ -4,6 +4,8 @@
 #   verify FILE ARGS...  one `$new run --explain` on cuda:0, counted in runs and fails; a
 #                        failure's first 600 characters go to $out/FILE and the terminal,
 #                        a success's arguments and kernel to $out/FILE;
+#   sanitize TOOL ARGS...  compute-sanitizer TOOL over `$new run` on cuda:0: its summary
+#                        line to $out/summary.txt, the whole report to $out/sanitizers.txt;
 #   speed NAME BINARY ARGS...  `BINARY run` on cuda:0 with 20 timed calls and a CUDA
 #                        graph of 50: the JSON to $out/speed.jsonl.txt, a summary line
 #                        (scripts/run_speed_line.py) to $out/summary.txt.
@@ -28,4 +30,14 @@ speed() {
   echo "$name $* $r" >> "$out/speed.jsonl.txt"
   python3 "$(dirname "${BASH_SOURCE[0]}")/run_speed_line.py" "$name" "$*" "$r" |
     tee -a "$out/summary.txt"
+}
+
+sanitize() {
+  local tool=$1 part
+  shift
+  part=$(compute-sanitizer --tool "$tool" "$new" run --device cuda:0 "$@" 2>&1)
+  local rc=$?
+  echo "$tool $*: exit $rc $(grep -o 'ERROR SUMMARY: [0-9]* errors\|RACECHECK SUMMARY: [0-9]* hazards[a-z ]*' <<<"$part" | head -1)" |
+    tee -a "$out/summary.txt"
+  echo "$part" >> "$out/sanitizers.txt"
 }

@@ -181,8 +181,8 @@ inline void cw_class_fold(__global const in_t* in, ulong base, ulong stride, ulo
 // class below a batch goes in runs of 16, 8 and 4 (columns of 1000 rows: 3.65 TB/s, where
 // word by word read 2.9). argmin/argmax scan each output's elements in increasing index
 // for the first strictly better order key (word_rows.h's scan), one compare and two
-// selects per element; the classes then join by the full combine: 2.2–3.8 TB/s, where
-// column_tiles read 0.84–2.7 (results/h200-column-free).
+// selects per element; the classes then join by the full combine: 2.2–3.7 TB/s, where
+// column_tiles read 0.83–3.1 (results/h200-column-args).
 #define CW_FREE_BATCH 32 // words in flight per work-item
 
 inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulong len,
@@ -202,6 +202,8 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
 #ifdef HAVE_ARG_KEY
     argkey_t best[CW_WORD];
     ulong found[CW_WORD];
+    // The first word seeds the scan (no identity key needed); the batch below reads it
+    // again, which leaves it in place (not strictly better than itself).
     seg_word_t w0 = at[0];
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++) {
