@@ -235,7 +235,7 @@ fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_
         vec![
             SegmentLaunch {
                 entry: 5,
-                global: 2 * 3 * CW_SPLIT * WG,
+                global: 2 * 3 * CW_PARTIALS * WG,
                 local: WG
             },
             SegmentLaunch {
@@ -256,7 +256,7 @@ fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_
     assert_eq!(word(11), word(8) + (tiles * 4).next_multiple_of(16) as u64);
     assert_eq!(
         scratch,
-        (tiles * 4).next_multiple_of(16) + tiles * CW_SPLIT * 4
+        (tiles * 4).next_multiple_of(16) + tiles * CW_PARTIALS * 4
     );
     // 2-byte elements take words of 4 too (8 bytes).
     for dtype in [DType::F16, DType::BF16, DType::I16] {
