@@ -385,7 +385,10 @@ impl SegmentJob {
             let warp_rows = if slots == 32 {
                 "each warp load reading 32 words of one row".to_string()
             } else {
-                format!("each warp load reading {slots} words of {} rows", 32 / slots)
+                format!(
+                    "each warp load reading {slots} words of {} rows",
+                    32 / slots
+                )
             };
             self.reason = format!(
                 "column_words: {} strided outputs side by side, read as words of 4 outputs; a \
