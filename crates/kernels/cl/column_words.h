@@ -338,7 +338,7 @@ void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
                     v[e] = seg_lane_class(in, seg_start(h, k + e), stride, len, t, y);
         }
     }
-    __local acc_t* mine = classes + lid * CW_WORD;
+    LOCAL_PTR acc_t* mine = classes + lid * CW_WORD;
     for (uint e = 0; e < CW_WORD; e++)
         mine[e] = v[e];
     // Steps w = 16, 8, 4 across the group's classes: c and c + d, d = w / split.
