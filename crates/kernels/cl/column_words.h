@@ -18,6 +18,9 @@
 // Splitting a tile's classes over 4 work-groups keeps as many work-groups as
 // column_tiles has (one group per block of 128 outputs and tile would leave half of an
 // H200's SMs idle at 8192 columns). The tree then joins the tiles of longer outputs.
+// Fewer than 128 outputs take 16 or 8 words per row (cw_slots): a warp then holds 2 or 4
+// classes of the same words, and a group 16 or 32 classes (2 groups per tile, or 1),
+// which fold down to their partials by the same steps.
 //
 // The word path needs 2- or 4-byte raw elements (SEG_WORDS: the input's own, or a map's
 // one input, mapped as each part is lifted), or a float sum of mapped f32 values that
