@@ -18,6 +18,9 @@
 // Splitting a tile's classes over 4 work-groups keeps as many work-groups as
 // column_tiles has (one group per block of 128 outputs and tile would leave half of an
 // H200's SMs idle at 8192 columns). The tree then joins the tiles of longer outputs.
+// Fewer than 128 outputs take 16 or 8 words per row (cw_slots): a warp then holds 2 or 4
+// classes of the same words, and a group 16 or 32 classes (2 groups per tile, or 1),
+// which fold down to their partials by the same steps.
 //
 // The word path needs 2- or 4-byte raw elements (SEG_WORDS: the input's own, or a map's
 // one input, mapped as each part is lifted), or a float sum of mapped f32 values that
@@ -28,10 +31,16 @@
 // outputs through seg_lane_class, in the same order. The host only picks this kernel
 // where the words apply and the H200 measured it faster (`SegmentJob::for_problem`).
 
-#define CW_WORD 4                        // outputs per work-item: one word
-#define CW_OUTPUTS (32 * CW_WORD)        // outputs per work-group
-#define CW_SPLIT 4                       // work-groups per tile of a block of outputs
-#define CW_CLASSES (SEG_WG / 32)         // lane classes per work-group (one per warp)
+#define CW_WORD 4   // outputs per work-item: one word
+#define CW_PARTIALS 4 // partials per tile, joined by column_finish
+
+// Words side by side per row of a work-group's block of outputs: 32 (128 outputs) from 128
+// outputs on; fewer outputs take 16 or 8, so a warp holds 2 or 4 lane classes of the same
+// words instead of leaving idle the work-items past the last output (2^22×32 columns:
+// 8 of 32 busy). SegmentJob::column_word_groups on the host uses the same rule.
+inline uint cw_slots(ulong outputs) {
+    return outputs >= 128 ? 32 : outputs > 32 ? 16 : 8;
+}
 
 // COL_WORDS: the word path is built. COL_WORDS_FREE: in arrival order (cw_free_fold,
 // below), for every operator whose answer does not depend on the order; the canonical
@@ -274,23 +283,29 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
 }
 #endif
 
-// Byte offset H_PARTIALS of the header: column_words' partials, CW_SPLIT per tile.
+// Byte offset H_PARTIALS of the header: column_words' partials, CW_PARTIALS per tile.
 inline __global acc_t* cw_partials(__global ulong* h) {
     return (__global acc_t*)((__global uchar*)h + h[H_PARTIALS]);
 }
 
+// Work-group (block, tile, g) of `slots` words per row holds C = SEG_WG / slots lane
+// classes y = g + S·c (c < C) of its block's outputs, S = 32 / C groups per tile (4, 2 or
+// 1). Its steps across classes join c and c + d for d = 16/S … 4/S, which are the halving
+// steps 16, 8 and 4 (classes y and y + S·d), leaving 4/S classes: partial y of the tile.
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
-    __local acc_t classes[CW_CLASSES][32][CW_WORD];
+    __local acc_t classes[SEG_WG * CW_WORD];
     __global ulong* h = seg_header(out, outputs);
+    uint slots = cw_slots(outputs);
+    uint split = 32 / (SEG_WG / slots);
     uint lid = get_local_id(0);
-    uint x = lid % 32, c = lid / 32;
+    uint x = lid % slots, c = lid / slots;
     ulong tiles_per = h[H_TILES_PER];
     ulong group = get_group_id(0);
-    uint g = (uint)(group % CW_SPLIT);
-    ulong t = (group / CW_SPLIT) % tiles_per;
-    ulong k = (group / CW_SPLIT / tiles_per) * CW_OUTPUTS + (ulong)x * CW_WORD;
-    uint y = g + CW_SPLIT * c;
+    uint g = (uint)(group % split);
+    ulong t = (group / split) % tiles_per;
+    ulong k = (group / split / tiles_per) * slots * CW_WORD + (ulong)x * CW_WORD;
+    uint y = g + split * c;
     ulong len = h[H_LEN], stride = h[H_STRIDE];
     acc_t v[CW_WORD];
     for (uint e = 0; e < CW_WORD; e++)
@@ -326,21 +341,22 @@ void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
                     v[e] = seg_lane_class(in, seg_start(h, k + e), stride, len, t, y);
         }
     }
+    LOCAL_PTR acc_t* mine = classes + lid * CW_WORD;
     for (uint e = 0; e < CW_WORD; e++)
-        classes[c][x][e] = v[e];
-    // Steps w = 16, 8, 4 across the group's classes: c and c + w/4.
-    for (uint d = CW_CLASSES / 2; d > 0; d >>= 1) {
+        mine[e] = v[e];
+    // Steps w = 16, 8, 4 across the group's classes: c and c + d, d = w / split.
+    for (uint d = 16 / split; d * split >= 4; d >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (c < d)
             for (uint e = 0; e < CW_WORD; e++)
-                classes[c][x][e] = combine(classes[c][x][e], classes[c + d][x][e]);
+                mine[e] = combine(mine[e], mine[d * slots * CW_WORD + e]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (c == 0) {
+    if (c * split < CW_PARTIALS) {
         __global acc_t* partials = cw_partials(h);
         for (uint e = 0; e < CW_WORD; e++)
             if (k + e < outputs)
-                partials[((k + e) * tiles_per + t) * CW_SPLIT + g] = classes[0][x][e];
+                partials[((k + e) * tiles_per + t) * CW_PARTIALS + y] = mine[e];
     }
 }
 
@@ -352,7 +368,7 @@ void column_finish(__global const in_t* in, __global acc_t* out, ulong outputs) 
     ulong i = get_global_id(0);
     if (i >= outputs * tiles_per)
         return;
-    __global const acc_t* p = cw_partials(h) + i * CW_SPLIT;
+    __global const acc_t* p = cw_partials(h) + i * CW_PARTIALS;
     acc_t r = combine(combine(p[0], p[2]), combine(p[1], p[3]));
     seg_store_tile(out, h, outputs, i / tiles_per, i, h[H_LEN], r);
 }

@@ -41,8 +41,6 @@ const COL_OUTPUTS: usize = 32;
 const MIN_COLUMNS: usize = 8;
 /// Work-items per group of `column_tiles` (`COL_WG`: 32 outputs × 32 lane classes).
 const COL_WG: usize = 1024;
-/// Outputs per work-group of `column_words` (`CW_OUTPUTS`: 32 words of 4 outputs).
-const CW_OUTPUTS: usize = 128;
 /// Whether `problem`'s answer does not depend on the order in which its elements are
 /// combined: every operator but float sums and products (min/max fold order keys, integer
 /// sums wrap exactly). The kernels' `SEG_ORDER_FREE` (segments.cl) says the same.
@@ -50,11 +48,23 @@ fn order_free(problem: &Problem) -> bool {
     !(problem.dtype.is_float() && problem.op.is_arithmetic())
 }
 
-/// Work-groups per tile of a block of `column_words` (`CW_SPLIT`), and partials per tile.
-const CW_SPLIT: usize = 4;
-/// Outputs side by side from which `column_words` replaces `column_tiles`: with fewer, a
-/// warp of 32 words would hold more idle work-items than `column_tiles`' 32 outputs.
-const CW_MIN_OUTPUTS: usize = 128;
+/// Partials per tile of `column_words` (`CW_PARTIALS`), joined by `column_finish`.
+const CW_PARTIALS: usize = 4;
+/// Outputs side by side from which `column_words` replaces `column_tiles`.
+const CW_MIN_OUTPUTS: usize = 8;
+
+/// Words of 4 outputs side by side in a work-group of `column_words` (`cw_slots` in
+/// column_words.h): 32 from 128 outputs on, else 16 or 8, the group then holding 16 or 32
+/// lane classes of those words (a tile's classes split over 2 groups, or all in one).
+fn column_word_slots(outputs: usize) -> usize {
+    if outputs >= 128 {
+        32
+    } else if outputs > 32 {
+        16
+    } else {
+        8
+    }
+}
 /// "No fixed length" in the header.
 const NONE: u64 = u64::MAX;
 
@@ -370,12 +380,27 @@ impl SegmentJob {
             } else {
                 "each class folded by the canonical halving"
             };
+            let slots = column_word_slots(self.outputs);
+            let classes = WG / slots;
+            let warp_rows = if slots == 32 {
+                "each warp load reading 32 words of one row".to_string()
+            } else {
+                format!(
+                    "each warp load reading {slots} words of {} rows",
+                    32 / slots
+                )
+            };
             self.reason = format!(
                 "column_words: {} strided outputs side by side, read as words of 4 outputs; a \
-                 work-group takes 128 neighbouring outputs × 8 of the 32 lane classes of one \
-                 tile of {TILE} elements (4 work-groups per tile, joined by column_finish), \
-                 each warp load reading 32 words of one row, {class_fold}{}",
+                 work-group takes {} neighbouring outputs × {classes} of the 32 lane classes \
+                 of one tile of {TILE} elements ({}, partials joined by column_finish), \
+                 {warp_rows}, {class_fold}{}",
                 self.outputs,
+                4 * slots,
+                match 32 / classes {
+                    1 => "one work-group per tile".to_string(),
+                    n => format!("{n} work-groups per tile"),
+                },
                 if self.fixed_len > TILE {
                     ", then a canonical tree over each output's tiles"
                 } else {
@@ -454,9 +479,12 @@ impl SegmentJob {
             && side_by_side
     }
 
-    /// Work-groups of `column_words`: a block of 128 outputs × each tile × 4.
+    /// Work-groups of `column_words`: a block of 4 × [`column_word_slots`] outputs × each
+    /// tile × the groups a tile's 32 lane classes split over (256 work-items each).
     fn column_word_groups(&self) -> usize {
-        self.outputs.div_ceil(CW_OUTPUTS) * self.fixed_len.div_ceil(TILE) * CW_SPLIT
+        let slots = column_word_slots(self.outputs);
+        let split = 32 / (WG / slots);
+        self.outputs.div_ceil(4 * slots) * self.fixed_len.div_ceil(TILE) * split
     }
 
     /// Whether the job launches `column_words` and `column_finish`
@@ -573,7 +601,7 @@ impl SegmentJob {
     /// Bytes of the scratch area: the tile results, then `column_words`' partials.
     fn scratch_bytes(&self, acc_bytes: usize) -> usize {
         let partials = if self.strategy == Strategy::ColumnWords {
-            self.tiles * CW_SPLIT * acc_bytes
+            self.tiles * CW_PARTIALS * acc_bytes
         } else {
             0
         };

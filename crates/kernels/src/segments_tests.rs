@@ -235,7 +235,7 @@ fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_
         vec![
             SegmentLaunch {
                 entry: 5,
-                global: 2 * 3 * CW_SPLIT * WG,
+                global: 2 * 3 * CW_PARTIALS * WG,
                 local: WG
             },
             SegmentLaunch {
@@ -256,7 +256,7 @@ fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_
     assert_eq!(word(11), word(8) + (tiles * 4).next_multiple_of(16) as u64);
     assert_eq!(
         scratch,
-        (tiles * 4).next_multiple_of(16) + tiles * CW_SPLIT * 4
+        (tiles * 4).next_multiple_of(16) + tiles * CW_PARTIALS * 4
     );
     // 2-byte elements take words of 4 too (8 bytes).
     for dtype in [DType::F16, DType::BF16, DType::I16] {
@@ -272,7 +272,7 @@ fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_
         (&tall, problem(Op::Sum, DType::F64)),
         (&tall, problem(Op::Sum, DType::U8)),
         (&tall, problem(Op::ArgMax, DType::F64)),
-        (&cols(&[1000, 64], 0), sum),
+        (&cols(&[1000, 66], 0), sum),
         (&cols(&[1000, 130], 0), sum),
     ] {
         assert_eq!(job(plan, &p).strategy(), Strategy::ColumnTiles, "{p}");
@@ -333,4 +333,43 @@ fn mapped_jobs_take_column_words_only_where_they_map_words() {
         job(&columns).for_mapped(&mean, false).strategy(),
         Strategy::ColumnTiles
     );
+}
+
+#[test]
+fn narrow_columns_take_fewer_words_per_row_and_more_classes_per_group() {
+    // Fewer than 128 outputs side by side: 8 words (up to 32 outputs) and a tile's 32
+    // classes in one work-group, or 16 words (33–127) and 16 classes in each of 2 groups.
+    let sum = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("sum");
+    let job = |dims: &[usize]| {
+        let plan = AxisPlan::new(Layout::c_order(dims), Some(&[0]), false).expect("plan");
+        SegmentJob::new(Selection::Axes(&plan))
+            .expect("job")
+            .for_device(1024)
+            .for_problem(&sum)
+    };
+    // (columns, outputs per block, work-groups per tile)
+    for (columns, block, split) in [(8, 32, 1), (32, 32, 1), (64, 64, 2), (100, 64, 2)] {
+        let narrow = job(&[9000, columns]);
+        assert_eq!(narrow.strategy(), Strategy::ColumnWords, "{columns}");
+        let groups = columns.div_ceil(block) * 2 * split;
+        assert_eq!(
+            narrow.launches()[0],
+            SegmentLaunch {
+                entry: 5,
+                global: groups * WG,
+                local: WG
+            },
+            "{columns}"
+        );
+        assert!(
+            narrow
+                .explain()
+                .contains(&format!("takes {block} neighbouring outputs")),
+            "{}",
+            narrow.explain()
+        );
+    }
+    assert!(job(&[9000, 32])
+        .explain()
+        .contains("one work-group per tile"));
 }

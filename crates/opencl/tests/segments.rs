@@ -86,6 +86,27 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
             c(&[3, 40, 132]),
             Some(vec![1]),
         ),
+        // Fewer than 128 columns: 8 or 16 words side by side, 4 or 2 lane classes per warp.
+        (
+            "narrow column words 9000x32 (8 words, tree)",
+            c(&[9000, 32]),
+            Some(vec![0]),
+        ),
+        (
+            "narrow column words 1024x12 (3 of 8 words)",
+            c(&[1024, 12]),
+            Some(vec![0]),
+        ),
+        (
+            "narrow column words 300x100 (16 words, two blocks)",
+            c(&[300, 100]),
+            Some(vec![0]),
+        ),
+        (
+            "narrow column words 8192x64 (a whole tile)",
+            c(&[8192, 64]),
+            Some(vec![0]),
+        ),
         ("middle axis 3x31x65", c(&[3, 31, 65]), Some(vec![1])),
         (
             "axes 0,2 of 3x5x7 (gathered)",

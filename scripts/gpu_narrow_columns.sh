@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# column_words for fewer than 128 columns (8 or 16 words side by side, 2 or 4 lane classes
+# per warp) on a CUDA GPU, against the binary before, which ran them on column_tiles:
+#   [STAGES="check sanitize speed torch"] scripts/gpu_narrow_columns.sh OUT BASE NEW
+# 1. NEW verified bit for bit on narrow column shapes (8–124 columns; whole, partial
+#    and 1024-row tiles; the tree) × float sums, order-free operators and argmax;
+# 2. compute-sanitizer memcheck and racecheck of the narrow path;
+# 3. per-call and graph GB/s, BASE and NEW alternated twice;
+# 4. NEW beside torch and CuPy (tools/axis_compare.py --graph) on 2^22×32 and neighbours.
+set -u
+stages=" ${STAGES:-check sanitize speed torch} "
+want() { [[ "$stages" == *" $1 "* ]]; }
+out=$1 base=$2 new=$3
+mkdir -p "$out"
+log() { echo "$*" | tee -a "$out/summary.txt"; }
+# shellcheck source=scripts/gpu_runs.sh
+source "$(dirname "$0")/gpu_runs.sh"
+
+if want check; then
+  fails=0 runs=0
+  for shape in 9000x32 1024x12 300x100 8192x64 20011x8 4096x124 70000x16 2048x40; do
+    for op in sum max; do verify check.txt --shape "$shape" --axis 0 --op "$op" --dtype f32; done
+    verify check.txt --shape "$shape" --axis 0 --op argmax --dtype f32 --dist ints
+    verify check.txt --shape "$shape" --axis 0 --op sum --dtype i32
+    verify check.txt --shape "$shape" --axis 0 --op min --dtype f16
+    verify check.txt --shape "$shape" --axis 0 --op sum --dtype bf16
+    verify check.txt --shape "$shape" --axis 0 --map 'x*x' --combine sum --dtype f32
+  done
+  log "verification: $fails failures over $runs runs"
+fi
+
+if want sanitize; then
+  for tool in memcheck racecheck; do
+    sanitize "$tool" --shape 9000x32 --axis 0 --op sum --dtype f32
+    sanitize "$tool" --shape 300x100 --axis 0 --op max --dtype f32
+  done
+fi
+
+want speed && for pass in 1 2; do
+  for entry in "base=$base" "new=$new"; do
+    name=${entry%%=*} bin=${entry#*=}
+    speed "$name" "$bin" --shape 4194304x32 --axis 0 --op sum --dtype f32
+    speed "$name" "$bin" --shape 4194304x32 --axis 0 --op max --dtype f32
+    speed "$name" "$bin" --shape 4194304x32 --axis 0 --op sum --dtype i32
+    speed "$name" "$bin" --shape 4194304x32 --axis 0 --op argmax --dtype f32
+    speed "$name" "$bin" --shape 2097152x64 --axis 0 --op sum --dtype f32
+    speed "$name" "$bin" --shape 2097152x64 --axis 0 --op max --dtype f32
+    speed "$name" "$bin" --shape 8388608x16 --axis 0 --op sum --dtype f32
+    speed "$name" "$bin" --shape 16777216x8 --axis 0 --op sum --dtype f32
+    speed "$name" "$bin" --shape 1398101x96 --axis 0 --op sum --dtype f32
+    speed "$name" "$bin" --shape 4194304x32 --axis 0 --op max --dtype f16
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op sum --dtype f32
+    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op max --dtype f32
+  done
+done
+
+want torch || exit 0
+python3 tools/axis_compare.py "$new" --ops sum,max,argmax --shapes 5 --graph 50 --reps 20 \
+  --add 2097152x64:0,8388608x16:0 \
+  --json "$out/torch.jsonl" > "$out/torch.md" 2> "$out/torch.log"
+tail -n 30 "$out/torch.md"
