@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# column_words for fewer than 128 columns (8 or 16 words side by side, 2 or 4 lane classes
-# per warp) on a CUDA GPU, against the binary before, which ran them on column_tiles:
+# column_words for fewer than 128 columns (2 to 16 words side by side, 2 to 16 lane classes
+# per warp) on a CUDA GPU, against the binary before (column_tiles, or fewer classes):
 #   [STAGES="check sanitize speed torch"] scripts/gpu_narrow_columns.sh OUT BASE NEW
 # 1. NEW verified bit for bit on narrow column shapes (8–124 columns; whole, partial
 #    and 1024-row tiles; the tree) × float sums, order-free operators and argmax;
@@ -18,7 +18,7 @@ source "$(dirname "$0")/gpu_runs.sh"
 
 if want check; then
   fails=0 runs=0
-  for shape in 9000x32 1024x12 300x100 8192x64 20011x8 4096x124 70000x16 2048x40; do
+  for shape in 9000x32 1024x12 300x100 8192x64 20011x8 4096x124 70000x16 2048x40 300x8 40000x8 9000x16 1024x8; do
     for op in sum max; do verify check.txt --shape "$shape" --axis 0 --op "$op" --dtype f32; done
     verify check.txt --shape "$shape" --axis 0 --op argmax --dtype f32 --dist ints
     verify check.txt --shape "$shape" --axis 0 --op sum --dtype i32
@@ -31,9 +31,10 @@ fi
 
 if want sanitize; then
   for tool in memcheck racecheck; do
-    sanitize "$tool" --shape 9000x32 --axis 0 --op sum --dtype f32
-    sanitize "$tool" --shape 300x100 --axis 0 --op max --dtype f32
+    sanitize "$tool" --shape 20011x8 --axis 0 --op sum --dtype f32
+    sanitize "$tool" --shape 17000x16 --axis 0 --op max --dtype f32
   done
+  sanitize synccheck --shape 20011x8 --axis 0 --op sum --dtype f32
 fi
 
 want speed && for pass in 1 2; do
@@ -46,7 +47,13 @@ want speed && for pass in 1 2; do
     speed "$name" "$bin" --shape 2097152x64 --axis 0 --op sum --dtype f32
     speed "$name" "$bin" --shape 2097152x64 --axis 0 --op max --dtype f32
     speed "$name" "$bin" --shape 8388608x16 --axis 0 --op sum --dtype f32
+    speed "$name" "$bin" --shape 8388608x16 --axis 0 --op max --dtype f32
+    speed "$name" "$bin" --shape 8388608x16 --axis 0 --op argmax --dtype f32
     speed "$name" "$bin" --shape 16777216x8 --axis 0 --op sum --dtype f32
+    speed "$name" "$bin" --shape 16777216x8 --axis 0 --op max --dtype f32
+    speed "$name" "$bin" --shape 16777216x8 --axis 0 --op sum --dtype i32
+    speed "$name" "$bin" --shape 16777216x8 --axis 0 --op argmax --dtype f32
+    speed "$name" "$bin" --shape 11184810x12 --axis 0 --op sum --dtype f32
     speed "$name" "$bin" --shape 1398101x96 --axis 0 --op sum --dtype f32
     speed "$name" "$bin" --shape 4194304x32 --axis 0 --op max --dtype f16
     speed "$name" "$bin" --shape 8192x8192 --axis 0 --op sum --dtype f32
@@ -56,6 +63,6 @@ done
 
 want torch || exit 0
 python3 tools/axis_compare.py "$new" --ops sum,max,argmax --shapes 5 --graph 50 --reps 20 \
-  --add 2097152x64:0,8388608x16:0 \
+  --add 2097152x64:0,8388608x16:0,16777216x8:0 \
   --json "$out/torch.jsonl" > "$out/torch.md" 2> "$out/torch.log"
 tail -n 30 "$out/torch.md"

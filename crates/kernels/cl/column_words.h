@@ -18,9 +18,10 @@
 // Splitting a tile's classes over 4 work-groups keeps as many work-groups as
 // column_tiles has (one group per block of 128 outputs and tile would leave half of an
 // H200's SMs idle at 8192 columns). The tree then joins the tiles of longer outputs.
-// Fewer than 128 outputs take 16 or 8 words per row (cw_slots): a warp then holds 2 or 4
-// classes of the same words, and a group 16 or 32 classes (2 groups per tile, or 1),
-// which fold down to their partials by the same steps.
+// Fewer than 128 outputs take 16, 8, 4 or 2 words per row (cw_slots): a warp then holds
+// 2 to 16 classes of the same words, and a group 16 to 128 classes (2 groups per tile,
+// one, or one group for 2 or 4 tiles), which fold down to their partials by the same
+// steps.
 //
 // The word path needs 2- or 4-byte raw elements (SEG_WORDS: the input's own, or a map's
 // one input, mapped as each part is lifted), or a float sum of mapped f32 values that
@@ -35,11 +36,13 @@
 #define CW_PARTIALS 4 // partials per tile, joined by column_finish
 
 // Words side by side per row of a work-group's block of outputs: 32 (128 outputs) from 128
-// outputs on; fewer outputs take 16 or 8, so a warp holds 2 or 4 lane classes of the same
-// words instead of leaving idle the work-items past the last output (2^22×32 columns:
-// 8 of 32 busy). SegmentJob::column_word_groups on the host uses the same rule.
+// outputs on; fewer outputs take 16, 8, 4 or 2, so a warp holds 2 to 16 lane classes of
+// the same words instead of leaving idle the work-items past the last output (2^22×32
+// columns on 32 words: 8 of 32 busy; 2^24×8 on 8 words: 2 of 8, 2.4 TB/s on the H200,
+// results/h200-narrow-columns). SegmentJob::column_word_groups on the host uses the
+// same rule.
 inline uint cw_slots(ulong outputs) {
-    return outputs >= 128 ? 32 : outputs > 32 ? 16 : 8;
+    return outputs >= 128 ? 32 : outputs > 32 ? 16 : outputs > 16 ? 8 : outputs > 8 ? 4 : 2;
 }
 
 // COL_WORDS: the word path is built. COL_WORDS_FREE: in arrival order (cw_free_fold,
@@ -288,29 +291,35 @@ inline __global acc_t* cw_partials(__global ulong* h) {
     return (__global acc_t*)((__global uchar*)h + h[H_PARTIALS]);
 }
 
-// Work-group (block, tile, g) of `slots` words per row holds C = SEG_WG / slots lane
-// classes y = g + S·c (c < C) of its block's outputs, S = 32 / C groups per tile (4, 2 or
-// 1). Its steps across classes join c and c + d for d = 16/S … 4/S, which are the halving
-// steps 16, 8 and 4 (classes y and y + S·d), leaving 4/S classes: partial y of the tile.
+// Work-group (block, tiles, g) of `slots` words per row holds C = SEG_WG / slots lane
+// classes. With C ≤ 32 they are classes y = g + S·c (c < C) of one tile, S = 32 / C
+// groups per tile (4, 2 or 1); with C = 64 or 128 they are all 32 classes of C / 32
+// neighbouring tiles, c = 32 × (tile's place) + y. The steps across classes join c and
+// c + d for d = 16/S … 4/S (within one tile: c mod 32 < d), which are the halving steps
+// 16, 8 and 4 (classes y and y + S·d), leaving 4/S classes: partial y of the tile.
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t classes[SEG_WG * CW_WORD];
     __global ulong* h = seg_header(out, outputs);
     uint slots = cw_slots(outputs);
-    uint split = 32 / (SEG_WG / slots);
+    uint per_group = SEG_WG / slots;
+    uint split = per_group >= 32 ? 1 : 32 / per_group;
+    uint tiles_in = per_group > 32 ? per_group / 32 : 1;
     uint lid = get_local_id(0);
-    uint x = lid % slots, c = lid / slots;
+    uint x = lid % slots, c = lid / slots, cy = c % 32;
     ulong tiles_per = h[H_TILES_PER];
+    ulong tile_groups = (tiles_per + tiles_in - 1) / tiles_in;
     ulong group = get_group_id(0);
     uint g = (uint)(group % split);
-    ulong t = (group / split) % tiles_per;
-    ulong k = (group / split / tiles_per) * slots * CW_WORD + (ulong)x * CW_WORD;
-    uint y = g + split * c;
+    ulong t = ((group / split) % tile_groups) * tiles_in + c / 32;
+    ulong k = (group / split / tile_groups) * slots * CW_WORD + (ulong)x * CW_WORD;
+    uint y = g + split * cy;
     ulong len = h[H_LEN], stride = h[H_STRIDE];
     acc_t v[CW_WORD];
     for (uint e = 0; e < CW_WORD; e++)
         v[e] = IDENTITY;
-    if (k < outputs) {
+    // Work-items of a last group's tiles past the end hold IDENTITY and store nothing.
+    if (k < outputs && t < tiles_per) {
         ulong base = seg_start(h, k);
 #ifdef COL_WORDS
         if (!h[H_TABLE] && h[H_INNER_STRIDE] == 1 && h[H_INNER] % CW_WORD == 0 &&
@@ -344,15 +353,15 @@ void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
     LOCAL_PTR acc_t* mine = classes + lid * CW_WORD;
     for (uint e = 0; e < CW_WORD; e++)
         mine[e] = v[e];
-    // Steps w = 16, 8, 4 across the group's classes: c and c + d, d = w / split.
+    // Steps w = 16, 8, 4 across each tile's classes: c and c + d, d = w / split.
     for (uint d = 16 / split; d * split >= 4; d >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (c < d)
+        if (cy < d)
             for (uint e = 0; e < CW_WORD; e++)
                 mine[e] = combine(mine[e], mine[d * slots * CW_WORD + e]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (c * split < CW_PARTIALS) {
+    if (cy * split < CW_PARTIALS && t < tiles_per) {
         __global acc_t* partials = cw_partials(h);
         for (uint e = 0; e < CW_WORD; e++)
             if (k + e < outputs)

@@ -54,16 +54,24 @@ const CW_PARTIALS: usize = 4;
 const CW_MIN_OUTPUTS: usize = 8;
 
 /// Words of 4 outputs side by side in a work-group of `column_words` (`cw_slots` in
-/// column_words.h): 32 from 128 outputs on, else 16 or 8, the group then holding 16 or 32
-/// lane classes of those words (a tile's classes split over 2 groups, or all in one).
+/// column_words.h): 32 from 128 outputs on, else 16, 8, 4 or 2, the group then holding 16
+/// to 128 lane classes of those words (a tile's classes split over 2 groups, all in one,
+/// or the classes of 2 or 4 tiles in one).
 fn column_word_slots(outputs: usize) -> usize {
-    if outputs >= 128 {
-        32
-    } else if outputs > 32 {
-        16
-    } else {
-        8
+    match outputs {
+        128.. => 32,
+        33..=127 => 16,
+        17..=32 => 8,
+        9..=16 => 4,
+        _ => 2,
     }
+}
+
+/// How `column_words` lays a tile's 32 lane classes over work-groups of `slots` words per
+/// row: (work-groups per tile, tiles per work-group), one of them 1.
+fn column_word_split(slots: usize) -> (usize, usize) {
+    let classes = WG / slots;
+    ((32 / classes).max(1), (classes / 32).max(1))
 }
 /// "No fixed length" in the header.
 const NONE: u64 = u64::MAX;
@@ -381,7 +389,6 @@ impl SegmentJob {
                 "each class folded by the canonical halving"
             };
             let slots = column_word_slots(self.outputs);
-            let classes = WG / slots;
             let warp_rows = if slots == 32 {
                 "each warp load reading 32 words of one row".to_string()
             } else {
@@ -390,17 +397,20 @@ impl SegmentJob {
                     32 / slots
                 )
             };
+            let classes = match column_word_split(slots) {
+                (1, 1) => "the 32 lane classes of one tile".to_string(),
+                (1, n) => format!("the 32 lane classes of each of {n} tiles"),
+                (n, _) => format!(
+                    "{} of the 32 lane classes of one tile ({n} per tile)",
+                    32 / n
+                ),
+            };
             self.reason = format!(
                 "column_words: {} strided outputs side by side, read as words of 4 outputs; a \
-                 work-group takes {} neighbouring outputs × {classes} of the 32 lane classes \
-                 of one tile of {TILE} elements ({}, partials joined by column_finish), \
-                 {warp_rows}, {class_fold}{}",
+                 work-group takes {} neighbouring outputs × {classes} of {TILE} elements \
+                 (partials joined by column_finish), {warp_rows}, {class_fold}{}",
                 self.outputs,
                 4 * slots,
-                match 32 / classes {
-                    1 => "one work-group per tile".to_string(),
-                    n => format!("{n} work-groups per tile"),
-                },
                 if self.fixed_len > TILE {
                     ", then a canonical tree over each output's tiles"
                 } else {
@@ -483,8 +493,8 @@ impl SegmentJob {
     /// tile × the groups a tile's 32 lane classes split over (256 work-items each).
     fn column_word_groups(&self) -> usize {
         let slots = column_word_slots(self.outputs);
-        let split = 32 / (WG / slots);
-        self.outputs.div_ceil(4 * slots) * self.fixed_len.div_ceil(TILE) * split
+        let (split, tiles_in) = column_word_split(slots);
+        self.outputs.div_ceil(4 * slots) * self.fixed_len.div_ceil(TILE).div_ceil(tiles_in) * split
     }
 
     /// Whether the job launches `column_words` and `column_finish`

@@ -337,8 +337,9 @@ fn mapped_jobs_take_column_words_only_where_they_map_words() {
 
 #[test]
 fn narrow_columns_take_fewer_words_per_row_and_more_classes_per_group() {
-    // Fewer than 128 outputs side by side: 8 words (up to 32 outputs) and a tile's 32
-    // classes in one work-group, or 16 words (33–127) and 16 classes in each of 2 groups.
+    // Fewer than 128 outputs side by side: 16 words (33–127 outputs) and 16 classes in
+    // each of 2 groups per tile, 8 words (17–32) and a tile's 32 classes in one group, or
+    // 4 (9–16) and 2 (8) words with the classes of 2 or 4 tiles in one group.
     let sum = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("sum");
     let job = |dims: &[usize]| {
         let plan = AxisPlan::new(Layout::c_order(dims), Some(&[0]), false).expect("plan");
@@ -347,11 +348,31 @@ fn narrow_columns_take_fewer_words_per_row_and_more_classes_per_group() {
             .for_device(1024)
             .for_problem(&sum)
     };
-    // (columns, outputs per block, work-groups per tile)
-    for (columns, block, split) in [(8, 32, 1), (32, 32, 1), (64, 64, 2), (100, 64, 2)] {
-        let narrow = job(&[9000, columns]);
+    // 20000 rows: 3 tiles. (columns, outputs per block, work-groups per tile, tiles per
+    // work-group, words the explanation names)
+    for (columns, block, split, tiles_in, layout) in [
+        (8, 8, 1, 4, "the 32 lane classes of each of 4 tiles"),
+        (12, 16, 1, 2, "the 32 lane classes of each of 2 tiles"),
+        (16, 16, 1, 2, "the 32 lane classes of each of 2 tiles"),
+        (32, 32, 1, 1, "the 32 lane classes of one tile"),
+        (
+            64,
+            64,
+            2,
+            1,
+            "16 of the 32 lane classes of one tile (2 per tile)",
+        ),
+        (
+            100,
+            64,
+            2,
+            1,
+            "16 of the 32 lane classes of one tile (2 per tile)",
+        ),
+    ] {
+        let narrow = job(&[20000, columns]);
         assert_eq!(narrow.strategy(), Strategy::ColumnWords, "{columns}");
-        let groups = columns.div_ceil(block) * 2 * split;
+        let groups = columns.div_ceil(block) * 3usize.div_ceil(tiles_in) * split;
         assert_eq!(
             narrow.launches()[0],
             SegmentLaunch {
@@ -361,15 +382,10 @@ fn narrow_columns_take_fewer_words_per_row_and_more_classes_per_group() {
             },
             "{columns}"
         );
+        let explain = narrow.explain();
         assert!(
-            narrow
-                .explain()
-                .contains(&format!("takes {block} neighbouring outputs")),
-            "{}",
-            narrow.explain()
+            explain.contains(&format!("takes {block} neighbouring outputs × {layout}")),
+            "{explain}"
         );
     }
-    assert!(job(&[9000, 32])
-        .explain()
-        .contains("one work-group per tile"));
 }

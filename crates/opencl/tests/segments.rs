@@ -93,7 +93,7 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
             Some(vec![0]),
         ),
         (
-            "narrow column words 1024x12 (3 of 8 words)",
+            "narrow column words 1024x12 (3 of 4 words)",
             c(&[1024, 12]),
             Some(vec![0]),
         ),
@@ -105,6 +105,16 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
         (
             "narrow column words 8192x64 (a whole tile)",
             c(&[8192, 64]),
+            Some(vec![0]),
+        ),
+        (
+            "narrow column words 20011x8 (2 words, 4 tiles per group, one past the end)",
+            c(&[20011, 8]),
+            Some(vec![0]),
+        ),
+        (
+            "narrow column words 17000x16 (4 words, 2 tiles per group, one past the end)",
+            c(&[17000, 16]),
             Some(vec![0]),
         ),
         ("middle axis 3x31x65", c(&[3, 31, 65]), Some(vec![1])),

@@ -219,6 +219,7 @@ fn maps_run_compiled_into_the_segment_kernels_in_the_simulator() {
         ("300x128", "0", "x*x", "sum", "f32", "column_words"),
         ("200x132", "0", "abs(x)", "sum", "f16", "column_words"),
         ("300x40", "0", "x*x", "sum", "f32", "column_words"),
+        ("300x8", "0", "x*x", "sum", "f32", "column_words"),
         ("300x70", "0", "x > 0 ? x : 0", "max", "f64", "column_tiles"),
         ("1024x64", "1", "x*2", "sum", "f32", "word_rows"),
         ("64x33", "1", "x*x", "argmax", "f32", "short_rows_wide"),
