@@ -303,16 +303,22 @@ void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __global ulong* h = seg_header(out, outputs);
     uint slots = cw_slots(outputs);
     uint per_group = SEG_WG / slots;
+    // split and tiles_in are 1, 2 or 4: their shifts are half of them.
     uint split = per_group >= 32 ? 1 : 32 / per_group;
     uint tiles_in = per_group > 32 ? per_group / 32 : 1;
     uint lid = get_local_id(0);
     uint x = lid % slots, c = lid / slots, cy = c % 32;
-    ulong tiles_per = h[H_TILES_PER];
-    ulong tile_groups = (tiles_per + tiles_in - 1) / tiles_in;
-    ulong group = get_group_id(0);
-    uint g = (uint)(group % split);
-    ulong t = ((group / split) % tile_groups) * tiles_in + c / 32;
-    ulong k = (group / split / tile_groups) * slots * CW_WORD + (ulong)x * CW_WORD;
+    // Group indices and tile counts fit 32 bits (a grid has fewer than 2^31 groups, and
+    // at least one per tile group), so the layout takes one 32-bit division, not the
+    // several 64-bit ones by run-time values that each work-item paid once.
+    uint tiles_per = (uint)h[H_TILES_PER];
+    uint tile_groups = (tiles_per + tiles_in - 1) >> (tiles_in >> 1);
+    uint group = (uint)get_group_id(0);
+    uint g = group & (split - 1);
+    uint rest = group >> (split >> 1);
+    uint block = rest / tile_groups;
+    ulong t = (ulong)((rest - block * tile_groups) * tiles_in + c / 32);
+    ulong k = (ulong)block * slots * CW_WORD + (ulong)x * CW_WORD;
     uint y = g + split * cy;
     ulong len = h[H_LEN], stride = h[H_STRIDE];
     acc_t v[CW_WORD];
