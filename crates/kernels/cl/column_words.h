@@ -209,34 +209,37 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
     const __global seg_word_t* at = SEG_WORD_AT(in, base + first * stride);
     ulong step = COL_CLASSES * stride / CW_WORD;
     // The fold's own registers: `v` is indexed at run time by the caller's other path,
-    // which may leave it in local memory. CW_FREE_STEP(w, j) folds word w, whose
-    // elements are element j of each of the 4 outputs.
+    // which may leave it in local memory. CW_FREE_STEP(w, i) folds word w, the class's
+    // i-th: its elements are element first + 32i of each of the 4 outputs.
 #ifdef HAVE_ARG_KEY
     argkey_t best[CW_WORD];
-    ulong found[CW_WORD];
+    // The class's place of the best element so far (i below, < 256): one 32-bit select
+    // per element where the element index took a 64-bit one; the index is made once, at
+    // the end.
+    uint found[CW_WORD];
     // The first word seeds the scan (no identity key needed); the batch below reads it
     // again, which leaves it in place (not strictly better than itself).
     seg_word_t w0 = at[0];
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++) {
         best[e] = arg_key(seg_value_bits(SEG_PART(w0, e)));
-        found[e] = first;
+        found[e] = 0;
     }
-#define CW_FREE_STEP(w, j)                                                  \
+#define CW_FREE_STEP(w, i)                                                  \
     for (uint e = 0; e < CW_WORD; e++) {                                    \
         argkey_t k_ = arg_key(seg_value_bits(SEG_PART((w), e)));            \
         int better_ = ARG_BETTER(k_, best[e]);                              \
         best[e] = better_ ? k_ : best[e];                                   \
-        found[e] = better_ ? (j) : found[e];                                \
+        found[e] = better_ ? (i) : found[e];                                \
     }
 #else
     acc_t r[CW_WORD];
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++)
         r[e] = v[e];
-#define CW_FREE_STEP(w, j)                                                  \
+#define CW_FREE_STEP(w, i)                                                  \
     for (uint e = 0; e < CW_WORD; e++)                                      \
-        r[e] = combine(r[e], seg_lift_bits(SEG_PART((w), e), (j)));
+        r[e] = combine(r[e], seg_lift_bits(SEG_PART((w), e), first + (ulong)(i) * COL_CLASSES));
 #endif
     uint i = 0;
 #pragma unroll 1
@@ -248,7 +251,7 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
 #pragma unroll
         for (uint b = 0; b < CW_FREE_BATCH; b++) {
 #pragma unroll
-            CW_FREE_STEP(w[b], first + (ulong)(i + b) * COL_CLASSES)
+            CW_FREE_STEP(w[b], i + b)
         }
     }
     // The rest, fewer than a batch (columns shorter than a tile, a last partial tile):
@@ -261,7 +264,7 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
         for (uint b = 0; b < (n); b++)                                                   \
             w[b] = at[(ulong)(i + b) * step];                                            \
         for (uint b = 0; b < (n); b++) {                                                 \
-            CW_FREE_STEP(w[b], first + (ulong)(i + b) * COL_CLASSES)                     \
+            CW_FREE_STEP(w[b], i + b)                                                    \
         }                                                                                \
         i += (n);                                                                        \
     }
@@ -273,13 +276,13 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
     for (; i < count; i++) {
         seg_word_t w = at[(ulong)i * step];
 #pragma unroll
-        CW_FREE_STEP(w, first + (ulong)i * COL_CLASSES)
+        CW_FREE_STEP(w, i)
     }
 #undef CW_FREE_STEP
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++)
 #ifdef HAVE_ARG_KEY
-        v[e] = combine(v[e], arg_found(best[e], found[e]));
+        v[e] = combine(v[e], arg_found(best[e], first + (ulong)found[e] * COL_CLASSES));
 #else
         v[e] = r[e];
 #endif
