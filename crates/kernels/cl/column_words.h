@@ -24,7 +24,8 @@
 // steps.
 //
 // The word path needs 2- or 4-byte raw elements (SEG_WORDS: the input's own, or a map's
-// one input, mapped as each part is lifted), or a float sum of mapped f32 values that
+// one input, mapped as each part is lifted), 8-byte raw elements of an order-free
+// operator (SEG_WIDE_WORDS: 4 outputs as two 16-byte loads), or a float sum of mapped f32 values that
 // maps whole words of its inputs (SEG_MAPPED_WORDS: dot products), and words that hold
 // 4 neighbouring outputs at every row: inner stride 1, a multiple of 4 outputs per
 // inner run, a row stride of a multiple of 4 elements and an aligned first element.
@@ -48,7 +49,7 @@ inline uint cw_slots(ulong outputs) {
 // COL_WORDS: the word path is built. COL_WORDS_FREE: in arrival order (cw_free_fold,
 // below), for every operator whose answer does not depend on the order; the canonical
 // class fold otherwise (float sums and products).
-#if defined(SEG_WORDS) && defined(SEG_ORDER_FREE)
+#if (defined(SEG_WORDS) || defined(SEG_WIDE_WORDS)) && defined(SEG_ORDER_FREE)
 #define COL_WORDS 1
 #define COL_WORDS_FREE 1
 #elif (defined(SEG_WORDS) || defined(SEG_MAPPED_WORDS)) && !defined(HAVE_ARG_KEY)
@@ -195,7 +196,13 @@ inline void cw_class_fold(__global const in_t* in, ulong base, ulong stride, ulo
 // for the first strictly better order key (word_rows.h's scan), one compare and two
 // selects per element; the classes then join by the full combine: 2.2–3.7 TB/s, where
 // column_tiles read 0.83–3.1 (results/h200-column-args).
-#define CW_FREE_BATCH 32 // words in flight per work-item
+// Words in flight per work-item: 32 of 16 bytes, or 16 wide words of 32 bytes (the same
+// bytes; 32 wide words would need 256 registers for the batch alone).
+#ifdef SEG_WIDE_WORDS
+#define CW_FREE_BATCH 16
+#else
+#define CW_FREE_BATCH 32
+#endif
 
 inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulong len,
                          ulong t, uint y, acc_t* v) {
