@@ -853,6 +853,7 @@ pub fn launch_segments<L: Launcher>(
         .collect();
     results.passes = launcher.launch_chain(&steps, source, &out, job.outputs)?;
     results.bytes = launcher.read(&out, results_bytes)?.0;
+    launcher.recycle(out);
     Ok(results)
 }
 
