@@ -25,10 +25,11 @@
 //
 // The word path needs 2- or 4-byte raw elements (SEG_WORDS: the input's own, or a map's
 // one input, mapped as each part is lifted), 8-byte raw elements of an order-free
-// operator (SEG_WIDE_WORDS: 4 outputs as two 16-byte loads), or a float sum of mapped f32 values that
-// maps whole words of its inputs (SEG_MAPPED_WORDS: dot products), and words that hold
-// 4 neighbouring outputs at every row: inner stride 1, a multiple of 4 outputs per
-// inner run, a row stride of a multiple of 4 elements and an aligned first element.
+// operator (SEG_WIDE_WORDS: 4 outputs as two 16-byte loads), or a float sum of mapped
+// f32 values that maps whole words of its inputs (SEG_MAPPED_WORDS: dot products), and
+// words that hold 4 neighbouring outputs at every row: inner stride 1, a multiple of 4
+// outputs per inner run, a row stride of a multiple of 4 elements and an aligned first
+// element.
 // The kernel checks all of it; anything else (and every other type) folds each of its 4
 // outputs through seg_lane_class, in the same order. The host only picks this kernel
 // where the words apply and the H200 measured it faster (`SegmentJob::for_problem`).
