@@ -9,7 +9,7 @@ use anyhow::Context;
 use redlab::generate::generate;
 use redlab::segmented::{self, Selection};
 use redlab::shape::{AxisPlan, Layout};
-use redlab::{Device, Problem, Value};
+use redlab::{Device, Packed, Problem, Value};
 use redlab_bench::{gbps, Record, Stats, Status};
 
 use super::bench::{print_row, BenchArgs, RecordBase, Sink};
@@ -122,7 +122,28 @@ pub fn run(
                 })? {
                     failures.push(format!("{row}: {why}"));
                 }
+                if graphs(args, device, &record) {
+                    // Compared as the typed arrays (bit for bit, indices for argmin/argmax);
+                    // outputs with no value (min of an empty axis) have no typed array.
+                    if let Ok(want) = Packed::of_values(&problem, &expected) {
+                        match device.reduce_outputs_packed_graph(
+                            &problem,
+                            data.view(),
+                            selection,
+                            args.graph_calls,
+                        ) {
+                            Ok((got, seconds)) => {
+                                if let Some(why) = graph_verdict(&mut record, got == want, seconds)
+                                {
+                                    failures.push(format!("{row}: {why}"));
+                                }
+                            }
+                            Err(e) => writeln!(out, "    not timed in a CUDA graph: {e}")?,
+                        }
+                    }
+                }
                 print_row(out, &row, &record)?;
+                print_graph(out, &record, bytes, args.graph_calls)?;
                 if let Some(strategy) = &record.strategy {
                     writeln!(out, "    {strategy}")?;
                 }
@@ -135,6 +156,44 @@ pub fn run(
     } else {
         Verdict::Mismatch(failures.join("; "))
     })
+}
+
+/// Whether a row is also timed in a CUDA graph (`--graph-calls` > 0, a CUDA device, and
+/// the row's per-call results right).
+pub(super) fn graphs(args: &BenchArgs, device: &Device, record: &Record) -> bool {
+    args.graph_calls > 0 && device.info().backend == "cuda" && record.status == Status::Ok
+}
+
+/// Records a graph timing whose results agreed with the reference (`agrees`), or marks
+/// the row wrong and returns why.
+pub(super) fn graph_verdict(record: &mut Record, agrees: bool, seconds: f64) -> Option<String> {
+    if agrees {
+        record.graph_s = Some(seconds);
+        None
+    } else {
+        let why = "the calls in the CUDA graph disagree with the reference".to_string();
+        record.status = Status::Wrong;
+        record.reason = Some(why.clone());
+        Some(why)
+    }
+}
+
+/// The row's graph timing, under the row, where it has one.
+pub(super) fn print_graph(
+    out: &mut dyn Write,
+    record: &Record,
+    bytes: u64,
+    calls: usize,
+) -> std::io::Result<()> {
+    match record.graph_s {
+        Some(seconds) => writeln!(
+            out,
+            "    in a CUDA graph of {calls} calls: {} per call, {:.2} GB/s",
+            super::run::seconds_text(seconds),
+            gbps(bytes, seconds)
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Times one row: calls `call` (the outputs, and its launches' seconds) at least
