@@ -122,24 +122,22 @@ pub fn run(
                 })? {
                     failures.push(format!("{row}: {why}"));
                 }
-                if graphs(args, device, &record) {
-                    // Compared as the typed arrays (bit for bit, indices for argmin/argmax);
-                    // outputs with no value (min of an empty axis) have no typed array.
-                    if let Ok(want) = Packed::of_values(&problem, &expected) {
-                        match device.reduce_outputs_packed_graph(
+                // Compared as the typed arrays (bit for bit, indices for argmin/argmax);
+                // outputs with no value (min of an empty axis) have no typed array.
+                let want = graphs(args, device, &record)
+                    .then(|| Packed::of_values(&problem, &expected).ok())
+                    .flatten();
+                if let Some(want) = want {
+                    let timed = device
+                        .reduce_outputs_packed_graph(
                             &problem,
                             data.view(),
                             selection,
                             args.graph_calls,
-                        ) {
-                            Ok((got, seconds)) => {
-                                if let Some(why) = graph_verdict(&mut record, got == want, seconds)
-                                {
-                                    failures.push(format!("{row}: {why}"));
-                                }
-                            }
-                            Err(e) => writeln!(out, "    not timed in a CUDA graph: {e}")?,
-                        }
+                        )
+                        .map(|(got, seconds)| (got == want, seconds));
+                    if let Some(why) = record_graph(out, &mut record, timed)? {
+                        failures.push(format!("{row}: {why}"));
                     }
                 }
                 print_row(out, &row, &record)?;
@@ -164,17 +162,29 @@ pub(super) fn graphs(args: &BenchArgs, device: &Device, record: &Record) -> bool
     args.graph_calls > 0 && device.info().backend == "cuda" && record.status == Status::Ok
 }
 
-/// Records a graph timing whose results agreed with the reference (`agrees`), or marks
-/// the row wrong and returns why.
-pub(super) fn graph_verdict(record: &mut Record, agrees: bool, seconds: f64) -> Option<String> {
-    if agrees {
-        record.graph_s = Some(seconds);
-        None
-    } else {
-        let why = "the calls in the CUDA graph disagree with the reference".to_string();
-        record.status = Status::Wrong;
-        record.reason = Some(why.clone());
-        Some(why)
+/// Records a graph timing (whether its results agree with the reference, and one call's
+/// seconds): its seconds where they agree, else the row marked wrong, and why returned.
+/// A graph that could not run is said under the row, which keeps its per-call time.
+pub(super) fn record_graph(
+    out: &mut dyn Write,
+    record: &mut Record,
+    timed: Result<(bool, f64), redlab::Error>,
+) -> std::io::Result<Option<String>> {
+    match timed {
+        Ok((true, seconds)) => {
+            record.graph_s = Some(seconds);
+            Ok(None)
+        }
+        Ok((false, _)) => {
+            let why = "the calls in the CUDA graph disagree with the reference".to_string();
+            record.status = Status::Wrong;
+            record.reason = Some(why.clone());
+            Ok(Some(why))
+        }
+        Err(e) => {
+            writeln!(out, "    not timed in a CUDA graph: {e}")?;
+            Ok(None)
+        }
     }
 }
 
