@@ -65,23 +65,21 @@ if want sanitize; then
 fi
 
 bins=("base=$base" "new=$new" "${others[@]}")
-want speed && for pass in 1 2; do
-  for entry in "${bins[@]}"; do
-    name=${entry%%=*} bin=${entry#*=}
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op max --dtype f32
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op sum --dtype i32
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op xor --dtype u32
-    speed "$name" "$bin" --shape 65536x1024 --axis 0 --op max --dtype f32
-    speed "$name" "$bin" --shape 1024x65536 --axis 0 --op max --dtype f32
-    speed "$name" "$bin" --shape 4096x16384 --axis 0 --op min --dtype f32
-    speed "$name" "$bin" --shape 1048576x256 --axis 0 --op max --dtype f32
-    speed "$name" "$bin" --shape 1000x65536 --axis 0 --op max --dtype f32
-    speed "$name" "$bin" --shape 9000x8192 --axis 0 --op max --dtype f32
-    speed "$name" "$bin" --shape 3000x16384 --axis 0 --op min --dtype i32
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op max --dtype f16
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op sum --dtype f32
-  done
-done
+free_rows() {
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op max --dtype f32
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op sum --dtype i32
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op xor --dtype u32
+  speed "$1" "$2" --shape 65536x1024 --axis 0 --op max --dtype f32
+  speed "$1" "$2" --shape 1024x65536 --axis 0 --op max --dtype f32
+  speed "$1" "$2" --shape 4096x16384 --axis 0 --op min --dtype f32
+  speed "$1" "$2" --shape 1048576x256 --axis 0 --op max --dtype f32
+  speed "$1" "$2" --shape 1000x65536 --axis 0 --op max --dtype f32
+  speed "$1" "$2" --shape 9000x8192 --axis 0 --op max --dtype f32
+  speed "$1" "$2" --shape 3000x16384 --axis 0 --op min --dtype i32
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op max --dtype f16
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op sum --dtype f32
+}
+want speed && alternate free_rows "${bins[@]}"
 
 if want argcheck; then
   fails=0 runs=0
@@ -116,19 +114,17 @@ PY
   done
 fi
 
-want argspeed && for pass in 1 2; do
-  for entry in "${bins[@]}"; do
-    name=${entry%%=*} bin=${entry#*=}
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op argmax --dtype f32
-    speed "$name" "$bin" --shape 65536x1024 --axis 0 --op argmax --dtype f32
-    speed "$name" "$bin" --shape 1024x65536 --axis 0 --op argmax --dtype f32
-    speed "$name" "$bin" --shape 1048576x256 --axis 0 --op argmin --dtype f32
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op argmin --dtype i32
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op argmax --dtype f16
-    speed "$name" "$bin" --shape 1000x65536 --axis 0 --op argmax --dtype f32
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op max --dtype f32
-  done
-done
+arg_rows() {
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op argmax --dtype f32
+  speed "$1" "$2" --shape 65536x1024 --axis 0 --op argmax --dtype f32
+  speed "$1" "$2" --shape 1024x65536 --axis 0 --op argmax --dtype f32
+  speed "$1" "$2" --shape 1048576x256 --axis 0 --op argmin --dtype f32
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op argmin --dtype i32
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op argmax --dtype f16
+  speed "$1" "$2" --shape 1000x65536 --axis 0 --op argmax --dtype f32
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op max --dtype f32
+}
+want argspeed && alternate arg_rows "${bins[@]}"
 
 want argtorch && python3 tools/axis_compare.py "$new" --ops argmax --shapes 1 --graph 50 \
   --reps 20 --add 65536x1024:0,1024x65536:0,1048576x256:0 \

@@ -37,29 +37,27 @@ if want sanitize; then
   sanitize synccheck --shape 20011x8 --axis 0 --op sum --dtype f32
 fi
 
-want speed && for pass in 1 2; do
-  for entry in "base=$base" "new=$new"; do
-    name=${entry%%=*} bin=${entry#*=}
-    speed "$name" "$bin" --shape 4194304x32 --axis 0 --op sum --dtype f32
-    speed "$name" "$bin" --shape 4194304x32 --axis 0 --op max --dtype f32
-    speed "$name" "$bin" --shape 4194304x32 --axis 0 --op sum --dtype i32
-    speed "$name" "$bin" --shape 4194304x32 --axis 0 --op argmax --dtype f32
-    speed "$name" "$bin" --shape 2097152x64 --axis 0 --op sum --dtype f32
-    speed "$name" "$bin" --shape 2097152x64 --axis 0 --op max --dtype f32
-    speed "$name" "$bin" --shape 8388608x16 --axis 0 --op sum --dtype f32
-    speed "$name" "$bin" --shape 8388608x16 --axis 0 --op max --dtype f32
-    speed "$name" "$bin" --shape 8388608x16 --axis 0 --op argmax --dtype f32
-    speed "$name" "$bin" --shape 16777216x8 --axis 0 --op sum --dtype f32
-    speed "$name" "$bin" --shape 16777216x8 --axis 0 --op max --dtype f32
-    speed "$name" "$bin" --shape 16777216x8 --axis 0 --op sum --dtype i32
-    speed "$name" "$bin" --shape 16777216x8 --axis 0 --op argmax --dtype f32
-    speed "$name" "$bin" --shape 11184810x12 --axis 0 --op sum --dtype f32
-    speed "$name" "$bin" --shape 1398101x96 --axis 0 --op sum --dtype f32
-    speed "$name" "$bin" --shape 4194304x32 --axis 0 --op max --dtype f16
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op sum --dtype f32
-    speed "$name" "$bin" --shape 8192x8192 --axis 0 --op max --dtype f32
-  done
-done
+narrow_rows() {
+  speed "$1" "$2" --shape 4194304x32 --axis 0 --op sum --dtype f32
+  speed "$1" "$2" --shape 4194304x32 --axis 0 --op max --dtype f32
+  speed "$1" "$2" --shape 4194304x32 --axis 0 --op sum --dtype i32
+  speed "$1" "$2" --shape 4194304x32 --axis 0 --op argmax --dtype f32
+  speed "$1" "$2" --shape 2097152x64 --axis 0 --op sum --dtype f32
+  speed "$1" "$2" --shape 2097152x64 --axis 0 --op max --dtype f32
+  speed "$1" "$2" --shape 8388608x16 --axis 0 --op sum --dtype f32
+  speed "$1" "$2" --shape 8388608x16 --axis 0 --op max --dtype f32
+  speed "$1" "$2" --shape 8388608x16 --axis 0 --op argmax --dtype f32
+  speed "$1" "$2" --shape 16777216x8 --axis 0 --op sum --dtype f32
+  speed "$1" "$2" --shape 16777216x8 --axis 0 --op max --dtype f32
+  speed "$1" "$2" --shape 16777216x8 --axis 0 --op sum --dtype i32
+  speed "$1" "$2" --shape 16777216x8 --axis 0 --op argmax --dtype f32
+  speed "$1" "$2" --shape 11184810x12 --axis 0 --op sum --dtype f32
+  speed "$1" "$2" --shape 1398101x96 --axis 0 --op sum --dtype f32
+  speed "$1" "$2" --shape 4194304x32 --axis 0 --op max --dtype f16
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op sum --dtype f32
+  speed "$1" "$2" --shape 8192x8192 --axis 0 --op max --dtype f32
+}
+want speed && alternate narrow_rows "base=$base" "new=$new"
 
 want torch || exit 0
 python3 tools/axis_compare.py "$new" --ops sum,max,argmax --shapes 5 --graph 50 --reps 20 \

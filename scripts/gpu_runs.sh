@@ -8,7 +8,10 @@
 #                        line to $out/summary.txt, the whole report to $out/sanitizers.txt;
 #   speed NAME BINARY ARGS...  `BINARY run` on cuda:0 with 20 timed calls and a CUDA
 #                        graph of 50: the JSON to $out/speed.jsonl.txt, a summary line
-#                        (scripts/run_speed_line.py) to $out/summary.txt.
+#                        (scripts/run_speed_line.py) to $out/summary.txt;
+#   alternate ROWS NAME=BINARY...  two passes, each calling `ROWS NAME BINARY` (a function
+#                        of speed lines) for every binary in turn, so drift between
+#                        binaries shows as a difference between passes.
 verify() {
   local file=$1 r
   shift
@@ -40,4 +43,14 @@ sanitize() {
   echo "$tool $*: exit $rc $(grep -o 'ERROR SUMMARY: [0-9]* errors\|RACECHECK SUMMARY: [0-9]* hazards[a-z ]*' <<<"$part" | head -1)" |
     tee -a "$out/summary.txt"
   echo "$part" >> "$out/sanitizers.txt"
+}
+
+alternate() {
+  local rows=$1 pass entry
+  shift
+  for pass in 1 2; do
+    for entry in "$@"; do
+      "$rows" "${entry%%=*}" "${entry#*=}"
+    done
+  done
 }

@@ -97,7 +97,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "redlab-cub")]
     pub cub_bin: PathBuf,
     /// Back-to-back reductions captured in one CUDA graph for the per-reduction graph time
-    /// of one-launch variants (0: no graph timing).
+    /// of one-launch variants and of `--shapes` rows (0: no graph timing).
     #[arg(long, default_value_t = 200)]
     pub graph_calls: usize,
     /// Write a self-contained HTML report with charts of this run to this file.

@@ -9,7 +9,7 @@ use anyhow::Context;
 use redlab::generate::generate;
 use redlab::segmented::{self, Selection};
 use redlab::shape::{AxisPlan, Layout};
-use redlab::{Device, Problem, Value};
+use redlab::{Device, Packed, Problem, Value};
 use redlab_bench::{gbps, Record, Stats, Status};
 
 use super::bench::{print_row, BenchArgs, RecordBase, Sink};
@@ -122,7 +122,26 @@ pub fn run(
                 })? {
                     failures.push(format!("{row}: {why}"));
                 }
+                // Compared as the typed arrays (bit for bit, indices for argmin/argmax);
+                // outputs with no value (min of an empty axis) have no typed array.
+                let want = graphs(args, device, &record)
+                    .then(|| Packed::of_values(&problem, &expected).ok())
+                    .flatten();
+                if let Some(want) = want {
+                    let timed = device
+                        .reduce_outputs_packed_graph(
+                            &problem,
+                            data.view(),
+                            selection,
+                            args.graph_calls,
+                        )
+                        .map(|(got, seconds)| (got == want, seconds));
+                    if let Some(why) = record_graph(out, &mut record, timed)? {
+                        failures.push(format!("{row}: {why}"));
+                    }
+                }
                 print_row(out, &row, &record)?;
+                print_graph(out, &record, bytes, args.graph_calls)?;
                 if let Some(strategy) = &record.strategy {
                     writeln!(out, "    {strategy}")?;
                 }
@@ -135,6 +154,56 @@ pub fn run(
     } else {
         Verdict::Mismatch(failures.join("; "))
     })
+}
+
+/// Whether a row is also timed in a CUDA graph (`--graph-calls` > 0, a CUDA device, and
+/// the row's per-call results right).
+pub(super) fn graphs(args: &BenchArgs, device: &Device, record: &Record) -> bool {
+    args.graph_calls > 0 && device.info().backend == "cuda" && record.status == Status::Ok
+}
+
+/// Records a graph timing (whether its results agree with the reference, and one call's
+/// seconds): its seconds where they agree, else the row marked wrong, and why returned.
+/// A graph that could not run is said under the row, which keeps its per-call time.
+pub(super) fn record_graph(
+    out: &mut dyn Write,
+    record: &mut Record,
+    timed: Result<(bool, f64), redlab::Error>,
+) -> std::io::Result<Option<String>> {
+    match timed {
+        Ok((true, seconds)) => {
+            record.graph_s = Some(seconds);
+            Ok(None)
+        }
+        Ok((false, _)) => {
+            let why = "the calls in the CUDA graph disagree with the reference".to_string();
+            record.status = Status::Wrong;
+            record.reason = Some(why.clone());
+            Ok(Some(why))
+        }
+        Err(e) => {
+            writeln!(out, "    not timed in a CUDA graph: {e}")?;
+            Ok(None)
+        }
+    }
+}
+
+/// The row's graph timing, under the row, where it has one.
+pub(super) fn print_graph(
+    out: &mut dyn Write,
+    record: &Record,
+    bytes: u64,
+    calls: usize,
+) -> std::io::Result<()> {
+    match record.graph_s {
+        Some(seconds) => writeln!(
+            out,
+            "    in a CUDA graph of {calls} calls: {} per call, {:.2} GB/s",
+            super::run::seconds_text(seconds),
+            gbps(bytes, seconds)
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Times one row: calls `call` (the outputs, and its launches' seconds) at least

@@ -15,7 +15,7 @@ use redlab::{Device, HostArray, Op};
 use redlab_expr::parser;
 
 use super::bench::{print_row, BenchArgs, RecordBase, Sink};
-use super::bench_shapes::{heading, time_outputs, ShapeSpec};
+use super::bench_shapes::{graphs, heading, print_graph, record_graph, time_outputs, ShapeSpec};
 use super::Verdict;
 
 /// Runs the mapped shapes bench.
@@ -74,7 +74,20 @@ pub fn run(
             })? {
                 failures.push(format!("{row}: {why}"));
             }
+            if graphs(args, device, &record) && device.graphs_mapped_outputs(&reduction) {
+                let timed = device
+                    .reduce_mapped_outputs_graph(&reduction, &views, selection, args.graph_calls)
+                    .map(|(got, seconds)| {
+                        let agrees = got.len() == expected.len()
+                            && got.iter().zip(&expected).all(|(a, b)| a.same_as(b));
+                        (agrees, seconds)
+                    });
+                if let Some(why) = record_graph(out, &mut record, timed)? {
+                    failures.push(format!("{row}: {why}"));
+                }
+            }
             print_row(out, &row, &record)?;
+            print_graph(out, &record, bytes, args.graph_calls)?;
             if let Some(strategy) = &record.strategy {
                 writeln!(out, "    {strategy}")?;
             }
