@@ -468,8 +468,11 @@ impl SegmentJob {
         let h = &self.header;
         let word_elements = match problem.dtype.size_bytes() {
             2 | 4 => true,
-            // 8-byte elements, unmapped: order-free operators only (`SEG_WIDE_WORDS`).
-            8 => plain && order_free(problem),
+            // 8-byte elements, unmapped: order-free operators only (`SEG_WIDE_WORDS`),
+            // and not argmin/argmax: on the H200 f64 argmax of 8192×4096 columns read
+            // 3617–3620 GB/s on column_tiles against 3293–3295 on wide words, while f64
+            // max went 2516–2523 → 3665–3668 (results/h200-column-trials).
+            8 => plain && order_free(problem) && !problem.op.is_indexed(),
             _ => false,
         };
         word_elements
