@@ -91,6 +91,9 @@ pub(crate) struct Timeline {
     /// One timed operation at a time: the two events are shared, and an upload from
     /// one thread must not record between another thread's pair.
     timing: std::sync::Mutex<()>,
+    /// The last output buffer a launch chain gave back ([`Launcher::recycle`]), reused by
+    /// the next [`Launcher::alloc`] it fits.
+    spare: std::sync::Mutex<Option<DeviceBuffer>>,
 }
 
 impl Timeline {
@@ -111,6 +114,7 @@ impl Timeline {
             start,
             end,
             timing: std::sync::Mutex::new(()),
+            spare: std::sync::Mutex::new(None),
         })
     }
 
@@ -343,7 +347,22 @@ impl Launcher for Timeline {
     type Kernel = sys::CUfunction;
 
     fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, RunError> {
+        if let Ok(mut spare) = self.spare.lock() {
+            if spare.as_ref().is_some_and(|b| b.bytes >= bytes) {
+                if let Some(buffer) = spare.take() {
+                    return Ok(buffer);
+                }
+            }
+        }
         DeviceBuffer::alloc(self.ctx, bytes)
+    }
+
+    fn recycle(&self, buffer: DeviceBuffer) {
+        if let Ok(mut spare) = self.spare.lock() {
+            if spare.as_ref().is_none_or(|b| b.bytes < buffer.bytes) {
+                *spare = Some(buffer);
+            }
+        }
     }
 
     fn write(&self, buffer: &mut DeviceBuffer, bytes: &[u8]) -> Result<f64, RunError> {

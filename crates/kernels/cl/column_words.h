@@ -24,10 +24,12 @@
 // steps.
 //
 // The word path needs 2- or 4-byte raw elements (SEG_WORDS: the input's own, or a map's
-// one input, mapped as each part is lifted), or a float sum of mapped f32 values that
-// maps whole words of its inputs (SEG_MAPPED_WORDS: dot products), and words that hold
-// 4 neighbouring outputs at every row: inner stride 1, a multiple of 4 outputs per
-// inner run, a row stride of a multiple of 4 elements and an aligned first element.
+// one input, mapped as each part is lifted), 8-byte raw elements of an order-free
+// operator (SEG_WIDE_WORDS: 4 outputs as two 16-byte loads), or a float sum of mapped
+// f32 values that maps whole words of its inputs (SEG_MAPPED_WORDS: dot products), and
+// words that hold 4 neighbouring outputs at every row: inner stride 1, a multiple of 4
+// outputs per inner run, a row stride of a multiple of 4 elements and an aligned first
+// element.
 // The kernel checks all of it; anything else (and every other type) folds each of its 4
 // outputs through seg_lane_class, in the same order. The host only picks this kernel
 // where the words apply and the H200 measured it faster (`SegmentJob::for_problem`).
@@ -48,7 +50,7 @@ inline uint cw_slots(ulong outputs) {
 // COL_WORDS: the word path is built. COL_WORDS_FREE: in arrival order (cw_free_fold,
 // below), for every operator whose answer does not depend on the order; the canonical
 // class fold otherwise (float sums and products).
-#if defined(SEG_WORDS) && defined(SEG_ORDER_FREE)
+#if (defined(SEG_WORDS) || defined(SEG_WIDE_WORDS)) && defined(SEG_ORDER_FREE)
 #define COL_WORDS 1
 #define COL_WORDS_FREE 1
 #elif (defined(SEG_WORDS) || defined(SEG_MAPPED_WORDS)) && !defined(HAVE_ARG_KEY)
@@ -195,7 +197,13 @@ inline void cw_class_fold(__global const in_t* in, ulong base, ulong stride, ulo
 // for the first strictly better order key (word_rows.h's scan), one compare and two
 // selects per element; the classes then join by the full combine: 2.2–3.7 TB/s, where
 // column_tiles read 0.83–3.1 (results/h200-column-args).
-#define CW_FREE_BATCH 32 // words in flight per work-item
+// Words in flight per work-item: 32 of 16 bytes, or 16 wide words of 32 bytes (the same
+// bytes; 32 wide words would need 256 registers for the batch alone).
+#ifdef SEG_WIDE_WORDS
+#define CW_FREE_BATCH 16
+#else
+#define CW_FREE_BATCH 32
+#endif
 
 inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulong len,
                          ulong t, uint y, acc_t* v) {
@@ -209,34 +217,37 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
     const __global seg_word_t* at = SEG_WORD_AT(in, base + first * stride);
     ulong step = COL_CLASSES * stride / CW_WORD;
     // The fold's own registers: `v` is indexed at run time by the caller's other path,
-    // which may leave it in local memory. CW_FREE_STEP(w, j) folds word w, whose
-    // elements are element j of each of the 4 outputs.
+    // which may leave it in local memory. CW_FREE_STEP(w, i) folds word w, the class's
+    // i-th: its elements are element first + 32i of each of the 4 outputs.
 #ifdef HAVE_ARG_KEY
     argkey_t best[CW_WORD];
-    ulong found[CW_WORD];
+    // The class's place of the best element so far (i below, < 256): one 32-bit select
+    // per element where the element index took a 64-bit one; the index is made once, at
+    // the end.
+    uint found[CW_WORD];
     // The first word seeds the scan (no identity key needed); the batch below reads it
     // again, which leaves it in place (not strictly better than itself).
     seg_word_t w0 = at[0];
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++) {
         best[e] = arg_key(seg_value_bits(SEG_PART(w0, e)));
-        found[e] = first;
+        found[e] = 0;
     }
-#define CW_FREE_STEP(w, j)                                                  \
+#define CW_FREE_STEP(w, i)                                                  \
     for (uint e = 0; e < CW_WORD; e++) {                                    \
         argkey_t k_ = arg_key(seg_value_bits(SEG_PART((w), e)));            \
         int better_ = ARG_BETTER(k_, best[e]);                              \
         best[e] = better_ ? k_ : best[e];                                   \
-        found[e] = better_ ? (j) : found[e];                                \
+        found[e] = better_ ? (i) : found[e];                                \
     }
 #else
     acc_t r[CW_WORD];
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++)
         r[e] = v[e];
-#define CW_FREE_STEP(w, j)                                                  \
+#define CW_FREE_STEP(w, i)                                                  \
     for (uint e = 0; e < CW_WORD; e++)                                      \
-        r[e] = combine(r[e], seg_lift_bits(SEG_PART((w), e), (j)));
+        r[e] = combine(r[e], seg_lift_bits(SEG_PART((w), e), first + (ulong)(i) * COL_CLASSES));
 #endif
     uint i = 0;
 #pragma unroll 1
@@ -248,7 +259,7 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
 #pragma unroll
         for (uint b = 0; b < CW_FREE_BATCH; b++) {
 #pragma unroll
-            CW_FREE_STEP(w[b], first + (ulong)(i + b) * COL_CLASSES)
+            CW_FREE_STEP(w[b], i + b)
         }
     }
     // The rest, fewer than a batch (columns shorter than a tile, a last partial tile):
@@ -261,7 +272,7 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
         for (uint b = 0; b < (n); b++)                                                   \
             w[b] = at[(ulong)(i + b) * step];                                            \
         for (uint b = 0; b < (n); b++) {                                                 \
-            CW_FREE_STEP(w[b], first + (ulong)(i + b) * COL_CLASSES)                     \
+            CW_FREE_STEP(w[b], i + b)                                                    \
         }                                                                                \
         i += (n);                                                                        \
     }
@@ -273,13 +284,13 @@ inline void cw_free_fold(__global const in_t* in, ulong base, ulong stride, ulon
     for (; i < count; i++) {
         seg_word_t w = at[(ulong)i * step];
 #pragma unroll
-        CW_FREE_STEP(w, first + (ulong)i * COL_CLASSES)
+        CW_FREE_STEP(w, i)
     }
 #undef CW_FREE_STEP
 #pragma unroll
     for (uint e = 0; e < CW_WORD; e++)
 #ifdef HAVE_ARG_KEY
-        v[e] = combine(v[e], arg_found(best[e], found[e]));
+        v[e] = combine(v[e], arg_found(best[e], first + (ulong)found[e] * COL_CLASSES));
 #else
         v[e] = r[e];
 #endif
@@ -303,16 +314,22 @@ void column_words(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __global ulong* h = seg_header(out, outputs);
     uint slots = cw_slots(outputs);
     uint per_group = SEG_WG / slots;
+    // split and tiles_in are 1, 2 or 4: their shifts are half of them.
     uint split = per_group >= 32 ? 1 : 32 / per_group;
     uint tiles_in = per_group > 32 ? per_group / 32 : 1;
     uint lid = get_local_id(0);
     uint x = lid % slots, c = lid / slots, cy = c % 32;
-    ulong tiles_per = h[H_TILES_PER];
-    ulong tile_groups = (tiles_per + tiles_in - 1) / tiles_in;
-    ulong group = get_group_id(0);
-    uint g = (uint)(group % split);
-    ulong t = ((group / split) % tile_groups) * tiles_in + c / 32;
-    ulong k = (group / split / tile_groups) * slots * CW_WORD + (ulong)x * CW_WORD;
+    // Group indices and tile counts fit 32 bits (a grid has fewer than 2^31 groups, and
+    // at least one per tile group), so the layout takes one 32-bit division, not the
+    // several 64-bit ones by run-time values that each work-item paid once.
+    uint tiles_per = (uint)h[H_TILES_PER];
+    uint tile_groups = (tiles_per + tiles_in - 1) >> (tiles_in >> 1);
+    uint group = (uint)get_group_id(0);
+    uint g = group & (split - 1);
+    uint rest = group >> (split >> 1);
+    uint block = rest / tile_groups;
+    ulong t = (ulong)((rest - block * tile_groups) * tiles_in + c / 32);
+    ulong k = (ulong)block * slots * CW_WORD + (ulong)x * CW_WORD;
     uint y = g + split * cy;
     ulong len = h[H_LEN], stride = h[H_STRIDE];
     acc_t v[CW_WORD];

@@ -110,7 +110,21 @@ typedef uint2 seg_word_t;
 #define SEG_WORD_BYTES 8
 #define SEG_PART(word, e) ((((e) < 2 ? (word).x : (word).y) >> (16 * ((e) & 1))) & 0xffffu)
 #endif
-#ifdef SEG_WORDS
+// Wide words: 4 elements of 8 bytes (f64, i64, u64) as two 16-byte loads. Only
+// column_words reads them, and only for operators whose answer does not depend on the
+// order (cw_free_fold), so SEG_WORDS, which the other word paths test, stays undefined.
+#if !defined(SEG_WORDS) && IN_BYTES == 8 && defined(AS_IN_FROM_ULONG) && \
+    !defined(IN_IS_MAPPED) && defined(SEG_ORDER_FREE)
+#define SEG_WIDE_WORDS 1
+typedef struct { ulong2 lo, hi; } seg_word_t;
+#define SEG_WORD_BYTES 16
+#define SEG_PART(word, e) \
+    ((e) == 0 ? (word).lo.x : (e) == 1 ? (word).lo.y : (e) == 2 ? (word).hi.x : (word).hi.y)
+#define seg_lift_bits(b, j) lift_value(AS_IN_FROM_ULONG(b), (j))
+#define seg_value_bits(b) ((val_t)AS_IN_FROM_ULONG(b))
+typedef in_t seg_elem_t;
+#endif
+#if defined(SEG_WORDS) || defined(SEG_WIDE_WORDS)
 #define SEG_WORD_AT(in, e) ((const __global seg_word_t*)((const __global seg_elem_t*)(in) + (e)))
 #define SEG_WORD_ALIGNED(in, e) (((ulong)SEG_WORD_AT(in, e) & (SEG_WORD_BYTES - 1)) == 0)
 #endif
@@ -124,7 +138,7 @@ typedef uint2 seg_word_t;
 #if !defined(SEG_WORDS) && defined(SEG_MAP_WORD) && RL_MAP_WORD == 4
 #define SEG_MAPPED_WORDS 1
 #define SEG_ANY_WORDS_ALIGNED(in, e) ((e) % 4 == 0)
-#elif defined(SEG_WORDS)
+#elif defined(SEG_WORDS) || defined(SEG_WIDE_WORDS)
 #define SEG_ANY_WORDS_ALIGNED(in, e) SEG_WORD_ALIGNED(in, e)
 #endif
 

@@ -73,6 +73,11 @@ pub trait Launcher {
     type Kernel: ?Sized;
     /// A buffer of at least `bytes` bytes, contents unspecified.
     fn alloc(&self, bytes: usize) -> Result<Self::Buffer, RunError>;
+    /// Takes back a buffer from [`Launcher::alloc`] that is no longer needed; a backend
+    /// may keep it for the next `alloc` it fits. The default frees it.
+    fn recycle(&self, buffer: Self::Buffer) {
+        drop(buffer);
+    }
     /// Copies `bytes` into the start of `buffer`; returns the transfer's seconds.
     fn write(&self, buffer: &mut Self::Buffer, bytes: &[u8]) -> Result<f64, RunError>;
     /// Copies the first `bytes` of `buffer` back; returns them and the seconds.

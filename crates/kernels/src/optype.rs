@@ -397,6 +397,15 @@ fn contract_extras(
     if let Some(cast) = from_uint {
         s.push_str(&format!("#define AS_IN_FROM_UINT(x) {cast}\n"));
     }
+    let from_ulong = match problem.dtype {
+        DType::I64 => Some("as_long(x)"),
+        DType::U64 => Some("(x)"),
+        DType::F64 => Some("as_double(x)"),
+        _ => None,
+    };
+    if let Some(cast) = from_ulong {
+        s.push_str(&format!("#define AS_IN_FROM_ULONG(x) {cast}\n"));
+    }
     s
 }
 

@@ -351,11 +351,12 @@ impl SegmentJob {
     /// (value, index) pairs of argmin/argmax fold there as they load, whatever the
     /// order, since their answer does not depend on it: held as 16 registers of pairs
     /// for the halving fold they read slower than on `short_rows` (measured on the H200).
-    /// Columns of 2- or 4-byte elements go to `column_words` where every word holds 4
+    /// Columns of 2- or 4-byte elements (8-byte ones for operators whose answer does
+    /// not depend on the order) go to `column_words` where every word holds 4
     /// neighbouring outputs at every row and the H200 measured it faster
     /// (`words_hold_columns`).
     pub fn for_problem(self, problem: &Problem) -> SegmentJob {
-        self.choose_for(problem, true)
+        self.choose_for(problem, true, true)
     }
 
     /// [`Self::for_problem`] for kernels reading through a user-defined map (`problem`
@@ -369,15 +370,19 @@ impl SegmentJob {
     /// a time, in the same shape (2^20 rows of 32, f32 mean on the H200: 0.069 ms per
     /// call on `word_rows`, 0.30 on `short_rows`).
     pub fn for_mapped(self, problem: &Problem, words: bool) -> SegmentJob {
-        self.choose_for(problem, words)
+        self.choose_for(problem, words, false)
     }
 
     /// `raw_words`: the kernels load raw words of 4 elements (plain, or mapped through
-    /// `MAP_BITS`), which `column_words` needs.
-    fn choose_for(mut self, problem: &Problem, raw_words: bool) -> SegmentJob {
+    /// `MAP_BITS`), which `column_words` needs; `plain`: they read the problem's own
+    /// elements, with no map (8-byte words exist only then).
+    fn choose_for(mut self, problem: &Problem, raw_words: bool, plain: bool) -> SegmentJob {
         let span = self.header[2] as usize;
         let pairs = matches!(problem.op, Op::ArgMin | Op::ArgMax);
-        if self.strategy == Strategy::ColumnTiles && raw_words && self.words_hold_columns(problem) {
+        if self.strategy == Strategy::ColumnTiles
+            && raw_words
+            && self.words_hold_columns(problem, plain)
+        {
             self.strategy = Strategy::ColumnWords;
             let class_fold = if pairs {
                 "each output's class scanned in increasing index for the first strictly \
@@ -459,9 +464,18 @@ impl SegmentJob {
     /// answer does not depend on the order, and `column_words` folds each class's
     /// elements as they arrive (`cw_free_fold`; argmin/argmax scan them by order key),
     /// with no test per row, for every length and grid (results/h200-column-free).
-    fn words_hold_columns(&self, problem: &Problem) -> bool {
+    fn words_hold_columns(&self, problem: &Problem, plain: bool) -> bool {
         let h = &self.header;
-        matches!(problem.dtype.size_bytes(), 2 | 4)
+        let word_elements = match problem.dtype.size_bytes() {
+            2 | 4 => true,
+            // 8-byte elements, unmapped: order-free operators only (`SEG_WIDE_WORDS`),
+            // and not argmin/argmax: on the H200 f64 argmax of 8192×4096 columns read
+            // 3617–3620 GB/s on column_tiles against 3293–3295 on wide words, while f64
+            // max went 2516–2523 → 3665–3668 (results/h200-column-trials).
+            8 => plain && order_free(problem) && !problem.op.is_indexed(),
+            _ => false,
+        };
+        word_elements
             && self.outputs >= CW_MIN_OUTPUTS
             && h[4] == 0
             && h[7] == 1
@@ -686,7 +700,12 @@ pub fn prepare<T>(
             (job, Some(bytes))
         }
     };
-    let job = job.for_device(max_work_group).choose_for(problem, words);
+    // 8-byte words need the problem's own elements; a map reading 2- or 4-byte words
+    // into 8-byte values (`(f64)x`) reads another type than it reduces.
+    let plain = data.dtype() == problem.dtype;
+    let job = job
+        .for_device(max_work_group)
+        .choose_for(problem, words, plain);
     match &gathered {
         Some(bytes) => run(&job, ArrayRef::from_bytes(data.dtype(), bytes)?),
         None => run(&job, data),
@@ -837,6 +856,7 @@ pub fn launch_segments<L: Launcher>(
         .collect();
     results.passes = launcher.launch_chain(&steps, source, &out, job.outputs)?;
     results.bytes = launcher.read(&out, results_bytes)?.0;
+    launcher.recycle(out);
     Ok(results)
 }
 

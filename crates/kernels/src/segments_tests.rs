@@ -206,7 +206,7 @@ fn csr_tables_hold_starts_and_tile_prefixes() {
 }
 
 #[test]
-fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_outputs() {
+fn columns_take_words_where_every_word_holds_four_outputs() {
     use redlab_core::DType;
     let cols = |dims: &[usize], axis: isize| {
         AxisPlan::new(Layout::c_order(dims), Some(&[axis]), false).expect("plan")
@@ -266,12 +266,15 @@ fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_
             "{dtype}"
         );
     }
-    // Not words: 8-byte or 1-byte elements, too few outputs, outputs that are not in whole
-    // words.
+    // Not words: 8-byte float sums and products (no canonical fold of wide words) and
+    // argmin/argmax (slower on wide words), 1-byte elements, too few outputs, outputs
+    // that are not in whole words.
     for (plan, p) in [
         (&tall, problem(Op::Sum, DType::F64)),
-        (&tall, problem(Op::Sum, DType::U8)),
+        (&tall, problem(Op::Prod, DType::F64)),
         (&tall, problem(Op::ArgMax, DType::F64)),
+        (&tall, problem(Op::ArgMin, DType::I64)),
+        (&tall, problem(Op::Sum, DType::U8)),
         (&cols(&[1000, 66], 0), sum),
         (&cols(&[1000, 130], 0), sum),
     ] {
@@ -292,6 +295,11 @@ fn columns_of_two_and_four_byte_elements_take_words_where_every_word_holds_four_
         problem(Op::ArgMax, DType::F32),
         problem(Op::ArgMin, DType::F16),
         problem(Op::ArgMin, DType::I32),
+        // 8-byte elements of order-free operators: wide words (SEG_WIDE_WORDS).
+        problem(Op::Max, DType::F64),
+        problem(Op::Min, DType::I64),
+        problem(Op::Sum, DType::I64),
+        problem(Op::Xor, DType::U64),
     ] {
         for plan in [&short, &tall, &taller] {
             assert_eq!(job(plan, &p).strategy(), Strategy::ColumnWords, "{p}");

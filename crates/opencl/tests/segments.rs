@@ -3,7 +3,7 @@
 //! per output), integers and selections exactly, empty outputs as the reference says;
 //! the typed arrays decoded straight from the device hold the reference's values.
 //! Every kernel of `segments.cl` is reached: short rows, row tiles with and without the
-//! tree, column tiles and column words (words of 4 outputs of 2- or 4-byte elements,
+//! tree, column tiles and column words (words of 4 outputs of 2-, 4- or 8-byte elements,
 //! whole and partial tiles, the tree), two-level and tabled output starts,
 //! CSR offsets with empty and multi-tile segments, and the gathered fallback.
 //!
@@ -162,6 +162,10 @@ fn problems() -> Vec<Problem> {
         (Op::Sum, DType::F16),
         (Op::Sum, DType::BF16),
         (Op::Max, DType::F64),
+        (Op::Min, DType::I64),
+        (Op::ArgMax, DType::F64),
+        (Op::Sum, DType::I64),
+        (Op::Xor, DType::U64),
         (Op::ArgMax, DType::F16),
         (Op::Max, DType::BF16),
         (Op::Min, DType::I16),

@@ -208,6 +208,13 @@ fn the_segment_kernels_run_in_the_simulator_with_their_check() {
     ]);
     assert_eq!(j["kernel"], "column_words", "{j}");
     assert_eq!(j["check"]["ok"], true, "{j}");
+    // 8-byte elements of an order-free operator: wide words (two 16-byte loads).
+    let j = json(&[
+        "analyze", "segments", "--shape", "300x132", "--axis", "0", "--op", "max", "--dtype",
+        "f64", "--json",
+    ]);
+    assert_eq!(j["kernel"], "column_words", "{j}");
+    assert_eq!(j["check"]["ok"], true, "{j}");
     assert_clean_error(&["analyze", "segments", "--axis", "0"], "needs --shape");
 }
 
