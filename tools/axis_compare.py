@@ -17,7 +17,7 @@ is `redlab run --json`'s median of the kernels' device-event time (the input is 
 before and not counted, as the others' inputs are already on the device). Libraries that
 are not installed are left out with a note.
 
-With --graph N, operators are also timed in the steady state: N back-to-back calls
+With --graph N, operators and statistics are also timed in the steady state: N back-to-back calls
 captured in one CUDA graph and replayed, one call's share of the replay (redlab through
 `redlab run --graph-calls N`, torch through torch.cuda.CUDAGraph), and a second table
 compares those. Timing one waited-for call at a time leaves the device idle between
@@ -109,7 +109,7 @@ def torch_rows(reps):
                 call = lambda: fns[op](x, dim=axis)
             out[(shape, axis, op)] = timed(call, reps, torch.cuda.synchronize,
                                            lambda: torch.cuda.Event(enable_timing=True))
-            if GRAPH_CALLS and op not in STATS:
+            if GRAPH_CALLS:
                 out[(shape, axis, op, "graph")] = torch_graph(torch, call, GRAPH_CALLS)
         del x, y
         torch.cuda.empty_cache()
@@ -158,7 +158,7 @@ def redlab_rows(binary, reps):
                 what = ["--map", MAPS[op][0]]
             else:
                 what = ["--stat", op] if op in STATS else ["--op", op]
-            graph = ["--graph-calls", str(GRAPH_CALLS)] if GRAPH_CALLS and op not in STATS else []
+            graph = ["--graph-calls", str(GRAPH_CALLS)] if GRAPH_CALLS else []
             cmd = [binary, "run", "--device", "cuda:0", *what, "--dtype", "f32", "--shape",
                    f"{shape[0]}x{shape[1]}", "--axis", str(axis), "--repeat", str(reps), "--json",
                    "--explain", *graph]
@@ -184,7 +184,7 @@ def main():
     ap.add_argument("--shapes", help="comma-separated indices into the shape list")
     ap.add_argument("--add", help="more 2-D shapes, ROWSxCOLS:AXIS, comma-separated")
     ap.add_argument("--graph", type=int, default=0,
-                    help="also time this many calls in one CUDA graph (operators only)")
+                    help="also time this many calls in one CUDA graph")
     args = ap.parse_args()
     global GRAPH_CALLS
     GRAPH_CALLS = args.graph

@@ -1,12 +1,14 @@
 //! Statistics with several numbers per lane on the CUDA device: the tile states of
 //! `statistics.cl` for a plan of tiles (`redlab_kernels::statistics`), over host data
-//! (uploaded) or a device-resident input.
+//! (uploaded) or a device-resident input, timed one call at a time or in the steady
+//! state of a CUDA graph.
 
 use redlab_core::ArrayRef;
 use redlab_kernels::assembly::Target;
 use redlab_kernels::statistics::{program, run_tiles, StateKind, TilePlan};
 use redlab_kernels::RunError;
 
+use crate::graph_segments::Replayed;
 use crate::{CudaDevice, DeviceInput};
 
 impl CudaDevice {
@@ -26,6 +28,25 @@ impl CudaDevice {
         self.statistic_tiles_resident(kind, &input, plan)
     }
 
+    /// [`CudaDevice::statistic_tiles`] timed in the steady state: `calls` back-to-back
+    /// launches of the tile kernel captured in one CUDA graph and replayed; the seconds
+    /// are one call's share of the replay (the states are the last call's, the same as
+    /// every call's: the kernel writes each tile's state before anything reads it).
+    pub fn statistic_tiles_graph(
+        &self,
+        kind: StateKind,
+        data: ArrayRef<'_>,
+        plan: &TilePlan,
+        calls: usize,
+    ) -> Result<(Vec<[f64; 3]>, f64), RunError> {
+        if plan.tiles() == 0 {
+            return Ok((Vec::new(), 0.0));
+        }
+        let rows = plan.rows(data)?;
+        let input = self.upload(rows)?;
+        self.statistic_tiles_on(kind, &input, plan, Some(calls))
+    }
+
     /// [`CudaDevice::statistic_tiles`] over an input already on the device (the plan
     /// must not gather).
     pub fn statistic_tiles_resident(
@@ -33,6 +54,18 @@ impl CudaDevice {
         kind: StateKind,
         input: &DeviceInput,
         plan: &TilePlan,
+    ) -> Result<(Vec<[f64; 3]>, f64), RunError> {
+        self.statistic_tiles_on(kind, input, plan, None)
+    }
+
+    /// The tile states over a device input, the kernel timed once (`None`) or as
+    /// `Some(calls)` launches replayed in a graph.
+    fn statistic_tiles_on(
+        &self,
+        kind: StateKind,
+        input: &DeviceInput,
+        plan: &TilePlan,
+        graph_calls: Option<usize>,
     ) -> Result<(Vec<[f64; 3]>, f64), RunError> {
         if plan.tiles() == 0 {
             return Ok((Vec::new(), 0.0));
@@ -51,6 +84,12 @@ impl CudaDevice {
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         self.timeline.bind()?;
-        run_tiles(&*self.timeline, &function, program.groups, buffer, plan)
+        match graph_calls {
+            None => run_tiles(&*self.timeline, &function, program.groups, buffer, plan),
+            Some(calls) => {
+                let replayed = Replayed::new(&self.timeline, calls);
+                run_tiles(&replayed, &function, program.groups, buffer, plan)
+            }
+        }
     }
 }

@@ -15,6 +15,9 @@ use serde::Serialize;
 
 use crate::Error;
 
+/// Tile states of a statistic and the seconds of the kernel that computed them.
+type States = (Vec<[f64; 3]>, f64);
+
 /// A backend that cannot be used here, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unavailable {
@@ -468,19 +471,8 @@ impl Device {
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, f64), Error> {
         let kind = state_kind(stat);
-        type States = (Vec<[f64; 3]>, f64);
         let tiles = |run: &dyn Fn(&TilePlan) -> Result<States, String>| {
-            let plan = TilePlan::new(data, selection)?;
-            let (states, seconds) = run(&plan).map_err(|message| redlab_core::Error::Backend {
-                backend: self.info().backend.clone(),
-                message,
-            })?;
-            let values = plan
-                .outputs
-                .iter()
-                .map(|r| Ok(finish_tiles(stat, data.dtype(), &states[r.clone()])?))
-                .collect::<Result<Vec<Value>, Error>>()?;
-            Ok::<_, Error>((values, seconds))
+            self.statistic_of_tiles(stat, data, selection, run)
         };
         match (&self.kind, kind) {
             (Kind::Sharded(group), _) => {
@@ -521,6 +513,58 @@ impl Device {
                 })
             }
         }
+    }
+
+    /// [`Device::statistic_timed`] in the steady state a pipeline sees: `calls`
+    /// back-to-back launches of the tile kernel captured in one CUDA graph and
+    /// replayed; the seconds are one call's share of the replay (the upload and the
+    /// host's tree over tile states are outside it, as in [`Device::statistic_timed`]).
+    pub fn statistic_graph(
+        &self,
+        stat: Statistic,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+        calls: usize,
+    ) -> Result<(Vec<Value>, f64), Error> {
+        match (&self.kind, state_kind(stat)) {
+            #[cfg(feature = "cuda")]
+            (Kind::Cuda(device), Some(kind)) => {
+                self.statistic_of_tiles(stat, data, selection, &|plan| {
+                    device
+                        .statistic_tiles_graph(kind, data, plan, calls)
+                        .map_err(|e| e.to_string())
+                })
+            }
+            _ => {
+                let _ = calls;
+                Err(Error::Unavailable {
+                    backend: self.info().id.clone(),
+                    reason: "graph timing needs a CUDA device".into(),
+                })
+            }
+        }
+    }
+
+    /// A statistic's outputs from the tile states that `run` computes for the plan of
+    /// `selection`, each output finished over its own tiles, and `run`'s seconds.
+    fn statistic_of_tiles(
+        &self,
+        stat: Statistic,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+        run: &dyn Fn(&TilePlan) -> Result<States, String>,
+    ) -> Result<(Vec<Value>, f64), Error> {
+        let plan = TilePlan::new(data, selection)?;
+        let (states, seconds) = run(&plan).map_err(|message| redlab_core::Error::Backend {
+            backend: self.info().backend.clone(),
+            message,
+        })?;
+        let values = plan
+            .outputs
+            .iter()
+            .map(|r| Ok(finish_tiles(stat, data.dtype(), &states[r.clone()])?))
+            .collect::<Result<Vec<Value>, Error>>()?;
+        Ok((values, seconds))
     }
 
     /// How [`Device::reduce_outputs`] will run `selection` here, in words.

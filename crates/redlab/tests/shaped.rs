@@ -131,17 +131,15 @@ fn bad_shapes_axes_and_offsets_are_one_line_errors() {
         &["run", "--op", "sum", "--n", "100", "--graph-calls", "5"],
         "along axes or over segments",
     );
-    // Maps along axes are graph-timed where a CUDA device compiles them (not on the CPU);
-    // statistics not at all.
+    // Maps along axes are graph-timed where a CUDA device compiles them, statistics on a
+    // CUDA device (neither on the CPU).
     for (what, message) in [
         (
             ["--map", "x * y"],
             "a CUDA device compiles into its segment kernels",
         ),
-        (
-            ["--stat", "mean"],
-            "times operators (--op) and maps (--map)",
-        ),
+        (["--stat", "mean"], "graph timing needs a CUDA device"),
+        (["--stat", "var"], "graph timing needs a CUDA device"),
     ] {
         let mut args = vec!["run"];
         args.extend(what);

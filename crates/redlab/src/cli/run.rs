@@ -96,9 +96,9 @@ pub struct RunArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub(super) json: bool,
-    /// With --axis or segments on a CUDA device: also time this many back-to-back calls
-    /// captured in one CUDA graph and replayed (the steady state a pipeline sees), and
-    /// report one call's share beside the per-call time.
+    /// With --axis, segments or --stat on a CUDA device: also time this many
+    /// back-to-back calls captured in one CUDA graph and replayed (the steady state a
+    /// pipeline sees), and report one call's share beside the per-call time.
     #[arg(long, default_value_t = 0)]
     pub(super) graph_calls: usize,
     /// The input's shape, C order (`4096x8192`): for generated data (with --n, or
@@ -256,10 +256,11 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
-    if args.graph_calls > 0 && (!args.shaped() || args.stat.is_some()) {
+    if args.graph_calls > 0 && !args.shaped() && args.stat.is_none() {
         bail!(
             "--graph-calls times operators (--op) and maps (--map) along axes or over \
-             segments; `redlab bench --graph-calls` times whole arrays in a graph"
+             segments, and statistics (--stat); `redlab bench --graph-calls` times whole \
+             arrays in a graph"
         );
     }
     if let (Some(rank), Some(world), Some(address)) = (args.rank, args.world, &args.rendezvous) {

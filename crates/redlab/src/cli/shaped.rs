@@ -417,7 +417,16 @@ pub fn run(
             }
             Some(seconds)
         }
-        _ => bail!("--graph-calls times operators (--op), not statistics"),
+        (calls, Compute::Statistic(stat), _) => {
+            let (got, seconds) = device.statistic_graph(*stat, data, selection, calls)?;
+            if got.len() != values.len() || got.iter().zip(&values).any(|(a, b)| !a.same_as(b)) {
+                return Ok(Verdict::Mismatch(
+                    "the graph's calls disagree with the timed calls".into(),
+                ));
+            }
+            Some(seconds)
+        }
+        (_, Compute::Reduce { .. }, None) => bail!("a reduction without its problem"),
     };
     let (expected, wrong) = check_outputs(compute, data, selection, &values)?;
     let stats = Stats::of(&times).context("no timings")?;
