@@ -47,7 +47,7 @@ pub mod sharded_outputs;
 
 use std::sync::OnceLock;
 
-pub use device::{list_devices, state_kind, Device, DeviceReport, Unavailable};
+pub use device::{list_devices, state_kind, Device, DeviceReport, Repeated, Unavailable};
 pub use error::Error;
 pub use redlab_core::{
     acc, canonical, generate, reference, segmented, shape, ArrayRef, Backend, DType, DeviceInfo,

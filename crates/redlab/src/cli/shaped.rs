@@ -348,7 +348,27 @@ pub fn run(
     }
     let mut times = Vec::with_capacity(repeat);
     let mut values: Option<Vec<Value>> = None;
-    for _ in 0..repeat.max(1) {
+    // On CUDA, the calls of a built-in operator read one upload, as the comparators'
+    // inputs already on the device are read.
+    let resident = match (compute, problem) {
+        (
+            Compute::Reduce {
+                on_device: None, ..
+            },
+            Some(problem),
+        ) => device.reduce_outputs_repeated(problem, data, selection, repeat)?,
+        _ => None,
+    };
+    if let Some(resident) = resident {
+        if !resident.agree {
+            return Ok(Verdict::Mismatch("repeated runs disagree".into()));
+        }
+        // No launch (empty outputs) sums to -0.0, which would print as "-0.000 ms".
+        times.extend(resident.seconds.iter().map(|s| s + 0.0));
+        values = Some(resident.values);
+    }
+    let calls_left = if values.is_some() { 0 } else { repeat.max(1) };
+    for _ in 0..calls_left {
         let (got, seconds) = match (compute, problem) {
             (
                 Compute::Reduce {
