@@ -582,7 +582,7 @@ impl Device {
                 })
             }
             _ => {
-                let _ = calls;
+                let _ = (stat, data, selection, calls);
                 Err(Error::Unavailable {
                     backend: self.info().id.clone(),
                     reason: "graph timing needs a CUDA device".into(),
