@@ -9,7 +9,8 @@
 //! (`stat_short`), one element per lane; tiles of at most 1024 run a warp each
 //! (`stat_warp_rows`); neighbouring strided outputs (columns) run 16 or 32 side by side
 //! so that loads are coalesced (`stat_columns`); nanmean compacts each tile's values that
-//! are not NaN first (`stat_kept`), as the host does. The tiles are listed in a task table
+//! are not NaN first, as the host does: within the lanes of `stat_short` for tiles of at
+//! most 256 elements, with a work-group per tile (`stat_kept`) for longer ones. The tiles are listed in a task table
 //! (first element, length, signed step), so rows, columns, strided views and CSR segments
 //! all run through the same kernel; outputs whose elements do not step evenly are
 //! gathered into rows on the host first. On CUDA, `stat_tiles` and the moments'
@@ -139,8 +140,13 @@ enum Kernel {
 /// work-group each.
 fn kernel(kind: StateKind, plan: &TilePlan) -> Kernel {
     let columns = plan.columns();
+    // nanmean compacts each tile's values that are not NaN: the short kernel does it
+    // within its lanes, other tiles take a work-group each.
     if kind == StateKind::NanMoments {
-        return Kernel::Kept;
+        return match plan.short_width() {
+            Some(width) => Kernel::Short(width),
+            None => Kernel::Kept,
+        };
     }
     match (plan.short_width(), columns) {
         (Some(width), _) if width <= WARP_ROWS_FROM => Kernel::Short(width),
@@ -218,8 +224,13 @@ pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
                 are not NaN compacted in order first"
                 .to_string(),
             Kernel::Short(width) => format!(
-                "stat_short: tiles of at most {width} elements, {} per work-group, one element per lane",
-                WORK_GROUP / width
+                "stat_short: tiles of at most {width} elements, {} per work-group, one element per lane{}",
+                WORK_GROUP / width,
+                if kind == StateKind::NanMoments {
+                    ", the values that are not NaN compacted in order first"
+                } else {
+                    ""
+                }
             ),
             Kernel::Columns { classes, .. } => format!(
                 "stat_columns: the same tile of {} neighbouring columns per work-group, each \
