@@ -49,5 +49,5 @@ pub use error::Error;
 pub use half;
 pub use op::Op;
 pub use packed::Packed;
-pub use problem::{Outcome, Problem};
+pub use problem::{Outcome, Problem, Repeated};
 pub use value::{IntoScalar, Scalar, Value};

@@ -55,6 +55,19 @@ impl std::fmt::Display for Problem {
     }
 }
 
+/// What several timed calls of one reduction along axes or over segments saw over one
+/// copy of the input on a device: the first call's outputs, each call's seconds, and
+/// whether every later call gave the first one's bits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repeated {
+    /// The first call's outputs.
+    pub values: Vec<Value>,
+    /// Each call's seconds (device events: the sum of its launches).
+    pub seconds: Vec<f64>,
+    /// Whether every later call gave the first one's bits.
+    pub agree: bool,
+}
+
 /// What a backend returns for one reduction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {

@@ -40,7 +40,9 @@ use std::sync::Mutex;
 
 use cudarc::driver::{result, sys};
 use redlab_core::segmented::Selection;
-use redlab_core::{ArrayRef, Backend, DType, DeviceInfo, Error, Outcome, Packed, Problem, Value};
+use redlab_core::{
+    ArrayRef, Backend, DType, DeviceInfo, Error, Outcome, Packed, Problem, Repeated, Value,
+};
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
 use redlab_kernels::segments::{
@@ -115,17 +117,6 @@ fn backend_error(message: impl std::fmt::Display) -> Error {
         backend: "cuda".into(),
         message: message.to_string(),
     }
-}
-
-/// What [`CudaDevice::compute_outputs_repeated`] saw over one upload.
-#[derive(Debug, Clone)]
-pub struct Repeated {
-    /// The first call's outputs.
-    pub values: Vec<Value>,
-    /// Each call's seconds: the sum of its launches' device-event times.
-    pub seconds: Vec<f64>,
-    /// Whether every later call gave the first one's bits.
-    pub agree: bool,
 }
 
 /// Every CUDA device as `redlab devices` shows it, or why there are none.

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use redlab_core::segmented::Selection;
 use redlab_core::shape::{AxisPlan, Layout, Segments};
-use redlab_core::{ArrayRef, Backend, DeviceInfo, Element, Op, Outcome, Packed, Problem, Value};
+use redlab_core::{
+    ArrayRef, Backend, DeviceInfo, Element, Op, Outcome, Packed, Problem, Repeated, Value,
+};
 use redlab_cpu::statistics::{finish_tiles, Statistic};
 use redlab_cpu::CpuBackend;
 use redlab_expr::Reduction;
@@ -14,28 +16,6 @@ use redlab_kernels::statistics::{StateKind, TilePlan};
 use serde::Serialize;
 
 use crate::Error;
-
-/// What [`Device::reduce_outputs_repeated`] saw over one upload.
-#[derive(Debug, Clone)]
-pub struct Repeated {
-    /// The first call's outputs.
-    pub values: Vec<Value>,
-    /// Each call's seconds (device events).
-    pub seconds: Vec<f64>,
-    /// Whether every later call gave the first one's bits.
-    pub agree: bool,
-}
-
-#[cfg(feature = "cuda")]
-impl From<redlab_cuda::Repeated> for Repeated {
-    fn from(r: redlab_cuda::Repeated) -> Repeated {
-        Repeated {
-            values: r.values,
-            seconds: r.seconds,
-            agree: r.agree,
-        }
-    }
-}
 
 /// Tile states of a statistic and the seconds of the kernel that computed them.
 type States = (Vec<[f64; 3]>, f64);
@@ -306,7 +286,7 @@ impl Device {
     /// [`Device::reduce_outputs`] `calls` times over one upload of `data`, on CUDA
     /// devices, as a caller whose data stays on the device runs it (the comparators'
     /// inputs are on the device too): the first call's outputs, each call's seconds and
-    /// whether all calls agreed ([`redlab_cuda::Repeated`]). `None` elsewhere, where
+    /// whether all calls agreed. `None` elsewhere, where
     /// each call takes the data as it is.
     pub fn reduce_outputs_repeated(
         &self,
@@ -317,9 +297,9 @@ impl Device {
     ) -> Result<Option<Repeated>, Error> {
         match &self.kind {
             #[cfg(feature = "cuda")]
-            Kind::Cuda(device) => Ok(Some(Repeated::from(
+            Kind::Cuda(device) => Ok(Some(
                 device.compute_outputs_repeated(problem, data, selection, calls)?,
-            ))),
+            )),
             _ => {
                 let _ = (problem, data, selection, calls);
                 Ok(None)
