@@ -31,8 +31,8 @@ pub fn state_kind(stat: Statistic) -> Option<StateKind> {
 impl Device {
     /// A statistic with a several-number accumulator (variance, standard deviation,
     /// log-sum-exp, NaN-skipping min/max/mean) of each output of `selection`, each over
-    /// its own elements in the canonical order (`redlab_cpu::statistics`). These run on
-    /// the CPU; other devices say so.
+    /// its own elements in the canonical order (`redlab_cpu::statistics`), with the
+    /// CPU's bits on the CPU, on OpenCL and CUDA devices and on groups of them.
     ///
     /// ```
     /// use redlab::{segmented::Selection, ArrayRef, Device, Statistic, Value, Scalar};
