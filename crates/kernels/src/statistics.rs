@@ -566,8 +566,19 @@ mod tests {
         let p = program(StateKind::Moments, DType::F32, Target::OpenCl, &plan);
         assert!(p.source.starts_with("#define ST_WIDTH 32\n") && p.entry == SHORT_ENTRY_POINT);
         assert_eq!(p.groups, 2000usize.div_ceil(8));
+        // nanmean compacts short tiles in the short kernel's lanes, longer ones a
+        // work-group per tile.
         let p = program(StateKind::NanMoments, DType::F32, Target::OpenCl, &plan);
-        assert_eq!((p.entry, p.groups), (KEPT_ENTRY_POINT, 2000));
+        assert_eq!((p.entry, p.groups), (SHORT_ENTRY_POINT, 250));
+        let long_rows = AxisPlan::new(Layout::c_order(&[6, 300]), Some(&[1]), false).expect("plan");
+        let plan_long = TilePlan::new(view, Selection::Axes(&long_rows)).expect("plan");
+        let p = program(
+            StateKind::NanMoments,
+            DType::F32,
+            Target::OpenCl,
+            &plan_long,
+        );
+        assert_eq!((p.entry, p.groups), (KEPT_ENTRY_POINT, 6));
         let words = explain(StateKind::Moments, Selection::Axes(&short));
         assert!(
             words.starts_with("stat_short: tiles of at most 32 elements, 8 per"),
