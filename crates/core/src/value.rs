@@ -189,6 +189,12 @@ impl Value {
             _ => false,
         }
     }
+
+    /// Whether two lists of results have the same length and agree output by output
+    /// ([`Value::same_as`]).
+    pub fn all_same(a: &[Value], b: &[Value]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_as(y))
+    }
 }
 
 impl fmt::Display for Value {

@@ -17,6 +17,9 @@ use redlab_core::{DType, Op, Problem};
 use redlab_cuda::CudaDevice;
 use redlab_kernels::segments::SegmentJob;
 
+#[path = "support/event_timing.rs"]
+mod event_timing;
+
 /// Host microseconds per call of `f`, issued `calls` times back to back.
 fn host_per_call(calls: usize, mut f: impl FnMut()) -> f64 {
     f();
@@ -28,28 +31,6 @@ fn host_per_call(calls: usize, mut f: impl FnMut()) -> f64 {
     let host = start.elapsed().as_secs_f64() / calls as f64;
     result::ctx::synchronize().expect("synchronize");
     host * 1e6
-}
-
-/// Median device-event microseconds of one call of `f` on `stream`, waited for each time.
-fn event_per_call(stream: sys::CUstream, calls: usize, mut f: impl FnMut()) -> f64 {
-    let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
-    let (start, end) = (
-        result::event::create(flags).expect("event"),
-        result::event::create(flags).expect("event"),
-    );
-    let mut times = Vec::with_capacity(calls);
-    for _ in 0..calls {
-        // SAFETY: events and stream of the current context.
-        unsafe {
-            result::event::record(start, stream).expect("record");
-            f();
-            result::event::record(end, stream).expect("record");
-            result::event::synchronize(end).expect("wait");
-            times.push(f64::from(result::event::elapsed(start, end).expect("elapsed")) * 1e3);
-        }
-    }
-    times.sort_by(f64::total_cmp);
-    times[calls / 2]
 }
 
 fn main() {
@@ -89,7 +70,7 @@ fn main() {
             .expect("enqueue");
         };
         let host = host_per_call(calls, &mut call);
-        let event = event_per_call(stream, calls, &mut call);
+        let event = event_timing::event_per_call(stream, calls, || {}, &mut call);
         let what = format!(
             "enqueue_outputs sum f32 {}x{} axis {axis}",
             dims[0], dims[1]
@@ -132,7 +113,7 @@ fn main() {
         ("cuStreamWriteValue64", &write_word),
     ] {
         let host = host_per_call(calls, f);
-        let event = event_per_call(stream, calls, f);
+        let event = event_timing::event_per_call(stream, calls, || {}, f);
         println!("| {what} | {host:.2} | {event:.2} |");
     }
 }

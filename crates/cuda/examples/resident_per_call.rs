@@ -8,41 +8,16 @@
 //!
 //!     cargo run --release -p redlab-cuda --example resident_per_call -- 8192x8192:0 16777216x8:0
 
-use cudarc::driver::{result, sys};
+use cudarc::driver::result;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::{AxisPlan, Layout};
 use redlab_core::{DType, Op, Problem};
 use redlab_cuda::CudaDevice;
 use redlab_kernels::segments::SegmentJob;
 
-/// Median device-event microseconds of one call of `call` on `stream`, waited for each
-/// time, with `before` run (untimed) ahead of every call.
-fn event_per_call(
-    stream: sys::CUstream,
-    calls: usize,
-    mut before: impl FnMut(),
-    mut call: impl FnMut(),
-) -> f64 {
-    let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
-    let (start, end) = (
-        result::event::create(flags).expect("event"),
-        result::event::create(flags).expect("event"),
-    );
-    let mut times = Vec::with_capacity(calls);
-    for _ in 0..calls {
-        before();
-        // SAFETY: events and stream of the current context.
-        unsafe {
-            result::event::record(start, stream).expect("record");
-            call();
-            result::event::record(end, stream).expect("record");
-            result::event::synchronize(end).expect("wait");
-            times.push(f64::from(result::event::elapsed(start, end).expect("elapsed")) * 1e3);
-        }
-    }
-    times.sort_by(f64::total_cmp);
-    times[calls / 2]
-}
+#[path = "support/event_timing.rs"]
+mod event_timing;
+use event_timing::event_per_call;
 
 /// `ROWSxCOLS:AXIS` as dimensions and the reduced axis.
 fn parse(spec: &str) -> ([usize; 2], isize) {

@@ -402,12 +402,7 @@ impl CudaDevice {
                 repeated.seconds.push(passes.iter().sum());
                 if call == 0 {
                     repeated.values = values;
-                } else if values.len() != repeated.values.len()
-                    || values
-                        .iter()
-                        .zip(&repeated.values)
-                        .any(|(a, b)| !a.same_as(b))
-                {
+                } else if !Value::all_same(&values, &repeated.values) {
                     repeated.agree = false;
                 }
             }

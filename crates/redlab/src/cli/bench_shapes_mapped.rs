@@ -11,7 +11,7 @@ use std::io::Write;
 use anyhow::Context;
 use redlab::generate::generate;
 use redlab::segmented::{self, Selection};
-use redlab::{Device, HostArray, Op};
+use redlab::{Device, HostArray, Op, Value};
 use redlab_expr::parser;
 
 use super::bench::{print_row, BenchArgs, RecordBase, Sink};
@@ -77,11 +77,7 @@ pub fn run(
             if graphs(args, device, &record) && device.graphs_mapped_outputs(&reduction) {
                 let timed = device
                     .reduce_mapped_outputs_graph(&reduction, &views, selection, args.graph_calls)
-                    .map(|(got, seconds)| {
-                        let agrees = got.len() == expected.len()
-                            && got.iter().zip(&expected).all(|(a, b)| a.same_as(b));
-                        (agrees, seconds)
-                    });
+                    .map(|(got, seconds)| (Value::all_same(&got, &expected), seconds));
                 if let Some(why) = record_graph(out, &mut record, timed)? {
                     failures.push(format!("{row}: {why}"));
                 }

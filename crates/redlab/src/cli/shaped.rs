@@ -419,7 +419,7 @@ pub fn run(
         ) => {
             let (got, seconds) =
                 device.reduce_mapped_outputs_graph(reduction, raw, selection, calls)?;
-            if got.len() != values.len() || got.iter().zip(&values).any(|(a, b)| !a.same_as(b)) {
+            if !Value::all_same(&got, &values) {
                 return Ok(Verdict::Mismatch(
                     "the graph's calls disagree with the timed calls".into(),
                 ));
@@ -439,7 +439,7 @@ pub fn run(
         }
         (calls, Compute::Statistic(stat), _) => {
             let (got, seconds) = device.statistic_graph(*stat, data, selection, calls)?;
-            if got.len() != values.len() || got.iter().zip(&values).any(|(a, b)| !a.same_as(b)) {
+            if !Value::all_same(&got, &values) {
                 return Ok(Verdict::Mismatch(
                     "the graph's calls disagree with the timed calls".into(),
                 ));
