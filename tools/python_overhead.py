@@ -6,7 +6,8 @@ own per-call time for the same problem (``redlab.bench`` on the CPU: median seco
 ``Backend::reduce``). GPU (where torch has CUDA): ``redlab.sum`` on a torch CUDA tensor
 through DLPack against ``torch.sum`` on the same tensor, f32, 2^10 … 2^30 elements
 (``--ops`` adds other operators and types against torch's same-named function, e.g.
-``argmax:f32,max:f16``):
+``argmax:f32,max:f16``; ``dot:f32`` times ``redlab.Reduction(map="x * y")`` over two
+tensors, read in place, against ``torch.dot``):
 
 * ``pipelined``: N calls back to back, one synchronize at the end, time over N (what a
   training loop sees);
@@ -63,14 +64,21 @@ def cpu_rows():
 def gpu_rows(torch, sizes, op="sum", dtype="f32"):
     torch_type = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     theirs = getattr(torch, op)
+    dot = redlab.Reduction(map="x * y", combine="sum")
     for log2 in sizes:
         n = 2**log2
         t = torch.randn(n, device="cuda", dtype=torch.float32).to(torch_type)
-        for name, fn in [(f"torch.{op}", lambda: theirs(t)),
-                         (f"redlab.{op}", lambda: redlab.reduce(op, t))]:
+        if op == "dot":
+            u = torch.randn(n, device="cuda", dtype=torch.float32).to(torch_type)
+            calls = [("torch.dot", lambda: theirs(t, u)), ("redlab.dot", lambda: dot(t, u))]
+        else:
+            calls = [(f"torch.{op}", lambda: theirs(t)),
+                     (f"redlab.{op}", lambda: redlab.reduce(op, t))]
+        inputs = 2 if op == "dot" else 1
+        for name, fn in calls:
             fn()
             torch.cuda.synchronize()
-            inner = max(1, min(2000, 2**31 // (n * t.element_size())))
+            inner = max(1, min(2000, 2**31 // (inputs * n * t.element_size())))
             pipelined = median_call(fn, 7, inner, finish=torch.cuda.synchronize)
             lat = []
             for _ in range(max(20, min(500, inner))):
@@ -84,9 +92,11 @@ def gpu_rows(torch, sizes, op="sum", dtype="f32"):
                 "call": name,
                 "pipelined_s": pipelined,
                 "latency_s": statistics.median(lat),
-                "gbps_pipelined": n * t.element_size() / pipelined / 1e9,
+                "gbps_pipelined": inputs * n * t.element_size() / pipelined / 1e9,
             }
         del t
+        if op == "dot":
+            del u
 
 
 def main():

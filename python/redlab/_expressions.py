@@ -37,14 +37,19 @@ class Reduction:
         One input is read in place, as the statistics read it: a numpy array of any
         layout through the buffer protocol, a torch or CuPy CUDA tensor on the caller's
         stream (the map compiled into the kernels, the result a tensor on the same
-        device). Several inputs, and maps that read the index ``i``, are copied into C
-        order on the host first."""
+        device). Several CUDA tensors are read in place too, through a table of their
+        addresses, when each starts on a 16-byte boundary and all share one layout;
+        other inputs (host arrays among several, views off those boundaries, maps that
+        read ``i`` along axes) are copied into C order on the host first."""
         if not arrays:
             raise ValueError("a reduction needs at least one input array")
         if len(arrays) == 1:
             key = self._one_input_key()
             if key is not None:
                 return _reductions._call("stat", key, arrays[0], axis, keepdims, None, device)
+        on_device = self._on_device(arrays, axis, keepdims, device)
+        if on_device is not None:
+            return on_device
         hosts = [np.ascontiguousarray(_host_copy(a)) for a in arrays]
         shape = hosts[0].shape
         for k, h in enumerate(hosts[1:], start=1):
@@ -59,7 +64,37 @@ class Reduction:
             self.map, self.combine, self.identity, self.post, acc, inputs,
             list(shape), _axes(axis), keepdims, _host_device(device),
         )
+        lib = _arrays.framework(arrays[0])
+        if lib is not None and _arrays.dlpack_place(arrays[0]) is not None:
+            # Tensors in, a tensor out on their device, whichever path computed it.
+            return _arrays.to_framework(_result(triple), arrays[0], lib)
         return _result(triple)
+
+    def _on_device(self, arrays, axis, keepdims, device):
+        """The reduction of CUDA tensors read where they lie, on the caller's stream,
+        as a tensor of their framework on their device; None where they cannot be."""
+        first = arrays[0]
+        place = _arrays.dlpack_place(first)
+        lib = _arrays.framework(first)
+        if place is None or lib is None:
+            return None
+        _reductions._check_device(place, device)
+        stream = _arrays.current_stream(first, lib)
+        capsules = []
+        for a in arrays:
+            if _arrays.dlpack_place(a) is None:
+                return None
+            capsules.append(a.__dlpack__(stream=stream if stream else 1))
+        acc = None if self.dtype is None else _arrays.type_name(self.dtype)
+        triple = _native.reduce_mapped_dlpack(
+            self.map, self.combine,
+            None if self.identity is None else str(self.identity),
+            None if self.post is None else str(self.post), acc, capsules,
+            _axes(axis), keepdims, stream,
+        )
+        if triple is None:
+            return None
+        return _arrays.to_framework(_result(triple), first, lib)
 
     def _one_input_key(self):
         """The native key of this reduction over one input (None where the map reads

@@ -10,6 +10,7 @@ mod devices;
 mod dlpack;
 mod errors;
 mod host;
+mod mapped_tensors;
 mod outputs;
 mod reduce;
 mod stream_stats;
@@ -26,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::enqueue_axis_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::enqueue_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::reduce_mapped, m)?)?;
+    m.add_function(wrap_pyfunction!(mapped_tensors::reduce_mapped_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_whole, m)?)?;

@@ -24,7 +24,7 @@ use redlab_cuda::Landing;
 const RELEASE_FROM_BYTES: usize = 4096;
 
 /// What a computation gave, before it becomes Python objects.
-enum Computed {
+pub(crate) enum Computed {
     /// One value for the whole array.
     Scalar(Value),
     /// One value per output, with the outputs' shape and the type of no outputs.
@@ -33,7 +33,7 @@ enum Computed {
     Packed(Packed, Vec<usize>),
 }
 
-fn to_python(py: Python<'_>, computed: Computed, what: &str) -> PyResult<PyResultTuple> {
+pub(crate) fn to_python(py: Python<'_>, computed: Computed, what: &str) -> PyResult<PyResultTuple> {
     match computed {
         Computed::Scalar(v) => outputs::scalar(py, v, what),
         Computed::Array(values, dims, empty) => outputs::array(py, &values, dims, empty, what),
@@ -41,7 +41,7 @@ fn to_python(py: Python<'_>, computed: Computed, what: &str) -> PyResult<PyResul
     }
 }
 
-fn lib(e: redlab::Error) -> PyErr {
+pub(crate) fn lib(e: redlab::Error) -> PyErr {
     errors::from_redlab(&e)
 }
 
@@ -68,12 +68,16 @@ fn stat_dtype(reduction: &Reduction, input: DType) -> &'static str {
     }
 }
 
-fn axis_plan(view: &HostView, axes: Option<&[isize]>, keepdims: bool) -> PyResult<AxisPlan> {
+pub(crate) fn axis_plan(
+    view: &HostView,
+    axes: Option<&[isize]>,
+    keepdims: bool,
+) -> PyResult<AxisPlan> {
     AxisPlan::new(view.layout.clone(), axes, keepdims).map_err(|e| errors::from_core(&e))
 }
 
 /// Whether the call reduces everything to one value without a shape to keep.
-fn whole(axes: &Option<Vec<isize>>, keepdims: bool) -> bool {
+pub(crate) fn whole(axes: &Option<Vec<isize>>, keepdims: bool) -> bool {
     axes.is_none() && !keepdims
 }
 
@@ -186,7 +190,12 @@ fn shaped_packed(packed: Packed, plan: &AxisPlan, all: bool) -> Computed {
     }
 }
 
-fn shaped(values: Vec<Value>, plan: &AxisPlan, all: bool, empty: &'static str) -> Computed {
+pub(crate) fn shaped(
+    values: Vec<Value>,
+    plan: &AxisPlan,
+    all: bool,
+    empty: &'static str,
+) -> Computed {
     match (all, values.len()) {
         (true, 1) => Computed::Scalar(values.into_iter().next().unwrap_or(Value::Empty)),
         _ => Computed::Array(values, plan.out_dims(), empty),

@@ -428,3 +428,94 @@ def test_torch_user_reductions_of_one_tensor_run_in_place_with_the_hosts_bits(dt
             assert bits(got) == bits(reduction(x, axis=axis)), (reduction, axis)
         view = t[:, 1:]
         assert bits(reduction(view, axis=1)) == bits(reduction(x[:, 1:], axis=1))
+
+
+@needs_torch
+@pytest.mark.parametrize("n", SIZES)
+def test_torch_dot_of_two_tensors_reads_them_in_place_with_the_hosts_bits(n):
+    # Two tensors: read where they lie through a table of their addresses, the result a
+    # tensor on their device with the canonical bits of the numpy arrays' dot.
+    x = random_array(np.float32, n, seed=n + 7)
+    y = random_array(np.float32, n, seed=n + 8)
+    tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+    dot = redlab.Reduction(map="x * y", combine="sum")
+    got = dot(tx, ty)
+    assert isinstance(got, torch.Tensor) and got.device == tx.device
+    assert bits(got) == bits(dot(x, y)) == bits(canonical(x * y, np.float32))
+    assert torch.equal(tx.cpu(), torch.from_numpy(x))  # the inputs are untouched
+
+
+@needs_torch
+def test_torch_reductions_of_several_tensors_match_the_host_along_every_axis():
+    shape = (257, 1031)
+    x = random_array(np.float32, 257 * 1031, seed=41).reshape(shape)
+    y = random_array(np.float32, 257 * 1031, seed=42).reshape(shape)
+    h = random_array(np.float16, 257 * 1031, seed=43).reshape(shape)
+    d = random_array(np.float64, 257 * 1031, seed=44).reshape(shape)
+    i = random_array(np.int32, 257 * 1031, seed=45).reshape(shape)
+    cases = [
+        (redlab.Reduction(map="x * y", combine="sum"), (x, y)),
+        (redlab.Reduction(map="abs(x - y)", combine="max"), (d, h)),
+        (redlab.Reduction(map="x > y ? 1 : 0", combine="sum", dtype="i64"), (i, x)),
+        (redlab.Reduction(map="x * y + z", combine="argmin"), (x, y, d)),
+        (redlab.Reduction(map="x * y", combine="sum", post="sqrt(abs(r))"), (d, d)),
+        (redlab.Reduction(map="x + y", combine="max(a, b)", identity="-inf"), (x, y)),
+        (redlab.Reduction(map="x * y + i", combine="sum", dtype="f64"), (x, y)),
+    ]
+    for reduction, hosts in cases:
+        tensors = [torch.from_numpy(a).cuda() for a in hosts]
+        for axis in [None, 0, 1, (0, 1)]:
+            got = reduction(*tensors, axis=axis)
+            assert isinstance(got, torch.Tensor) and got.is_cuda, (reduction, axis)
+            want = reduction(*hosts, axis=axis)
+            assert bits(got) == bits(want), (reduction, axis)
+        # Views whose start is off a 16-byte boundary, or whose layouts differ, are
+        # copied to the host first: the same bits all the same.
+        views = [t[:, 1:] for t in tensors]
+        want = reduction(*[a[:, 1:] for a in hosts], axis=1)
+        assert bits(reduction(*views, axis=1)) == bits(want)
+        mixed = [tensors[0].t().contiguous().t()] + tensors[1:]
+        assert bits(reduction(*mixed, axis=0)) == bits(reduction(*hosts, axis=0))
+
+
+@needs_torch
+def test_several_tensors_keep_the_callers_stream_order():
+    # The inputs are written on a side stream just before the call: the reduction must
+    # see those values, not what the memory held before.
+    n = 1 << 22
+    x = random_array(np.float32, n, seed=3)
+    y = random_array(np.float32, n, seed=4)
+    side = torch.cuda.Stream()
+    dot = redlab.Reduction(map="x * y", combine="sum")
+    with torch.cuda.stream(side):
+        tx = torch.zeros(n, device="cuda")
+        ty = torch.zeros(n, device="cuda")
+        tx.copy_(torch.from_numpy(x).pin_memory(), non_blocking=True)
+        ty.copy_(torch.from_numpy(y).pin_memory(), non_blocking=True)
+        got = dot(tx, ty)
+    assert bits(got) == bits(dot(x, y))
+
+
+@needs_torch
+def test_several_tensors_of_other_shapes_or_devices_are_value_errors():
+    dot = redlab.Reduction(map="x * y", combine="sum")
+    t = torch.ones(8, device="cuda")
+    with pytest.raises(ValueError):
+        dot(t, torch.ones(9, device="cuda"))
+    with pytest.raises(ValueError):
+        dot(t, t, device="cpu")
+
+
+@needs_cupy
+def test_cupy_dot_of_two_arrays_reads_them_in_place_with_the_hosts_bits():
+    x = random_array(np.float32, 2**20 + 3, seed=5)
+    y = random_array(np.float32, 2**20 + 3, seed=6)
+    dot = redlab.Reduction(map="x * y", combine="sum")
+    got = dot(cupy.asarray(x), cupy.asarray(y))
+    assert isinstance(got, cupy.ndarray)
+    assert bits(got) == bits(dot(x, y))
+    rows = redlab.Reduction(map="x * y", combine="sum")
+    a, b = x[: 1024 * 1024].reshape(1024, 1024), y[: 1024 * 1024].reshape(1024, 1024)
+    for axis in [0, 1]:
+        got = rows(cupy.asarray(a), cupy.asarray(b), axis=axis)
+        assert bits(got) == bits(rows(a, b, axis=axis))

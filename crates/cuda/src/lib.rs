@@ -22,6 +22,7 @@ pub mod graph;
 mod graph_segments;
 pub mod kernel_cache;
 mod mapped;
+mod mapped_addressed;
 pub mod memory;
 mod modules;
 pub mod nccl;

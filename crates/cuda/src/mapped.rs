@@ -6,6 +6,7 @@
 
 use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, DType, Error, Outcome, Value};
+use redlab_expr::codegen::InputLayout;
 use redlab_expr::{host, Reduction};
 use redlab_kernels::assembly::Target;
 use redlab_kernels::mapped;
@@ -18,11 +19,11 @@ use crate::{backend_error, CudaDevice, DeviceInput};
 
 /// What a mapped launch needs: the kernel, the problem over mapped values, section 2,
 /// and the parameters.
-struct MappedLaunch {
-    variant: Variant,
-    problem: redlab_core::Problem,
-    decls: String,
-    params: Vec<(&'static str, u32)>,
+pub(crate) struct MappedLaunch {
+    pub(crate) variant: Variant,
+    pub(crate) problem: redlab_core::Problem,
+    pub(crate) decls: String,
+    pub(crate) params: Vec<(&'static str, u32)>,
 }
 
 impl CudaDevice {
@@ -44,13 +45,15 @@ impl CudaDevice {
 
     /// The production kernel, its parameters and declarations for `reduction` over `n`.
     /// `overrides` replace parameters by name (`bench --map --param`).
-    fn mapped_launch(
+    /// `layout` says where the kernel finds the inputs.
+    pub(crate) fn mapped_launch(
         &self,
         reduction: &Reduction,
         n: usize,
         overrides: &[(&str, u32)],
+        layout: InputLayout,
     ) -> Result<MappedLaunch, Error> {
-        let (problem, decls) = mapped::decls(reduction).map_err(Error::Shape)?;
+        let (problem, decls) = mapped::decls_for(reduction, layout).map_err(Error::Shape)?;
         let variant = mapped::variant().map_err(backend_error)?;
         let choice = self.auto(&problem, n);
         let mut pairs = mapped::params(&problem, &choice.variant, &choice.param_pairs());
@@ -96,7 +99,7 @@ impl CudaDevice {
         input: &DeviceInput,
         overrides: &[(&str, u32)],
     ) -> Result<Outcome, Error> {
-        let launch = self.mapped_launch(reduction, input.len, overrides)?;
+        let launch = self.mapped_launch(reduction, input.len, overrides, InputLayout::Packed)?;
         let run = self
             .run_with(
                 &launch.variant,
@@ -130,7 +133,7 @@ impl CudaDevice {
     ) -> Result<GraphRun, RunError> {
         let n = inputs.first().map_or(0, |i| i.len);
         let launch = self
-            .mapped_launch(reduction, n, overrides)
+            .mapped_launch(reduction, n, overrides, InputLayout::Packed)
             .map_err(|e| RunError::Device(e.to_string()))?;
         self.graph_run_with(
             &launch.variant,

@@ -393,6 +393,54 @@ fn maps_of_several_inputs_build_into_the_segment_kernels_with_their_regions() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn several_tensors_read_by_address_build_into_the_production_and_segment_kernels() {
+    require_nvrtc();
+    // Tensors already on the device: the kernel's buffer is a table of their addresses,
+    // which the CUDA translation casts back to pointers.
+    let variant = redlab_kernels::mapped::variant().expect("registered");
+    for (map, combine, types) in [
+        ("x * y", "sum", &[DType::F32, DType::F32][..]),
+        ("x * y", "sum", &[DType::F64, DType::F64]),
+        ("abs(x - y)", "argmax", &[DType::F64, DType::F16]),
+        ("x > y ? 1 : 0", "sum", &[DType::I32, DType::BF16]),
+        (
+            "x * y + z * i",
+            "sum",
+            &[DType::F32, DType::F32, DType::F32],
+        ),
+    ] {
+        let reduction = redlab_expr::Reduction::builder(map, combine)
+            .build(types)
+            .expect("builds");
+        let (problem, decls) =
+            redlab_kernels::mapped_addressed::decls(&reduction).expect("declares");
+        let params = redlab_kernels::mapped::params(&problem, &variant, &[]);
+        for params in [params.as_slice(), &[]] {
+            let assembled = redlab_kernels::assembly::assemble_with(
+                &variant,
+                &problem,
+                &decls.source,
+                params,
+                &[],
+                Target::Cuda,
+                true,
+            )
+            .expect("assembles");
+            compile::compile(&assembled.source, variant.file, "sm_90")
+                .unwrap_or_else(|f| panic!("{map}:\n{}", f.log));
+        }
+        match redlab_kernels::mapped_addressed::segments(&reduction, Target::Cuda) {
+            Ok((_, assembled)) => compile::compile(&assembled.source, "segments.cl", "sm_90")
+                .map(drop)
+                .unwrap_or_else(|f| panic!("{map}:\n{}", f.log)),
+            // The index has no place in the segment kernels.
+            Err(e) => assert!(map.contains('i') && e.contains("index"), "{map}: {e}"),
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn float_sums_of_several_inputs_load_whole_words_along_rows_and_columns() {
     require_nvrtc();
     // Float sums of mapped f32 values read full rows of 128–1024 elements, and columns,

@@ -9,6 +9,8 @@
 //! - Signed integer arithmetic goes through `ulong`, where C defines wrapping.
 //! - Inputs share one buffer: input k starts at byte `off_k`, each region padded to 256
 //!   bytes ([`region_offsets`]); the kernel knows `n`, so the offsets cost no argument.
+//!   Inputs that already lie in device memory are read where they are instead: the
+//!   kernel's buffer is then a table of their addresses ([`InputLayout::Addressed`]).
 
 use std::fmt::Write;
 
@@ -28,6 +30,32 @@ pub fn region_offsets(inputs: &[DType], n: usize) -> (Vec<usize>, usize) {
         at += (n * d.size_bytes()).div_ceil(REGION_ALIGN) * REGION_ALIGN;
     }
     (offsets, at)
+}
+
+/// Where the kernel finds each input of a map: `RL_REGION(in, k, off)` is the first
+/// byte of input `k`, given the packed layout's offset `off` of its region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputLayout {
+    /// The inputs packed into the kernel's buffer, region after region
+    /// ([`region_offsets`]): what the library uploads from host arrays.
+    Packed,
+    /// The kernel's buffer holds one 64-bit device address per input, and each input is
+    /// read where it lies (several tensors already on a CUDA device, without a copy).
+    /// Each address must be 16-byte aligned, as packed regions are, so whole-word loads
+    /// stay aligned.
+    Addressed,
+}
+
+impl InputLayout {
+    /// The definition of `RL_REGION` for this layout.
+    pub fn region_macro(self) -> &'static str {
+        match self {
+            InputLayout::Packed => "#define RL_REGION(in, k, off) ((in) + (off))\n",
+            InputLayout::Addressed => {
+                "#define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n"
+            }
+        }
+    }
 }
 
 /// The C type a value of `ty` is held in.
@@ -114,14 +142,16 @@ pub fn map_function(map: &Node, inputs: &[DType]) -> String {
     );
     for (k, d) in inputs.iter().enumerate() {
         let load = match d {
-            DType::F16 => "vload_half(i, (const __global half*)(in + off))".to_string(),
-            DType::BF16 => {
-                "as_float(((uint)((const __global ushort*)(in + off))[i]) << 16)".to_string()
+            DType::F16 => {
+                format!("vload_half(i, (const __global half*)RL_REGION(in, {k}, off))")
             }
+            DType::BF16 => format!(
+                "as_float(((uint)((const __global ushort*)RL_REGION(in, {k}, off))[i]) << 16)"
+            ),
             other => {
                 let storage = storage(*other);
                 let widened = c_type(Ty::of_dtype(*other));
-                format!("({widened})((const __global {storage}*)(in + off))[i]")
+                format!("({widened})((const __global {storage}*)RL_REGION(in, {k}, off))[i]")
             }
         };
         let _ = writeln!(
@@ -150,7 +180,7 @@ pub fn map_word_function(map: &Node, inputs: &[DType], wv: usize) -> String {
     for (k, d) in inputs.iter().enumerate() {
         let size = d.size_bytes();
         let bytes = wv * size;
-        let at = format!("(in + off + e * {size})");
+        let at = format!("(RL_REGION(in, {k}, off) + e * {size})");
         // The raw bits of this input's wv elements, as 32-bit words (or one ushort).
         match bytes {
             2 => {

@@ -24,6 +24,7 @@ pub mod codec;
 pub mod driver;
 pub mod generate;
 pub mod mapped;
+pub mod mapped_addressed;
 pub mod mapped_segments;
 pub mod optype;
 pub mod registry;

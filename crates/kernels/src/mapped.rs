@@ -10,7 +10,7 @@
 use redlab_core::{ArrayRef, DType, Packed, Problem};
 use redlab_expr::codegen::{
     helpers, map_bits_function, map_function, map_word_function, post_function, region_offsets,
-    storage, uses_f64, uses_index,
+    storage, uses_f64, uses_index, InputLayout,
 };
 use redlab_expr::types::{result_dtype, Ty};
 use redlab_expr::{Combine, Reduction};
@@ -38,13 +38,20 @@ pub const FLOAT_PARAMS: &[(&str, u32)] = &[
 /// CPU and under CUDA's defaults.
 pub const OPENCL_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
 
-/// The problem a reduction's kernel computes and its section-2 declarations.
+/// The problem a reduction's kernel computes and its section-2 declarations, for inputs
+/// packed into the kernel's buffer ([`pack`]).
 pub fn decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
+    decls_for(reduction, InputLayout::Packed)
+}
+
+/// [`decls`] for inputs laid out as `layout` says.
+pub fn decls_for(reduction: &Reduction, layout: InputLayout) -> Result<(Problem, OpType), String> {
     let problem = match &reduction.combine {
         Combine::Builtin(p) => *p,
-        Combine::Custom { .. } => return custom_decls(reduction),
+        Combine::Custom { .. } => return custom_decls(reduction, layout),
     };
     let mut text = helpers(uses_f64(&reduction.map, &reduction.inputs));
+    text.push_str(layout.region_macro());
     text.push_str(&map_function(&reduction.map, &reduction.inputs));
     if let Some(wv) = map_word_elements(&problem) {
         text.push_str(&map_word_function(&reduction.map, &reduction.inputs, wv));
@@ -78,7 +85,7 @@ fn map_word_elements(problem: &Problem) -> Option<usize> {
 /// `OP_CUSTOM` keeps the kernel on the canonical path (lanes, halving fold, aligned
 /// tree) with the operands in order. The problem returned stands in for the layout of
 /// partials only: a sum over the accumulator type has the same size and encoding.
-fn custom_decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
+fn custom_decls(reduction: &Reduction, layout: InputLayout) -> Result<(Problem, OpType), String> {
     use redlab_expr::codegen::{c_type, constant, convert, expr};
     use redlab_expr::types::Ty;
     let Combine::Custom {
@@ -107,6 +114,7 @@ fn custom_decls(reduction: &Reduction) -> Result<(Problem, OpType), String> {
         "typedef uchar in_t;\ntypedef {acc_c} val_t;\ntypedef val_t acc_t;\n"
     ));
     s.push_str(&helpers(fp64));
+    s.push_str(layout.region_macro());
     s.push_str(&map_function(&reduction.map, &reduction.inputs));
     s.push_str(&format!(
         "#define IDENTITY ((acc_t){})\n",
@@ -178,7 +186,7 @@ pub fn segments(reduction: &Reduction, target: Target) -> Result<(Problem, Assem
             if count == 1 { "" } else { "s" }
         ));
     }
-    assemble_mapped_segments(reduction, target)
+    assemble_mapped_segments(reduction, target, InputLayout::Packed)
 }
 
 /// Bytes before the first input's region in the buffer of [`pack_for_segments`]: the
@@ -201,7 +209,7 @@ pub fn segments_packed(
             reduction.map_text
         ));
     }
-    assemble_mapped_segments(reduction, target)
+    assemble_mapped_segments(reduction, target, InputLayout::Packed)
 }
 
 /// Several inputs of one length for [`segments_packed`]'s kernels: a header of
@@ -216,11 +224,12 @@ pub fn pack_for_segments(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Vec<
     packed
 }
 
-fn assemble_mapped_segments(
+pub(crate) fn assemble_mapped_segments(
     reduction: &Reduction,
     target: Target,
+    layout: InputLayout,
 ) -> Result<(Problem, Assembled), String> {
-    let (problem, source) = segment_decls(reduction)?;
+    let (problem, source) = segment_decls(reduction, layout)?;
     let mut assembled = assemble_segments_with(&problem, &source, &[], target, "")?;
     if target == Target::OpenCl {
         assembled.options = OPENCL_OPTIONS.into();
@@ -229,8 +238,8 @@ fn assemble_mapped_segments(
 }
 
 /// Section 2 of the mapped segment kernels, with the problem over mapped values.
-fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
-    let (problem, decls) = decls(reduction)?;
+fn segment_decls(reduction: &Reduction, layout: InputLayout) -> Result<(Problem, String), String> {
+    let (problem, decls) = decls_for(reduction, layout)?;
     let mut source = decls.source.clone();
     // One input starts at offset 0, so `rl_map` needs no length: 0 stands in for the
     // kernel's `n`. Several inputs sit in regions `rl_map` finds from the length, which
@@ -242,7 +251,13 @@ fn segment_decls(reduction: &Reduction) -> Result<(Problem, String), String> {
     // [`loads_words`]). Regions start at 256-byte boundaries of a buffer the library
     // allocates, so an `e` that is a multiple of 4 makes every such load aligned. One
     // input reads the caller's memory as it lies, aligned to its elements only.
-    if reduction.inputs.len() > 1 {
+    if layout == InputLayout::Addressed {
+        // The buffer is the table of the inputs' addresses: no length to find.
+        source.push_str(
+            "#undef lift\n#define lift(p, i) lift_n((p), (i), 0)\n\
+             #define SEG_MAP_WORD(p, e, out) rl_map_word((const __global uchar*)(p), (e), 0, (out))\n",
+        );
+    } else if reduction.inputs.len() > 1 {
         source.push_str(&format!(
             "#undef lift\n#define lift(p, i) lift_n((p) + {SEGMENTS_PACK_HEADER}, (i), \
              ((const __global ulong*)(p))[0])\n\
@@ -370,7 +385,7 @@ pub fn segments_to_result(
             reduction.describe()
         )
     })?;
-    let (problem, source) = segment_decls(reduction)?;
+    let (problem, source) = segment_decls(reduction, InputLayout::Packed)?;
     let source = source + &in_place.post;
     Ok((
         problem,
@@ -587,7 +602,7 @@ mod tests {
             let r = Reduction::builder(map, combine)
                 .build(inputs)
                 .expect("builds");
-            let (_, source) = segment_decls(&r).expect("declares");
+            let (_, source) = segment_decls(&r, InputLayout::Packed).expect("declares");
             (loads_words(&r), source.contains("#define SEG_MAP_WORD"))
         };
         let (f32, f64, f16) = (DType::F32, DType::F64, DType::F16);

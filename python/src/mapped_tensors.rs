@@ -1,0 +1,140 @@
+//! User-defined reductions over CUDA tensors read where they lie (DLPack capsules, one
+//! per input the map names): one input is its own packed buffer; several are read
+//! through a table of their addresses ([`redlab_cuda::CudaDevice::address_inputs`]), so
+//! a dot product of two torch tensors copies neither. Inputs the kernels cannot read in
+//! place (host tensors, starts off a 16-byte boundary, differing layouts, a map over
+//! `i` along axes) get `None`, and the Python side copies them to the host as before.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use redlab::segmented::Selection;
+use redlab::DType;
+use redlab_kernels::mapped::{loads_words, maps_inputs_on_device};
+use redlab_kernels::mapped_addressed::ADDRESS_ALIGN;
+use redlab_kernels::segments::SegmentJob;
+
+use crate::devices;
+use crate::dlpack::{self, Place};
+use crate::errors;
+use crate::host::HostView;
+use crate::outputs::PyResultTuple;
+use crate::reduce::{axis_plan, shaped, to_python, whole, Computed};
+
+/// A user-defined reduction (`map`, `combine`, optional `identity`, `post`, `acc`) over
+/// the CUDA tensors of `capsules`, along `axes` (`None`: all), after the caller's
+/// `stream`. `None` where the tensors cannot be read in place.
+#[pyfunction]
+#[pyo3(signature = (map, combine, identity, post, acc, capsules, axes, keepdims, stream))]
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_mapped_dlpack(
+    py: Python<'_>,
+    map: &str,
+    combine: &str,
+    identity: Option<&str>,
+    post: Option<&str>,
+    acc: Option<&str>,
+    capsules: Vec<Bound<'_, PyAny>>,
+    axes: Option<Vec<isize>>,
+    keepdims: bool,
+    stream: u64,
+) -> PyResult<Option<PyResultTuple>> {
+    let mut views = Vec::with_capacity(capsules.len());
+    let mut ordinal = None;
+    for (k, capsule) in capsules.iter().enumerate() {
+        let tensor = dlpack::read(capsule)?;
+        let Place::Cuda(this) = tensor.place else {
+            return Ok(None);
+        };
+        if ordinal.is_some_and(|o| o != this) {
+            return Err(PyValueError::new_err(format!(
+                "input {k} is on cuda:{this}, input 0 on cuda:{}",
+                ordinal.unwrap_or(0)
+            )));
+        }
+        ordinal = Some(this);
+        views.push(HostView::new(
+            tensor.address as usize,
+            tensor.dtype,
+            tensor.dims,
+            tensor.byte_strides,
+        )?);
+    }
+    let (Some(ordinal), Some(first)) = (ordinal, views.first()) else {
+        return Ok(None);
+    };
+    for (k, v) in views.iter().enumerate().skip(1) {
+        if v.layout.dims != first.layout.dims {
+            return Err(PyValueError::new_err(format!(
+                "input {k} has shape {:?}, input 0 has {:?}",
+                v.layout.dims, first.layout.dims
+            )));
+        }
+    }
+    let types: Vec<DType> = views.iter().map(|v| v.dtype).collect();
+    let reduction = crate::what::build_reduction(map, combine, identity, post, acc, &types)?;
+    // Every input read with the same element offsets from a 16-byte boundary.
+    let in_place = first.count() > 0
+        && views.iter().all(|v| {
+            v.start() as u64 % ADDRESS_ALIGN == 0
+                && v.layout.strides == first.layout.strides
+                && v.layout.offset == first.layout.offset
+        });
+    if !in_place {
+        return Ok(None);
+    }
+    let device = devices::device(&format!("cuda:{ordinal}"))?;
+    let cuda = device
+        .cuda()
+        .ok_or_else(|| errors::device("not a CUDA device"))?;
+    let all = whole(&axes, keepdims);
+    let computed = py.allow_threads(|| -> PyResult<Option<Computed>> {
+        // SAFETY: the caller's stream on this device.
+        unsafe { cuda.synchronize_stream(stream) }.map_err(errors::device)?;
+        let n = first.count();
+        let inputs: Vec<(u64, DType)> = views.iter().map(|v| (v.start() as u64, v.dtype)).collect();
+        if all && first.flat {
+            let outcome = if let [(address, dtype)] = inputs[..] {
+                // One input is its own packed buffer.
+                // SAFETY: the tensor's n elements lie at `address` on this device, and
+                // the caller holds it for the call.
+                let mut input =
+                    unsafe { cuda.device_resident(address, n, dtype) }.map_err(errors::device)?;
+                input.dtype = DType::U8;
+                cuda.run_mapped(&reduction, &input)
+            } else {
+                // SAFETY: as above, for each input.
+                let table = unsafe { cuda.address_inputs(&reduction, &inputs, n) }
+                    .map_err(|e| errors::from_core(&e))?;
+                cuda.run_mapped_addressed(&reduction, &table)
+            };
+            let outcome = outcome.map_err(|e| errors::from_core(&e))?;
+            return Ok(Some(Computed::Scalar(outcome.value)));
+        }
+        // Along axes: several inputs through the segment kernels, where the outputs
+        // step evenly through the tensors (one input takes the statistics' path).
+        let Some(problem) = reduction.problem() else {
+            return Ok(None);
+        };
+        if inputs.len() < 2 || !maps_inputs_on_device(&reduction) {
+            return Ok(None);
+        }
+        let plan = axis_plan(first, axes.as_deref(), keepdims)?;
+        let Some(job) = SegmentJob::new(Selection::Axes(&plan)) else {
+            return Ok(None);
+        };
+        let job = job
+            .for_device(cuda.capabilities().max_work_group)
+            .for_mapped(problem, loads_words(&reduction));
+        // SAFETY: the tensors' spans lie at their addresses, held for the call.
+        let table = unsafe { cuda.address_inputs(&reduction, &inputs, first.span()) }
+            .map_err(|e| errors::from_core(&e))?;
+        let (values, _) = cuda
+            .mapped_segment_results_addressed(&reduction, &table, &job)
+            .and_then(|r| r.values())
+            .map_err(errors::device)?;
+        let n = plan.segment_len();
+        let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
+        Ok(Some(shaped(values, &plan, all, "f64")))
+    })?;
+    computed.map(|c| to_python(py, c, "reduce")).transpose()
+}
