@@ -3,13 +3,14 @@
 # addresses): its CUDA tests, the new ones under compute-sanitizer, and the per-call
 # time of a two-tensor dot beside torch.dot (and redlab.sum beside torch.sum).
 # Usage, on the GPU machine: scripts/gpu_python_tensors.sh WHEEL OUT
+#   PYTEST_K  (optional) runs only the CUDA tests it selects (pytest -k)
 set -uo pipefail
 wheel="$1" out="$2"
 mkdir -p "$out"
 rm -f "$out/failed"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
 python3 -m pip install -q --no-deps --force-reinstall "$wheel" 2>&1 | tail -n 3
-python3 -m pytest -q --durations=8 python/tests/test_cuda.py 2>&1 | tee "$out/pytest-cuda.txt" | tail -n 15
+python3 -m pytest -q --durations=8 python/tests/test_cuda.py ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tee "$out/pytest-cuda.txt" | tail -n 15
 [ "${PIPESTATUS[0]}" -eq 0 ] || echo pytest >>"$out/failed"
 for tool in memcheck racecheck; do
   echo "== $tool"

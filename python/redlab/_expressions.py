@@ -1,6 +1,8 @@
 """User-defined reductions: a map per element and a combine, written once in redlab's
 expression language (docs/expressions.md) and run on any device."""
 
+import math
+
 import numpy as np
 
 from . import _arrays
@@ -27,6 +29,7 @@ class Reduction:
         self.post = post
         self.dtype = dtype
         self._key = (None, None)
+        self._stream_type = (None, None)
 
     def __repr__(self):
         return f"Reduction(map={self.map!r}, combine={self.combine!r})"
@@ -80,6 +83,10 @@ class Reduction:
             return None
         _reductions._check_device(place, device)
         stream = _arrays.current_stream(first, lib)
+        if axis is None and not keepdims:
+            out = self._enqueue(arrays, place[1], lib, stream)
+            if out is not None:
+                return out
         capsules = []
         for a in arrays:
             if _arrays.dlpack_place(a) is None:
@@ -95,6 +102,53 @@ class Reduction:
         if triple is None:
             return None
         return _arrays.to_framework(_result(triple), first, lib)
+
+    def _enqueue(self, arrays, ordinal, lib, stream):
+        """Whole contiguous tensors of one framework, device and shape: one launch on
+        the caller's stream into a 0-d result tensor, nothing waited for. None where
+        that path does not apply."""
+        inputs = []
+        shape = tuple(arrays[0].shape)
+        for a in arrays:
+            if _arrays.framework(a) != lib or tuple(a.shape) != shape:
+                return None
+            if lib == "torch":
+                if not a.is_cuda or a.device.index != ordinal or not a.is_contiguous():
+                    return None
+                address, element = a.data_ptr(), str(a.dtype).replace("torch.", "")
+            else:
+                if a.device.id != ordinal or not a.flags.c_contiguous:
+                    return None
+                address, element = a.data.ptr, a.dtype.name
+            inputs.append((address, _arrays.type_name(element)))
+        n = math.prod(shape)
+        elements = [e for _, e in inputs]
+        fields = (self.map, self.combine,
+                  None if self.identity is None else str(self.identity),
+                  None if self.post is None else str(self.post),
+                  None if self.dtype is None else _arrays.type_name(self.dtype))
+        key = (fields, tuple(elements), ordinal)
+        if self._stream_type[0] != key:
+            self._stream_type = (key, _native.enqueue_tensors_dtype(*fields, elements, ordinal))
+        result_type = self._stream_type[1]
+        if result_type is None or n == 0:
+            return None
+        numpy_type = np.dtype(_arrays.NUMPY[result_type])
+        if lib == "torch":
+            import torch
+
+            out = arrays[0].new_empty((), dtype=getattr(torch, numpy_type.name))
+            result = out.data_ptr()
+        else:
+            import cupy
+
+            with arrays[0].device:
+                out = cupy.empty((), dtype=numpy_type)
+            result = out.data.ptr
+        if _native.enqueue_tensors_whole(*fields, inputs, n, ordinal, stream, result,
+                                         numpy_type.itemsize):
+            return out
+        return None
 
     def _one_input_key(self):
         """The native key of this reduction over one input (None where the map reads

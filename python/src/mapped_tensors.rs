@@ -4,11 +4,19 @@
 //! a dot product of two torch tensors copies neither. Inputs the kernels cannot read in
 //! place (host tensors, starts off a 16-byte boundary, differing layouts, a map over
 //! `i` along axes) get `None`, and the Python side copies them to the host as before.
+//!
+//! Whole contiguous tensors take the stream path first ([`enqueue_tensors_whole`]): one
+//! launch on the caller's stream that stores the result in a tensor the caller made,
+//! with nothing waited for, as `redlab.sum` does for one tensor.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use redlab::segmented::Selection;
 use redlab::DType;
+use redlab_cuda::StreamMapped;
 use redlab_kernels::mapped::{loads_words, maps_inputs_on_device};
 use redlab_kernels::mapped_addressed::ADDRESS_ALIGN;
 use redlab_kernels::segments::SegmentJob;
@@ -137,4 +145,116 @@ pub fn reduce_mapped_dlpack(
         Ok(Some(shaped(values, &plan, all, "f64")))
     })?;
     computed.map(|c| to_python(py, c, "reduce")).transpose()
+}
+
+/// Reductions prepared for the stream path, by their fields and input types.
+type Prepared = Mutex<HashMap<(String, Vec<DType>), Option<Arc<StreamMapped>>>>;
+
+/// Prepared reductions kept before the table starts over.
+const PREPARED_KEYS: usize = 256;
+
+/// The fields of a user-defined reduction, as [`crate::what::build_reduction`] takes them.
+type Fields<'a> = (
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
+
+/// The reduction of `fields` over inputs of `types`, prepared for
+/// [`redlab_cuda::CudaDevice::enqueue_addressed_whole`] once (parsed, its result type and
+/// kernel key worked out), as a call must cost microseconds. `None` where the result
+/// needs the host.
+fn prepared(fields: Fields<'_>, types: &[DType]) -> PyResult<Option<Arc<StreamMapped>>> {
+    static PREPARED: OnceLock<Prepared> = OnceLock::new();
+    let table = PREPARED.get_or_init(Default::default);
+    let (map, combine, identity, post, acc) = fields;
+    let text = [
+        map,
+        combine,
+        identity.unwrap_or(""),
+        post.unwrap_or(""),
+        acc.unwrap_or(""),
+    ]
+    .join("\u{1f}");
+    let key = (text, types.to_vec());
+    if let Some(found) = table.lock().ok().and_then(|t| t.get(&key).cloned()) {
+        return Ok(found);
+    }
+    let reduction = crate::what::build_reduction(map, combine, identity, post, acc, types)?;
+    let prepared = StreamMapped::addressed(&reduction).map(Arc::new);
+    if let Ok(mut t) = table.lock() {
+        if t.len() >= PREPARED_KEYS {
+            t.clear();
+        }
+        t.insert(key, prepared.clone());
+    }
+    Ok(prepared)
+}
+
+fn types(elements: &[String]) -> PyResult<Vec<DType>> {
+    elements.iter().map(|e| crate::what::dtype(e)).collect()
+}
+
+/// When a reduction of whole CUDA tensors of `elements` (one type per input) on device
+/// `ordinal` can be enqueued on the caller's stream: the type of its one result. `None`
+/// otherwise (one input, a custom combine, a result that needs the host).
+#[pyfunction]
+#[pyo3(signature = (map, combine, identity, post, acc, elements, ordinal))]
+pub fn enqueue_tensors_dtype(
+    map: &str,
+    combine: &str,
+    identity: Option<&str>,
+    post: Option<&str>,
+    acc: Option<&str>,
+    elements: Vec<String>,
+    ordinal: usize,
+) -> PyResult<Option<&'static str>> {
+    let prepared = prepared((map, combine, identity, post, acc), &types(&elements)?)?;
+    let device = devices::cuda(ordinal)?;
+    Ok(prepared
+        .filter(|_| device.cuda().is_some())
+        .map(|p| p.dtype().name()))
+}
+
+/// Enqueues the reduction over `inputs` (the device address and type of each whole
+/// contiguous tensor, `n` elements apiece) on the caller's `stream`, into the one
+/// result at `result` ([`enqueue_tensors_dtype`]'s type, `result_bytes` bytes). `false`
+/// where that does not apply: the caller then takes [`reduce_mapped_dlpack`].
+#[pyfunction]
+#[pyo3(signature = (map, combine, identity, post, acc, inputs, n, ordinal, stream, result, result_bytes))]
+#[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
+pub fn enqueue_tensors_whole(
+    py: Python<'_>,
+    map: &str,
+    combine: &str,
+    identity: Option<&str>,
+    post: Option<&str>,
+    acc: Option<&str>,
+    inputs: Vec<(u64, String)>,
+    n: usize,
+    ordinal: usize,
+    stream: u64,
+    result: u64,
+    result_bytes: usize,
+) -> PyResult<bool> {
+    let inputs = inputs
+        .into_iter()
+        .map(|(address, element)| Ok((address, crate::what::dtype(&element)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let types: Vec<DType> = inputs.iter().map(|(_, d)| *d).collect();
+    let Some(prepared) = prepared((map, combine, identity, post, acc), &types)? else {
+        return Ok(false);
+    };
+    let device = devices::cuda(ordinal)?;
+    let cuda = device
+        .cuda()
+        .ok_or_else(|| errors::device("not a CUDA device"))?;
+    // SAFETY: the caller passes live contiguous tensors of this device with `n` elements
+    // each, a result tensor of `result_bytes` bytes, and its current stream.
+    let enqueued = py.allow_threads(|| unsafe {
+        cuda.enqueue_addressed_whole(&prepared, &inputs, n, stream, (result, result_bytes))
+    });
+    crate::stream_stats::enqueued(enqueued)
 }

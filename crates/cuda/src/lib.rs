@@ -106,6 +106,9 @@ pub struct CudaDevice {
     /// Whole-array mapped reductions of the stream path, planned once per reduction and
     /// length (`stream_whole`).
     whole_launches: Mutex<stream_whole::WholeLaunches>,
+    /// Tables of input addresses already on the device, by their bytes
+    /// (`mapped_addressed`).
+    address_tables: Mutex<mapped_addressed::AddressTables>,
 }
 
 // SAFETY: driver handles may be used from any thread once the context is made current,
@@ -162,6 +165,7 @@ impl CudaDevice {
             output_functions: Mutex::new(Default::default()),
             output_scratch: Mutex::new(Default::default()),
             whole_launches: Mutex::new(Default::default()),
+            address_tables: Mutex::new(Default::default()),
         })
     }
 
@@ -250,15 +254,30 @@ impl CudaDevice {
         first_pass: bool,
         names: &[&str],
     ) -> Result<Vec<sys::CUfunction>, RunError> {
-        let assembled = match decls {
-            None => assembly::assemble(variant, problem, params, &[], Target::Cuda, first_pass),
-            Some(d) => {
-                assembly::assemble_with(variant, problem, d, params, &[], Target::Cuda, first_pass)
+        // What the source is assembled from: a call that built it once finds its
+        // functions without assembling it again.
+        let arch = self.query.arch();
+        let key = format!(
+            "{arch}\n{}\n{problem:?}\n{params:?}\n{first_pass}\n{names:?}\n{}",
+            variant.name,
+            decls.unwrap_or("")
+        );
+        self.modules.memoized(&key, || {
+            let assembled = match decls {
+                None => assembly::assemble(variant, problem, params, &[], Target::Cuda, first_pass),
+                Some(d) => assembly::assemble_with(
+                    variant,
+                    problem,
+                    d,
+                    params,
+                    &[],
+                    Target::Cuda,
+                    first_pass,
+                ),
             }
-        }
-        .map_err(RunError::Device)?;
-        self.modules
-            .functions(&assembled.source, &self.query.arch(), names)
+            .map_err(RunError::Device)?;
+            self.modules.functions(&assembled.source, &arch, names)
+        })
     }
 
     /// Runs `variant` over a device input. `params` overrides parameter defaults.
@@ -579,6 +598,9 @@ impl Drop for CudaDevice {
         }
         if let Ok(mut launches) = self.whole_launches.lock() {
             launches.clear();
+        }
+        if let Ok(mut tables) = self.address_tables.lock() {
+            tables.clear();
         }
         if let Ok(mut scratch) = self.output_scratch.lock() {
             scratch.clear();

@@ -24,6 +24,7 @@ use std::collections::HashMap;
 
 use cudarc::driver::{result, sys};
 use redlab_core::{DType, Packed, Problem};
+use redlab_expr::codegen::InputLayout;
 use redlab_expr::Reduction;
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::codec::Codec;
@@ -68,6 +69,9 @@ pub struct StreamMapped {
     /// Whether the segment kernels may map it ([`mapped::guarded_on_cuda`]
     /// says why some may not), worked out once rather than per call.
     along_axes: bool,
+    /// Where the kernels find the inputs: the one input itself, or a table of several
+    /// inputs' addresses ([`StreamMapped::addressed`], whole arrays only).
+    layout: InputLayout,
 }
 
 impl StreamMapped {
@@ -85,7 +89,35 @@ impl StreamMapped {
             )),
             reduction: reduction.clone(),
             along_axes: !mapped::guarded_on_cuda(reduction),
+            layout: InputLayout::Packed,
         })
+    }
+
+    /// A reduction of several inputs read by address, for
+    /// [`CudaDevice::enqueue_addressed_whole`]: whole arrays only. `None` where the
+    /// result needs the host or the reduction reads fewer than two inputs.
+    pub fn addressed(reduction: &Reduction) -> Option<Self> {
+        if reduction.inputs.len() < 2 {
+            return None;
+        }
+        let whole = mapped::whole_to_result_for(reduction, InputLayout::Addressed).ok()?;
+        Some(StreamMapped {
+            problem: *reduction.problem()?,
+            dtype: whole.dtype,
+            key: OutputKernels::Mapped(format!(
+                "addressed: {} over {:?}",
+                reduction.describe(),
+                reduction.inputs
+            )),
+            reduction: reduction.clone(),
+            along_axes: false,
+            layout: InputLayout::Addressed,
+        })
+    }
+
+    /// Where the kernels find the inputs.
+    pub(crate) fn layout(&self) -> InputLayout {
+        self.layout
     }
 
     /// The type of each output's result in the caller's array (after `post`).
@@ -224,6 +256,11 @@ impl CudaDevice {
         result: u64,
         result_bytes: usize,
     ) -> Result<(), RunError> {
+        if mapped.layout != InputLayout::Packed {
+            return Err(RunError::Skipped(
+                "several inputs by address reduce whole arrays on the stream path".into(),
+            ));
+        }
         if !mapped.along_axes {
             // Guarded (`REDLAB_CUDA_MAP_GUARD=on`): the caller's waiting path maps these
             // on the host.

@@ -14,12 +14,16 @@
 //! itself (a float mean) keeps the plain sum's kernel and tuned parameters, with its
 //! raw-word loads. The result's bits are the
 //! segment kernels' (one output in its own canonical order, the same `post` over the
-//! same count), as the Python tests check against the host.
+//! same count), as the Python tests check against the host. Several inputs already on
+//! the device take the same launch with a table of their addresses as its buffer
+//! ([`CudaDevice::enqueue_addressed_whole`]).
 
 use std::collections::HashMap;
 
 use cudarc::driver::sys;
-use redlab_kernels::{mapped, RunError};
+use redlab_core::DType;
+use redlab_expr::codegen::InputLayout;
+use redlab_kernels::{mapped, mapped_addressed, RunError};
 
 use crate::memory::Timeline;
 use crate::{CudaDevice, StreamMapped};
@@ -54,7 +58,8 @@ impl CudaDevice {
         if let Some(launch) = lock()?.get(key).and_then(|by_length| by_length.get(&n)) {
             return Ok(*launch);
         }
-        let whole = mapped::whole_to_result(prepared.reduction()).map_err(RunError::Skipped)?;
+        let whole = mapped::whole_to_result_for(prepared.reduction(), prepared.layout())
+            .map_err(RunError::Skipped)?;
         let problem = whole.problem;
         let variant = mapped::variant().map_err(RunError::Device)?;
         let choice = self.auto(&problem, n);
@@ -112,6 +117,56 @@ impl CudaDevice {
         if n == 0 {
             return Err(RunError::Skipped("an empty input has no launch".into()));
         }
+        if prepared.layout() != InputLayout::Packed {
+            return Err(RunError::Skipped(
+                "several inputs enqueue through their address table".into(),
+            ));
+        }
+        // SAFETY: the caller's promise.
+        unsafe { self.enqueue_whole_launch(prepared, input, n, stream, (result, result_bytes)) }
+    }
+
+    /// Enqueues `prepared` (from [`StreamMapped::addressed`]) over the `n` elements of
+    /// each of `inputs` (device address and type, one per input of its map) on `stream`,
+    /// as [`CudaDevice::enqueue_mapped_whole`] does for one input. The inputs are read
+    /// where they lie through a table of their addresses kept on the device
+    /// ([`CudaDevice::kept_address_table`]); [`RunError::Skipped`] where none can be
+    /// kept, or an input is not 16-byte aligned.
+    ///
+    /// # Safety
+    /// As [`CudaDevice::enqueue_mapped_whole`], for every input.
+    pub unsafe fn enqueue_addressed_whole(
+        &self,
+        prepared: &StreamMapped,
+        inputs: &[(u64, DType)],
+        n: usize,
+        stream: u64,
+        (result, result_bytes): (u64, usize),
+    ) -> Result<(), RunError> {
+        if n == 0 {
+            return Err(RunError::Skipped("an empty input has no launch".into()));
+        }
+        if prepared.layout() != InputLayout::Addressed {
+            return Err(RunError::Skipped("one input is its own buffer".into()));
+        }
+        mapped_addressed::check(prepared.reduction(), inputs).map_err(RunError::Skipped)?;
+        let table = self.kept_address_table(inputs)?;
+        // SAFETY: the caller's promise for the inputs; kept tables live with the device.
+        unsafe { self.enqueue_whole_launch(prepared, table, n, stream, (result, result_bytes)) }
+    }
+
+    /// The one launch of `prepared` over `input` (its input, or its table).
+    ///
+    /// # Safety
+    /// As [`CudaDevice::enqueue_mapped_whole`].
+    unsafe fn enqueue_whole_launch(
+        &self,
+        prepared: &StreamMapped,
+        input: u64,
+        n: usize,
+        stream: u64,
+        (result, result_bytes): (u64, usize),
+    ) -> Result<(), RunError> {
         if input % 16 != 0 {
             return Err(RunError::Skipped(format!(
                 "the production kernel reads 16-byte aligned inputs (address {input:#x})"

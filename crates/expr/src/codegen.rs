@@ -51,8 +51,15 @@ impl InputLayout {
     pub fn region_macro(self) -> &'static str {
         match self {
             InputLayout::Packed => "#define RL_REGION(in, k, off) ((in) + (off))\n",
+            // On CUDA through the read-only path: the table never changes during a
+            // launch, so the compiler may keep each address instead of loading it per
+            // element.
             InputLayout::Addressed => {
-                "#define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n"
+                "#ifdef __OPENCL_VERSION__\n\
+                 #define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n\
+                 #else\n\
+                 #define RL_REGION(in, k, off) ((const uchar*)__ldg((const unsigned long long*)(in) + (k)))\n\
+                 #endif\n"
             }
         }
     }

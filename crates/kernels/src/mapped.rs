@@ -347,6 +347,12 @@ pub fn in_place_result(reduction: &Reduction) -> Option<MappedInPlace> {
     if !maps_on_device(reduction) {
         return None;
     }
+    in_place_form(reduction)
+}
+
+/// [`in_place_result`] for any reduction with a built-in combine, whatever its inputs
+/// and map (the production kernel reads several inputs and the index `i` alike).
+fn in_place_form(reduction: &Reduction) -> Option<MappedInPlace> {
     let problem = reduction.problem()?;
     let codec = Codec::new(problem);
     let Some((_, post)) = &reduction.post else {
@@ -443,9 +449,23 @@ impl WholeToResult {
 /// an order key (norminf's max) is stored as its float (result_form.h). An error where
 /// the result needs the host (a `post` over an order key or an index, a narrowing).
 pub fn whole_to_result(reduction: &Reduction) -> Result<WholeToResult, String> {
+    whole_to_result_for(reduction, InputLayout::Packed)
+}
+
+/// [`whole_to_result`] for inputs laid out as `layout` says: several inputs read by
+/// address ([`InputLayout::Addressed`]) take the same kernel with their table as its
+/// buffer.
+pub fn whole_to_result_for(
+    reduction: &Reduction,
+    layout: InputLayout,
+) -> Result<WholeToResult, String> {
     let unfit = |why: &str| format!("{}: {why}", reduction.describe());
-    let in_place = in_place_result(reduction).ok_or_else(|| unfit("the result needs the host"))?;
-    let (mapped_problem, mapped_decls) = decls(reduction)?;
+    let in_place = match layout {
+        InputLayout::Packed => in_place_result(reduction),
+        InputLayout::Addressed => in_place_form(reduction),
+    }
+    .ok_or_else(|| unfit("the result needs the host"))?;
+    let (mapped_problem, mapped_decls) = decls_for(reduction, layout)?;
     let codec = Codec::new(&mapped_problem);
     let mut decls = if in_place.post.is_empty() {
         // The problem's own store: raw bytes, or a float from its order key (norminf).
