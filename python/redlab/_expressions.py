@@ -107,48 +107,67 @@ class Reduction:
         """Whole contiguous tensors of one framework, device and shape: one launch on
         the caller's stream into a 0-d result tensor, nothing waited for. None where
         that path does not apply."""
-        inputs = []
-        shape = tuple(arrays[0].shape)
+        first = arrays[0]
+        shape = first.shape
+        addresses = []
         for a in arrays:
-            if _arrays.framework(a) != lib or tuple(a.shape) != shape:
+            if _arrays.framework(a) != lib or a.shape != shape:
                 return None
             if lib == "torch":
-                if not a.is_cuda or a.device.index != ordinal or not a.is_contiguous():
+                if a.get_device() != ordinal or not a.is_contiguous():
                     return None
-                address, element = a.data_ptr(), str(a.dtype).replace("torch.", "")
+                addresses.append(a.data_ptr())
             else:
                 if a.device.id != ordinal or not a.flags.c_contiguous:
                     return None
-                address, element = a.data.ptr, a.dtype.name
-            inputs.append((address, _arrays.type_name(element)))
-        n = math.prod(shape)
-        elements = [e for _, e in inputs]
-        fields = (self.map, self.combine,
-                  None if self.identity is None else str(self.identity),
-                  None if self.post is None else str(self.post),
-                  None if self.dtype is None else _arrays.type_name(self.dtype))
-        key = (fields, tuple(elements), ordinal)
+                addresses.append(a.data.ptr)
+        # What a call needs besides the addresses, worked out once per fields, input
+        # types and device: the type names and the result's type.
+        key = (self.map, self.combine, self.identity, self.post, self.dtype,
+               tuple(a.dtype for a in arrays), ordinal)
         if self._stream_type[0] != key:
-            self._stream_type = (key, _native.enqueue_tensors_dtype(*fields, elements, ordinal))
-        result_type = self._stream_type[1]
-        if result_type is None or n == 0:
+            self._stream_type = (key, self._stream_plan(arrays, ordinal, lib))
+        plan = self._stream_type[1]
+        n = math.prod(shape)
+        if plan is None or n == 0:
             return None
-        numpy_type = np.dtype(_arrays.NUMPY[result_type])
+        fields, elements, result_type, itemsize = plan
         if lib == "torch":
-            import torch
-
-            out = arrays[0].new_empty((), dtype=getattr(torch, numpy_type.name))
+            out = first.new_empty((), dtype=result_type)
             result = out.data_ptr()
         else:
             import cupy
 
-            with arrays[0].device:
-                out = cupy.empty((), dtype=numpy_type)
+            with first.device:
+                out = cupy.empty((), dtype=result_type)
             result = out.data.ptr
-        if _native.enqueue_tensors_whole(*fields, inputs, n, ordinal, stream, result,
-                                         numpy_type.itemsize):
+        inputs = list(zip(addresses, elements))
+        if _native.enqueue_tensors_whole(*fields, inputs, n, ordinal, stream, result, itemsize):
             return out
         return None
+
+    def _stream_plan(self, arrays, ordinal, lib):
+        """``(fields, input type names, result type, result bytes)`` for
+        :meth:`_enqueue`, or None where the reduction cannot be enqueued."""
+        fields = (self.map, self.combine,
+                  None if self.identity is None else str(self.identity),
+                  None if self.post is None else str(self.post),
+                  None if self.dtype is None else _arrays.type_name(self.dtype))
+        elements = []
+        for a in arrays:
+            name = str(a.dtype).replace("torch.", "") if lib == "torch" else a.dtype.name
+            elements.append(_arrays.type_name(name))
+        name = _native.enqueue_tensors_dtype(*fields, elements, ordinal)
+        if name is None:
+            return None
+        numpy_type = np.dtype(_arrays.NUMPY[name])
+        if lib == "torch":
+            import torch
+
+            result_type = getattr(torch, numpy_type.name)
+        else:
+            result_type = numpy_type
+        return fields, elements, result_type, numpy_type.itemsize
 
     def _one_input_key(self):
         """The native key of this reduction over one input (None where the map reads

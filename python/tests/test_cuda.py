@@ -497,6 +497,8 @@ def test_several_tensors_keep_the_callers_stream_order():
         tx.copy_(torch.from_numpy(x).pin_memory(), non_blocking=True)
         ty.copy_(torch.from_numpy(y).pin_memory(), non_blocking=True)
         got = dot(tx, ty)
+    # The result is the side stream's, as torch's own results are.
+    torch.cuda.current_stream().wait_stream(side)
     assert bits(got) == bits(dot(x, y))
 
 

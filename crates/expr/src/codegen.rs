@@ -51,14 +51,14 @@ impl InputLayout {
     pub fn region_macro(self) -> &'static str {
         match self {
             InputLayout::Packed => "#define RL_REGION(in, k, off) ((in) + (off))\n",
-            // On CUDA through the read-only path: the table never changes during a
-            // launch, so the compiler may keep each address instead of loading it per
-            // element.
+            // On CUDA the production kernel's input is `const __restrict__`
+            // (`RL_IN_RESTRICT`): the table is read-only and aliases nothing the kernel
+            // writes, so the compiler may keep each address in a register instead of
+            // loading it again for every element.
             InputLayout::Addressed => {
-                "#ifdef __OPENCL_VERSION__\n\
-                 #define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n\
-                 #else\n\
-                 #define RL_REGION(in, k, off) ((const uchar*)__ldg((const unsigned long long*)(in) + (k)))\n\
+                "#define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n\
+                 #ifndef __OPENCL_VERSION__\n\
+                 #define RL_IN_RESTRICT __restrict__\n\
                  #endif\n"
             }
         }

@@ -381,8 +381,14 @@ inline acc_t group_fold_tile(LOCAL_PTR acc_t* lanes, acc_t l[4]) {
 #include "order_free.h"
 #endif
 
+// Section 2 may mark the input restrict (inputs read by address, whose table of
+// addresses the compiler may then keep in registers).
+#ifndef RL_IN_RESTRICT
+#define RL_IN_RESTRICT
+#endif
+
 __kernel KERNEL_CLUSTER __attribute__((reqd_work_group_size(TILE_WG, 1, 1)))
-void reduce(__global const in_t* in, __global acc_t* out, ulong n RESULT_PARAM) {
+void reduce(__global const in_t* RL_IN_RESTRICT in, __global acc_t* out, ulong n RESULT_PARAM) {
     __local acc_t lanes[2][TILE_WG];
 #ifdef HAVE_SUBGROUP_SHUFFLE
     __local acc_t level[TILE_WG / 32];

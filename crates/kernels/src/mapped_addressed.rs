@@ -85,7 +85,10 @@ mod tests {
     fn the_table_holds_each_address_in_order() {
         let t = table(&[(0x1000, DType::F32), (0x20_0000_0010, DType::F32)]);
         assert_eq!(t.len(), 16);
-        assert_eq!(u64::from_le_bytes(t[..8].try_into().expect("8 bytes")), 0x1000);
+        assert_eq!(
+            u64::from_le_bytes(t[..8].try_into().expect("8 bytes")),
+            0x1000
+        );
         assert_eq!(
             u64::from_le_bytes(t[8..].try_into().expect("8 bytes")),
             0x20_0000_0010
