@@ -77,10 +77,19 @@ class Reduction:
         """The reduction of CUDA tensors read where they lie, on the caller's stream,
         as a tensor of their framework on their device; None where they cannot be."""
         first = arrays[0]
+        if (axis is None and not keepdims and device in (None, "auto")
+                and type(first) is _reductions._TORCH_TENSOR[0] and first.is_cuda):
+            # torch's fast path: no DLPack query, the raw current stream.
+            ordinal = first.get_device()
+            out = self._enqueue(arrays, ordinal, "torch", _reductions._torch_stream(ordinal))
+            if out is not None:
+                return out
         place = _arrays.dlpack_place(first)
         lib = _arrays.framework(first)
         if place is None or lib is None:
             return None
+        if lib == "torch" and not _reductions._TORCH_TYPES:
+            _reductions._torch_tables()
         _reductions._check_device(place, device)
         stream = _arrays.current_stream(first, lib)
         if axis is None and not keepdims:
@@ -133,7 +142,8 @@ class Reduction:
             return None
         fields, elements, result_type, itemsize = plan
         if lib == "torch":
-            out = first.new_empty((), dtype=result_type)
+            # A 0-d view from a block of fresh results, as redlab.sum's.
+            out = _reductions._torch_result(first, ordinal, result_type, stream)
             result = out.data_ptr()
         else:
             import cupy
