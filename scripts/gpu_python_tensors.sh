@@ -4,6 +4,8 @@
 # time of a two-tensor dot beside torch.dot (and redlab.sum beside torch.sum).
 # Usage, on the GPU machine: scripts/gpu_python_tensors.sh WHEEL OUT
 #   PYTEST_K  (optional) runs only the CUDA tests it selects (pytest -k)
+#   REDLAB_BIN  (optional) a redlab binary: also times the same dot over packed inputs
+#               (`redlab bench --map 'x * y'`), the kernel's reference in the same call
 set -uo pipefail
 wheel="$1" out="$2"
 mkdir -p "$out"
@@ -35,6 +37,10 @@ for what, calls in by.items():
           f"{t['pipelined_s']/r['pipelined_s']:.2f} | {t['latency_s']*1e6:.1f} | "
           f"{r['latency_s']*1e6:.1f} | {r['gbps_pipelined']:.0f} |")
 PY
+if [ -n "${REDLAB_BIN:-}" ]; then
+  "$REDLAB_BIN" bench --device cuda:0 --map 'x * y' --dtypes f32 --sizes 2^10,2^20,2^24,2^28 \
+    --json "$out/bench-dot.jsonl" 2>&1 | tail -n 6 | tee "$out/bench-dot.txt"
+fi
 if [ -s "$out/failed" ]; then
   echo "FAILED: $(tr '\n' ' ' <"$out/failed")"
   exit 1

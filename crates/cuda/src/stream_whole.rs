@@ -130,7 +130,7 @@ impl CudaDevice {
     /// each of `inputs` (device address and type, one per input of its map) on `stream`,
     /// as [`CudaDevice::enqueue_mapped_whole`] does for one input. The inputs are read
     /// where they lie through a table of their addresses kept on the device
-    /// ([`CudaDevice::kept_address_table`]); [`RunError::Skipped`] where none can be
+    /// (kept while the device is open); [`RunError::Skipped`] where none can be
     /// kept, or an input is not 16-byte aligned.
     ///
     /// # Safety
