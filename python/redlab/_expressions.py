@@ -41,18 +41,32 @@ class Reduction:
         layout through the buffer protocol, a torch or CuPy CUDA tensor on the caller's
         stream (the map compiled into the kernels, the result a tensor on the same
         device). Several CUDA tensors are read in place too, through a table of their
-        addresses, when each starts on a 16-byte boundary and all share one layout;
-        other inputs (host arrays among several, views off those boundaries, maps that
-        read ``i`` along axes) are copied into C order on the host first."""
+        addresses, when each starts on a 16-byte boundary and all share one layout, and
+        several C-contiguous numpy arrays through the buffer protocol; other inputs
+        (host arrays among CUDA tensors, other host layouts, views off those
+        boundaries, maps that read ``i`` along axes) are copied into C order on the host
+        first."""
         if not arrays:
             raise ValueError("a reduction needs at least one input array")
         if len(arrays) == 1:
             key = self._one_input_key()
             if key is not None:
                 return _reductions._call("stat", key, arrays[0], axis, keepdims, None, device)
-        on_device = self._on_device(arrays, axis, keepdims, device)
-        if on_device is not None:
-            return on_device
+        if all(type(a) is np.ndarray for a in arrays):
+            # C-contiguous numpy arrays through the buffer protocol, read in place.
+            acc = None if self.dtype is None else _arrays.type_name(self.dtype)
+            triple = _native.reduce_mapped_buffers(
+                self.map, self.combine,
+                None if self.identity is None else str(self.identity),
+                None if self.post is None else str(self.post), acc, list(arrays),
+                _axes(axis), keepdims, _host_device(device),
+            )
+            if triple is not None:
+                return _result(triple)
+        else:
+            on_device = self._on_device(arrays, axis, keepdims, device)
+            if on_device is not None:
+                return on_device
         hosts = [np.ascontiguousarray(_host_copy(a)) for a in arrays]
         shape = hosts[0].shape
         for k, h in enumerate(hosts[1:], start=1):
@@ -64,7 +78,9 @@ class Reduction:
             inputs.append((address, name))
         acc = None if self.dtype is None else _arrays.type_name(self.dtype)
         triple = _native.reduce_mapped(
-            self.map, self.combine, self.identity, self.post, acc, inputs,
+            self.map, self.combine,
+            None if self.identity is None else str(self.identity),
+            None if self.post is None else str(self.post), acc, inputs,
             list(shape), _axes(axis), keepdims, _host_device(device),
         )
         lib = _arrays.framework(arrays[0])

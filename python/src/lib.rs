@@ -10,6 +10,7 @@ mod devices;
 mod dlpack;
 mod errors;
 mod host;
+mod mapped_buffers;
 mod mapped_tensors;
 mod outputs;
 mod reduce;
@@ -27,6 +28,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::enqueue_axis_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::enqueue_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::reduce_mapped, m)?)?;
+    m.add_function(wrap_pyfunction!(mapped_buffers::reduce_mapped_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_tensors::reduce_mapped_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_tensors::enqueue_tensors_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_tensors::enqueue_tensors_whole, m)?)?;

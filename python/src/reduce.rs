@@ -21,7 +21,7 @@ use redlab_cuda::Landing;
 /// Inputs from this many bytes on are reduced with the interpreter lock released. Below
 /// it, a reduction takes less time than handing the lock to another thread and back
 /// (numpy draws the same line, at 500 elements).
-const RELEASE_FROM_BYTES: usize = 4096;
+pub(crate) const RELEASE_FROM_BYTES: usize = 4096;
 
 /// What a computation gave, before it becomes Python objects.
 pub(crate) enum Computed {

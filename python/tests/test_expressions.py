@@ -32,6 +32,25 @@ def test_documented_examples():
     assert np.allclose(rows, np.sum(x[:5000].reshape(50, 100) * y[:5000].reshape(50, 100), axis=1))
 
 
+def test_several_arrays_read_in_place_or_copied_give_the_same_bits():
+    # C-contiguous numpy arrays go through the buffer protocol; strided and Fortran-order
+    # ones, lists and mixed objects are described in Python and copied into C order.
+    x = random_array(np.float32, 61 * 94, seed=11).reshape(61, 94)
+    y = random_array(np.float64, 61 * 94, seed=12).reshape(61, 94)
+    dot = redlab.Reduction(map="x * y", combine="sum", dtype="f64")
+    for axis in [None, 0, 1]:
+        want = dot(np.ascontiguousarray(x), np.ascontiguousarray(y), axis=axis)
+        assert np.asarray(want).tobytes() == np.asarray(
+            dot(np.asfortranarray(x), np.asfortranarray(y), axis=axis)).tobytes()
+    flat_x, flat_y = x.ravel(), y.ravel()
+    want = canonical(flat_x.astype(np.float64) * flat_y, np.float64)
+    assert np.asarray(dot(flat_x, flat_y)).tobytes() == want.tobytes()
+    assert np.asarray(dot(flat_x.tolist(), flat_y)).tobytes() == want.tobytes()
+    strided = dot(flat_x[::3], flat_y[::3])
+    assert np.asarray(strided).tobytes() == canonical(
+        flat_x[::3].astype(np.float64) * flat_y[::3], np.float64).tobytes()
+
+
 def test_expression_errors_are_value_errors():
     x = random_array(np.float32, 10, seed=1)
     with pytest.raises(ValueError, match="column"):
