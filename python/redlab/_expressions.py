@@ -54,12 +54,8 @@ class Reduction:
                 return _reductions._call("stat", key, arrays[0], axis, keepdims, None, device)
         if all(type(a) is np.ndarray for a in arrays):
             # C-contiguous numpy arrays through the buffer protocol, read in place.
-            acc = None if self.dtype is None else _arrays.type_name(self.dtype)
             triple = _native.reduce_mapped_buffers(
-                self.map, self.combine,
-                None if self.identity is None else str(self.identity),
-                None if self.post is None else str(self.post), acc, list(arrays),
-                _axes(axis), keepdims, _host_device(device),
+                *self._fields(), list(arrays), _axes(axis), keepdims, _host_device(device),
             )
             if triple is not None:
                 return _result(triple)
@@ -76,12 +72,8 @@ class Reduction:
         for h in hosts:
             _, address, name, _, _ = _arrays.host_description(h)
             inputs.append((address, name))
-        acc = None if self.dtype is None else _arrays.type_name(self.dtype)
         triple = _native.reduce_mapped(
-            self.map, self.combine,
-            None if self.identity is None else str(self.identity),
-            None if self.post is None else str(self.post), acc, inputs,
-            list(shape), _axes(axis), keepdims, _host_device(device),
+            *self._fields(), inputs, list(shape), _axes(axis), keepdims, _host_device(device),
         )
         lib = _arrays.framework(arrays[0])
         if lib is not None and _arrays.dlpack_place(arrays[0]) is not None:
@@ -117,12 +109,8 @@ class Reduction:
             if _arrays.dlpack_place(a) is None:
                 return None
             capsules.append(a.__dlpack__(stream=stream if stream else 1))
-        acc = None if self.dtype is None else _arrays.type_name(self.dtype)
         triple = _native.reduce_mapped_dlpack(
-            self.map, self.combine,
-            None if self.identity is None else str(self.identity),
-            None if self.post is None else str(self.post), acc, capsules,
-            _axes(axis), keepdims, stream,
+            *self._fields(), capsules, _axes(axis), keepdims, stream,
         )
         if triple is None:
             return None
@@ -175,10 +163,7 @@ class Reduction:
     def _stream_plan(self, arrays, ordinal, lib):
         """``(fields, input type names, result type, result bytes)`` for
         :meth:`_enqueue`, or None where the reduction cannot be enqueued."""
-        fields = (self.map, self.combine,
-                  None if self.identity is None else str(self.identity),
-                  None if self.post is None else str(self.post),
-                  None if self.dtype is None else _arrays.type_name(self.dtype))
+        fields = self._fields()
         elements = []
         for a in arrays:
             name = str(a.dtype).replace("torch.", "") if lib == "torch" else a.dtype.name
@@ -195,17 +180,20 @@ class Reduction:
             result_type = numpy_type
         return fields, elements, result_type, numpy_type.itemsize
 
+    def _fields(self):
+        """``(map, combine, identity, post, accumulator)`` as the native functions take
+        them: identity and post as text, the accumulator by the library's type name."""
+        return (self.map, self.combine,
+                None if self.identity is None else str(self.identity),
+                None if self.post is None else str(self.post),
+                None if self.dtype is None else _arrays.type_name(self.dtype))
+
     def _one_input_key(self):
         """The native key of this reduction over one input (None where the map reads
         ``i``), made again only when an attribute changed."""
         fields = (self.map, self.combine, self.identity, self.post, self.dtype)
         if self._key[0] != fields:
-            acc = None if self.dtype is None else _arrays.type_name(self.dtype)
-            key = _native.reduction_key(
-                self.map, self.combine,
-                None if self.identity is None else str(self.identity),
-                None if self.post is None else str(self.post), acc,
-            )
+            key = _native.reduction_key(*self._fields())
             self._key = (fields, key)
         return self._key[1]
 

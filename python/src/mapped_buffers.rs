@@ -4,10 +4,8 @@
 //! dot's call). C-contiguous arrays of one shape only; anything else gets `None` and
 //! the Python side describes it as before.
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use redlab::segmented::Selection;
-use redlab::DType;
 
 use crate::buffer::{self, Held};
 use crate::devices;
@@ -45,16 +43,7 @@ pub fn reduce_mapped_buffers(
     let Some(first) = views.first() else {
         return Ok(None);
     };
-    for (k, v) in views.iter().enumerate().skip(1) {
-        if v.layout.dims != first.layout.dims {
-            return Err(PyValueError::new_err(format!(
-                "input {k} has shape {:?}, input 0 has {:?}",
-                v.layout.dims, first.layout.dims
-            )));
-        }
-    }
-    let types: Vec<DType> = views.iter().map(|v| v.dtype).collect();
-    let reduction = crate::what::build_reduction(map, combine, identity, post, acc, &types)?;
+    let reduction = crate::what::reduction_over_views(map, combine, identity, post, acc, &views)?;
     let device = devices::device(device)?;
     let all = whole(&axes, keepdims);
     let bytes: usize = views.iter().map(HostView::span).sum();

@@ -70,16 +70,7 @@ pub fn reduce_mapped_dlpack(
     let (Some(ordinal), Some(first)) = (ordinal, views.first()) else {
         return Ok(None);
     };
-    for (k, v) in views.iter().enumerate().skip(1) {
-        if v.layout.dims != first.layout.dims {
-            return Err(PyValueError::new_err(format!(
-                "input {k} has shape {:?}, input 0 has {:?}",
-                v.layout.dims, first.layout.dims
-            )));
-        }
-    }
-    let types: Vec<DType> = views.iter().map(|v| v.dtype).collect();
-    let reduction = crate::what::build_reduction(map, combine, identity, post, acc, &types)?;
+    let reduction = crate::what::reduction_over_views(map, combine, identity, post, acc, &views)?;
     // Every input read with the same element offsets from a 16-byte boundary.
     let in_place = first.count() > 0
         && views.iter().all(|v| {

@@ -121,6 +121,30 @@ pub fn reduction_key(
     Ok(Some(format!("{KEY_MARK}{}", fields.join("\u{1f}"))))
 }
 
+/// A user-defined reduction over `views` (one per input the map names), which must share
+/// one shape: a `ValueError` naming the first input whose shape differs.
+pub fn reduction_over_views(
+    map: &str,
+    combine: &str,
+    identity: Option<&str>,
+    post: Option<&str>,
+    acc: Option<&str>,
+    views: &[crate::host::HostView],
+) -> PyResult<Reduction> {
+    if let Some(first) = views.first() {
+        for (k, v) in views.iter().enumerate().skip(1) {
+            if v.layout.dims != first.layout.dims {
+                return Err(PyValueError::new_err(format!(
+                    "input {k} has shape {:?}, input 0 has {:?}",
+                    v.layout.dims, first.layout.dims
+                )));
+            }
+        }
+    }
+    let types: Vec<DType> = views.iter().map(|v| v.dtype).collect();
+    build_reduction(map, combine, identity, post, acc, &types)
+}
+
 /// A user-defined reduction over inputs of `types`.
 pub fn build_reduction(
     map: &str,

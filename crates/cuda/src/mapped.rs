@@ -99,7 +99,19 @@ impl CudaDevice {
         input: &DeviceInput,
         overrides: &[(&str, u32)],
     ) -> Result<Outcome, Error> {
-        let launch = self.mapped_launch(reduction, input.len, overrides, InputLayout::Packed)?;
+        self.run_mapped_in(reduction, input, overrides, InputLayout::Packed)
+    }
+
+    /// [`CudaDevice::run_mapped_with`] over inputs laid out as `layout` says (the packed
+    /// buffer, or a table of addresses).
+    pub(crate) fn run_mapped_in(
+        &self,
+        reduction: &Reduction,
+        input: &DeviceInput,
+        overrides: &[(&str, u32)],
+        layout: InputLayout,
+    ) -> Result<Outcome, Error> {
+        let launch = self.mapped_launch(reduction, input.len, overrides, layout)?;
         let run = self
             .run_with(
                 &launch.variant,

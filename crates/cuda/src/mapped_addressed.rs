@@ -11,7 +11,6 @@ use redlab_core::{ArrayRef, DType, Error, Outcome};
 use redlab_expr::codegen::InputLayout;
 use redlab_expr::Reduction;
 use redlab_kernels::assembly::Target;
-use redlab_kernels::mapped;
 use redlab_kernels::mapped_addressed;
 use redlab_kernels::segments::{SegmentJob, SegmentResults};
 use redlab_kernels::RunError;
@@ -95,17 +94,7 @@ impl CudaDevice {
         reduction: &Reduction,
         table: &DeviceInput,
     ) -> Result<Outcome, Error> {
-        let launch = self.mapped_launch(reduction, table.len, &[], InputLayout::Addressed)?;
-        let run = self
-            .run_with(
-                &launch.variant,
-                &launch.problem,
-                Some(&launch.decls),
-                table,
-                &launch.params,
-            )
-            .map_err(backend_error)?;
-        Ok(mapped::outcome(reduction, run, table.len))
+        self.run_mapped_in(reduction, table, &[], InputLayout::Addressed)
     }
 
     /// What the segment kernels of `job` wrote for `reduction` over the inputs of a
