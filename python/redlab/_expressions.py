@@ -85,11 +85,13 @@ class Reduction:
         """The reduction of CUDA tensors read where they lie, on the caller's stream,
         as a tensor of their framework on their device; None where they cannot be."""
         first = arrays[0]
-        if (axis is None and not keepdims and device in (None, "auto")
-                and type(first) is _reductions._TORCH_TENSOR[0] and first.is_cuda):
+        axes = _axes(axis)
+        if (device in (None, "auto") and type(first) is _reductions._TORCH_TENSOR[0]
+                and first.is_cuda):
             # torch's fast path: no DLPack query, the raw current stream.
             ordinal = first.get_device()
-            out = self._enqueue(arrays, ordinal, "torch", _reductions._torch_stream(ordinal))
+            out = self._enqueue(arrays, ordinal, "torch", _reductions._torch_stream(ordinal),
+                                axes, keepdims)
             if out is not None:
                 return out
         place = _arrays.dlpack_place(first)
@@ -100,39 +102,46 @@ class Reduction:
             _reductions._torch_tables()
         _reductions._check_device(place, device)
         stream = _arrays.current_stream(first, lib)
-        if axis is None and not keepdims:
-            out = self._enqueue(arrays, place[1], lib, stream)
-            if out is not None:
-                return out
+        out = self._enqueue(arrays, place[1], lib, stream, axes, keepdims)
+        if out is not None:
+            return out
         capsules = []
         for a in arrays:
             if _arrays.dlpack_place(a) is None:
                 return None
             capsules.append(a.__dlpack__(stream=stream if stream else 1))
         triple = _native.reduce_mapped_dlpack(
-            *self._fields(), capsules, _axes(axis), keepdims, stream,
+            *self._fields(), capsules, axes, keepdims, stream,
         )
         if triple is None:
             return None
         return _arrays.to_framework(_result(triple), first, lib)
 
-    def _enqueue(self, arrays, ordinal, lib, stream):
-        """Whole contiguous tensors of one framework, device and shape: one launch on
-        the caller's stream into a 0-d result tensor, nothing waited for. None where
-        that path does not apply."""
+    def _enqueue(self, arrays, ordinal, lib, stream, axes, keepdims):
+        """Tensors of one framework, device, shape and strides: enqueued on the caller's
+        stream into a result tensor, nothing waited for (whole contiguous tensors in one
+        launch of the production kernel, the rest through the segment kernels). None
+        where that path does not apply."""
         first = arrays[0]
         shape = first.shape
         addresses = []
-        for a in arrays:
-            if _arrays.framework(a) != lib or a.shape != shape:
-                return None
-            if lib == "torch":
-                if a.get_device() != ordinal or not a.is_contiguous():
+        contiguous = True
+        if lib == "torch":
+            strides = first.stride()
+            for a in arrays:
+                if (_arrays.framework(a) != lib or a.shape != shape
+                        or a.get_device() != ordinal or a.stride() != strides):
                     return None
+                contiguous = contiguous and a.is_contiguous()
                 addresses.append(a.data_ptr())
-            else:
-                if a.device.id != ordinal or not a.flags.c_contiguous:
+        else:
+            strides = tuple(s // first.itemsize for s in first.strides)
+            for a in arrays:
+                if (_arrays.framework(a) != lib or a.shape != shape or a.device.id != ordinal
+                        or any(s % a.itemsize for s in a.strides)
+                        or tuple(s // a.itemsize for s in a.strides) != strides):
                     return None
+                contiguous = contiguous and a.flags.c_contiguous
                 addresses.append(a.data.ptr)
         # What a call needs besides the addresses, worked out once per fields, input
         # types and device: the type names and the result's type.
@@ -145,18 +154,37 @@ class Reduction:
         if plan is None or n == 0:
             return None
         fields, elements, result_type, itemsize = plan
+        inputs = list(zip(addresses, elements))
+        if axes is None and not keepdims and contiguous:
+            if lib == "torch":
+                # A 0-d view from a block of fresh results, as redlab.sum's.
+                out = _reductions._torch_result(first, ordinal, result_type, stream)
+                result = out.data_ptr()
+            else:
+                import cupy
+
+                with first.device:
+                    out = cupy.empty((), dtype=result_type)
+                result = out.data.ptr
+            if _native.enqueue_tensors_whole(*fields, inputs, n, ordinal, stream, result,
+                                             itemsize):
+                return out
+            return None
+        out_shape = _reductions._reduced_shape(tuple(shape), axes, keepdims)
+        if out_shape is None:
+            return None
         if lib == "torch":
-            # A 0-d view from a block of fresh results, as redlab.sum's.
-            out = _reductions._torch_result(first, ordinal, result_type, stream)
+            out = first.new_empty(out_shape, dtype=result_type)
             result = out.data_ptr()
         else:
             import cupy
 
             with first.device:
-                out = cupy.empty((), dtype=result_type)
+                out = cupy.empty(out_shape, dtype=result_type)
             result = out.data.ptr
-        inputs = list(zip(addresses, elements))
-        if _native.enqueue_tensors_whole(*fields, inputs, n, ordinal, stream, result, itemsize):
+        if _native.enqueue_tensors_axes(*fields, inputs, list(shape), list(strides), axes,
+                                        keepdims, ordinal, stream, result,
+                                        itemsize * math.prod(out_shape)):
             return out
         return None
 

@@ -32,6 +32,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mapped_tensors::reduce_mapped_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_tensors::enqueue_tensors_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_tensors::enqueue_tensors_whole, m)?)?;
+    m.add_function(wrap_pyfunction!(mapped_tensors::enqueue_tensors_axes, m)?)?;
     m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(stream_stats::enqueue_stat_whole, m)?)?;

@@ -7,7 +7,9 @@
 //!
 //! Whole contiguous tensors take the stream path first ([`enqueue_tensors_whole`]): one
 //! launch on the caller's stream that stores the result in a tensor the caller made,
-//! with nothing waited for, as `redlab.sum` does for one tensor.
+//! with nothing waited for, as `redlab.sum` does for one tensor. Along axes, the segment
+//! kernels store every output in the caller's tensor the same way
+//! ([`enqueue_tensors_axes`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -246,6 +248,73 @@ pub fn enqueue_tensors_whole(
     // each, a result tensor of `result_bytes` bytes, and its current stream.
     let enqueued = py.allow_threads(|| unsafe {
         cuda.enqueue_addressed_whole(&prepared, &inputs, n, stream, (result, result_bytes))
+    });
+    crate::stream_stats::enqueued(enqueued)
+}
+
+/// Enqueues the reduction along `axes` (`None`: all) of `inputs` (the device address and
+/// type of each tensor; all of shape `dims` and element strides `strides`) on the
+/// caller's `stream`, into the `result_bytes` bytes at `result` ([`enqueue_tensors_dtype`]'s
+/// type, one element per output). `false` where that does not apply (a map reading `i`,
+/// views off a 16-byte boundary, outputs that do not step evenly or hold no elements):
+/// the caller then takes [`reduce_mapped_dlpack`].
+#[pyfunction]
+#[pyo3(signature = (map, combine, identity, post, acc, inputs, dims, strides, axes, keepdims, ordinal, stream, result, result_bytes))]
+#[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
+pub fn enqueue_tensors_axes(
+    py: Python<'_>,
+    map: &str,
+    combine: &str,
+    identity: Option<&str>,
+    post: Option<&str>,
+    acc: Option<&str>,
+    inputs: Vec<(u64, String)>,
+    dims: Vec<usize>,
+    strides: Vec<isize>,
+    axes: Option<Vec<isize>>,
+    keepdims: bool,
+    ordinal: usize,
+    stream: u64,
+    result: u64,
+    result_bytes: usize,
+) -> PyResult<bool> {
+    let views = inputs
+        .iter()
+        .map(|(address, element)| {
+            HostView::from_element_strides(
+                *address as usize,
+                crate::what::dtype(element)?,
+                dims.clone(),
+                &strides,
+            )
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let types: Vec<DType> = views.iter().map(|v| v.dtype).collect();
+    let Some(prepared) = prepared((map, combine, identity, post, acc), &types)? else {
+        return Ok(false);
+    };
+    let Some(first) = views.first() else {
+        return Ok(false);
+    };
+    if first.count() == 0 || views.iter().any(|v| v.start() as u64 % ADDRESS_ALIGN != 0) {
+        return Ok(false);
+    }
+    let device = devices::cuda(ordinal)?;
+    let cuda = device
+        .cuda()
+        .ok_or_else(|| errors::device("not a CUDA device"))?;
+    let plan = axis_plan(first, axes.as_deref(), keepdims)?;
+    let Some(job) = SegmentJob::new(Selection::Axes(&plan)) else {
+        return Ok(false);
+    };
+    let job = job
+        .for_device(cuda.capabilities().max_work_group)
+        .for_mapped(prepared.problem(), prepared.loads_words());
+    let starts: Vec<(u64, DType)> = views.iter().map(|v| (v.start() as u64, v.dtype)).collect();
+    // SAFETY: the caller passes live tensors of this device described by `dims` and
+    // `strides`, a result tensor of `result_bytes` bytes, and its current stream.
+    let enqueued = py.allow_threads(|| unsafe {
+        cuda.enqueue_addressed_outputs(&prepared, &starts, &job, stream, (result, result_bytes))
     });
     crate::stream_stats::enqueued(enqueued)
 }

@@ -110,7 +110,7 @@ impl StreamMapped {
                 reduction.inputs
             )),
             reduction: reduction.clone(),
-            along_axes: false,
+            along_axes: mapped::maps_inputs_on_device(reduction),
             layout: InputLayout::Addressed,
         })
     }
@@ -134,6 +134,12 @@ impl StreamMapped {
     /// ([`mapped::reads_words`]), the second argument of [`SegmentJob::for_mapped`].
     pub fn reads_words(&self) -> bool {
         mapped::reads_words(&self.reduction)
+    }
+
+    /// Whether the kernels load words of 4 elements along axes ([`mapped::loads_words`]),
+    /// the second argument of [`SegmentJob::for_mapped`] for several inputs.
+    pub fn loads_words(&self) -> bool {
+        mapped::loads_words(&self.reduction)
     }
 
     /// The reduction itself.
@@ -258,7 +264,7 @@ impl CudaDevice {
     ) -> Result<(), RunError> {
         if mapped.layout != InputLayout::Packed {
             return Err(RunError::Skipped(
-                "several inputs by address reduce whole arrays on the stream path".into(),
+                "several inputs by address enqueue through their address table".into(),
             ));
         }
         if !mapped.along_axes {
@@ -281,6 +287,54 @@ impl CudaDevice {
                 functions,
                 mapped.dtype.size_bytes(),
                 (input, mapped.reduction.inputs[0].size_bytes(), job),
+                stream,
+                (result, result_bytes),
+            )
+        }
+    }
+
+    /// [`CudaDevice::enqueue_mapped_outputs`] for several inputs read by address
+    /// ([`StreamMapped::addressed`]): `inputs` holds the device address and type of each
+    /// (where each view's first element lies, 16-byte aligned), and `job`'s element
+    /// offsets apply to every input alike. [`RunError::Skipped`] where the map reads `i`,
+    /// or the table cannot be kept on the device.
+    ///
+    /// # Safety
+    /// As [`CudaDevice::enqueue_outputs`], for every input.
+    pub unsafe fn enqueue_addressed_outputs(
+        &self,
+        mapped: &StreamMapped,
+        inputs: &[(u64, DType)],
+        job: &SegmentJob,
+        stream: u64,
+        (result, result_bytes): (u64, usize),
+    ) -> Result<(), RunError> {
+        if mapped.layout != InputLayout::Addressed || !mapped.along_axes {
+            return Err(RunError::Skipped(
+                "the segment kernels read several inputs by address without `i`".into(),
+            ));
+        }
+        redlab_kernels::mapped_addressed::check(&mapped.reduction, inputs)
+            .map_err(RunError::Skipped)?;
+        let table = self.kept_address_table(inputs)?;
+        let functions = || {
+            self.output_functions(&mapped.key, job.launches_column_words(), || {
+                mapped::segments_to_result_for(
+                    &mapped.reduction,
+                    Target::Cuda,
+                    InputLayout::Addressed,
+                )
+                .map(|(_, a, _)| a.source)
+            })
+        };
+        // SAFETY: the caller's promises, passed on; kept tables live with the device.
+        // The table is read as bytes: its alignment is the allocation's.
+        unsafe {
+            self.enqueue_built(
+                &mapped.problem,
+                functions,
+                mapped.dtype.size_bytes(),
+                (table, 1, job),
                 stream,
                 (result, result_bytes),
             )

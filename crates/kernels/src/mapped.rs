@@ -385,13 +385,30 @@ pub fn segments_to_result(
     reduction: &Reduction,
     target: Target,
 ) -> Result<(Problem, Assembled, DType), String> {
-    let in_place = in_place_result(reduction).ok_or_else(|| {
+    segments_to_result_for(reduction, target, InputLayout::Packed)
+}
+
+/// [`segments_to_result`] for inputs laid out as `layout` says: several inputs read by
+/// address ([`InputLayout::Addressed`]) with a map that does not read `i`.
+pub fn segments_to_result_for(
+    reduction: &Reduction,
+    target: Target,
+    layout: InputLayout,
+) -> Result<(Problem, Assembled, DType), String> {
+    let in_place = match layout {
+        InputLayout::Packed => in_place_result(reduction),
+        InputLayout::Addressed => (reduction.inputs.len() > 1
+            && maps_inputs_on_device(reduction))
+        .then(|| in_place_form(reduction))
+        .flatten(),
+    };
+    let in_place = in_place.ok_or_else(|| {
         format!(
             "{}: the results need the host (a post over a min, max or index, or a narrowing cast)",
             reduction.describe()
         )
     })?;
-    let (problem, source) = segment_decls(reduction, InputLayout::Packed)?;
+    let (problem, source) = segment_decls(reduction, layout)?;
     let source = source + &in_place.post;
     Ok((
         problem,
