@@ -436,6 +436,21 @@ fn several_tensors_read_by_address_build_into_the_production_and_segment_kernels
             // The index has no place in the segment kernels.
             Err(e) => assert!(map.contains('i') && e.contains("index"), "{map}: {e}"),
         }
+        // The stream path's build, storing each output in the caller's array.
+        let stored = redlab_kernels::mapped::segments_to_result_for(
+            &reduction,
+            Target::Cuda,
+            redlab_expr::codegen::InputLayout::Addressed,
+        );
+        match stored {
+            Ok((_, assembled, _)) => compile::compile(&assembled.source, "segments.cl", "sm_90")
+                .map(drop)
+                .unwrap_or_else(|f| panic!("{map}:\n{}", f.log)),
+            Err(e) => assert!(
+                map.contains('i') || combine == "argmax",
+                "{map} {combine}: {e}"
+            ),
+        }
     }
 }
 
