@@ -163,15 +163,10 @@ fn prepared(fields: Fields<'_>, types: &[DType]) -> PyResult<Option<Arc<StreamMa
     static PREPARED: OnceLock<Prepared> = OnceLock::new();
     let table = PREPARED.get_or_init(Default::default);
     let (map, combine, identity, post, acc) = fields;
-    let text = [
-        map,
-        combine,
-        identity.unwrap_or(""),
-        post.unwrap_or(""),
-        acc.unwrap_or(""),
-    ]
-    .join("\u{1f}");
-    let key = (text, types.to_vec());
+    let key = (
+        crate::what::fields_text(map, combine, identity, post, acc),
+        types.to_vec(),
+    );
     if let Some(found) = table.lock().ok().and_then(|t| t.get(&key).cloned()) {
         return Ok(found);
     }

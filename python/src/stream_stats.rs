@@ -35,7 +35,7 @@ fn statistic(name: &str, input: DType) -> PyResult<Option<Arc<StreamMapped>>> {
     if let Some(prepared) = table.lock().ok().and_then(|t| t.get(&key).cloned()) {
         return Ok(prepared);
     }
-    let prepared = StreamMapped::new(&What::statistic(name, input)?).map(Arc::new);
+    let prepared = StreamMapped::new(&*What::statistic(name, input)?).map(Arc::new);
     if let Ok(mut t) = table.lock() {
         // User-defined reductions come under keys of their own: a program that builds
         // them as it goes empties the table now and then rather than growing it without

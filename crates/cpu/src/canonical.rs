@@ -227,10 +227,13 @@ fn reduce_node<A: AccFloat, R: Rows<A>, C: Combine<A>>(
     if first + half >= tiles {
         return reduce_node(op, rows, first, half, tiles);
     }
-    let (left, right) = rayon::join(
-        || reduce_node(op, rows, first, half, tiles),
-        || reduce_node(op, rows, first + half, half, tiles),
-    );
+    let left = || reduce_node(op, rows, first, half, tiles);
+    let right = || reduce_node(op, rows, first + half, half, tiles);
+    let (left, right) = if crate::fork::on_pool() {
+        rayon::join(left, right)
+    } else {
+        (left(), right())
+    };
     op.combine(left, right)
 }
 

@@ -37,7 +37,7 @@ pub fn fold<T: IntElement>(
     init: u64,
     f: impl Fn(u64, u64) -> u64 + Copy + Send + Sync,
 ) -> u64 {
-    if data.len() <= CHUNK {
+    if data.len() <= CHUNK || !crate::fork::on_pool() {
         return fold_chunk(data, init, f);
     }
     data.par_chunks(CHUNK)

@@ -22,6 +22,7 @@ mod column_lanes;
 pub mod columns;
 mod columns_exp;
 mod columns_moments;
+pub mod fork;
 pub mod integer;
 mod log_sum_exp;
 mod mapped;
@@ -93,12 +94,7 @@ impl CpuBackend {
     /// Computes the value without timing it.
     pub fn compute(&self, problem: &Problem, data: ArrayRef<'_>) -> Result<Value, Error> {
         problem.check_input(&data)?;
-        // Inputs of one chunk never fork, so handing them to the pool would only add a
-        // cross-thread round trip (several µs) to the latency of small reductions.
-        if data.len() <= integer::CHUNK {
-            return compute(problem, data);
-        }
-        self.pool.install(|| compute(problem, data))
+        self.run(data.bytes().len(), || compute(problem, data))
     }
 }
 
@@ -233,11 +229,7 @@ impl Backend for CpuBackend {
 
     fn stream_read(&self, data: &[u8]) -> Result<f64, Error> {
         let start = Instant::now();
-        let folded = if data.len() <= roof::CHUNK_BYTES {
-            roof::stream_read(data)
-        } else {
-            self.pool.install(|| roof::stream_read(data))
-        };
+        let folded = self.run(data.len(), || roof::stream_read(data));
         let seconds = start.elapsed().as_secs_f64();
         std::hint::black_box(folded);
         Ok(seconds)

@@ -16,7 +16,6 @@
 
 use std::time::Instant;
 
-use redlab_core::canonical::TILE;
 use redlab_core::num::{AccFloat, FloatInput};
 use redlab_core::{ArrayRef, DType, Element, Error, IntoScalar, Op, Outcome, Problem, Value};
 use redlab_expr::rows::{RowFloat, RowProgram, RowScratch};
@@ -33,11 +32,7 @@ impl CpuBackend {
         inputs: &[ArrayRef<'_>],
     ) -> Result<Outcome, Error> {
         let start = Instant::now();
-        // One chunk never forks; handing it to the pool would only add a cross-thread
-        // round trip to the latency of small reductions.
-        let one_chunk = inputs
-            .first()
-            .is_none_or(|a| a.len() <= host::CHUNK_TILES * TILE);
+        let bytes = inputs.iter().map(|a| a.bytes().len()).sum();
         let run = || {
             let fused =
                 fused(reduction, inputs).or_else(|| crate::mapped_select::fused(reduction, inputs));
@@ -46,11 +41,7 @@ impl CpuBackend {
                 None => host::reduce(reduction, inputs, crate::compute),
             }
         };
-        let value = if one_chunk {
-            run()?
-        } else {
-            self.pool.install(run)?
-        };
+        let value = self.run(bytes, run)?;
         let seconds = start.elapsed().as_secs_f64();
         Ok(Outcome {
             value,

@@ -87,10 +87,13 @@ fn sum_as<T: RowFloat + FloatInput<f64> + Element>(
         Ok(checked) => checked,
         Err(e) => return Some(Err(e)),
     };
-    let marked = (0..n.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| chunk_count(&program, &arrays, c * CHUNK, ((c + 1) * CHUNK).min(n)))
-        .sum::<u64>();
+    let count = |c: usize| chunk_count(&program, &arrays, c * CHUNK, ((c + 1) * CHUNK).min(n));
+    let chunks = 0..n.div_ceil(CHUNK);
+    let marked = if crate::fork::on_pool() {
+        chunks.into_par_iter().map(count).sum::<u64>()
+    } else {
+        chunks.map(count).sum::<u64>()
+    };
     // Sums of integers wrap, so k·a + (n − k)·b is exactly the sum of the choices.
     let total = marked
         .wrapping_mul(parts.chosen)

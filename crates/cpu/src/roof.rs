@@ -29,9 +29,16 @@ fn xor_words(words: &[u64]) -> u64 {
 pub fn stream_read(data: &[u8]) -> u64 {
     // SAFETY-free split: the aligned middle as words, the ragged ends as bytes.
     let (head, words, tail) = bytemuck::pod_align_to::<u8, u64>(data);
-    let middle = words
-        .par_chunks(ROOF_CHUNK_WORDS)
-        .map(xor_words)
-        .reduce(|| 0, |a, b| a ^ b);
+    let middle = if crate::fork::on_pool() {
+        words
+            .par_chunks(ROOF_CHUNK_WORDS)
+            .map(xor_words)
+            .reduce(|| 0, |a, b| a ^ b)
+    } else {
+        words
+            .chunks(ROOF_CHUNK_WORDS)
+            .map(xor_words)
+            .fold(0, |a, b| a ^ b)
+    };
     head.iter().chain(tail).fold(middle, |a, &b| a ^ b as u64)
 }

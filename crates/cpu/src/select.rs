@@ -176,7 +176,7 @@ fn better<T: Selectable>(
 /// The extreme element of `data` and its first index (exact when `want_index`), or
 /// `None` when empty.
 pub fn select<T: Selectable>(data: &[T], want_min: bool, want_index: bool) -> Option<(usize, T)> {
-    let pick = if data.len() <= CHUNK {
+    let pick = if data.len() <= CHUNK || !crate::fork::on_pool() {
         pick_chunk(data, 0, want_min, want_index)
     } else {
         data.par_chunks(CHUNK)

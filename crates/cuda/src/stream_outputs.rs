@@ -8,8 +8,9 @@
 //! on the host; a framework then copies the array to the device again. Here the kernels
 //! are built with `SEG_RESULT` (`segments.cl`) and store each result straight into the
 //! caller's array, whose address the job's header carries. Per call that leaves one
-//! small host-to-device copy (header and tables, into a scratch buffer kept per stream)
-//! and the job's one or two launches, all in the caller's stream order, with no wait.
+//! small host-to-device copy (header and tables, into a scratch buffer kept per stream;
+//! skipped when the buffer holds that header already, [`StreamScratch`]) and the job's
+//! one or two launches, all in the caller's stream order, with no wait.
 //!
 //! Problems qualify whose kernels can store their results themselves
 //! ([`Codec::in_place_result`]: the accumulator's first bytes for sums and bitwise
@@ -52,7 +53,19 @@ pub(crate) type OutputFunctions = HashMap<OutputKernels, [Option<Vec<sys::CUfunc
 /// Header, tables and scratch of jobs enqueued on a stream, by stream handle. One
 /// buffer per stream is enough: calls on one stream run in its order, and a call's
 /// header is written in that order after the previous call's kernels.
-pub(crate) type OutputScratch = HashMap<u64, DeviceBuffer>;
+pub(crate) type OutputScratch = HashMap<u64, StreamScratch>;
+
+/// A stream's buffer and the header bytes last copied into it.
+///
+/// The kernels only read the header and tables (they write the scratch area after them
+/// and the results), so a call whose header is the one already there skips its copy: a
+/// host-to-device copy from pageable memory, several µs of a small call's host time.
+/// Repeated calls over one tensor shape find the same header whenever the framework
+/// hands back the same result address, as torch's caching allocator does in a loop.
+pub(crate) struct StreamScratch {
+    buffer: DeviceBuffer,
+    header: Vec<u8>,
+}
 
 /// A user-defined reduction of one input prepared for
 /// [`CudaDevice::enqueue_mapped_outputs`]: whether its results can be stored in place
@@ -391,9 +404,9 @@ impl CudaDevice {
             .output_scratch
             .lock()
             .map_err(|_| RunError::Device("scratch lock poisoned".into()))?;
-        let held = scratch.get(&stream).map(|b| (b.ptr, b.bytes));
-        let out = match held {
-            Some((ptr, bytes)) if bytes >= needed => ptr,
+        let held = scratch.get(&stream).map(|s| s.buffer.bytes);
+        let entry = match held {
+            Some(bytes) if bytes >= needed => scratch.get_mut(&stream),
             _ => {
                 if held.is_some() {
                     // Earlier calls on the stream may still read the old buffer.
@@ -401,17 +414,38 @@ impl CudaDevice {
                     unsafe { result::stream::synchronize(stream_handle) }
                         .map_err(cu("cuStreamSynchronize"))?;
                 }
-                let grown = needed.max(held.map_or(0, |(_, b)| 2 * b)).max(4096);
+                let grown = needed.max(held.map_or(0, |b| 2 * b)).max(4096);
                 let buffer = DeviceBuffer::alloc(self.timeline.ctx, grown)?;
-                let ptr = buffer.ptr;
-                scratch.insert(stream, buffer);
-                ptr
+                scratch.insert(
+                    stream,
+                    StreamScratch {
+                        buffer,
+                        header: Vec::new(),
+                    },
+                );
+                scratch.get_mut(&stream)
             }
-        };
-        // SAFETY: the scratch buffer holds `needed` bytes; the pageable source is staged
-        // before the call returns, and stream order puts the copy before the kernels.
-        unsafe { result::memcpy_htod_async(out, &header, stream_handle) }
-            .map_err(cu("cuMemcpyHtoDAsync"))?;
+        }
+        .ok_or_else(|| RunError::Device("the stream's scratch buffer went missing".into()))?;
+        let out = entry.buffer.ptr;
+        // A stream being captured into a graph always gets its copy: a replay must not
+        // depend on what an earlier call left in the buffer.
+        // SAFETY: the caller's stream of this context.
+        let capturing = unsafe { result::stream::is_capturing(stream_handle) }
+            .map_err(cu("cuStreamIsCapturing"))?
+            != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        if capturing || entry.header != header {
+            // Forgotten first: should the copy fail, the next call copies again.
+            entry.header.clear();
+            // SAFETY: the scratch buffer holds `needed` bytes; the pageable source is
+            // staged before the call returns, and stream order puts the copy before the
+            // kernels.
+            unsafe { result::memcpy_htod_async(out, &header, stream_handle) }
+                .map_err(cu("cuMemcpyHtoDAsync"))?;
+            if !capturing {
+                entry.header = header;
+            }
+        }
         for launch in job.launches() {
             Timeline::enqueue(
                 functions[launch.entry],

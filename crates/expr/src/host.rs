@@ -77,6 +77,13 @@ pub fn map_all(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Result<HostArr
     HostArray::from_source(reduction.mapped, Arc::new(out), 0, n)
 }
 
+/// Whether the current thread is a rayon pool's worker. Backends run small inputs on
+/// the caller's thread (a round trip to a pool costs more than they take); the chunks
+/// then fold serially there rather than on rayon's global pool.
+fn on_pool() -> bool {
+    rayon::current_thread_index().is_some()
+}
+
 /// Reduces the inputs. `kernel` reduces one chunk of mapped values for the built-in
 /// problem (the backend's own fast path); custom combines fold here. `post` is applied.
 pub fn reduce<K>(reduction: &Reduction, inputs: &[ArrayRef<'_>], kernel: K) -> Result<Value, Error>
@@ -95,21 +102,29 @@ where
                     ArrayRef::from_bytes(reduction.mapped, none.bytes())?,
                 )?
             } else {
-                let parts = (0..chunks)
-                    .into_par_iter()
-                    .map_init(AlignedBytes::default, |scratch, c| {
-                        let start = c * chunk;
-                        let end = (start + chunk).min(n);
-                        let tiles = (start..end)
-                            .step_by(TILE)
-                            .map(|t| {
-                                let len = TILE.min(end - t);
-                                reduce_tile(reduction, problem, inputs, t, len, scratch, &kernel)
-                            })
-                            .collect::<Result<Vec<Value>, Error>>()?;
-                        Ok(merge_tree(problem, tiles).unwrap_or(Value::Empty))
-                    })
-                    .collect::<Result<Vec<Value>, Error>>()?;
+                let part = |scratch: &mut AlignedBytes, c: usize| {
+                    let start = c * chunk;
+                    let end = (start + chunk).min(n);
+                    let tiles = (start..end)
+                        .step_by(TILE)
+                        .map(|t| {
+                            let len = TILE.min(end - t);
+                            reduce_tile(reduction, problem, inputs, t, len, scratch, &kernel)
+                        })
+                        .collect::<Result<Vec<Value>, Error>>()?;
+                    Ok(merge_tree(problem, tiles).unwrap_or(Value::Empty))
+                };
+                let parts = if on_pool() {
+                    (0..chunks)
+                        .into_par_iter()
+                        .map_init(AlignedBytes::default, part)
+                        .collect::<Result<Vec<Value>, Error>>()?
+                } else {
+                    let mut scratch = AlignedBytes::default();
+                    (0..chunks)
+                        .map(|c| part(&mut scratch, c))
+                        .collect::<Result<Vec<Value>, Error>>()?
+                };
                 merge_tree(problem, parts).unwrap_or(Value::Empty)
             }
         }
@@ -119,20 +134,22 @@ where
             acc,
             ..
         } => {
-            let parts: Vec<Val> = (0..chunks)
-                .into_par_iter()
-                .map(|c| {
-                    let start = c * chunk;
-                    let end = (start + chunk).min(n);
-                    let tiles: Vec<Val> = (start..end)
-                        .step_by(TILE)
-                        .map(|t| {
-                            custom_tile(reduction, node, *identity, inputs, t, (t + TILE).min(end))
-                        })
-                        .collect();
-                    tree(node, tiles).unwrap_or(*identity)
-                })
-                .collect();
+            let part = |c: usize| {
+                let start = c * chunk;
+                let end = (start + chunk).min(n);
+                let tiles: Vec<Val> = (start..end)
+                    .step_by(TILE)
+                    .map(|t| {
+                        custom_tile(reduction, node, *identity, inputs, t, (t + TILE).min(end))
+                    })
+                    .collect();
+                tree(node, tiles).unwrap_or(*identity)
+            };
+            let parts: Vec<Val> = if on_pool() {
+                (0..chunks).into_par_iter().map(part).collect()
+            } else {
+                (0..chunks).map(part).collect()
+            };
             let total = tree(node, parts).unwrap_or(*identity);
             Value::Scalar(to_scalar(total, acc.dtype()))
         }

@@ -397,10 +397,9 @@ pub fn segments_to_result_for(
 ) -> Result<(Problem, Assembled, DType), String> {
     let in_place = match layout {
         InputLayout::Packed => in_place_result(reduction),
-        InputLayout::Addressed => (reduction.inputs.len() > 1
-            && maps_inputs_on_device(reduction))
-        .then(|| in_place_form(reduction))
-        .flatten(),
+        InputLayout::Addressed => (reduction.inputs.len() > 1 && maps_inputs_on_device(reduction))
+            .then(|| in_place_form(reduction))
+            .flatten(),
     };
     let in_place = in_place.ok_or_else(|| {
         format!(
