@@ -20,7 +20,7 @@
 //!   at most 1024 rows) are built and merged by one call, which a statistic can make a
 //!   single pass over the block ([`ColumnLanes::single_pair`]).
 
-use rayon::prelude::*;
+use crate::fork::map_range;
 use redlab_core::canonical::{tile_count, LANES, ROWS, TILE};
 use redlab_core::shape::AxisPlan;
 
@@ -155,19 +155,16 @@ where
     let blocks_per_run = run.div_ceil(width);
     let blocks = (plan.outputs() / run) * blocks_per_run;
     let tiles = tile_count(plan.segment_len());
-    let roots: Vec<Vec<L::State>> = (0..blocks * tiles)
-        .into_par_iter()
-        .map(|task| {
-            let (b, t) = (task / tiles, task % tiles);
-            let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
-            let w = width.min(run - (b % blocks_per_run) * width);
-            if wide {
-                tile_by_lanes::<L, T, F>(src, plan, first, w, t, to_f64)
-            } else {
-                tile_by_rows::<L, T, F>(src, plan, first, w, t, to_f64)
-            }
-        })
-        .collect();
+    let roots: Vec<Vec<L::State>> = map_range(blocks * tiles, 1, |task| {
+        let (b, t) = (task / tiles, task % tiles);
+        let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
+        let w = width.min(run - (b % blocks_per_run) * width);
+        if wide {
+            tile_by_lanes::<L, T, F>(src, plan, first, w, t, to_f64)
+        } else {
+            tile_by_rows::<L, T, F>(src, plan, first, w, t, to_f64)
+        }
+    });
     roots
         .chunks(tiles)
         .flat_map(|block| {

@@ -13,7 +13,7 @@
 //!   eight rows, each a long contiguous stretch) in the order the halving fold pairs
 //!   them, bit-reversed, and joins finished lanes on a stack like a binary counter: the
 //!   fold's tree, with eleven rows of partials instead of 1024.
-use rayon::prelude::*;
+use crate::fork::map_range_init;
 use redlab_core::canonical::{reduce_tree, tile_count, LANES, ROWS, TILE};
 use redlab_core::num::{AccFloat, FloatInput};
 use redlab_core::shape::AxisPlan;
@@ -54,19 +54,16 @@ pub fn reduce_columns<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
         matches!(plan.reduced_runs().as_slice(), &[(_, stride)] if stride == width as isize);
     // One task per block and tile, so a few wide columns (2^22 × 32) still use every
     // thread: task b·tiles + t gives block b's roots of tile t.
-    let roots: Vec<Vec<A>> = (0..blocks * tiles)
-        .into_par_iter()
-        .map_init(Vec::new, |scratch, task| {
-            let (b, t) = (task / tiles, task % tiles);
-            let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
-            let w = width.min(run - (b % blocks_per_run) * width);
-            if wide {
-                tile_by_lanes(op, src, plan, first, w, t)
-            } else {
-                tile_by_rows(op, src, plan, (first, w), t, rows_follow, scratch)
-            }
-        })
-        .collect();
+    let roots: Vec<Vec<A>> = map_range_init(blocks * tiles, Vec::new, |scratch, task| {
+        let (b, t) = (task / tiles, task % tiles);
+        let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
+        let w = width.min(run - (b % blocks_per_run) * width);
+        if wide {
+            tile_by_lanes(op, src, plan, first, w, t)
+        } else {
+            tile_by_rows(op, src, plan, (first, w), t, rows_follow, scratch)
+        }
+    });
     // Every column has at least one tile, so each tree has a root.
     roots
         .chunks(tiles)

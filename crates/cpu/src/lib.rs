@@ -109,10 +109,9 @@ impl CpuBackend {
         selection: Selection<'_>,
     ) -> Result<Vec<Value>, Error> {
         problem.check_input(&data)?;
-        if let Some(packed) = self
-            .pool
-            .install(|| typed_outputs(problem, data, selection))
-        {
+        if let Some(packed) = self.run(data.bytes().len(), || {
+            typed_outputs(problem, data, selection)
+        }) {
             return packed.map(|p| p.scalar_values());
         }
         self.value_outputs(problem, data, selection)
@@ -125,20 +124,17 @@ impl CpuBackend {
         data: ArrayRef<'_>,
         selection: Selection<'_>,
     ) -> Result<Vec<Value>, Error> {
-        if let Some(values) = self
-            .pool
-            .install(|| short_rows::compute(problem, data, selection))
+        let bytes = data.bytes().len();
+        if let Some(values) = self.run(bytes, || short_rows::compute(problem, data, selection)) {
+            return values;
+        }
+        if let Some(values) = self.run(bytes, || select_columns::compute(problem, data, selection))
         {
             return values;
         }
-        if let Some(values) = self
-            .pool
-            .install(|| select_columns::compute(problem, data, selection))
-        {
-            return values;
-        }
-        self.pool
-            .install(|| outputs::compute_outputs(data, selection, |view| compute(problem, view)))
+        self.run(bytes, || {
+            outputs::compute_outputs(data, selection, |view| compute(problem, view))
+        })
     }
 
     /// The results of [`CpuBackend::compute_outputs`] as one typed array, the form
@@ -152,10 +148,9 @@ impl CpuBackend {
         selection: Selection<'_>,
     ) -> Result<Packed, Error> {
         problem.check_input(&data)?;
-        match self
-            .pool
-            .install(|| typed_outputs(problem, data, selection))
-        {
+        match self.run(data.bytes().len(), || {
+            typed_outputs(problem, data, selection)
+        }) {
             Some(packed) => packed,
             None => Packed::of_values(problem, &self.value_outputs(problem, data, selection)?),
         }

@@ -8,7 +8,7 @@
 //! every cache line and page read serves a whole block of outputs instead of one
 //! element.
 
-use rayon::prelude::*;
+use crate::fork::map_range_init;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, Error, Value};
@@ -41,12 +41,11 @@ where
             }
         }
     }
-    (0..selection.outputs())
-        .into_par_iter()
-        .map_init(Vec::new, |scratch, k| {
-            reduce(selection.view(data, k, scratch)?)
-        })
-        .collect()
+    map_range_init(selection.outputs(), Vec::new, |scratch, k| {
+        reduce(selection.view(data, k, scratch)?)
+    })
+    .into_iter()
+    .collect()
 }
 
 /// Copies the elements of outputs `first … first + width − 1` into `out`, one output's
@@ -109,9 +108,8 @@ where
     let size = data.dtype().size_bytes();
     let len = plan.segment_len();
     let src = data.bytes();
-    let per_block: Vec<Result<Vec<Value>, Error>> = (0..blocks)
-        .into_par_iter()
-        .map_init(Vec::<u64>::new, |scratch, b| {
+    let per_block: Vec<Result<Vec<Value>, Error>> =
+        map_range_init(blocks, Vec::<u64>::new, |scratch, b| {
             let first = (b / blocks_per_run) * run + (b % blocks_per_run) * block;
             let width = block.min(run - (b % blocks_per_run) * block);
             scratch.clear();
@@ -134,8 +132,7 @@ where
                     reduce(view)
                 })
                 .collect()
-        })
-        .collect();
+        });
     let mut values = Vec::with_capacity(plan.outputs());
     for block in per_block {
         values.extend(block?);

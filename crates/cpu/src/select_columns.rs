@@ -11,7 +11,7 @@
 //! the keys alone cannot say; such columns are reduced again on their own by the 1-D
 //! path, so every output equals the 1-D reduction of its column.
 
-use rayon::prelude::*;
+use crate::fork::map_range;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
 use redlab_core::{with_dtype, ArrayRef, Error, IntoScalar, Op, Problem, Value};
@@ -114,74 +114,74 @@ fn select_columns<T: Selectable + IntoScalar>(
                 .map(move |c| (r * run + c, block.min(run - c)))
         })
         .collect();
-    blocks
-        .into_par_iter()
-        .flat_map_iter(|(first, width)| {
-            let base = plan.start(first) as isize;
-            let row = |j: usize| -> &[T] {
-                let at = (base + j as isize * stride) as usize;
-                &src[at..at + width]
+    map_range(blocks.len(), 1, |b| {
+        let (first, width) = blocks[b];
+        let base = plan.start(first) as isize;
+        let row = |j: usize| -> &[T] {
+            let at = (base + j as isize * stride) as usize;
+            &src[at..at + width]
+        };
+        let rows_per_task = (TASK_ELEMENTS / width).max(1);
+        let Partial { lo, hi, first } = map_range(len.div_ceil(rows_per_task), 1, |q| {
+            let mut p = Partial {
+                lo: vec![T::HIGHEST; width],
+                hi: vec![T::LOWEST; width],
+                first: vec![0; if indexed { width } else { 0 }],
             };
-            let rows_per_task = (TASK_ELEMENTS / width).max(1);
-            let Partial { lo, hi, first } = (0..len.div_ceil(rows_per_task))
-                .into_par_iter()
-                .map(|q| {
-                    let mut p = Partial {
-                        lo: vec![T::HIGHEST; width],
-                        hi: vec![T::LOWEST; width],
-                        first: vec![0; if indexed { width } else { 0 }],
-                    };
-                    let (mut j, end) = (q * rows_per_task, len.min((q + 1) * rows_per_task));
-                    if !indexed {
-                        while j + ROWS_AT_ONCE <= end {
-                            let rows = std::array::from_fn(|r| row(j + r));
-                            key_range_rows(&mut p.lo, &mut p.hi, rows);
-                            j += ROWS_AT_ONCE;
-                        }
-                    }
-                    for j in j..end {
-                        if indexed {
-                            key_range_first_row(&mut p, row(j), j as u32, want_min);
-                        } else {
-                            key_range_row(&mut p.lo, &mut p.hi, row(j));
-                        }
-                    }
-                    p
-                })
-                .reduce_with(|mut left, right| {
-                    // `left` holds the earlier rows: it keeps ties.
-                    for c in 0..width {
-                        if indexed {
-                            let right_wins = if want_min {
-                                right.lo[c] < left.lo[c]
-                            } else {
-                                right.hi[c] > left.hi[c]
-                            };
-                            if right_wins {
-                                left.first[c] = right.first[c];
-                            }
-                        }
-                        left.lo[c] = left.lo[c].min(right.lo[c]);
-                        left.hi[c] = left.hi[c].max(right.hi[c]);
-                    }
-                    left
-                })
-                .expect("at least one row");
-            (0..width)
-                .map(|c| {
-                    if lo[c] < T::LOWEST || hi[c] > T::HIGHEST {
-                        // A NaN: its first one, by the 1-D path on this column alone.
-                        let column: Vec<T> = (0..len).map(|j| row(j)[c]).collect();
-                        let best = crate::select::select(&column, want_min, indexed);
-                        return Value::from_selection(indexed, best);
-                    }
-                    let key = if want_min { lo[c] } else { hi[c] };
-                    let at = if indexed { first[c] as usize } else { 0 };
-                    Value::from_selection(indexed, Some((at, T::from_key(key))))
-                })
-                .collect::<Vec<_>>()
+            let (mut j, end) = (q * rows_per_task, len.min((q + 1) * rows_per_task));
+            if !indexed {
+                while j + ROWS_AT_ONCE <= end {
+                    let rows = std::array::from_fn(|r| row(j + r));
+                    key_range_rows(&mut p.lo, &mut p.hi, rows);
+                    j += ROWS_AT_ONCE;
+                }
+            }
+            for j in j..end {
+                if indexed {
+                    key_range_first_row(&mut p, row(j), j as u32, want_min);
+                } else {
+                    key_range_row(&mut p.lo, &mut p.hi, row(j));
+                }
+            }
+            p
         })
-        .collect()
+        .into_iter()
+        .reduce(|mut left, right| {
+            // `left` holds the earlier rows: it keeps ties.
+            for c in 0..width {
+                if indexed {
+                    let right_wins = if want_min {
+                        right.lo[c] < left.lo[c]
+                    } else {
+                        right.hi[c] > left.hi[c]
+                    };
+                    if right_wins {
+                        left.first[c] = right.first[c];
+                    }
+                }
+                left.lo[c] = left.lo[c].min(right.lo[c]);
+                left.hi[c] = left.hi[c].max(right.hi[c]);
+            }
+            left
+        })
+        .expect("at least one row");
+        (0..width)
+            .map(|c| {
+                if lo[c] < T::LOWEST || hi[c] > T::HIGHEST {
+                    // A NaN: its first one, by the 1-D path on this column alone.
+                    let column: Vec<T> = (0..len).map(|j| row(j)[c]).collect();
+                    let best = crate::select::select(&column, want_min, indexed);
+                    return Value::from_selection(indexed, best);
+                }
+                let key = if want_min { lo[c] } else { hi[c] };
+                let at = if indexed { first[c] as usize } else { 0 };
+                Value::from_selection(indexed, Some((at, T::from_key(key))))
+            })
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Every column's smallest and largest key so far, updated with one row (vectorizes:

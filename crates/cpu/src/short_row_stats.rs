@@ -13,7 +13,7 @@
 //! exactly the operations, in the same order, as when reduced alone, so the same bits
 //! (the tests compare the two bit for bit).
 
-use rayon::prelude::*;
+use crate::fork::map_chunks_mut;
 use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, DType, Error, Value};
 
@@ -97,26 +97,24 @@ fn each_step<T: Sync>(
     step: impl Fn([&[T]; ROWS]) -> [State; ROWS] + Sync,
     finish: impl Fn(State) -> Value + Sync,
 ) -> Result<(), Error> {
-    values
-        .par_chunks_mut(ROWS)
-        .enumerate()
-        .with_min_len(STEPS_PER_TASK)
-        .try_for_each(|(s, out)| {
-            let first = s * ROWS;
-            let row = |k: usize| {
-                plan.contiguous(k)
-                    .and_then(|start| src.get(start..start + len))
-                    .ok_or_else(|| Error::Shape(format!("output {k} lies outside the input")))
-            };
-            let mut rows = [row(first)?; ROWS];
-            for (q, r) in rows.iter_mut().enumerate().take(out.len()).skip(1) {
-                *r = row(first + q)?;
-            }
-            for (value, state) in out.iter_mut().zip(step(rows)) {
-                *value = finish(state);
-            }
-            Ok(())
-        })
+    map_chunks_mut(values, ROWS, STEPS_PER_TASK, |s, out| {
+        let first = s * ROWS;
+        let row = |k: usize| {
+            plan.contiguous(k)
+                .and_then(|start| src.get(start..start + len))
+                .ok_or_else(|| Error::Shape(format!("output {k} lies outside the input")))
+        };
+        let mut rows = [row(first)?; ROWS];
+        for (q, r) in rows.iter_mut().enumerate().take(out.len()).skip(1) {
+            *r = row(first + q)?;
+        }
+        for (value, state) in out.iter_mut().zip(step(rows)) {
+            *value = finish(state);
+        }
+        Ok(())
+    })
+    .into_iter()
+    .collect()
 }
 
 #[multiversion::multiversion(targets(

@@ -6,7 +6,7 @@
 
 use std::sync::Mutex;
 
-use rayon::prelude::*;
+use crate::fork::{map_chunks_mut, map_range};
 use redlab_core::canonical::TILE;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
@@ -180,13 +180,10 @@ where
     C: Combine<A>,
 {
     let mut results = vec![op.identity(); rows.count];
-    results
-        .par_chunks_mut(OUTPUTS_PER_TASK)
-        .enumerate()
-        .for_each(|(task, out)| {
-            let first = rows.start(task * OUTPUTS_PER_TASK);
-            fold_rows32(op, src, first, rows.step, rows.len, out);
-        });
+    map_chunks_mut(&mut results, OUTPUTS_PER_TASK, 1, |task, out| {
+        let first = rows.start(task * OUTPUTS_PER_TASK);
+        fold_rows32(op, src, first, rows.step, rows.len, out);
+    });
     results
 }
 
@@ -202,28 +199,25 @@ fn int_rows<T: IntElement + Sync>(
 ) -> Packed {
     let size = acc.size_bytes();
     let mut bytes = vec![0u8; rows.count * size];
-    bytes
-        .par_chunks_mut(OUTPUTS_PER_TASK * size)
-        .enumerate()
-        .for_each(|(task, out)| {
-            let first = rows.start(task * OUTPUTS_PER_TASK);
-            let mut words = [0u64; OUTPUTS_PER_TASK];
-            let words = &mut words[..out.len() / size];
-            for (k, slot) in words.iter_mut().enumerate() {
-                let start = first + k * rows.step;
-                let row = &src[start..start + rows.len];
-                *slot = row.iter().fold(init, |a, &x| f(a, x.to_u64_bits()));
-            }
-            // Wrapping arithmetic commutes with truncation: each result's low bytes are
-            // its value in the (narrower or equal) accumulator type. One loop per width,
-            // so each store is a single move (a copy of `size` bytes was a call each).
-            match size {
-                8 => store::<8>(out, words),
-                4 => store::<4>(out, words),
-                2 => store::<2>(out, words),
-                _ => store::<1>(out, words),
-            }
-        });
+    map_chunks_mut(&mut bytes, OUTPUTS_PER_TASK * size, 1, |task, out| {
+        let first = rows.start(task * OUTPUTS_PER_TASK);
+        let mut words = [0u64; OUTPUTS_PER_TASK];
+        let words = &mut words[..out.len() / size];
+        for (k, slot) in words.iter_mut().enumerate() {
+            let start = first + k * rows.step;
+            let row = &src[start..start + rows.len];
+            *slot = row.iter().fold(init, |a, &x| f(a, x.to_u64_bits()));
+        }
+        // Wrapping arithmetic commutes with truncation: each result's low bytes are
+        // its value in the (narrower or equal) accumulator type. One loop per width,
+        // so each store is a single move (a copy of `size` bytes was a call each).
+        match size {
+            8 => store::<8>(out, words),
+            4 => store::<4>(out, words),
+            2 => store::<2>(out, words),
+            _ => store::<1>(out, words),
+        }
+    });
     Packed { dtype: acc, bytes }
 }
 
@@ -292,24 +286,19 @@ fn each<T: Element + Sync>(
         None => plan.contiguous(k),
     };
     let failure: Mutex<Option<Error>> = Mutex::new(None);
-    let mut values = Vec::new();
-    (0..plan.outputs())
-        .into_par_iter()
-        .with_min_len(OUTPUTS_PER_TASK)
-        .map(|k| {
-            let value = start(k)
-                .and_then(|start| src.get(start..start + len))
-                .ok_or_else(|| Error::Shape(format!("output {k} lies outside the input")))
-                .and_then(&reduce);
-            value.unwrap_or_else(|e| {
-                failure
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .get_or_insert(e);
-                Value::Empty
-            })
+    let values = map_range(plan.outputs(), OUTPUTS_PER_TASK, |k| {
+        let value = start(k)
+            .and_then(|start| src.get(start..start + len))
+            .ok_or_else(|| Error::Shape(format!("output {k} lies outside the input")))
+            .and_then(&reduce);
+        value.unwrap_or_else(|e| {
+            failure
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .get_or_insert(e);
+            Value::Empty
         })
-        .collect_into_vec(&mut values);
+    });
     match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
         None => Ok(values),

@@ -9,7 +9,7 @@
 //! therefore depends only on each output's elements, never on the thread count or on
 //! the other outputs. Everything is computed in f64.
 
-use rayon::prelude::*;
+use crate::fork::map_range_init;
 use redlab_core::canonical::{LANES, ROWS, TILE};
 use redlab_core::num::FloatElement;
 use redlab_core::segmented::Selection;
@@ -349,13 +349,12 @@ pub(crate) fn canonical<S: Lane>(view: ArrayRef<'_>) -> Result<S, Error> {
         // no task for the thread pool.
         return S::tile_of(&view, 0..view.len(), &mut Vec::new());
     }
-    let results = (0..tiles)
-        .into_par_iter()
-        .map_init(Vec::new, |buffer, t| {
-            let range = t * TILE..((t + 1) * TILE).min(view.len());
-            S::tile_of(&view, range, buffer)
-        })
-        .collect::<Result<Vec<S>, Error>>()?;
+    let results = map_range_init(tiles, Vec::new, |buffer, t| {
+        let range = t * TILE..((t + 1) * TILE).min(view.len());
+        S::tile_of(&view, range, buffer)
+    })
+    .into_iter()
+    .collect::<Result<Vec<S>, Error>>()?;
     Ok(tree(results))
 }
 
@@ -588,7 +587,7 @@ impl CpuBackend {
         data: ArrayRef<'_>,
         selection: Selection<'_>,
     ) -> Result<Vec<Value>, Error> {
-        self.pool.install(|| {
+        self.run(data.bytes().len(), || {
             // Var and std of float columns run across columns without gathering.
             if let Some(values) = crate::columns_moments::columns(stat, data, selection) {
                 return values;
