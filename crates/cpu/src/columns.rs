@@ -12,7 +12,8 @@
 //!   each. Instead a block of 16 KiB of columns builds one lane at a time (its
 //!   eight rows, each a long contiguous stretch) in the order the halving fold pairs
 //!   them, bit-reversed, and joins finished lanes on a stack like a binary counter: the
-//!   fold's tree, with eleven rows of partials instead of 1024.
+//!   fold's tree, with eleven rows of partials instead of 1024. Tiles of fewer than
+//!   1024 rows fold only the lanes that hold rows (`used_lanes`).
 use crate::fork::map_range_init;
 use redlab_core::canonical::{reduce_tree, tile_count, LANES, ROWS, TILE};
 use redlab_core::num::{AccFloat, FloatInput};
@@ -25,9 +26,6 @@ const LANE_BYTES: usize = 256 << 10;
 
 /// Bytes of one row's stretch that a wide-run block reads at a time.
 const CHUNK_BYTES: usize = 16 << 10;
-
-/// Levels of the lanes' fold tree, plus one for the lane being built.
-const FOLD_LEVELS: usize = LANES.trailing_zeros() as usize + 1;
 
 /// The canonical results of outputs `0 … plan.outputs() − 1`, given that the last kept
 /// axis has unit stride with runs of `run` outputs and each output has at least one
@@ -87,10 +85,11 @@ fn tile_by_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     lanes: &mut Vec<A>,
 ) -> Vec<A> {
     let rows = TILE.min(plan.segment_len() - t * TILE);
+    let used = used_lanes(rows);
     // Lane-major: lane l of column c at l·width + c; the buffer is the thread's own,
     // reused from task to task (a fresh one per tile was mostly page faults).
     lanes.clear();
-    lanes.resize(LANES * width, op.identity());
+    lanes.resize(used * width, op.identity());
     let mut walk = plan.segment_from(first, t * TILE).take(rows);
     if rows_follow {
         // Rows that follow each other in memory, each exactly the block's width: 1024
@@ -108,7 +107,7 @@ fn tile_by_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
         }
     }
     // Fold by halving, every column at once.
-    let mut half = LANES / 2;
+    let mut half = used / 2;
     while half >= 1 {
         let (low, high) = lanes[..2 * half * width].split_at_mut(half * width);
         add_row_acc(op, low, high);
@@ -133,10 +132,16 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     // leaves, left to right, are the lanes in bit-reversed order.
     // stack[0 … depth − 1] are the roots of finished subtrees of lanes, oldest first;
     // stack[depth] is the lane being built.
-    let mut stack = vec![vec![op.identity(); width]; FOLD_LEVELS];
+    let used = used_lanes(rows);
+    let levels = used.trailing_zeros();
+    let mut stack = vec![vec![op.identity(); width]; levels as usize + 1];
     let mut depth = 0;
-    for p in 0..LANES {
-        let lane = p.reverse_bits() >> (usize::BITS - LANES.trailing_zeros());
+    for p in 0..used {
+        let lane = if levels == 0 {
+            0
+        } else {
+            p.reverse_bits() >> (usize::BITS - levels)
+        };
         let building = &mut stack[depth];
         if lane + (ROWS - 1) * LANES < rows {
             // A full lane: its eight rows in one pass, eight streams at once, the lane's
@@ -162,6 +167,18 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     }
     debug_assert_eq!(depth, 1);
     stack.swap_remove(0)
+}
+
+/// The lanes whose fold a tile of `rows` rows needs: the power of two at or above
+/// `rows`, at most [`LANES`]. A tile of at most 512 rows leaves lanes 512 … 1023 with the
+/// identity only, so the halving fold's first step adds an exact neutral to every lane
+/// (-0.0 for sums, 1.0 for products) and changes no bits; likewise each step until the
+/// lanes that hold rows meet. Folding from `used` lanes gives the same bits as folding
+/// all 1024 (a signaling NaN may stay signaling where the neutral step would have
+/// quieted it: NaN payloads are not promised). A 256×1024 f32 matrix summed along axis 0
+/// had paid for 1024 lanes per column for 256 rows.
+fn used_lanes(rows: usize) -> usize {
+    rows.next_power_of_two().min(LANES)
 }
 
 /// `lane ⊕= row`, element by element.

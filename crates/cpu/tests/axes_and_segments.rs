@@ -203,7 +203,7 @@ fn axis_reductions_match_the_oracle_for_every_layout_and_axis_set() {
 
 /// Columns wider than one block's lanes with full tiles: the path that builds one lane
 /// at a time in the fold's order, with all eight rows of a lane at once, over a partial
-/// last tile and across the tile tree.
+/// last tile and across the tile tree; and short columns on the same path.
 #[test]
 fn wide_columns_with_full_tiles_match_the_oracle() {
     let cpu = CpuBackend::new(Some(2)).expect("cpu");
@@ -215,7 +215,9 @@ fn wide_columns_with_full_tiles_match_the_oracle() {
         (Op::Sum, DType::BF16, Some(DType::F64)),
     ] {
         let problem = Problem::new(op, dtype, acc).expect("valid");
-        for dims in [[16389, 67], [8192, 130]] {
+        // Then columns shorter than a tile's lanes (1, 3, 257 rows): folded from the
+        // lanes that hold rows only (`columns::used_lanes`), with the same bits.
+        for dims in [[16389, 67], [8192, 130], [257, 70], [1, 66], [3, 129]] {
             let layout = Layout::c_order(&dims);
             let data = generate(dtype, dims[0] * dims[1], Distribution::Normal, 9).expect("data");
             let plan = AxisPlan::new(layout.clone(), Some(&[0]), false).expect("plan");
@@ -228,7 +230,7 @@ fn wide_columns_with_full_tiles_match_the_oracle() {
             }
         }
     }
-    assert_eq!(checked, 4 * (67 + 130));
+    assert_eq!(checked, 4 * (67 + 130 + 70 + 66 + 129));
 }
 
 #[test]
