@@ -20,6 +20,7 @@
 //!   at most 1024 rows) are built and merged by one call, which a statistic can make a
 //!   single pass over the block ([`ColumnLanes::single_pair`]).
 
+use crate::columns::used_lanes;
 use crate::fork::map_range;
 use redlab_core::canonical::{tile_count, LANES, ROWS, TILE};
 use redlab_core::shape::AxisPlan;
@@ -183,7 +184,9 @@ fn tile_by_rows<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
     to_f64: F,
 ) -> Vec<L::State> {
     let rows = TILE.min(plan.segment_len() - t * TILE);
-    let mut lanes = L::new(LANES, width);
+    // Lanes past the rows stay empty and their merges are skipped: fold the used ones.
+    let used = used_lanes(rows);
+    let mut lanes = L::new(used, width);
     // Rows in batches of consecutive lanes of one count (a batch never crosses lane
     // 1023), so that a statistic pays its per-call costs once per batch.
     let mut batch: Vec<&[T]> = Vec::with_capacity(ROW_BATCH);
@@ -194,8 +197,8 @@ fn tile_by_rows<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
         lanes.push_rows(r0 % LANES, &batch, r0 / LANES + 1, to_f64);
     }
     // Lane j holds the rows j, j + 1024, … below `rows`.
-    let mut counts: Vec<usize> = (0..LANES).map(|j| (rows + LANES - 1 - j) / LANES).collect();
-    let mut half = LANES / 2;
+    let mut counts: Vec<usize> = (0..used).map(|j| (rows + LANES - 1 - j) / LANES).collect();
+    let mut half = used / 2;
     while half >= 1 {
         for j in 0..half {
             if counts[j + half] > 0 {
@@ -235,14 +238,21 @@ fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
     // A lane of exactly one element per column (every lane, in tiles of at most 1024
     // rows).
     let single = |lane: usize| lane < rows && lane + LANES >= rows;
+    // Lanes past the rows stay empty and their merges are skipped: fold the used ones.
+    let used = used_lanes(rows);
+    let levels = used.trailing_zeros();
     let mut p = 0;
-    while p < LANES {
-        let lane = p.reverse_bits() >> (usize::BITS - LANES.trailing_zeros());
-        // An even p and the next one are lanes `lane` and `lane + LANES / 2`, which the
+    while p < used {
+        let lane = if levels == 0 {
+            0
+        } else {
+            p.reverse_bits() >> (usize::BITS - levels)
+        };
+        // An even p and the next one are lanes `lane` and `lane + used / 2`, which the
         // fold merges first: two single lanes are built and merged at once.
-        if p % 2 == 0 && single(lane) && single(lane + LANES / 2) {
+        if used >= 2 && p % 2 == 0 && single(lane) && single(lane + used / 2) {
             let row = |lane: usize| &src[offsets[lane]..offsets[lane] + width];
-            stack.single_pair(depth, row(lane), row(lane + LANES / 2), to_f64);
+            stack.single_pair(depth, row(lane), row(lane + used / 2), to_f64);
             counts[depth] = 2;
             depth += 1;
             // p + 1's trailing ones close the pair (done above), then older subtrees.

@@ -176,8 +176,9 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
 /// lanes that hold rows meet. Folding from `used` lanes gives the same bits as folding
 /// all 1024 (a signaling NaN may stay signaling where the neutral step would have
 /// quieted it: NaN payloads are not promised). A 256×1024 f32 matrix summed along axis 0
-/// had paid for 1024 lanes per column for 256 rows.
-fn used_lanes(rows: usize) -> usize {
+/// had paid for 1024 lanes per column for 256 rows. The statistics' column lanes
+/// (`column_lanes`) skip empty lanes' merges, so the same cut keeps their results.
+pub(crate) fn used_lanes(rows: usize) -> usize {
     rows.next_power_of_two().min(LANES)
 }
 

@@ -205,6 +205,8 @@ mod tests {
             (vec![3000, 1030], vec![0]),
             (vec![8193, 513], vec![0]),
             (vec![1000, 600], vec![0]),
+            (vec![2, 700], vec![0]),
+            (vec![3, 600], vec![0]),
             (vec![4, 2500, 6], vec![1]),
         ] {
             let n: usize = dims.iter().product();

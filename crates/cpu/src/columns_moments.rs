@@ -342,6 +342,9 @@ mod tests {
             (1000, 600),
             (1024, 1030),
             (513, 300),
+            // Two and three rows on the wide path: two and four used lanes.
+            (2, 600),
+            (3, 700),
         ] {
             let x = values(rows * cols, (rows * 31 + cols) as u64);
             let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
