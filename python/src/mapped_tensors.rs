@@ -298,18 +298,25 @@ pub fn enqueue_tensors_axes(
     let cuda = device
         .cuda()
         .ok_or_else(|| errors::device("not a CUDA device"))?;
-    let plan = axis_plan(first, axes.as_deref(), keepdims)?;
-    let Some(job) = SegmentJob::new(Selection::Axes(&plan)) else {
-        return Ok(false);
-    };
-    let job = job
-        .for_device(cuda.capabilities().max_work_group)
-        .for_mapped(prepared.problem(), prepared.loads_words());
     let starts: Vec<(u64, DType)> = views.iter().map(|v| (v.start() as u64, v.dtype)).collect();
-    // SAFETY: the caller passes live tensors of this device described by `dims` and
-    // `strides`, a result tensor of `result_bytes` bytes, and its current stream.
-    let enqueued = py.allow_threads(|| unsafe {
-        cuda.enqueue_addressed_outputs(&prepared, &starts, &job, stream, (result, result_bytes))
-    });
-    crate::stream_stats::enqueued(enqueued)
+    py.allow_threads(|| {
+        crate::reduce::enqueue_job(
+            cuda,
+            first,
+            (axes.as_deref(), keepdims),
+            |job| job.for_mapped(prepared.problem(), prepared.loads_words()),
+            // SAFETY: the caller passes live tensors of this device described by `dims`
+            // and `strides`, a result tensor of `result_bytes` bytes, and its current
+            // stream. Every input is read at its own start, not the first view's.
+            |_, job| unsafe {
+                cuda.enqueue_addressed_outputs(
+                    &prepared,
+                    &starts,
+                    job,
+                    stream,
+                    (result, result_bytes),
+                )
+            },
+        )
+    })
 }

@@ -579,11 +579,7 @@ pub fn enqueue_job(
         return Ok(false);
     };
     let job = plan_job(job.for_device(cuda.capabilities().max_work_group));
-    match enqueue(view.start() as u64, &job) {
-        Ok(()) => Ok(true),
-        Err(redlab_kernels::RunError::Skipped(_)) => Ok(false),
-        Err(e) => Err(errors::device(e)),
-    }
+    crate::stream_stats::enqueued(enqueue(view.start() as u64, &job))
 }
 
 /// The waiting path for CUDA tensors: after the caller's stream, on redlab's stream.

@@ -287,17 +287,11 @@ impl CudaDevice {
                 "integer maps of 2- or 4-byte integer words map on the host".into(),
             ));
         }
-        let functions = || {
-            self.output_functions(&mapped.key, job.launches_column_words(), || {
-                mapped::segments_to_result(&mapped.reduction, Target::Cuda)
-                    .map(|(_, a, _)| a.source)
-            })
-        };
         // SAFETY: the caller's promises, passed on.
         unsafe {
             self.enqueue_built(
                 &mapped.problem,
-                functions,
+                || self.mapped_output_functions(mapped, job),
                 mapped.dtype.size_bytes(),
                 (input, mapped.reduction.inputs[0].size_bytes(), job),
                 stream,
@@ -330,28 +324,30 @@ impl CudaDevice {
         redlab_kernels::mapped_addressed::check(&mapped.reduction, inputs)
             .map_err(RunError::Skipped)?;
         let table = self.kept_address_table(inputs)?;
-        let functions = || {
-            self.output_functions(&mapped.key, job.launches_column_words(), || {
-                mapped::segments_to_result_for(
-                    &mapped.reduction,
-                    Target::Cuda,
-                    InputLayout::Addressed,
-                )
-                .map(|(_, a, _)| a.source)
-            })
-        };
         // SAFETY: the caller's promises, passed on; kept tables live with the device.
         // The table is read as bytes: its alignment is the allocation's.
         unsafe {
             self.enqueue_built(
                 &mapped.problem,
-                functions,
+                || self.mapped_output_functions(mapped, job),
                 mapped.dtype.size_bytes(),
                 (table, 1, job),
                 stream,
                 (result, result_bytes),
             )
         }
+    }
+
+    /// The `SEG_RESULT` kernels of `mapped` in its input layout, for `job`.
+    fn mapped_output_functions(
+        &self,
+        mapped: &StreamMapped,
+        job: &SegmentJob,
+    ) -> Result<Vec<sys::CUfunction>, RunError> {
+        self.output_functions(&mapped.key, job.launches_column_words(), || {
+            mapped::segments_to_result_for(&mapped.reduction, Target::Cuda, mapped.layout)
+                .map(|(_, a, _)| a.source)
+        })
     }
 
     /// Enqueues `job` over `input` (elements of `element_bytes`) with the `SEG_RESULT`
