@@ -98,15 +98,29 @@ pub fn reduce_tile<A: AccFloat, T: FloatInput<A>>(arith: Arith, tile: &[T]) -> A
 
 /// Combines tile results with the aligned pairwise tree: step 4. `None` for no tiles.
 pub fn reduce_tree<A: AccFloat>(arith: Arith, mut level: Vec<A>) -> Option<A> {
-    while level.len() > 1 {
-        level = level
-            .chunks(2)
-            .map(|pair| match *pair {
-                [left, right] => arith.combine(left, right),
-                [single] => single,
-                _ => unreachable!("chunks(2) yields one or two items"),
-            })
-            .collect();
+    reduce_tree_in_place(arith, &mut level)
+}
+
+/// [`reduce_tree`] over a borrowed level, which it overwrites with the tree's partial
+/// results: callers that reduce many short trees (one per column) reuse one buffer
+/// instead of allocating a level per tree and per step.
+pub fn reduce_tree_in_place<A: AccFloat>(arith: Arith, level: &mut [A]) -> Option<A> {
+    pairwise_in_place(level, |left, right| arith.combine(left, right))
+}
+
+/// The aligned pairwise tree of step 4 over any items joined by `join`: item pairs
+/// (2j, 2j + 1) of each level land in j, an odd last item moves up unchanged. `level`
+/// is overwritten with partial results; `None` for no items.
+pub fn pairwise_in_place<S: Copy>(level: &mut [S], join: impl Fn(S, S) -> S) -> Option<S> {
+    let mut len = level.len();
+    while len > 1 {
+        for j in 0..len / 2 {
+            level[j] = join(level[2 * j], level[2 * j + 1]);
+        }
+        if len % 2 == 1 {
+            level[len / 2] = level[len - 1];
+        }
+        len = len.div_ceil(2);
     }
     level.first().copied()
 }

@@ -9,7 +9,7 @@
 //!   subtree whichever thread computes it, so the result does not depend on the thread
 //!   count or on work stealing.
 
-use redlab_core::canonical::{tile_count, Arith, LANES, TILE};
+use redlab_core::canonical::{pairwise_in_place, tile_count, Arith, LANES, TILE};
 use redlab_core::num::{AccFloat, FloatInput};
 
 /// Tiles reduced by one task without further splitting (a power of two, so leaves stay
@@ -211,17 +211,8 @@ fn reduce_node<A: AccFloat, R: Rows<A>, C: Combine<A>>(
             *slot = reduce_tile(op, rows, start, end - start, &mut scratch);
         }
         // The pairwise tree inside the leaf, level by level, as in the reference.
-        let mut len = count;
-        while len > 1 {
-            for k in 0..len / 2 {
-                level[k] = op.combine(level[2 * k], level[2 * k + 1]);
-            }
-            if len % 2 == 1 {
-                level[len / 2] = level[len - 1];
-            }
-            len = len.div_ceil(2);
-        }
-        return level[0];
+        return pairwise_in_place(&mut level[..count], |l, r| op.combine(l, r))
+            .unwrap_or_else(|| op.identity());
     }
     let half = span / 2;
     if first + half >= tiles {

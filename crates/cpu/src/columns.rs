@@ -15,7 +15,7 @@
 //!   fold's tree, with eleven rows of partials instead of 1024. Tiles of fewer than
 //!   1024 rows fold only the lanes that hold rows (`used_lanes`).
 use crate::fork::map_range_init;
-use redlab_core::canonical::{reduce_tree, tile_count, LANES, ROWS, TILE};
+use redlab_core::canonical::{reduce_tree_in_place, tile_count, LANES, ROWS, TILE};
 use redlab_core::num::{AccFloat, FloatInput};
 use redlab_core::shape::AxisPlan;
 
@@ -52,7 +52,7 @@ pub fn reduce_columns<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
         matches!(plan.reduced_runs().as_slice(), &[(_, stride)] if stride == width as isize);
     // One task per block and tile, so a few wide columns (2^22 × 32) still use every
     // thread: task b·tiles + t gives block b's roots of tile t.
-    let roots: Vec<Vec<A>> = map_range_init(blocks * tiles, Vec::new, |scratch, task| {
+    let roots: Vec<Vec<A>> = map_range_init(blocks * tiles, Default::default, |scratch, task| {
         let (b, t) = (task / tiles, task % tiles);
         let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
         let w = width.min(run - (b % blocks_per_run) * width);
@@ -62,19 +62,45 @@ pub fn reduce_columns<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
             tile_by_rows(op, src, plan, (first, w), t, rows_follow, scratch)
         }
     });
-    // Every column has at least one tile, so each tree has a root.
-    roots
-        .chunks(tiles)
-        .flat_map(|block| {
-            (0..block[0].len()).map(move |c| {
-                let column = block.iter().map(|tile| tile[c]).collect();
-                reduce_tree(op.arith(), column).unwrap_or_else(|| op.identity())
-            })
-        })
-        .collect()
+    join_tiles(roots, tiles, |column| {
+        reduce_tree_in_place(op.arith(), column).unwrap_or_else(|| op.identity())
+    })
+}
+
+/// Each column's result from its tiles' roots (`roots[b·tiles + t]`: block b's roots
+/// of tile t), joined by `tree`, columns in order. A column of one tile is its root;
+/// longer ones gather their roots into one reused buffer (a `Vec` per column cost
+/// more than summing 3×4096 columns).
+pub(crate) fn join_tiles<S: Copy>(
+    roots: Vec<Vec<S>>,
+    tiles: usize,
+    mut tree: impl FnMut(&mut [S]) -> S,
+) -> Vec<S> {
+    let mut joined = Vec::with_capacity(roots.iter().step_by(tiles).map(Vec::len).sum());
+    if tiles == 1 {
+        // Whole slices: a flattening iterator moved one element per step.
+        for block in &roots {
+            joined.extend_from_slice(block);
+        }
+        return joined;
+    }
+    let mut column = Vec::with_capacity(tiles);
+    for block in roots.chunks(tiles) {
+        for c in 0..block[0].len() {
+            column.clear();
+            column.extend(block.iter().map(|tile| tile[c]));
+            joined.push(tree(&mut column));
+        }
+    }
+    joined
 }
 
 /// Tile `t`'s roots of outputs `first … first + width − 1`, reading rows in order.
+///
+/// A lane's first row needs no identity: `identity ⊕ x` is `x` exactly (`-0.0 + x`,
+/// `1.0 · x`), so the first row of every lane is converted into it rather than added
+/// to a filled lane. In a tile of at most 1024 rows every lane holds one row, and the
+/// fold's first step, lane `j` ⊕ lane `j + half`, reads the two rows themselves.
 fn tile_by_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     op: C,
     src: &[T],
@@ -82,32 +108,84 @@ fn tile_by_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     (first, width): (usize, usize),
     t: usize,
     rows_follow: bool,
-    lanes: &mut Vec<A>,
+    (lanes, offsets): &mut (Vec<A>, Vec<usize>),
 ) -> Vec<A> {
     let rows = TILE.min(plan.segment_len() - t * TILE);
     let used = used_lanes(rows);
-    // Lane-major: lane l of column c at l·width + c; the buffer is the thread's own,
-    // reused from task to task (a fresh one per tile was mostly page faults).
-    lanes.clear();
-    lanes.resize(used * width, op.identity());
-    let mut walk = plan.segment_from(first, t * TILE).take(rows);
+    // Lane-major: lane l of column c at l·width + c; the buffers are the thread's own,
+    // reused from task to task (a fresh one per tile was mostly page faults). Every
+    // slot the fold reads is written first, so stale values from a previous task are
+    // never read and the buffer is filled only when it grows.
+    let live = if rows <= LANES {
+        (used / 2).max(1)
+    } else {
+        LANES
+    };
+    if lanes.len() < live * width {
+        lanes.resize(live * width, op.identity());
+    }
+    offsets.clear();
     if rows_follow {
-        // Rows that follow each other in memory, each exactly the block's width: 1024
-        // rows are the whole lane buffer, added in one pass.
-        if let Some(start) = walk.next() {
-            let tile = &src[start..start + rows * width];
-            for group in tile.chunks(LANES * width) {
-                add_row(op, &mut lanes[..group.len()], group);
+        // Rows that follow each other in memory, each exactly the block's width: a
+        // stretch of rows is one stretch of `src`, handled in one call.
+        offsets.extend(plan.segment_from(first, t * TILE).next());
+    } else {
+        offsets.extend(plan.segment_from(first, t * TILE).take(rows));
+    }
+    let stretch = |r: usize, count: usize| {
+        let at = if rows_follow {
+            offsets[0] + r * width
+        } else {
+            offsets[r]
+        };
+        &src[at..at + count * width]
+    };
+    let lane = |l: usize, count: usize| l * width..(l + count) * width;
+    if rows <= LANES {
+        // Rows `0 … rows − half − 1` pair with `half …`; the rest stand alone (their
+        // partner lanes are empty), as does a tile of one row.
+        let half = used / 2;
+        let paired = if half == 0 { 0 } else { rows - half };
+        if rows_follow {
+            pair_into(
+                op,
+                &mut lanes[lane(0, paired)],
+                stretch(0, paired),
+                stretch(half, paired),
+            );
+            convert_into(
+                &mut lanes[lane(paired, live - paired)],
+                stretch(paired, live - paired),
+            );
+        } else {
+            for j in 0..paired {
+                pair_into(
+                    op,
+                    &mut lanes[lane(j, 1)],
+                    stretch(j, 1),
+                    stretch(j + half, 1),
+                );
+            }
+            for j in paired..live {
+                convert_into(&mut lanes[lane(j, 1)], stretch(j, 1));
             }
         }
+    } else if rows_follow {
+        convert_into(&mut lanes[lane(0, LANES)], stretch(0, LANES));
+        for r in (LANES..rows).step_by(LANES) {
+            let count = LANES.min(rows - r);
+            add_row(op, &mut lanes[lane(0, count)], stretch(r, count));
+        }
     } else {
-        for (r, offset) in walk.enumerate() {
-            let lane = &mut lanes[(r % LANES) * width..(r % LANES + 1) * width];
-            add_row(op, lane, &src[offset..offset + width]);
+        for r in 0..LANES {
+            convert_into(&mut lanes[lane(r, 1)], stretch(r, 1));
+        }
+        for r in LANES..rows {
+            add_row(op, &mut lanes[lane(r % LANES, 1)], stretch(r, 1));
         }
     }
-    // Fold by halving, every column at once.
-    let mut half = used / 2;
+    // Fold the rest by halving, every column at once.
+    let mut half = live / 2;
     while half >= 1 {
         let (low, high) = lanes[..2 * half * width].split_at_mut(half * width);
         add_row_acc(op, low, high);
@@ -134,32 +212,45 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     // stack[depth] is the lane being built.
     let used = used_lanes(rows);
     let levels = used.trailing_zeros();
-    let mut stack = vec![vec![op.identity(); width]; levels as usize + 1];
+    // Each slot is filled rather than cloned from one: copying the first slot into the
+    // others ran glibc's `rep movsb` copy, many times slower than a fill here.
+    let mut stack: Vec<Vec<A>> = (0..=levels).map(|_| vec![op.identity(); width]).collect();
     let mut depth = 0;
-    for p in 0..used {
+    let row = |r: usize| &src[offsets[r]..offsets[r] + width];
+    let mut p = 0;
+    while p < used {
         let lane = if levels == 0 {
             0
         } else {
             p.reverse_bits() >> (usize::BITS - levels)
         };
         let building = &mut stack[depth];
-        if lane + (ROWS - 1) * LANES < rows {
+        let mut leaves = 1;
+        if rows <= LANES && used >= 2 {
+            // One row per lane: an even p and the next one are lanes `lane` and
+            // `lane + used / 2`, which the fold merges first; both are built and merged
+            // in one pass (the second may be empty: `identity ⊕ x` is `x` exactly).
+            match row_if(lane + used / 2, rows) {
+                Some(high) => pair_into(op, building, row(lane), row(high)),
+                None => convert_into(building, row(lane)),
+            }
+            leaves = 2;
+        } else if lane + (ROWS - 1) * LANES < rows {
             // A full lane: its eight rows in one pass, eight streams at once, the lane's
             // value kept in a register until it is stored.
-            let rows: [&[T]; ROWS] = std::array::from_fn(|j| {
-                let at = offsets[lane + j * LANES];
-                &src[at..at + width]
-            });
-            full_lane(op, building, rows);
+            full_lane(op, building, std::array::from_fn(|j| row(lane + j * LANES)));
         } else {
-            building.fill(op.identity());
-            for &offset in offsets.iter().skip(lane).step_by(LANES) {
-                add_row(op, building, &src[offset..offset + width]);
+            // The lane's first row is converted into it, the others added.
+            convert_into(building, row(lane));
+            for r in (lane + LANES..rows).step_by(LANES) {
+                add_row(op, building, row(r));
             }
         }
         depth += 1;
-        // Like a binary counter: each trailing one of p closes a pair of subtrees.
-        for _ in 0..p.trailing_ones() {
+        p += leaves;
+        // Like a binary counter: each trailing zero of the leaves done so far closes a
+        // pair of subtrees (the pair built at once above is already closed).
+        for _ in leaves.trailing_zeros()..p.trailing_zeros() {
             let (left, right) = stack[..depth].split_at_mut(depth - 1);
             add_row_acc(op, &mut left[depth - 2], &right[0]);
             depth -= 1;
@@ -167,6 +258,11 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     }
     debug_assert_eq!(depth, 1);
     stack.swap_remove(0)
+}
+
+/// `r`, when it is below `rows`.
+fn row_if(r: usize, rows: usize) -> Option<usize> {
+    (r < rows).then_some(r)
 }
 
 /// The lanes whose fold a tile of `rows` rows needs: the power of two at or above
@@ -180,6 +276,29 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
 /// (`column_lanes`) skip empty lanes' merges, so the same cut keeps their results.
 pub(crate) fn used_lanes(rows: usize) -> usize {
     rows.next_power_of_two().min(LANES)
+}
+
+/// `lane = row`, converted to the accumulator: a lane's first row.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn convert_into<A: AccFloat, T: FloatInput<A>>(lane: &mut [A], row: &[T]) {
+    for (a, &x) in lane.iter_mut().zip(row) {
+        *a = x.to_acc();
+    }
+}
+
+/// `lane = low ⊕ high`, element by element: two one-row lanes merged by the fold.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn pair_into<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
+    op: C,
+    lane: &mut [A],
+    low: &[T],
+    high: &[T],
+) {
+    let n = lane.len();
+    let (low, high) = (&low[..n], &high[..n]);
+    for (c, a) in lane.iter_mut().enumerate() {
+        *a = op.combine(low[c].to_acc(), high[c].to_acc());
+    }
 }
 
 /// `lane ⊕= row`, element by element.

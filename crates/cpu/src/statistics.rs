@@ -313,17 +313,14 @@ fn moments_multi_row<T: Copy>(values: &[T], to_f64: impl Fn(T) -> f64) -> Moment
 
 /// The aligned pairwise tree over tile results.
 pub(crate) fn tree<S: Lane>(mut level: Vec<S>) -> S {
-    while level.len() > 1 {
-        level = level
-            .chunks(2)
-            .map(|pair| match pair {
-                [a, b] => a.merge(*b),
-                [a] => *a,
-                _ => S::EMPTY,
-            })
-            .collect();
-    }
-    level.first().copied().unwrap_or(S::EMPTY)
+    tree_in_place(&mut level)
+}
+
+/// [`tree`] over a borrowed level, which it overwrites with partial results: the same
+/// pairs as the canonical tree of sums (`redlab_core::canonical::pairwise_in_place`),
+/// merged as states.
+pub(crate) fn tree_in_place<S: Lane>(level: &mut [S]) -> S {
+    redlab_core::canonical::pairwise_in_place(level, S::merge).unwrap_or(S::EMPTY)
 }
 
 /// The elements of `view` in f64, `range` of them.

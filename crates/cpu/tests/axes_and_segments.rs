@@ -216,10 +216,26 @@ fn wide_columns_with_full_tiles_match_the_oracle() {
     ] {
         let problem = Problem::new(op, dtype, acc).expect("valid");
         // Then columns shorter than a tile's lanes (1, 3, 257 rows): folded from the
-        // lanes that hold rows only (`columns::used_lanes`), with the same bits.
-        for dims in [[16389, 67], [8192, 130], [257, 70], [1, 66], [3, 129]] {
-            let layout = Layout::c_order(&dims);
-            let data = generate(dtype, dims[0] * dims[1], Distribution::Normal, 9).expect("data");
+        // lanes that hold rows only (`columns::used_lanes`), with the same bits. Then
+        // narrow runs (read row by row), whose one-row lanes pair without the identity:
+        // rows that follow each other, and rows a stride of twice the width apart, with
+        // a last tile of one row and of 1000 rows.
+        let narrow = |dims: [usize; 2], row_stride: usize| Layout {
+            dims: dims.to_vec(),
+            strides: vec![row_stride as isize, 1],
+            offset: 0,
+        };
+        for (dims, layout) in [
+            ([16389, 67], Layout::c_order(&[16389, 67])),
+            ([8192, 130], Layout::c_order(&[8192, 130])),
+            ([257, 70], Layout::c_order(&[257, 70])),
+            ([1, 66], Layout::c_order(&[1, 66])),
+            ([3, 129], Layout::c_order(&[3, 129])),
+            ([1025, 5], narrow([1025, 5], 5)),
+            ([2024, 9], narrow([2024, 9], 18)),
+        ] {
+            let len = dims[0] * layout.strides[0] as usize;
+            let data = generate(dtype, len, Distribution::Normal, 9).expect("data");
             let plan = AxisPlan::new(layout.clone(), Some(&[0]), false).expect("plan");
             for (k, (v, want)) in with_oracle(&cpu, &problem, &data, &layout, &[0], &plan) {
                 assert!(
@@ -230,7 +246,7 @@ fn wide_columns_with_full_tiles_match_the_oracle() {
             }
         }
     }
-    assert_eq!(checked, 4 * (67 + 130 + 70 + 66 + 129));
+    assert_eq!(checked, 4 * (67 + 130 + 70 + 66 + 129 + 5 + 9));
 }
 
 #[test]
