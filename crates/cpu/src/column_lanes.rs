@@ -21,7 +21,8 @@
 //!   single pass over the block ([`ColumnLanes::single_pair`]).
 
 use crate::columns::{join_tiles, used_lanes};
-use crate::fork::map_range;
+use crate::fork::map_range_init;
+use crate::spare::Spare;
 use redlab_core::canonical::{tile_count, LANES, ROWS, TILE};
 use redlab_core::shape::AxisPlan;
 
@@ -38,14 +39,15 @@ const FOLD_LEVELS: usize = LANES.trailing_zeros() as usize + 1;
 
 /// One statistic's lane states over a block of columns: `lanes` slots of `width`
 /// columns each. Element counts are the walk's; each call gets the ones it needs.
-pub(crate) trait ColumnLanes {
+pub(crate) trait ColumnLanes: Default {
     /// One column's state.
     type State: Lane;
 
     /// The widest run read row by row.
     const NARROW: usize;
 
-    fn new(lanes: usize, width: usize) -> Self;
+    /// `lanes` slots of `width` columns, every one empty, reusing this value's memory.
+    fn reset(&mut self, lanes: usize, width: usize);
 
     /// Slots `lane`, `lane + 1`, … ← the next row each (`rows[i]` to slot `lane + i`),
     /// the `count`-th element of each of those lanes.
@@ -89,53 +91,21 @@ pub(crate) trait ColumnLanes {
 
 /// Two lane-major arrays over a block's columns (lane `l` of column `c` at
 /// `l·width + c`): the state of a lane that holds two numbers per column.
+/// The arrays are [`Spare`]: kept for the next call on the thread.
+#[derive(Default)]
 pub(crate) struct LaneArrays {
     width: usize,
-    first: Vec<f64>,
-    second: Vec<f64>,
-}
-
-/// Most bytes of one array that a thread keeps for the next [`LaneArrays`]: a narrow
-/// run of 128 columns' 1024 lanes.
-const SPARE_BYTES: usize = 1 << 20;
-
-thread_local! {
-    /// Arrays of dropped [`LaneArrays`], reused by the next ones on this thread. A fresh
-    /// array of zeros is freshly mapped memory: var of 1000×100 along axis 0 spent most
-    /// of its 1.3 ms faulting in the 1.6 MiB of its lanes, on every call.
-    static SPARE: std::cell::RefCell<Vec<Vec<f64>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// An array of `len` copies of `value`, reusing a spare one where the thread has it.
-fn filled(len: usize, value: f64) -> Vec<f64> {
-    let mut array = SPARE
-        .with(|spare| spare.borrow_mut().pop())
-        .unwrap_or_default();
-    array.clear();
-    array.resize(len, value);
-    array
-}
-
-impl Drop for LaneArrays {
-    fn drop(&mut self) {
-        SPARE.with(|spare| {
-            let mut spare = spare.borrow_mut();
-            for array in [&mut self.first, &mut self.second] {
-                if spare.len() < 2 && array.capacity() * 8 <= SPARE_BYTES {
-                    spare.push(std::mem::take(array));
-                }
-            }
-        });
-    }
+    first: Spare<f64>,
+    second: Spare<f64>,
 }
 
 impl LaneArrays {
-    /// `lanes` slots, every column's numbers at `empty`.
-    pub(crate) fn new(lanes: usize, width: usize, empty: (f64, f64)) -> LaneArrays {
-        LaneArrays {
-            width,
-            first: filled(lanes * width, empty.0),
-            second: filled(lanes * width, empty.1),
+    /// `lanes` slots, every column's numbers at `empty`, in the arrays' own memory.
+    pub(crate) fn reset(&mut self, lanes: usize, width: usize, empty: (f64, f64)) {
+        self.width = width;
+        for (array, value) in [(&mut *self.first, empty.0), (&mut *self.second, empty.1)] {
+            array.clear();
+            array.resize(lanes * width, value);
         }
     }
 
@@ -190,14 +160,16 @@ where
     let blocks_per_run = run.div_ceil(width);
     let blocks = (plan.outputs() / run) * blocks_per_run;
     let tiles = tile_count(plan.segment_len());
-    let roots: Vec<Vec<L::State>> = map_range(blocks * tiles, 1, |task| {
+    // The lanes are the task's scratch, reused by the next task on its thread and (as
+    // [`Spare`] arrays) by the next call.
+    let roots: Vec<Vec<L::State>> = map_range_init(blocks * tiles, L::default, |lanes, task| {
         let (b, t) = (task / tiles, task % tiles);
         let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
         let w = width.min(run - (b % blocks_per_run) * width);
         if wide {
-            tile_by_lanes::<L, T, F>(src, plan, first, w, t, to_f64)
+            tile_by_lanes::<L, T, F>(src, plan, (first, w), t, to_f64, lanes)
         } else {
-            tile_by_rows::<L, T, F>(src, plan, first, w, t, to_f64)
+            tile_by_rows::<L, T, F>(src, plan, (first, w), t, to_f64, lanes)
         }
     });
     join_tiles(roots, tiles, tree_in_place)
@@ -207,15 +179,15 @@ where
 fn tile_by_rows<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
     src: &[T],
     plan: &AxisPlan,
-    first: usize,
-    width: usize,
+    (first, width): (usize, usize),
     t: usize,
     to_f64: F,
+    lanes: &mut L,
 ) -> Vec<L::State> {
     let rows = TILE.min(plan.segment_len() - t * TILE);
     // Lanes past the rows stay empty and their merges are skipped: fold the used ones.
     let used = used_lanes(rows);
-    let mut lanes = L::new(used, width);
+    lanes.reset(used, width);
     // Rows in batches of consecutive lanes of one count (a batch never crosses lane
     // 1023), so that a statistic pays its per-call costs once per batch.
     let mut batch: Vec<&[T]> = Vec::with_capacity(ROW_BATCH);
@@ -245,20 +217,21 @@ fn tile_by_rows<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
 fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
     src: &[T],
     plan: &AxisPlan,
-    first: usize,
-    width: usize,
+    (first, width): (usize, usize),
     t: usize,
     to_f64: F,
+    lanes: &mut L,
 ) -> Vec<L::State> {
     let rows = TILE.min(plan.segment_len() - t * TILE);
     let offsets: Vec<usize> = plan.segment_from(first, t * TILE).take(rows).collect();
     // Slots 0 … depth − 1 hold the roots of finished subtrees of lanes, oldest first;
     // slot `depth` is the lane being built. `counts` are their elements per column.
     // Only the levels of the lanes used: a 3-row tile needs three slots, not eleven
-    // (the slots are allocated and filled per task).
+    // (the slots are filled per task).
     let used = used_lanes(rows);
     let levels = used.trailing_zeros();
-    let mut stack = L::new(levels as usize + 1, width);
+    let stack = lanes;
+    stack.reset(levels as usize + 1, width);
     let mut counts = [0usize; FOLD_LEVELS];
     let mut depth = 0;
     let full = |lane: usize| lane + (ROWS - 1) * LANES < rows;

@@ -15,6 +15,7 @@
 //!   fold's tree, with eleven rows of partials instead of 1024. Tiles of fewer than
 //!   1024 rows fold only the lanes that hold rows (`used_lanes`).
 use crate::fork::map_range_init;
+use crate::spare::Spare;
 use redlab_core::canonical::{reduce_tree_in_place, tile_count, LANES, ROWS, TILE};
 use redlab_core::num::{AccFloat, FloatInput};
 use redlab_core::shape::AxisPlan;
@@ -108,12 +109,13 @@ fn tile_by_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     (first, width): (usize, usize),
     t: usize,
     rows_follow: bool,
-    (lanes, offsets): &mut (Vec<A>, Vec<usize>),
+    (lanes, offsets): &mut (Spare<A>, Vec<usize>),
 ) -> Vec<A> {
     let rows = TILE.min(plan.segment_len() - t * TILE);
     let used = used_lanes(rows);
     // Lane-major: lane l of column c at l·width + c; the buffers are the thread's own,
-    // reused from task to task (a fresh one per tile was mostly page faults). Every
+    // reused from task to task and call to call (a fresh one per tile was mostly page
+    // faults). Every
     // slot the fold reads is written first, so stale values from a previous task are
     // never read and the buffer is filled only when it grows.
     let live = if rows <= LANES {
@@ -141,47 +143,39 @@ fn tile_by_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
         &src[at..at + count * width]
     };
     let lane = |l: usize, count: usize| l * width..(l + count) * width;
+    // Rows `from … from + count − 1` as runs `(r, n)` of one `stretch` each: all of
+    // them at once when rows follow, one by one otherwise.
+    let runs = |from: usize, count: usize| {
+        let step = if rows_follow { count.max(1) } else { 1 };
+        (from..from + count)
+            .step_by(step)
+            .map(move |r| (r, step.min(from + count - r)))
+    };
     if rows <= LANES {
         // Rows `0 … rows − half − 1` pair with `half …`; the rest stand alone (their
         // partner lanes are empty), as does a tile of one row.
         let half = used / 2;
         let paired = if half == 0 { 0 } else { rows - half };
-        if rows_follow {
+        for (j, n) in runs(0, paired) {
             pair_into(
                 op,
-                &mut lanes[lane(0, paired)],
-                stretch(0, paired),
-                stretch(half, paired),
+                &mut lanes[lane(j, n)],
+                stretch(j, n),
+                stretch(j + half, n),
             );
-            convert_into(
-                &mut lanes[lane(paired, live - paired)],
-                stretch(paired, live - paired),
-            );
-        } else {
-            for j in 0..paired {
-                pair_into(
-                    op,
-                    &mut lanes[lane(j, 1)],
-                    stretch(j, 1),
-                    stretch(j + half, 1),
-                );
-            }
-            for j in paired..live {
-                convert_into(&mut lanes[lane(j, 1)], stretch(j, 1));
-            }
         }
-    } else if rows_follow {
-        convert_into(&mut lanes[lane(0, LANES)], stretch(0, LANES));
-        for r in (LANES..rows).step_by(LANES) {
-            let count = LANES.min(rows - r);
-            add_row(op, &mut lanes[lane(0, count)], stretch(r, count));
+        for (j, n) in runs(paired, live - paired) {
+            convert_into(&mut lanes[lane(j, n)], stretch(j, n));
         }
     } else {
-        for r in 0..LANES {
-            convert_into(&mut lanes[lane(r, 1)], stretch(r, 1));
+        for (r, n) in runs(0, LANES) {
+            convert_into(&mut lanes[lane(r, n)], stretch(r, n));
         }
-        for r in LANES..rows {
-            add_row(op, &mut lanes[lane(r % LANES, 1)], stretch(r, 1));
+        // Row r adds to lane r mod 1024; a run of up to 1024 rows starts at lane 0.
+        for r0 in (LANES..rows).step_by(LANES) {
+            for (r, n) in runs(r0, LANES.min(rows - r0)) {
+                add_row(op, &mut lanes[lane(r - r0, n)], stretch(r, n));
+            }
         }
     }
     // Fold the rest by halving, every column at once.
@@ -230,9 +224,11 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
             // One row per lane: an even p and the next one are lanes `lane` and
             // `lane + used / 2`, which the fold merges first; both are built and merged
             // in one pass (the second may be empty: `identity ⊕ x` is `x` exactly).
-            match row_if(lane + used / 2, rows) {
-                Some(high) => pair_into(op, building, row(lane), row(high)),
-                None => convert_into(building, row(lane)),
+            let high = lane + used / 2;
+            if high < rows {
+                pair_into(op, building, row(lane), row(high));
+            } else {
+                convert_into(building, row(lane));
             }
             leaves = 2;
         } else if lane + (ROWS - 1) * LANES < rows {
@@ -258,11 +254,6 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     }
     debug_assert_eq!(depth, 1);
     stack.swap_remove(0)
-}
-
-/// `r`, when it is below `rows`.
-fn row_if(r: usize, rows: usize) -> Option<usize> {
-    (r < rows).then_some(r)
 }
 
 /// The lanes whose fold a tile of `rows` rows needs: the power of two at or above

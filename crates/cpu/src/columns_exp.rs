@@ -41,6 +41,7 @@ pub(crate) fn columns(
 }
 
 /// The lanes of a block's columns: maxima (first) and sums (second).
+#[derive(Default)]
 struct ExpLanes(LaneArrays);
 
 impl ColumnLanes for ExpLanes {
@@ -51,8 +52,8 @@ impl ColumnLanes for ExpLanes {
     /// (results/cpu-dev-2core-column-lanes).
     const NARROW: usize = 512;
 
-    fn new(lanes: usize, width: usize) -> ExpLanes {
-        ExpLanes(LaneArrays::new(lanes, width, (f64::NEG_INFINITY, 0.0)))
+    fn reset(&mut self, lanes: usize, width: usize) {
+        self.0.reset(lanes, width, (f64::NEG_INFINITY, 0.0));
     }
 
     fn push_rows<T: Copy>(

@@ -23,6 +23,7 @@ use crate::row_moments::{merge_equal, merge_weighted, push_into_empty};
 use crate::statistics::{spread_value, Moments, Statistic};
 
 /// The lanes of a block's columns: means (first) and M2 (second).
+#[derive(Default)]
 struct MomentLanes(LaneArrays);
 
 impl ColumnLanes for MomentLanes {
@@ -33,8 +34,8 @@ impl ColumnLanes for MomentLanes {
     /// columns 17–18 row by row against 21–22 (results/cpu-dev-2core-column-lanes).
     const NARROW: usize = 256;
 
-    fn new(lanes: usize, width: usize) -> MomentLanes {
-        MomentLanes(LaneArrays::new(lanes, width, (0.0, 0.0)))
+    fn reset(&mut self, lanes: usize, width: usize) {
+        self.0.reset(lanes, width, (0.0, 0.0));
     }
 
     fn push_rows<T: Copy>(

@@ -34,6 +34,7 @@ pub mod select;
 mod select_columns;
 mod short_row_stats;
 pub mod short_rows;
+mod spare;
 pub mod statistics;
 #[cfg(test)]
 mod test_values;
