@@ -54,7 +54,9 @@ def _result(triple):
     numpy_type = _arrays.NUMPY[name]
     if dims is None:
         return numpy_type(payload)
-    return np.frombuffer(payload, dtype=numpy_type).reshape(dims)
+    if type(payload) is bytearray:
+        return np.frombuffer(payload, dtype=numpy_type).reshape(dims)
+    return np.asarray(payload)  # the computed bytes, viewed in place
 
 
 def _check_device(place, device):
@@ -374,7 +376,9 @@ def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto", d
     name, dims, payload = triple
     if dims is None:
         return _SCALARS[name](payload)
-    return np.frombuffer(payload, dtype=_SCALARS[name]).reshape(dims)
+    if type(payload) is bytearray:
+        return np.frombuffer(payload, dtype=_SCALARS[name]).reshape(dims)
+    return np.asarray(payload)  # the computed bytes, viewed in place
 
 
 def reduce(op, a, axis=None, dtype=None, keepdims=False, device="auto"):

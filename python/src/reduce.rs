@@ -37,7 +37,7 @@ pub(crate) fn to_python(py: Python<'_>, computed: Computed, what: &str) -> PyRes
     match computed {
         Computed::Scalar(v) => outputs::scalar(py, v, what),
         Computed::Array(values, dims, empty) => outputs::array(py, &values, dims, empty, what),
-        Computed::Packed(packed, dims) => Ok(outputs::packed(py, &packed, dims)),
+        Computed::Packed(packed, dims) => outputs::packed(py, packed, dims),
     }
 }
 

@@ -89,6 +89,32 @@ def test_axes_are_canonical_per_output(shape, axis):
         assert same_bits(redlab.max(x, axis=axis), np.max(x, axis=axis))
 
 
+@pytest.mark.parametrize("dtype,acc", [
+    (np.float32, None), (np.float64, None), (np.float16, np.float32), (np.int8, None),
+    (np.uint16, None), (np.int64, None),
+])
+def test_array_results_own_their_memory(dtype, acc):
+    # Results of many outputs are the computed bytes themselves, viewed in place: they
+    # must stay valid and writable after the call, and not be shared between calls.
+    x = random_array(dtype, 3 * 4096, seed=13).reshape(3, 4096)
+    first = redlab.sum(x, axis=0, dtype=acc)
+    expected = first.copy()
+    assert first.flags.writeable and first.flags.owndata is False
+    assert first.shape == (4096,)
+    assert first.dtype == np.asarray(redlab.sum(x[:, 0], dtype=acc)).dtype
+    for _ in range(20):
+        again = redlab.sum(x, axis=0, dtype=acc)
+        assert again.ctypes.data != first.ctypes.data
+        assert same_bits(again, expected)
+    del again
+    import gc
+    gc.collect()
+    assert same_bits(first, expected)
+    first[0] = 0
+    assert first[0] == 0 and same_bits(first[1:], expected[1:])
+    assert same_bits(redlab.min(x, axis=0), np.min(x, axis=0))
+
+
 @pytest.mark.parametrize("make", [
     lambda x: np.asfortranarray(x),
     lambda x: x.T.copy().T,

@@ -73,10 +73,14 @@ pub fn reduce_columns<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
 /// longer ones gather their roots into one reused buffer (a `Vec` per column cost
 /// more than summing 3×4096 columns).
 pub(crate) fn join_tiles<S: Copy>(
-    roots: Vec<Vec<S>>,
+    mut roots: Vec<Vec<S>>,
     tiles: usize,
     mut tree: impl FnMut(&mut [S]) -> S,
 ) -> Vec<S> {
+    if tiles == 1 && roots.len() == 1 {
+        // One block of one tile (3×4096 f32): its roots are the results, not copied.
+        return roots.swap_remove(0);
+    }
     let mut joined = Vec::with_capacity(roots.iter().step_by(tiles).map(Vec::len).sum());
     if tiles == 1 {
         // Whole slices: a flattening iterator moved one element per step.
