@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict};
 use pyo3::IntoPyObjectExt;
-use redlab::{DType, Packed, Scalar, Value};
+use redlab::{DType, Packed, PackedBytes, Scalar, Value};
 
 /// What the Python half turns into a numpy scalar or array.
 pub type PyResultTuple = (&'static str, Option<Vec<usize>>, PyObject);
@@ -76,7 +76,7 @@ pub fn packed(py: Python<'_>, packed: Packed, dims: Vec<usize>) -> PyResult<PyRe
     let name = packed.dtype.name();
     let payload = match array_typestr(packed.dtype) {
         Some(typestr) if !packed.bytes.is_empty() => {
-            let bytes = packed.bytes.into_boxed_slice();
+            let bytes = packed.bytes;
             let data = bytes.as_ptr() as usize;
             let shape = dims.clone();
             let array = ResultArray {
@@ -116,8 +116,9 @@ fn array_typestr(dtype: DType) -> Option<&'static str> {
 /// copy of 16 KiB took several microseconds there.
 #[pyclass(frozen, module = "redlab._native")]
 pub struct ResultArray {
-    /// The elements; never read or moved by Rust while an array may view them.
-    bytes: Box<[u8]>,
+    /// The elements (the array they were computed in); never read or moved by Rust
+    /// while an array may view them.
+    bytes: PackedBytes,
     /// Their address, which numpy writes through (results are writable, as numpy's).
     data: usize,
     typestr: &'static str,

@@ -48,6 +48,6 @@ pub use dtype::{DType, Element};
 pub use error::Error;
 pub use half;
 pub use op::Op;
-pub use packed::Packed;
+pub use packed::{Packed, PackedBytes};
 pub use problem::{Outcome, Problem, Repeated};
 pub use value::{IntoScalar, Scalar, Value};

@@ -294,7 +294,7 @@ fn float_columns(
             } else {
                 columns::reduce_columns(Mul, src, plan, run)
             };
-            Packed::of_elements(&values)
+            Packed::of_vec(values)
         })
     }, else Err(Error::AccNotAllowed {
         op: problem.op, dtype: problem.dtype, acc: problem.acc, allowed: "f32, f64".into(),

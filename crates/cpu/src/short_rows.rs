@@ -87,7 +87,7 @@ pub fn packed(
             } else {
                 rows32::<A, T, _>(Mul, src, &rows)
             };
-            Packed::of_elements(&sums)
+            Packed::of_vec(sums)
         })
     }, else Err(Error::AccNotAllowed {
         op: problem.op, dtype: problem.dtype, acc: problem.acc, allowed: "f32, f64".into(),
@@ -218,7 +218,10 @@ fn int_rows<T: IntElement + Sync>(
             _ => store::<1>(out, words),
         }
     });
-    Packed { dtype: acc, bytes }
+    Packed {
+        dtype: acc,
+        bytes: bytes.into(),
+    }
 }
 
 /// `out` ← the low `N` bytes of each word, little-endian.

@@ -800,7 +800,13 @@ impl SegmentResults {
                 bytes[k * size..(k + 1) * size].copy_from_slice(word);
             }
         }
-        Ok((Packed { dtype, bytes }, self.passes))
+        Ok((
+            Packed {
+                dtype,
+                bytes: bytes.into(),
+            },
+            self.passes,
+        ))
     }
 }
 

@@ -51,7 +51,7 @@ pub use device::{list_devices, state_kind, Device, DeviceReport, Unavailable};
 pub use error::Error;
 pub use redlab_core::{
     acc, canonical, generate, reference, segmented, shape, ArrayRef, Backend, DType, DeviceInfo,
-    Element, HostArray, Op, Outcome, Packed, Problem, Repeated, Scalar, Value,
+    Element, HostArray, Op, Outcome, Packed, PackedBytes, Problem, Repeated, Scalar, Value,
 };
 pub use redlab_cpu::statistics::{finish_tiles, Statistic};
 use redlab_cpu::CpuBackend;

@@ -281,7 +281,7 @@ pub fn write_out(
             ..
         } => {
             let packed = Packed::of_values(problem, values)?;
-            (packed.dtype, packed.bytes)
+            (packed.dtype, packed.bytes.into_vec())
         }
         _ => pack_finished(values)?,
     };
