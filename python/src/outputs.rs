@@ -76,14 +76,10 @@ pub fn packed(py: Python<'_>, packed: Packed, dims: Vec<usize>) -> PyResult<PyRe
     let name = packed.dtype.name();
     let payload = match array_typestr(packed.dtype) {
         Some(typestr) if !packed.bytes.is_empty() => {
-            let bytes = packed.bytes;
-            let data = bytes.as_ptr() as usize;
-            let shape = dims.clone();
             let array = ResultArray {
-                bytes,
-                data,
+                bytes: packed.bytes,
                 typestr,
-                shape,
+                shape: dims.clone(),
             };
             Bound::new(py, array)?.into_any().unbind()
         }
@@ -116,11 +112,9 @@ fn array_typestr(dtype: DType) -> Option<&'static str> {
 /// copy of 16 KiB took several microseconds there.
 #[pyclass(frozen, module = "redlab._native")]
 pub struct ResultArray {
-    /// The elements (the array they were computed in); never read or moved by Rust
-    /// while an array may view them.
+    /// The elements (the array they were computed in), whose heap memory numpy views
+    /// and writes (results are writable, as numpy's); Rust never reads it after this.
     bytes: PackedBytes,
-    /// Their address, which numpy writes through (results are writable, as numpy's).
-    data: usize,
     typestr: &'static str,
     shape: Vec<usize>,
 }
@@ -130,12 +124,11 @@ impl ResultArray {
     /// numpy's array interface (version 3) over the bytes.
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        debug_assert_eq!(self.data, self.bytes.as_ptr() as usize);
         let interface = PyDict::new(py);
         interface.set_item("version", 3)?;
         interface.set_item("typestr", self.typestr)?;
         interface.set_item("shape", pyo3::types::PyTuple::new(py, &self.shape)?)?;
-        interface.set_item("data", (self.data, false))?;
+        interface.set_item("data", (self.bytes.as_ptr() as usize, false))?;
         Ok(interface)
     }
 }

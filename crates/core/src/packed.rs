@@ -44,6 +44,7 @@ impl PackedBytes {
         match any.downcast::<Vec<f64>>() {
             Ok(doubles) => PackedBytes(Storage::F64(*doubles)),
             Err(other) => {
+                // `other` is the `Vec<E>` boxed above, so this downcast cannot fail.
                 let elements = other.downcast::<Vec<E>>().map(|v| *v).unwrap_or_default();
                 PackedBytes(Storage::Bytes(bytemuck::cast_slice(&elements).to_vec()))
             }
@@ -104,9 +105,13 @@ impl std::fmt::Debug for PackedBytes {
 }
 
 impl Packed {
-    /// Results computed directly as elements of their type.
+    /// Results computed directly as elements of their type, copied.
     pub fn of_elements<E: Element>(results: &[E]) -> Packed {
-        Packed::of_vec(results.to_vec())
+        // Hosts are little-endian (the crate's element views assume it too).
+        Packed {
+            dtype: E::DTYPE,
+            bytes: bytemuck::cast_slice(results).to_vec().into(),
+        }
     }
 
     /// Results computed directly as elements of their type, kept as they are.
