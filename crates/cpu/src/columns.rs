@@ -210,9 +210,16 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     // stack[depth] is the lane being built.
     let used = used_lanes(rows);
     let levels = used.trailing_zeros();
-    // Each slot is filled rather than cloned from one: copying the first slot into the
-    // others ran glibc's `rep movsb` copy, many times slower than a fill here.
-    let mut stack: Vec<Vec<A>> = (0..=levels).map(|_| vec![op.identity(); width]).collect();
+    // Every slot is written whole before it is read, so its old contents do not matter:
+    // the slots are arrays this thread kept, filled only where they grow (filling three
+    // fresh 16 KiB slots was most of `reduce_columns`' own time in a 3×4096 sum).
+    let mut stack: Vec<Spare<A>> = (0..=levels)
+        .map(|_| {
+            let mut slot = Spare::take();
+            slot.resize(width, op.identity());
+            slot
+        })
+        .collect();
     let mut depth = 0;
     let row = |r: usize| &src[offsets[r]..offsets[r] + width];
     let mut p = 0;
@@ -257,7 +264,8 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
         }
     }
     debug_assert_eq!(depth, 1);
-    stack.swap_remove(0)
+    // The root leaves the kept arrays: it is the result.
+    std::mem::take(&mut *stack[0])
 }
 
 /// The lanes whose fold a tile of `rows` rows needs: the power of two at or above
