@@ -103,9 +103,9 @@ impl LaneArrays {
     /// `lanes` slots, every column's numbers at `empty`, in the arrays' own memory.
     pub(crate) fn reset(&mut self, lanes: usize, width: usize, empty: (f64, f64)) {
         self.width = width;
-        for (array, value) in [(&mut *self.first, empty.0), (&mut *self.second, empty.1)] {
-            array.clear();
-            array.resize(lanes * width, value);
+        for (array, value) in [(&mut self.first, empty.0), (&mut self.second, empty.1)] {
+            array.fit(lanes * width, value);
+            array.fill(value);
         }
     }
 

@@ -128,7 +128,7 @@ fn tile_by_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
         LANES
     };
     if lanes.len() < live * width {
-        lanes.resize(live * width, op.identity());
+        lanes.fit(live * width, op.identity());
     }
     offsets.clear();
     if rows_follow {
@@ -215,8 +215,8 @@ fn tile_by_lanes<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     // fresh 16 KiB slots was most of `reduce_columns`' own time in a 3×4096 sum).
     let mut stack: Vec<Spare<A>> = (0..=levels)
         .map(|_| {
-            let mut slot = Spare::take();
-            slot.resize(width, op.identity());
+            let mut slot = Spare::default();
+            slot.fit(width, op.identity());
             slot
         })
         .collect();
