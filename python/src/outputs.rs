@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict};
 use pyo3::IntoPyObjectExt;
-use redlab::{DType, Packed, PackedBytes, Scalar, Value};
+use redlab::{Packed, PackedBytes, Scalar, Value};
 
 /// What the Python half turns into a numpy scalar or array.
 pub type PyResultTuple = (&'static str, Option<Vec<usize>>, PyObject);
@@ -74,7 +74,7 @@ pub fn array(
 /// numpy has their type, else copied into a bytearray.
 pub fn packed(py: Python<'_>, packed: Packed, dims: Vec<usize>) -> PyResult<PyResultTuple> {
     let name = packed.dtype.name();
-    let payload = match array_typestr(packed.dtype) {
+    let payload = match redlab::npy_out::numpy_typestr(packed.dtype) {
         Some(typestr) if !packed.bytes.is_empty() => {
             let array = ResultArray {
                 bytes: packed.bytes,
@@ -86,24 +86,6 @@ pub fn packed(py: Python<'_>, packed: Packed, dims: Vec<usize>) -> PyResult<PyRe
         _ => PyByteArray::new(py, &packed.bytes).into_any().unbind(),
     };
     Ok((name, Some(dims), payload))
-}
-
-/// numpy's array-interface type string of `dtype`, where numpy has the type.
-fn array_typestr(dtype: DType) -> Option<&'static str> {
-    Some(match dtype {
-        DType::I8 => "|i1",
-        DType::U8 => "|u1",
-        DType::I16 => "<i2",
-        DType::U16 => "<u2",
-        DType::I32 => "<i4",
-        DType::U32 => "<u4",
-        DType::I64 => "<i8",
-        DType::U64 => "<u8",
-        DType::F16 => "<f2",
-        DType::F32 => "<f4",
-        DType::F64 => "<f8",
-        DType::BF16 => return None,
-    })
 }
 
 /// Computed results that numpy views in place (`np.asarray(result)`), owning their

@@ -5,9 +5,10 @@ use std::io::Write;
 
 use crate::{DType, Error};
 
-/// numpy's type string for `dtype`; bfloat16 has none in numpy.
-fn descr(dtype: DType) -> Result<&'static str, Error> {
-    Ok(match dtype {
+/// numpy's type string for `dtype` (as in `.npy` headers and the array interface);
+/// `None` for bfloat16, which numpy does not have.
+pub fn numpy_typestr(dtype: DType) -> Option<&'static str> {
+    Some(match dtype {
         DType::I8 => "|i1",
         DType::U8 => "|u1",
         DType::I16 => "<i2",
@@ -19,11 +20,16 @@ fn descr(dtype: DType) -> Result<&'static str, Error> {
         DType::F16 => "<f2",
         DType::F32 => "<f4",
         DType::F64 => "<f8",
-        DType::BF16 => {
-            return Err(Error::Core(redlab_core::Error::Shape(
-                "bf16 results cannot be stored as .npy (numpy has no bfloat16 type)".into(),
-            )))
-        }
+        DType::BF16 => return None,
+    })
+}
+
+/// [`numpy_typestr`], or the error for a type `.npy` cannot hold.
+fn descr(dtype: DType) -> Result<&'static str, Error> {
+    numpy_typestr(dtype).ok_or_else(|| {
+        Error::Core(redlab_core::Error::Shape(
+            "bf16 results cannot be stored as .npy (numpy has no bfloat16 type)".into(),
+        ))
     })
 }
 
