@@ -8,7 +8,7 @@ import numpy as np
 from . import _arrays
 from . import _native
 from . import _reductions
-from ._reductions import _axes, _host_device, _result
+from ._reductions import _axes, _host_device
 
 
 class Reduction:
@@ -28,8 +28,14 @@ class Reduction:
         self.identity = identity
         self.post = post
         self.dtype = dtype
-        self._key = (None, None)
         self._stream_type = (None, None)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name in _FIELDS:
+            # What was worked out from the fields is made again on the next call.
+            object.__setattr__(self, "_key", _UNSET)
+            object.__setattr__(self, "_prepared", None)
 
     def __repr__(self):
         return f"Reduction(map={self.map!r}, combine={self.combine!r})"
@@ -52,13 +58,19 @@ class Reduction:
             key = self._one_input_key()
             if key is not None:
                 return _reductions._call("stat", key, arrays[0], axis, keepdims, None, device)
-        if all(type(a) is np.ndarray for a in arrays):
-            # C-contiguous numpy arrays through the buffer protocol, read in place.
-            triple = _native.reduce_mapped_buffers(
-                *self._fields(), list(arrays), _axes(axis), keepdims, _host_device(device),
+        if type(arrays[0]) is np.ndarray:
+            # C-contiguous host arrays through the buffer protocol, read in place (None
+            # where one of them cannot be).
+            native = self._prepared
+            if native is None:
+                native = _native.MappedReduction(*self._fields())
+                object.__setattr__(self, "_prepared", native)
+            result = native.reduce_buffers(
+                arrays, None if axis is None else _axes(axis), keepdims,
+                "cpu" if device == "auto" else _host_device(device),
             )
-            if triple is not None:
-                return _result(triple)
+            if result is not None:
+                return result
         else:
             on_device = self._on_device(arrays, axis, keepdims, device)
             if on_device is not None:
@@ -72,14 +84,14 @@ class Reduction:
         for h in hosts:
             _, address, name, _, _ = _arrays.host_description(h)
             inputs.append((address, name))
-        triple = _native.reduce_mapped(
+        result = _native.reduce_mapped(
             *self._fields(), inputs, list(shape), _axes(axis), keepdims, _host_device(device),
         )
         lib = _arrays.framework(arrays[0])
         if lib is not None and _arrays.dlpack_place(arrays[0]) is not None:
             # Tensors in, a tensor out on their device, whichever path computed it.
-            return _arrays.to_framework(_result(triple), arrays[0], lib)
-        return _result(triple)
+            return _arrays.to_framework(result, arrays[0], lib)
+        return result
 
     def _on_device(self, arrays, axis, keepdims, device):
         """The reduction of CUDA tensors read where they lie, on the caller's stream,
@@ -110,12 +122,12 @@ class Reduction:
             if _arrays.dlpack_place(a) is None:
                 return None
             capsules.append(a.__dlpack__(stream=stream if stream else 1))
-        triple = _native.reduce_mapped_dlpack(
+        result = _native.reduce_mapped_dlpack(
             *self._fields(), capsules, axes, keepdims, stream,
         )
-        if triple is None:
+        if result is None:
             return None
-        return _arrays.to_framework(_result(triple), first, lib)
+        return _arrays.to_framework(result, first, lib)
 
     def _enqueue(self, arrays, ordinal, lib, stream, axes, keepdims):
         """Tensors of one framework, device, shape and strides: enqueued on the caller's
@@ -218,12 +230,18 @@ class Reduction:
 
     def _one_input_key(self):
         """The native key of this reduction over one input (None where the map reads
-        ``i``), made again only when an attribute changed."""
-        fields = (self.map, self.combine, self.identity, self.post, self.dtype)
-        if self._key[0] != fields:
+        ``i``), made again only when a field changed."""
+        key = self._key
+        if key is _UNSET:
             key = _native.reduction_key(*self._fields())
-            self._key = (fields, key)
-        return self._key[1]
+            object.__setattr__(self, "_key", key)
+        return key
+
+
+# The fields a Reduction is made of; setting one drops what was worked out from them.
+_FIELDS = frozenset(["map", "combine", "identity", "post", "dtype"])
+# No key worked out yet (None is a key's value: a map reading ``i`` has none).
+_UNSET = object()
 
 
 def _host_copy(a):

@@ -11,7 +11,6 @@ from . import _arrays
 from . import _native
 
 _ndarray = np.ndarray
-_SCALARS = _arrays.NUMPY
 
 _OPS = ("sum", "prod", "min", "max", "argmin", "argmax", "and", "or", "xor")
 
@@ -47,16 +46,6 @@ def _host_device(device):
     if device in (None, "auto"):
         return "cpu"
     return str(device)
-
-
-def _result(triple):
-    name, dims, payload = triple
-    numpy_type = _arrays.NUMPY[name]
-    if dims is None:
-        return numpy_type(payload)
-    if type(payload) is bytearray:
-        return np.frombuffer(payload, dtype=numpy_type).reshape(dims)
-    return np.asarray(payload)  # the computed bytes, viewed in place
 
 
 def _check_device(place, device):
@@ -321,12 +310,12 @@ def _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof=0.0):
                 with a.device:
                     out = cupy.empty(shape, dtype=numpy_type)
                 result_address = out.data.ptr
-    triple = _native.reduce_dlpack(
+    result = _native.reduce_dlpack(
         kind, name, capsule, axes, keepdims, acc, stream, result_address, result_bytes, ddof
     )
-    if triple is None:
+    if result is None:
         return out
-    return _arrays.to_framework(_result(triple), a, lib)
+    return _arrays.to_framework(result, a, lib)
 
 
 _TORCH_TYPES = {}
@@ -366,19 +355,14 @@ def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto", d
             return _cuda_call(kind, name, a, place, axes, keepdims, acc, device, ddof)
     host_device = "cpu" if device == "auto" else _host_device(device)
     # The buffer protocol first: numpy arrays and other exporters, read in place.
-    triple = _native.reduce_buffer(kind, name, a, axes, keepdims, acc, host_device, ddof)
-    if triple is None:
+    result = _native.reduce_buffer(kind, name, a, axes, keepdims, acc, host_device, ddof)
+    if result is None:
         # No native buffer (lists, big-endian or unaligned data …): numpy's view or copy.
         arr, address, element, shape, strides = _arrays.host_description(a)
-        triple = _native.reduce_host(
+        result = _native.reduce_host(
             kind, name, address, element, shape, strides, axes, keepdims, acc, host_device, ddof
         )
-    name, dims, payload = triple
-    if dims is None:
-        return _SCALARS[name](payload)
-    if type(payload) is bytearray:
-        return np.frombuffer(payload, dtype=_SCALARS[name]).reshape(dims)
-    return np.asarray(payload)  # the computed bytes, viewed in place
+    return result
 
 
 def reduce(op, a, axis=None, dtype=None, keepdims=False, device="auto"):

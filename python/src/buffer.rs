@@ -41,15 +41,26 @@ const RECORDS_READ_ONLY: c_int = 0x0010 | 0x0008 | 0x0004;
 /// A buffer view held open; released on drop (with the interpreter lock held, which
 /// every holder has: the view lives inside a `#[pyfunction]`'s frame).
 pub struct Held {
-    raw: RawBuffer,
+    _open: OpenBuffer,
     /// The view described for the library.
     pub view: HostView,
 }
 
-impl Drop for Held {
+impl Held {
+    /// The open buffer, and its description apart from it (the description may travel
+    /// to another thread; the buffer is released here, with the lock).
+    pub fn split(self) -> (OpenBuffer, HostView) {
+        (self._open, self.view)
+    }
+}
+
+/// A `Py_buffer` filled by a successful `PyObject_GetBuffer`, released once on drop.
+pub struct OpenBuffer(RawBuffer);
+
+impl Drop for OpenBuffer {
     fn drop(&mut self) {
         // SAFETY: obtained by a successful PyObject_GetBuffer, released once.
-        unsafe { PyBuffer_Release(&mut self.raw) };
+        unsafe { PyBuffer_Release(&mut self.0) };
     }
 }
 
@@ -89,13 +100,9 @@ pub fn open(obj: &Bound<'_, PyAny>) -> Option<Held> {
         let _ = PyErr::take(obj.py());
         return None;
     }
-    // SAFETY: filled in by the successful call.
-    let raw = unsafe { raw.assume_init() };
-    let mut held = Held {
-        raw,
-        view: HostView::empty(),
-    };
-    let r = &held.raw;
+    // SAFETY: filled in by the successful call; released when `open` drops.
+    let open = OpenBuffer(unsafe { raw.assume_init() });
+    let r = &open.0;
     let itemsize = usize::try_from(r.itemsize).ok()?;
     let format: &[u8] = if r.format.is_null() {
         b"B"
@@ -109,21 +116,20 @@ pub fn open(obj: &Bound<'_, PyAny>) -> Option<Held> {
     }
     let ndim = usize::try_from(r.ndim).ok()?;
     // SAFETY: with PyBUF_STRIDES the exporter fills `ndim` shape and stride entries.
-    let (dims, strides) = unsafe {
+    let (shape, strides): (&[Py_ssize_t], &[Py_ssize_t]) = unsafe {
         if ndim == 0 {
-            (Vec::new(), Vec::new())
+            (&[], &[])
         } else {
             (
-                std::slice::from_raw_parts(r.shape, ndim).to_vec(),
-                std::slice::from_raw_parts(r.strides, ndim).to_vec(),
+                std::slice::from_raw_parts(r.shape, ndim),
+                std::slice::from_raw_parts(r.strides, ndim),
             )
         }
     };
-    let dims = dims
+    let dims = shape
         .iter()
         .map(|&d| usize::try_from(d).ok())
         .collect::<Option<Vec<_>>>()?;
-    let strides = strides.to_vec();
-    held.view = HostView::new(r.buf as usize, dtype, dims, Some(strides)).ok()?;
-    Some(held)
+    let view = HostView::new(r.buf as usize, dtype, dims, Some(strides.to_vec())).ok()?;
+    Some(Held { _open: open, view })
 }

@@ -27,17 +27,6 @@ pub struct HostView {
 }
 
 impl HostView {
-    /// No elements (a placeholder until a view is described).
-    pub fn empty() -> HostView {
-        HostView {
-            start: 0,
-            span: 0,
-            dtype: DType::U8,
-            layout: Layout::c_order(&[0]),
-            flat: true,
-        }
-    }
-
     /// [`HostView::new`] with strides in elements, as torch and CuPy report them.
     pub fn from_element_strides(
         address: usize,

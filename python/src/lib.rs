@@ -12,6 +12,7 @@ mod errors;
 mod host;
 mod mapped_buffers;
 mod mapped_tensors;
+mod numpy_objects;
 mod outputs;
 mod reduce;
 mod stream_stats;
@@ -28,7 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::enqueue_axis_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::enqueue_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::reduce_mapped, m)?)?;
-    m.add_function(wrap_pyfunction!(mapped_buffers::reduce_mapped_buffers, m)?)?;
+    m.add_class::<mapped_buffers::MappedReduction>()?;
     m.add_function(wrap_pyfunction!(mapped_tensors::reduce_mapped_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_tensors::enqueue_tensors_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_tensors::enqueue_tensors_whole, m)?)?;

@@ -3,73 +3,126 @@
 //! Python (numpy's array interface cost about 4 µs per array, most of a 1000-element
 //! dot's call). C-contiguous arrays of one shape only; anything else gets `None` and
 //! the Python side describes it as before.
+//!
+//! A [`MappedReduction`] is made once per `redlab.Reduction` (and again when one of its
+//! fields changes) and keeps its fields and the reductions built from them per input
+//! types, so a call passes no expression text and looks nothing up by it.
+
+use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
-use redlab::segmented::Selection;
+use pyo3::types::PyTuple;
+use redlab::{DType, Reduction};
 
-use crate::buffer::{self, Held};
+use crate::buffer;
 use crate::devices;
 use crate::host::HostView;
-use crate::outputs::PyResultTuple;
-use crate::reduce::{axis_plan, lib, shaped, to_python, whole, Computed, RELEASE_FROM_BYTES};
+use crate::reduce::{compute_mapped, to_python, RELEASE_FROM_BYTES};
 
-/// A user-defined reduction (`map`, `combine`, optional `identity`, `post`, `acc`) over
-/// the buffers of `arrays` (one per input the map names, C-contiguous, one shape), along
-/// `axes` (`None`: all) on `device`. `None` where an array has no such buffer.
-#[pyfunction]
-#[pyo3(signature = (map, combine, identity, post, acc, arrays, axes, keepdims, device))]
-#[allow(clippy::too_many_arguments)] // one flat call keeps the per-call cost low
-pub fn reduce_mapped_buffers(
-    py: Python<'_>,
-    map: &str,
-    combine: &str,
-    identity: Option<&str>,
-    post: Option<&str>,
-    acc: Option<&str>,
-    arrays: Vec<Bound<'_, PyAny>>,
-    axes: Option<Vec<isize>>,
-    keepdims: bool,
-    device: &str,
-) -> PyResult<Option<PyResultTuple>> {
-    let mut held: Vec<Held> = Vec::with_capacity(arrays.len());
-    for array in &arrays {
-        match buffer::open(array) {
-            Some(h) if h.view.flat => held.push(h),
-            _ => return Ok(None),
+/// Input-type lists a [`MappedReduction`] keeps built reductions for before it starts
+/// over (a program calls one reduction with a few type combinations at most).
+const KEPT_TYPE_LISTS: usize = 8;
+
+/// A user-defined reduction's fields (`map`, `combine`, optional `identity`, `post` and
+/// accumulator `acc`), built per input types on first use.
+#[pyclass(frozen, module = "redlab._native")]
+pub struct MappedReduction {
+    map: String,
+    combine: String,
+    identity: Option<String>,
+    post: Option<String>,
+    acc: Option<String>,
+    built: Mutex<Vec<(Vec<DType>, Arc<Reduction>)>>,
+}
+
+#[pymethods]
+impl MappedReduction {
+    #[new]
+    #[pyo3(signature = (map, combine, identity, post, acc))]
+    fn new(
+        map: String,
+        combine: String,
+        identity: Option<String>,
+        post: Option<String>,
+        acc: Option<String>,
+    ) -> Self {
+        MappedReduction {
+            map,
+            combine,
+            identity,
+            post,
+            acc,
+            built: Mutex::new(Vec::new()),
         }
     }
-    // The descriptions travel to the computing thread; the buffers stay held here.
-    let views: Vec<HostView> = held.iter().map(|h| h.view.clone()).collect();
-    let Some(first) = views.first() else {
-        return Ok(None);
-    };
-    let reduction = crate::what::reduction_over_views(map, combine, identity, post, acc, &views)?;
-    let device = devices::device(device)?;
-    let all = whole(&axes, keepdims);
-    let bytes: usize = views.iter().map(HostView::span).sum();
-    let work = || -> PyResult<Computed> {
-        // SAFETY: every buffer is held open for the whole call.
-        let data = views
-            .iter()
-            .map(|v| unsafe { v.bytes() })
-            .collect::<PyResult<Vec<_>>>()?;
-        if all {
-            let value = device.reduce_mapped(&reduction, &data).map_err(lib)?.value;
-            return Ok(Computed::Scalar(value));
+
+    /// The reduction over `arrays` (a tuple, one per input the map names, C-contiguous,
+    /// one shape), along `axes` (`None`: all) on `device`. `None` where an array has no
+    /// such buffer.
+    #[pyo3(signature = (arrays, axes, keepdims, device))]
+    fn reduce_buffers(
+        &self,
+        py: Python<'_>,
+        arrays: &Bound<'_, PyTuple>,
+        axes: Option<Vec<isize>>,
+        keepdims: bool,
+        device: &str,
+    ) -> PyResult<Option<PyObject>> {
+        let mut open = Vec::with_capacity(arrays.len());
+        let mut views: Vec<HostView> = Vec::with_capacity(arrays.len());
+        for array in arrays.iter() {
+            match buffer::open(&array) {
+                Some(h) if h.view.flat => {
+                    // The descriptions travel to the computing thread; the buffers stay
+                    // open here until the call is done.
+                    let (buffer, view) = h.split();
+                    open.push(buffer);
+                    views.push(view);
+                }
+                _ => return Ok(None),
+            }
         }
-        let plan = axis_plan(first, axes.as_deref(), keepdims)?;
-        let values = device
-            .reduce_mapped_outputs(&reduction, &data, Selection::Axes(&plan))
-            .map_err(lib)?;
-        let n = plan.segment_len();
-        let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
-        Ok(shaped(values, &plan, all, "f64"))
-    };
-    let computed = if bytes >= RELEASE_FROM_BYTES {
-        py.allow_threads(work)?
-    } else {
-        work()?
-    };
-    drop(held);
-    to_python(py, computed, "reduce").map(Some)
+        if views.is_empty() {
+            return Ok(None);
+        }
+        let reduction = self.over(&views)?;
+        let device = devices::device(device)?;
+        let bytes: usize = views.iter().map(HostView::span).sum();
+        // SAFETY: every buffer is held open for the whole call.
+        let work =
+            || unsafe { compute_mapped(&device, &reduction, &views, axes.as_deref(), keepdims) };
+        let computed = if bytes >= RELEASE_FROM_BYTES {
+            py.allow_threads(work)?
+        } else {
+            work()?
+        };
+        drop(open);
+        to_python(py, computed, "reduce").map(Some)
+    }
+}
+
+impl MappedReduction {
+    /// The reduction over `views`' types (which must share one shape), built once per
+    /// type list.
+    fn over(&self, views: &[HostView]) -> PyResult<Arc<Reduction>> {
+        crate::what::same_shapes(views)?;
+        let types: Vec<DType> = views.iter().map(|v| v.dtype).collect();
+        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, found)) = built.iter().find(|(t, _)| *t == types) {
+            return Ok(found.clone());
+        }
+        let reduction = crate::what::build_reduction(
+            &self.map,
+            &self.combine,
+            self.identity.as_deref(),
+            self.post.as_deref(),
+            self.acc.as_deref(),
+            &types,
+        )?;
+        if built.len() >= KEPT_TYPE_LISTS {
+            built.clear();
+        }
+        built.push((types, reduction.clone()));
+        Ok(reduction)
+    }
 }

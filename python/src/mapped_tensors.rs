@@ -27,7 +27,6 @@ use crate::devices;
 use crate::dlpack::{self, Place};
 use crate::errors;
 use crate::host::HostView;
-use crate::outputs::PyResultTuple;
 use crate::reduce::{axis_plan, shaped, to_python, whole, Computed};
 
 /// A user-defined reduction (`map`, `combine`, optional `identity`, `post`, `acc`) over
@@ -47,7 +46,7 @@ pub fn reduce_mapped_dlpack(
     axes: Option<Vec<isize>>,
     keepdims: bool,
     stream: u64,
-) -> PyResult<Option<PyResultTuple>> {
+) -> PyResult<Option<PyObject>> {
     let mut views = Vec::with_capacity(capsules.len());
     let mut ordinal = None;
     for (k, capsule) in capsules.iter().enumerate() {

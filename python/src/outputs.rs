@@ -1,17 +1,14 @@
-//! Results back to Python: `(dtype, dims, payload)` where a whole-array result has
-//! `dims = None` and a Python int or float payload (exact: every redlab scalar fits
-//! one), and an array of results has its shape and either a [`ResultArray`] (the
-//! computed bytes themselves, which numpy views through its array interface) or a
-//! bytearray of little-endian elements that numpy views without another copy.
+//! Results back to Python as the objects numpy would return: a numpy scalar for a
+//! whole-array result, a numpy array for results along axes. Arrays computed as one
+//! typed array ([`Packed`]) are handed over as they are: numpy views the very memory
+//! they were computed in, which a [`ResultArray`] owns. bfloat16 results, which numpy
+//! has no type for, become float32 (which holds each of them exactly).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyDict};
-use pyo3::IntoPyObjectExt;
-use redlab::{Packed, PackedBytes, Scalar, Value};
+use redlab::{DType, Packed, PackedBytes, Scalar, Value};
 
-/// What the Python half turns into a numpy scalar or array.
-pub type PyResultTuple = (&'static str, Option<Vec<usize>>, PyObject);
+use crate::numpy_objects;
 
 fn empty_error(what: &str) -> PyErr {
     PyValueError::new_err(format!(
@@ -19,29 +16,29 @@ fn empty_error(what: &str) -> PyErr {
     ))
 }
 
-/// The payload of one scalar.
-fn scalar_object(py: Python<'_>, s: Scalar) -> PyResult<PyObject> {
+/// One scalar's type and little-endian bytes as numpy holds it (bf16 as f32).
+fn numpy_element(s: Scalar) -> (DType, [u8; 8]) {
     match s {
-        Scalar::I8(v) => v.into_py_any(py),
-        Scalar::U8(v) => v.into_py_any(py),
-        Scalar::I16(v) => v.into_py_any(py),
-        Scalar::U16(v) => v.into_py_any(py),
-        Scalar::I32(v) => v.into_py_any(py),
-        Scalar::U32(v) => v.into_py_any(py),
-        Scalar::I64(v) => v.into_py_any(py),
-        Scalar::U64(v) => v.into_py_any(py),
-        Scalar::F16(v) => f64::from(v.to_f32()).into_py_any(py),
-        Scalar::BF16(v) => f64::from(v.to_f32()).into_py_any(py),
-        Scalar::F32(v) => f64::from(v).into_py_any(py),
-        Scalar::F64(v) => v.into_py_any(py),
+        Scalar::BF16(v) => (DType::F32, u64::from(v.to_f32().to_bits()).to_le_bytes()),
+        other => (other.dtype(), other.bits().to_le_bytes()),
     }
 }
 
+/// A numpy scalar of `dtype` (never bf16) from its little-endian bytes.
+fn numpy_scalar(py: Python<'_>, dtype: DType, element: &[u8]) -> PyResult<PyObject> {
+    let descr = numpy_objects::descriptor(py, dtype)
+        .ok_or_else(|| PyValueError::new_err(format!("numpy has no {} type", dtype.name())))?;
+    numpy_objects::scalar(py, &descr, element)
+}
+
 /// One whole-array result: argmin/argmax give their index (numpy's int64).
-pub fn scalar(py: Python<'_>, value: Value, what: &str) -> PyResult<PyResultTuple> {
+pub fn scalar(py: Python<'_>, value: Value, what: &str) -> PyResult<PyObject> {
     match value {
-        Value::Scalar(s) => Ok((s.dtype().name(), None, scalar_object(py, s)?)),
-        Value::Indexed { index, .. } => Ok(("i64", None, index.into_py_any(py)?)),
+        Value::Scalar(s) => {
+            let (dtype, element) = numpy_element(s);
+            numpy_scalar(py, dtype, &element)
+        }
+        Value::Indexed { index, .. } => numpy_scalar(py, DType::I64, &index.to_le_bytes()),
         Value::Empty => Err(empty_error(what)),
     }
 }
@@ -54,63 +51,72 @@ pub fn array(
     dims: Vec<usize>,
     empty_dtype: &'static str,
     what: &str,
-) -> PyResult<PyResultTuple> {
-    let mut dtype: Option<&'static str> = None;
+) -> PyResult<PyObject> {
+    let mut dtype: Option<DType> = None;
     let mut bytes = Vec::new();
     for value in values {
-        let (name, bits, size) = match value {
-            Value::Scalar(s) => (s.dtype().name(), s.bits(), s.dtype().size_bytes()),
-            Value::Indexed { index, .. } => ("i64", *index, 8),
+        let (name, element) = match value {
+            Value::Scalar(s) => numpy_element(*s),
+            Value::Indexed { index, .. } => (DType::I64, index.to_le_bytes()),
             Value::Empty => return Err(empty_error(what)),
         };
         dtype.get_or_insert(name);
-        bytes.extend_from_slice(&bits.to_le_bytes()[..size]);
+        bytes.extend_from_slice(&element[..name.size_bytes()]);
     }
-    let payload = PyByteArray::new(py, &bytes).into_any().unbind();
-    Ok((dtype.unwrap_or(empty_dtype), Some(dims), payload))
+    let dtype = dtype.unwrap_or_else(|| empty_dtype.parse().unwrap_or(DType::F64));
+    owned_array(py, dtype, PackedBytes::from(bytes), &dims)
 }
 
-/// Results computed as one typed array, of shape `dims`: handed over as they are where
-/// numpy has their type, else copied into a bytearray.
-pub fn packed(py: Python<'_>, packed: Packed, dims: Vec<usize>) -> PyResult<PyResultTuple> {
-    let name = packed.dtype.name();
-    let payload = match redlab::npy_out::numpy_typestr(packed.dtype) {
-        Some(typestr) if !packed.bytes.is_empty() => {
-            let array = ResultArray {
-                bytes: packed.bytes,
-                typestr,
-                shape: dims.clone(),
-            };
-            Bound::new(py, array)?.into_any().unbind()
-        }
-        _ => PyByteArray::new(py, &packed.bytes).into_any().unbind(),
-    };
-    Ok((name, Some(dims), payload))
+/// Results computed as one typed array, of shape `dims`, handed to numpy without a
+/// copy (bf16 results are widened to f32 first).
+pub fn packed(py: Python<'_>, packed: Packed, dims: Vec<usize>) -> PyResult<PyObject> {
+    if packed.dtype == DType::BF16 {
+        let widened: Vec<f32> = packed
+            .bytes
+            .chunks_exact(2)
+            .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect();
+        return owned_array(py, DType::F32, PackedBytes::of_vec(widened), &dims);
+    }
+    owned_array(py, packed.dtype, packed.bytes, &dims)
 }
 
-/// Computed results that numpy views in place (`np.asarray(result)`), owning their
-/// bytes for as long as an array views them. Copying them into a bytearray was most
-/// of a 3×4096 sum along axis 0 from Python on the 2-core development machine: glibc's
-/// copy of 16 KiB took several microseconds there.
+/// A numpy array of `dtype` (never bf16) and shape `dims` over `bytes`, which it owns
+/// through a [`ResultArray`].
+fn owned_array(
+    py: Python<'_>,
+    dtype: DType,
+    mut bytes: PackedBytes,
+    dims: &[usize],
+) -> PyResult<PyObject> {
+    let descr = numpy_objects::descriptor(py, dtype)
+        .ok_or_else(|| PyValueError::new_err(format!("numpy has no {} type", dtype.name())))?;
+    let elements: usize = dims.iter().product();
+    if bytes.len() != elements * dtype.size_bytes() {
+        return Err(PyValueError::new_err(format!(
+            "{} result bytes for {elements} {} elements",
+            bytes.len(),
+            dtype.name()
+        )));
+    }
+    if elements == 0 {
+        return numpy_objects::zeros(py, descr, dims);
+    }
+    // The heap memory stays where it is when `bytes` moves into its owner.
+    let data = bytes.as_mut_ptr();
+    let owner = Bound::new(py, ResultArray { _bytes: bytes })?.into_any();
+    // SAFETY: `data` holds `elements` elements of `dtype`, owned by `owner`, which only
+    // numpy reaches from here on.
+    unsafe { numpy_objects::array_over(py, descr, dims, data, owner) }
+}
+
+/// The memory of a computed array that numpy views in place, owned for as long as
+/// any array views it. Copying results into Python-made memory was most of a 3×4096
+/// sum along axis 0 from Python on the 2-core development machine: glibc's copy of
+/// 16 KiB took several microseconds there.
 #[pyclass(frozen, module = "redlab._native")]
 pub struct ResultArray {
-    /// The elements (the array they were computed in), whose heap memory numpy views
-    /// and writes (results are writable, as numpy's); Rust never reads it after this.
-    bytes: PackedBytes,
-    typestr: &'static str,
-    shape: Vec<usize>,
-}
-
-#[pymethods]
-impl ResultArray {
-    /// numpy's array interface (version 3) over the bytes.
-    #[getter]
-    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let interface = PyDict::new(py);
-        interface.set_item("version", 3)?;
-        interface.set_item("typestr", self.typestr)?;
-        interface.set_item("shape", pyo3::types::PyTuple::new(py, &self.shape)?)?;
-        interface.set_item("data", (self.bytes.as_ptr() as usize, false))?;
-        Ok(interface)
-    }
+    /// The elements (the array they were computed in), which numpy reads and writes
+    /// (results are writable, as numpy's); Rust never touches them again.
+    _bytes: PackedBytes,
 }

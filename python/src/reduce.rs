@@ -14,7 +14,7 @@ use crate::devices;
 use crate::dlpack::{self, Place};
 use crate::errors;
 use crate::host::HostView;
-use crate::outputs::{self, PyResultTuple};
+use crate::outputs;
 use crate::what::{dtype, What};
 use redlab_cuda::Landing;
 
@@ -33,7 +33,7 @@ pub(crate) enum Computed {
     Packed(Packed, Vec<usize>),
 }
 
-pub(crate) fn to_python(py: Python<'_>, computed: Computed, what: &str) -> PyResult<PyResultTuple> {
+pub(crate) fn to_python(py: Python<'_>, computed: Computed, what: &str) -> PyResult<PyObject> {
     match computed {
         Computed::Scalar(v) => outputs::scalar(py, v, what),
         Computed::Array(values, dims, empty) => outputs::array(py, &values, dims, empty, what),
@@ -220,7 +220,7 @@ pub fn reduce_host(
     acc: Option<&str>,
     device: &str,
     ddof: f64,
-) -> PyResult<PyResultTuple> {
+) -> PyResult<PyObject> {
     let what = What::parse(kind, name, acc, ddof)?;
     let view = HostView::new(address, dtype(element)?, dims, strides)?;
     let device = devices::device(device)?;
@@ -244,7 +244,7 @@ pub fn reduce_buffer(
     acc: Option<&str>,
     device: &str,
     ddof: f64,
-) -> PyResult<Option<PyResultTuple>> {
+) -> PyResult<Option<PyObject>> {
     let what = What::parse(kind, name, acc, ddof)?;
     let Some(held) = crate::buffer::open(obj) else {
         return Ok(None);
@@ -402,7 +402,7 @@ pub fn reduce_dlpack(
     result: Option<u64>,
     result_bytes: usize,
     ddof: f64,
-) -> PyResult<Option<PyResultTuple>> {
+) -> PyResult<Option<PyObject>> {
     let what = What::parse(kind, name, acc, ddof)?;
     let tensor = dlpack::read(capsule)?;
     let view = HostView::new(
@@ -730,7 +730,7 @@ pub fn reduce_mapped(
     axes: Option<Vec<isize>>,
     keepdims: bool,
     device: &str,
-) -> PyResult<PyResultTuple> {
+) -> PyResult<PyObject> {
     let views = inputs
         .iter()
         .map(|(address, element)| HostView::new(*address, dtype(element)?, dims.clone(), None))
@@ -738,27 +738,41 @@ pub fn reduce_mapped(
     let types: Vec<DType> = views.iter().map(|v| v.dtype).collect();
     let reduction = crate::what::build_reduction(map, combine, identity, post, acc, &types)?;
     let device = devices::device(device)?;
-    let all = whole(&axes, keepdims);
-    let computed = py.allow_threads(|| -> PyResult<Computed> {
-        // SAFETY: the Python caller holds every input for the whole call.
-        let data = views
-            .iter()
-            .map(|v| unsafe { v.bytes() })
-            .collect::<PyResult<Vec<_>>>()?;
-        if all {
-            let value = device.reduce_mapped(&reduction, &data).map_err(lib)?.value;
-            return Ok(Computed::Scalar(value));
-        }
-        let view = views
-            .first()
-            .ok_or_else(|| PyValueError::new_err("a reduction needs at least one input"))?;
-        let plan = axis_plan(view, axes.as_deref(), keepdims)?;
-        let values = device
-            .reduce_mapped_outputs(&reduction, &data, Selection::Axes(&plan))
-            .map_err(lib)?;
-        let n = plan.segment_len();
-        let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
-        Ok(shaped(values, &plan, all, "f64"))
+    // SAFETY: the Python caller holds every input for the whole call.
+    let computed = py.allow_threads(|| unsafe {
+        compute_mapped(&device, &reduction, &views, axes.as_deref(), keepdims)
     })?;
     to_python(py, computed, "reduce")
+}
+
+/// A user-defined reduction over `views` (one per input the map names, one shape) along
+/// `axes` (`None` without `keepdims`: everything, to one value).
+///
+/// # Safety
+/// Every array `views` describe must stay alive and unchanged for the call.
+pub(crate) unsafe fn compute_mapped(
+    device: &Device,
+    reduction: &Reduction,
+    views: &[HostView],
+    axes: Option<&[isize]>,
+    keepdims: bool,
+) -> PyResult<Computed> {
+    let data = views
+        .iter()
+        .map(|v| unsafe { v.bytes() })
+        .collect::<PyResult<Vec<_>>>()?;
+    if axes.is_none() && !keepdims {
+        let value = device.reduce_mapped(reduction, &data).map_err(lib)?.value;
+        return Ok(Computed::Scalar(value));
+    }
+    let view = views
+        .first()
+        .ok_or_else(|| PyValueError::new_err("a reduction needs at least one input"))?;
+    let plan = axis_plan(view, axes, keepdims)?;
+    let values = device
+        .reduce_mapped_outputs(reduction, &data, Selection::Axes(&plan))
+        .map_err(lib)?;
+    let n = plan.segment_len();
+    let values = values.into_iter().map(|v| reduction.finish(v, n)).collect();
+    Ok(shaped(values, &plan, false, "f64"))
 }

@@ -122,16 +122,9 @@ pub fn reduction_key(
     Ok(Some(format!("{KEY_MARK}{text}")))
 }
 
-/// A user-defined reduction over `views` (one per input the map names), which must share
-/// one shape: a `ValueError` naming the first input whose shape differs.
-pub fn reduction_over_views(
-    map: &str,
-    combine: &str,
-    identity: Option<&str>,
-    post: Option<&str>,
-    acc: Option<&str>,
-    views: &[crate::host::HostView],
-) -> PyResult<Arc<Reduction>> {
+/// A `ValueError` naming the first of `views` (one per input a map names) whose shape
+/// differs from the first one's.
+pub fn same_shapes(views: &[crate::host::HostView]) -> PyResult<()> {
     if let Some(first) = views.first() {
         for (k, v) in views.iter().enumerate().skip(1) {
             if v.layout.dims != first.layout.dims {
@@ -142,6 +135,20 @@ pub fn reduction_over_views(
             }
         }
     }
+    Ok(())
+}
+
+/// A user-defined reduction over `views` (one per input the map names), which must share
+/// one shape ([`same_shapes`]).
+pub fn reduction_over_views(
+    map: &str,
+    combine: &str,
+    identity: Option<&str>,
+    post: Option<&str>,
+    acc: Option<&str>,
+    views: &[crate::host::HostView],
+) -> PyResult<Arc<Reduction>> {
+    same_shapes(views)?;
     let types: Vec<DType> = views.iter().map(|v| v.dtype).collect();
     build_reduction(map, combine, identity, post, acc, &types)
 }

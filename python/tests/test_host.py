@@ -115,6 +115,30 @@ def test_array_results_own_their_memory(dtype, acc):
     assert same_bits(redlab.min(x, axis=0), np.min(x, axis=0))
 
 
+@pytest.mark.parametrize("dtype", INTS + FLOATS)
+def test_results_are_numpys_own_types(dtype):
+    # Scalars and arrays are made natively through numpy's C API: each must be the
+    # very type numpy returns (np.float32, not a Python float), with numpy's values.
+    x = random_array(dtype, 7 * 5, seed=21).reshape(7, 5)
+    for name in ["sum", "min", "max", "argmin", "argmax"]:
+        got, want = getattr(redlab, name)(x), getattr(np, name)(x)
+        # Half-precision sums accumulate in, and return, float32 (redlab.sum).
+        wide = name == "sum" and dtype == np.float16
+        assert type(got) is (np.float32 if wide else type(want)), (name, type(got))
+        if name != "sum" or not np.issubdtype(dtype, np.floating):
+            assert got == want, (name, got, want)
+        along = getattr(redlab, name)(x, axis=1)
+        want_type = np.float32 if wide else getattr(np, name)(x, axis=1).dtype
+        assert type(along) is np.ndarray and along.dtype == want_type
+        assert along.flags.c_contiguous and along.flags.writeable and along.shape == (7,)
+    for shape, axis in [((0, 5), 0), ((5, 0), 1), ((0, 5), 1), ((0, 0), 0)]:
+        empty = random_array(dtype, 0, seed=1).reshape(shape)
+        got, want = redlab.sum(empty, axis=axis), np.sum(empty, axis=axis)
+        if dtype == np.float16:
+            want = want.astype(np.float32)
+        assert same_bits(got, want), (shape, axis, got, want)
+
+
 @pytest.mark.parametrize("make", [
     lambda x: np.asfortranarray(x),
     lambda x: x.T.copy().T,

@@ -72,6 +72,16 @@ impl std::ops::Deref for PackedBytes {
     }
 }
 
+impl std::ops::DerefMut for PackedBytes {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match &mut self.0 {
+            Storage::Bytes(bytes) => bytes,
+            Storage::F32(floats) => bytemuck::cast_slice_mut(floats),
+            Storage::F64(doubles) => bytemuck::cast_slice_mut(doubles),
+        }
+    }
+}
+
 impl From<Vec<u8>> for PackedBytes {
     fn from(bytes: Vec<u8>) -> PackedBytes {
         PackedBytes(Storage::Bytes(bytes))
