@@ -138,10 +138,13 @@ fn multi(
     keepdims: bool,
 ) -> PyResult<Computed> {
     let plan = axis_plan(view, axes.as_deref(), keepdims)?;
+    let all = whole(&axes, keepdims);
+    if let Some(packed) = device.statistic_packed(stat, data, Selection::Axes(&plan)) {
+        return Ok(shaped_packed(packed.map_err(lib)?, &plan, all));
+    }
     let values = device
         .statistic(stat, data, Selection::Axes(&plan))
         .map_err(lib)?;
-    let all = whole(&axes, keepdims);
     Ok(shaped(
         values,
         &plan,

@@ -21,7 +21,9 @@
 //!   single pass over the block ([`ColumnLanes::single_pair`]).
 
 use crate::columns::{join_tiles, used_lanes};
-use crate::fork::map_range_init;
+use std::mem::MaybeUninit;
+
+use crate::fork::{for_each_init, map_range_init};
 use crate::spare::Spare;
 use redlab_core::canonical::{tile_count, LANES, ROWS, TILE};
 use redlab_core::shape::AxisPlan;
@@ -46,8 +48,10 @@ pub(crate) trait ColumnLanes: Default {
     /// The widest run read row by row.
     const NARROW: usize;
 
-    /// `lanes` slots of `width` columns, every one empty, reusing this value's memory.
-    fn reset(&mut self, lanes: usize, width: usize);
+    /// `lanes` slots of `width` columns, reusing this value's memory: every one empty
+    /// where `empty`, else holding whatever it held (for walks that write every slot
+    /// before reading it; filling the slots was an eighth of var of 3×4096).
+    fn reset(&mut self, lanes: usize, width: usize, empty: bool);
 
     /// Slots `lane`, `lane + 1`, … ← the next row each (`rows[i]` to slot `lane + i`),
     /// the `count`-th element of each of those lanes.
@@ -85,8 +89,32 @@ pub(crate) trait ColumnLanes: Default {
     /// slot `high` (`high_count` ≥ 1 elements), column by column.
     fn merge(&mut self, low: usize, high: usize, low_count: usize, high_count: usize);
 
-    /// The state of every column in slot `lane`, which holds `count` elements per column.
-    fn states(&self, lane: usize, count: usize) -> Vec<Self::State>;
+    /// `out[c]` ← `finish` of column `c`'s state in slot `lane`, which holds `count`
+    /// elements per column; `out` is as long as the block is wide.
+    fn finish_into<R>(
+        &self,
+        lane: usize,
+        count: usize,
+        out: &mut [MaybeUninit<R>],
+        finish: impl Fn(Self::State) -> R,
+    );
+
+    /// [`ColumnLanes::finish_into`] a new `Vec`.
+    fn finish<R>(&self, lane: usize, count: usize, finish: impl Fn(Self::State) -> R) -> Vec<R> {
+        let mut out = Vec::with_capacity(self.width());
+        self.finish_into(
+            lane,
+            count,
+            &mut out.spare_capacity_mut()[..self.width()],
+            finish,
+        );
+        // SAFETY: `finish_into` wrote all `width` elements.
+        unsafe { out.set_len(self.width()) };
+        out
+    }
+
+    /// The block's width in columns (as last [`ColumnLanes::reset`]).
+    fn width(&self) -> usize;
 }
 
 /// Two lane-major arrays over a block's columns (lane `l` of column `c` at
@@ -100,12 +128,16 @@ pub(crate) struct LaneArrays {
 }
 
 impl LaneArrays {
-    /// `lanes` slots, every column's numbers at `empty`, in the arrays' own memory.
-    pub(crate) fn reset(&mut self, lanes: usize, width: usize, empty: (f64, f64)) {
+    /// `lanes` slots in the arrays' own memory, every column's numbers at `empty` where
+    /// it is given, else left as they were.
+    pub(crate) fn reset(&mut self, lanes: usize, width: usize, empty: Option<(f64, f64)>) {
         self.width = width;
-        for (array, value) in [(&mut self.first, empty.0), (&mut self.second, empty.1)] {
+        let (a, b) = empty.unwrap_or_default();
+        for (array, value) in [(&mut self.first, a), (&mut self.second, b)] {
             array.fit(lanes * width, value);
-            array.fill(value);
+            if empty.is_some() {
+                array.fill(value);
+            }
         }
     }
 
@@ -155,27 +187,115 @@ where
     T: Copy + Send + Sync,
     F: Fn(T) -> f64 + Copy + Sync,
 {
+    let tiles = tile_count(plan.segment_len());
+    join_tiles(
+        block_tiles::<L, T, F, _>(src, plan, run, to_f64, |s| s),
+        tiles,
+        tree_in_place,
+    )
+}
+
+/// [`states_of_columns`] finished into each column's result by `finish`. Where every
+/// column is one tile (3×4096), each block's task finishes its own columns: no states
+/// are joined, and only the results are gathered. Var of 3×4096 f32 along axis 0 had
+/// spent a third of its time copying states and faulting in a `Value` per column.
+pub(crate) fn finished_columns<L, T, F, E>(
+    src: &[T],
+    plan: &AxisPlan,
+    run: usize,
+    to_f64: F,
+    finish: impl Fn(L::State) -> E + Copy + Sync + Send,
+) -> Vec<E>
+where
+    L: ColumnLanes,
+    T: Copy + Send + Sync,
+    F: Fn(T) -> f64 + Copy + Sync,
+    E: Send,
+{
+    if tile_count(plan.segment_len()) > 1 {
+        let states = states_of_columns::<L, T, F>(src, plan, run, to_f64);
+        return states.into_iter().map(finish).collect();
+    }
+    // Each block writes its columns' results straight into their place: gathering the
+    // blocks' own vectors was an eighth of var of 3×4096 (glibc copies slowly here).
+    let outputs = plan.outputs();
+    let mut results: Vec<E> = Vec::with_capacity(outputs);
+    let mut rest = &mut results.spare_capacity_mut()[..outputs];
+    let mut places = Vec::new();
+    for (first, w) in blocks(plan, run, L::NARROW) {
+        assert_eq!(first, outputs - rest.len(), "blocks in order");
+        let (place, tail) = rest.split_at_mut(w);
+        places.push(place);
+        rest = tail;
+    }
+    assert!(rest.is_empty(), "blocks cover every output");
     let wide = run > L::NARROW;
+    for_each_init(places, L::default, |lanes, b, place| {
+        let (first, w) = block(b, run, wide);
+        let count = if wide {
+            tile_by_lanes::<L, T, F>(src, plan, (first, w), 0, to_f64, lanes)
+        } else {
+            tile_by_rows::<L, T, F>(src, plan, (first, w), 0, to_f64, lanes)
+        };
+        lanes.finish_into(0, count, place, finish);
+    });
+    // SAFETY: the blocks cover outputs 0 … outputs − 1 in order (asserted above), and
+    // each block's `finish_into` wrote all of its place.
+    unsafe { results.set_len(outputs) };
+    results
+}
+
+/// Block `b`'s first output and width, in runs of `run` outputs cut into blocks of
+/// [`WIDE_COLUMNS`] where `wide`, else one block per run.
+fn block(b: usize, run: usize, wide: bool) -> (usize, usize) {
     let width = if wide { WIDE_COLUMNS } else { run };
     let blocks_per_run = run.div_ceil(width);
-    let blocks = (plan.outputs() / run) * blocks_per_run;
+    let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
+    (first, width.min(run - (b % blocks_per_run) * width))
+}
+
+/// Every block of `plan`'s outputs in order ([`block`]), runs wider than `narrow`
+/// being wide.
+fn blocks(plan: &AxisPlan, run: usize, narrow: usize) -> impl Iterator<Item = (usize, usize)> {
+    let wide = run > narrow;
+    let per_run = run.div_ceil(if wide { WIDE_COLUMNS } else { run });
+    (0..(plan.outputs() / run) * per_run).map(move |b| block(b, run, wide))
+}
+
+/// Every block's roots per tile (`[b·tiles + t]`), each column's passed through
+/// `finish` in the block's own task.
+fn block_tiles<L, T, F, R>(
+    src: &[T],
+    plan: &AxisPlan,
+    run: usize,
+    to_f64: F,
+    finish: impl Fn(L::State) -> R + Copy + Sync + Send,
+) -> Vec<Vec<R>>
+where
+    L: ColumnLanes,
+    T: Copy + Send + Sync,
+    F: Fn(T) -> f64 + Copy + Sync,
+    R: Send,
+{
+    let wide = run > L::NARROW;
+    let blocks = blocks(plan, run, L::NARROW).count();
     let tiles = tile_count(plan.segment_len());
     // The lanes are the task's scratch, reused by the next task on its thread and (as
     // [`Spare`] arrays) by the next call.
-    let roots: Vec<Vec<L::State>> = map_range_init(blocks * tiles, L::default, |lanes, task| {
+    map_range_init(blocks * tiles, L::default, |lanes, task| {
         let (b, t) = (task / tiles, task % tiles);
-        let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
-        let w = width.min(run - (b % blocks_per_run) * width);
-        if wide {
+        let (first, w) = block(b, run, wide);
+        let count = if wide {
             tile_by_lanes::<L, T, F>(src, plan, (first, w), t, to_f64, lanes)
         } else {
             tile_by_rows::<L, T, F>(src, plan, (first, w), t, to_f64, lanes)
-        }
-    });
-    join_tiles(roots, tiles, tree_in_place)
+        };
+        lanes.finish(0, count, finish)
+    })
 }
 
-/// Tile `t`'s states of outputs `first … first + width − 1`, reading rows in order.
+/// Tile `t`'s states of outputs `first … first + width − 1`, reading rows in order,
+/// left in slot 0; returns their element count.
 fn tile_by_rows<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
     src: &[T],
     plan: &AxisPlan,
@@ -183,11 +303,11 @@ fn tile_by_rows<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
     t: usize,
     to_f64: F,
     lanes: &mut L,
-) -> Vec<L::State> {
+) -> usize {
     let rows = TILE.min(plan.segment_len() - t * TILE);
     // Lanes past the rows stay empty and their merges are skipped: fold the used ones.
     let used = used_lanes(rows);
-    lanes.reset(used, width);
+    lanes.reset(used, width, true);
     // Rows in batches of consecutive lanes of one count (a batch never crosses lane
     // 1023), so that a statistic pays its per-call costs once per batch.
     let mut batch: Vec<&[T]> = Vec::with_capacity(ROW_BATCH);
@@ -209,11 +329,11 @@ fn tile_by_rows<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
         }
         half /= 2;
     }
-    lanes.states(0, rows)
+    rows
 }
 
 /// Tile `t`'s states of outputs `first … first + width − 1`, one lane at a time in the
-/// fold's order.
+/// fold's order, left in slot 0; returns their element count.
 fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
     src: &[T],
     plan: &AxisPlan,
@@ -221,7 +341,7 @@ fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
     t: usize,
     to_f64: F,
     lanes: &mut L,
-) -> Vec<L::State> {
+) -> usize {
     let rows = TILE.min(plan.segment_len() - t * TILE);
     let offsets: Vec<usize> = plan.segment_from(first, t * TILE).take(rows).collect();
     // Slots 0 … depth − 1 hold the roots of finished subtrees of lanes, oldest first;
@@ -231,7 +351,9 @@ fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
     let used = used_lanes(rows);
     let levels = used.trailing_zeros();
     let stack = lanes;
-    stack.reset(levels as usize + 1, width);
+    // Every slot is written (cleared, pushed into empty, or a pair built) before it is
+    // read or merged into.
+    stack.reset(levels as usize + 1, width, false);
     let mut counts = [0usize; FOLD_LEVELS];
     let mut depth = 0;
     let full = |lane: usize| lane + (ROWS - 1) * LANES < rows;
@@ -272,6 +394,10 @@ fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
             // A full lane: its eight rows in one pass.
             stack.full_lane(depth, rows_of(lane), to_f64);
             counts[depth] = ROWS;
+        } else if lane >= rows {
+            // A lane past the rows: never read, as every merge it takes part in is
+            // skipped (it is the higher side of them all, and empty).
+            counts[depth] = 0;
         } else {
             stack.clear(depth);
             let mut count = 0;
@@ -288,6 +414,7 @@ fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
         // Like a binary counter: each trailing one of p closes a pair of subtrees.
         for _ in 0..p.trailing_ones() {
             if counts[depth - 1] > 0 {
+                debug_assert!(counts[depth - 2] > 0, "an empty lower side is never merged");
                 stack.merge(depth - 2, depth - 1, counts[depth - 2], counts[depth - 1]);
                 counts[depth - 2] += counts[depth - 1];
             }
@@ -296,5 +423,5 @@ fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
         p += 1;
     }
     debug_assert_eq!(depth, 1);
-    stack.states(0, counts[0])
+    counts[0]
 }

@@ -14,6 +14,8 @@
 //! The AVX-512 build is chosen at run time where the CPU has one (same operations on
 //! twice the columns, so the same bits).
 
+use std::mem::MaybeUninit;
+
 use redlab_core::canonical::ROWS;
 use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, DType, Error};
@@ -52,8 +54,9 @@ impl ColumnLanes for ExpLanes {
     /// (results/cpu-dev-2core-column-lanes).
     const NARROW: usize = 512;
 
-    fn reset(&mut self, lanes: usize, width: usize) {
-        self.0.reset(lanes, width, (f64::NEG_INFINITY, 0.0));
+    fn reset(&mut self, lanes: usize, width: usize, empty: bool) {
+        self.0
+            .reset(lanes, width, empty.then_some((f64::NEG_INFINITY, 0.0)));
     }
 
     fn push_rows<T: Copy>(
@@ -106,12 +109,22 @@ impl ColumnLanes for ExpLanes {
         merge_exp_columns(low_max, low_sum, high_max, high_sum);
     }
 
-    fn states(&self, lane: usize, _count: usize) -> Vec<ExpSum> {
+    fn finish_into<R>(
+        &self,
+        lane: usize,
+        _count: usize,
+        out: &mut [MaybeUninit<R>],
+        finish: impl Fn(ExpSum) -> R,
+    ) {
         let (max, sum) = self.0.slot(lane);
-        max.iter()
-            .zip(sum)
-            .map(|(&max, &sum)| ExpSum { max, sum })
-            .collect()
+        assert_eq!(out.len(), max.len(), "one result per column");
+        for (slot, (&max, &sum)) in out.iter_mut().zip(max.iter().zip(sum)) {
+            slot.write(finish(ExpSum { max, sum }));
+        }
+    }
+
+    fn width(&self) -> usize {
+        self.0.width()
     }
 }
 

@@ -13,14 +13,16 @@
 //! Wide blocks of columns run an AVX-512 build where the CPU has one (same operations,
 //! same bits; see [`full_lane`]).
 
+use std::mem::MaybeUninit;
+
 use redlab_core::canonical::ROWS;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
-use redlab_core::{ArrayRef, DType, Error, Value};
+use redlab_core::{ArrayRef, DType, Error, Packed};
 
-use crate::column_lanes::{states_of_columns, ColumnLanes, LaneArrays};
+use crate::column_lanes::{finished_columns, ColumnLanes, LaneArrays};
 use crate::row_moments::{merge_equal, merge_weighted, push_into_empty};
-use crate::statistics::{spread_value, Moments, Statistic};
+use crate::statistics::{spread, Moments, Statistic};
 
 /// The lanes of a block's columns: means (first) and M2 (second).
 #[derive(Default)]
@@ -34,8 +36,8 @@ impl ColumnLanes for MomentLanes {
     /// columns 17–18 row by row against 21–22 (results/cpu-dev-2core-column-lanes).
     const NARROW: usize = 256;
 
-    fn reset(&mut self, lanes: usize, width: usize) {
-        self.0.reset(lanes, width, (0.0, 0.0));
+    fn reset(&mut self, lanes: usize, width: usize, empty: bool) {
+        self.0.reset(lanes, width, empty.then_some((0.0, 0.0)));
     }
 
     fn push_rows<T: Copy>(
@@ -94,16 +96,26 @@ impl ColumnLanes for MomentLanes {
         }
     }
 
-    fn states(&self, lane: usize, count: usize) -> Vec<Moments> {
+    fn finish_into<R>(
+        &self,
+        lane: usize,
+        count: usize,
+        out: &mut [MaybeUninit<R>],
+        finish: impl Fn(Moments) -> R,
+    ) {
         let (mean, m2) = self.0.slot(lane);
-        mean.iter()
-            .zip(m2)
-            .map(|(&mean, &m2)| Moments {
+        assert_eq!(out.len(), mean.len(), "one result per column");
+        for (slot, (&mean, &m2)) in out.iter_mut().zip(mean.iter().zip(m2)) {
+            slot.write(finish(Moments {
                 count: count as f64,
                 mean,
                 m2,
-            })
-            .collect()
+            }));
+        }
+    }
+
+    fn width(&self) -> usize {
+        self.0.width()
     }
 }
 
@@ -257,38 +269,36 @@ fn full_lane_body<T: Copy>(
 }
 
 /// Var or std of every output of `selection` over `data`, where the outputs are
-/// columns of f32 or f64 ([`columns_run`]); `None` where they are not.
+/// columns of f32 or f64 ([`columns_run`]), as one typed array of the statistic's
+/// result type; `None` where they are not.
 pub fn columns(
     stat: Statistic,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
-) -> Option<Result<Vec<Value>, Error>> {
+) -> Option<Result<Packed, Error>> {
     let (Statistic::Var { ddof } | Statistic::Std { ddof }) = stat else {
         return None;
     };
     let (plan, run) = columns_run(selection)?;
-    let out = stat.result_dtype(data.dtype());
-    let finish = |states: Vec<Moments>| -> Vec<Value> {
-        states
-            .into_iter()
-            .map(|m| spread_value(stat, out, m.count, m.m2, ddof))
-            .collect()
-    };
+    let value = move |m: Moments| spread(stat, m.count, m.m2, ddof);
     Some(match data.dtype() {
         DType::F32 => data.typed::<f32>().map(|src| {
-            finish(states_of_columns::<MomentLanes, _, _>(
+            // f32 in, f32 out (`Statistic::result_dtype`).
+            Packed::of_vec(finished_columns::<MomentLanes, _, _, _>(
                 src,
                 plan,
                 run,
                 f64::from,
+                move |m| value(m) as f32,
             ))
         }),
         DType::F64 => data.typed::<f64>().map(|src| {
-            finish(states_of_columns::<MomentLanes, _, _>(
+            Packed::of_vec(finished_columns::<MomentLanes, _, _, _>(
                 src,
                 plan,
                 run,
                 |x| x,
+                value,
             ))
         }),
         _ => return None,
@@ -357,7 +367,8 @@ mod tests {
                         .expect("columns")
                         .expect("computes");
                     assert_eq!(got.len(), cols);
-                    for (c, got) in got.iter().enumerate() {
+                    assert_eq!(got.dtype, stat.result_dtype(data.dtype()));
+                    for (c, got) in got.scalar_values().iter().enumerate() {
                         let want = crate::statistics::of_gathered(stat, data, &plan, c);
                         assert_eq!(
                             *got,

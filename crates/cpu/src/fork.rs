@@ -86,6 +86,26 @@ pub fn map_chunks_mut<T: Send, R: Send>(
     }
 }
 
+/// `f(scratch, k, item)` for the `k`-th of `items`: in parallel (one scratch per task,
+/// from `init`) on a pool, serially with one scratch elsewhere.
+pub fn for_each_init<I: Send, S>(
+    items: Vec<I>,
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, usize, I) + Sync + Send,
+) {
+    if on_pool() {
+        items
+            .into_par_iter()
+            .enumerate()
+            .for_each_init(init, |scratch, (k, item)| f(scratch, k, item));
+    } else {
+        let mut scratch = init();
+        for (k, item) in items.into_iter().enumerate() {
+            f(&mut scratch, k, item);
+        }
+    }
+}
+
 impl CpuBackend {
     /// Runs `work` over `bytes` of input on the pool, or on the caller's thread where
     /// splitting it cannot pay for the threads' round trip.

@@ -13,7 +13,7 @@ use crate::fork::map_range_init;
 use redlab_core::canonical::{LANES, ROWS, TILE};
 use redlab_core::num::FloatElement;
 use redlab_core::segmented::Selection;
-use redlab_core::{ArrayRef, DType, Error, Scalar, Value};
+use redlab_core::{ArrayRef, DType, Error, Packed, Scalar, Value};
 
 pub use crate::log_sum_exp::ExpSum;
 use crate::row_moments::{fold_equal_counts, row_any, row_pow2, row_quarters};
@@ -453,7 +453,7 @@ fn extreme_value(input: DType, v: f64) -> Value {
 
 /// The variance `M2 / (n − ddof)` (NaN when the divisor is not positive, as numpy), or
 /// its square root for `std`.
-fn spread(stat: Statistic, n: f64, m2: f64, ddof: f64) -> f64 {
+pub(crate) fn spread(stat: Statistic, n: f64, m2: f64, ddof: f64) -> f64 {
     let var = if n - ddof > 0.0 {
         m2 / (n - ddof)
     } else {
@@ -586,8 +586,8 @@ impl CpuBackend {
     ) -> Result<Vec<Value>, Error> {
         self.run(data.bytes().len(), || {
             // Var and std of float columns run across columns without gathering.
-            if let Some(values) = crate::columns_moments::columns(stat, data, selection) {
-                return values;
+            if let Some(packed) = crate::columns_moments::columns(stat, data, selection) {
+                return packed.map(|p| p.scalar_values());
             }
             // Short rows run eight at a time, across the vector lanes.
             if let Some(values) = crate::short_row_stats::rows(stat, data, selection) {
@@ -602,6 +602,22 @@ impl CpuBackend {
                 }
             }
             crate::outputs::compute_outputs(data, selection, |view| one(stat, view))
+        })
+    }
+}
+
+impl CpuBackend {
+    /// [`CpuBackend::statistic`] as one typed array of the statistic's result type,
+    /// where it is computed that way: var and std of f32 and f64 columns. `None`
+    /// elsewhere (the caller takes [`CpuBackend::statistic`]).
+    pub fn statistic_packed(
+        &self,
+        stat: Statistic,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Option<Result<Packed, Error>> {
+        self.run(data.bytes().len(), || {
+            crate::columns_moments::columns(stat, data, selection)
         })
     }
 }

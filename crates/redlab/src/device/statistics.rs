@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use redlab_core::segmented::Selection;
-use redlab_core::{ArrayRef, Value};
+use redlab_core::{ArrayRef, Packed, Value};
 use redlab_cpu::statistics::{finish_tiles, Statistic};
 use redlab_kernels::statistics::{StateKind, TilePlan};
 
@@ -51,6 +51,25 @@ impl Device {
         selection: Selection<'_>,
     ) -> Result<Vec<Value>, Error> {
         Ok(self.statistic_timed(stat, data, selection)?.0)
+    }
+
+    /// [`Device::statistic`] as one typed array of the statistic's result type, where
+    /// the device computes it that way: on the CPU, var and std of f32 and f64 columns
+    /// (var of 3×4096 f32 along axis 0 took 68 µs as one `Value` per column and 9–11
+    /// µs so on the 2-core development machine). `None` elsewhere: the caller takes
+    /// [`Device::statistic`].
+    pub fn statistic_packed(
+        &self,
+        stat: Statistic,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+    ) -> Option<Result<Packed, Error>> {
+        match &self.kind {
+            Kind::Cpu(cpu) => cpu
+                .statistic_packed(stat, data, selection)
+                .map(|packed| packed.map_err(Error::from)),
+            _ => None,
+        }
     }
 
     /// [`Device::statistic`] with its seconds: the tile kernel's (device events) on
