@@ -18,9 +18,9 @@ use std::mem::MaybeUninit;
 
 use redlab_core::canonical::ROWS;
 use redlab_core::segmented::Selection;
-use redlab_core::{ArrayRef, DType, Error};
+use redlab_core::{ArrayRef, DType, Error, Packed};
 
-use crate::column_lanes::{states_of_columns, ColumnLanes, LaneArrays};
+use crate::column_lanes::{finished_columns, states_of_columns, ColumnLanes, LaneArrays};
 use crate::columns_moments::columns_run;
 use crate::log_sum_exp::{any_nan, merge_lanes, push_lane, ExpSum, PUSHED_INTO_EMPTY};
 
@@ -38,6 +38,37 @@ pub(crate) fn columns(
         DType::F64 => data
             .typed::<f64>()
             .map(|src| states_of_columns::<ExpLanes, _, _>(src, plan, run, |x| x)),
+        _ => return None,
+    })
+}
+
+/// Log-sum-exp of every output of `selection` over `data`, where the outputs are
+/// columns of f32 or f64, as one typed array of the input's type (each column's value
+/// computed in f64, then narrowed, as the `Value` path does); `None` where they are not.
+pub(crate) fn columns_packed(
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Option<Result<Packed, Error>> {
+    let (plan, run) = columns_run(selection)?;
+    Some(match data.dtype() {
+        DType::F32 => data.typed::<f32>().map(|src| {
+            Packed::of_vec(finished_columns::<ExpLanes, _, _, _>(
+                src,
+                plan,
+                run,
+                f64::from,
+                |e| e.value() as f32,
+            ))
+        }),
+        DType::F64 => data.typed::<f64>().map(|src| {
+            Packed::of_vec(finished_columns::<ExpLanes, _, _, _>(
+                src,
+                plan,
+                run,
+                |x| x,
+                ExpSum::value,
+            ))
+        }),
         _ => return None,
     })
 }
@@ -202,6 +233,7 @@ mod tests {
     use crate::statistics::canonical;
     use crate::test_values::awkward;
     use redlab_core::shape::{AxisPlan, Layout};
+    use redlab_core::Value;
 
     /// Columns of several shapes (narrow and wide runs, partial first and last tiles,
     /// several tiles, a 3-D array's middle axis) give the states of each column gathered
@@ -270,6 +302,22 @@ mod tests {
                     .expect("columns")
                     .expect("computes");
                 assert_eq!(states.len(), plan.outputs());
+                // The typed results are the states' values, narrowed as the values are.
+                let packed = columns_packed(view, Selection::Axes(&plan))
+                    .expect("columns")
+                    .expect("computes");
+                assert_eq!(packed.dtype, view.dtype());
+                let values: Vec<_> = states
+                    .iter()
+                    .map(|e| crate::statistics::float_value(view.dtype(), e.value()))
+                    .collect();
+                let same_value = |a: &Value, b: &Value| match (a, b) {
+                    (Value::Scalar(a), Value::Scalar(b)) => a.bits() == b.bits(),
+                    _ => false,
+                };
+                let unpacked = packed.scalar_values();
+                assert_eq!(unpacked.len(), values.len());
+                assert!(unpacked.iter().zip(&values).all(|(a, b)| same_value(a, b)));
                 for (k, state) in states.iter().enumerate() {
                     let column: Vec<f64> = plan.segment(k).map(|o| data[o]).collect();
                     let column32: Vec<f32> = plan.segment(k).map(|o| data32[o]).collect();

@@ -608,7 +608,7 @@ impl CpuBackend {
 
 impl CpuBackend {
     /// [`CpuBackend::statistic`] as one typed array of the statistic's result type,
-    /// where it is computed that way: var and std of f32 and f64 columns. `None`
+    /// where it is computed that way: var, std and log-sum-exp of f32 and f64 columns. `None`
     /// elsewhere (the caller takes [`CpuBackend::statistic`]).
     pub fn statistic_packed(
         &self,
@@ -617,6 +617,9 @@ impl CpuBackend {
         selection: Selection<'_>,
     ) -> Option<Result<Packed, Error>> {
         self.run(data.bytes().len(), || {
+            if stat == Statistic::LogSumExp {
+                return crate::columns_exp::columns_packed(data, selection);
+            }
             crate::columns_moments::columns(stat, data, selection)
         })
     }
