@@ -24,11 +24,16 @@ fn numpy_element(s: Scalar) -> (DType, [u8; 8]) {
     }
 }
 
+/// numpy's descriptor of `dtype`, or the error for bf16, which numpy does not have
+/// (callers widen bf16 results to f32 first).
+fn descriptor(py: Python<'_>, dtype: DType) -> PyResult<Bound<'_, numpy::PyArrayDescr>> {
+    numpy_objects::descriptor(py, dtype)
+        .ok_or_else(|| PyValueError::new_err(format!("numpy has no {} type", dtype.name())))
+}
+
 /// A numpy scalar of `dtype` (never bf16) from its little-endian bytes.
 fn numpy_scalar(py: Python<'_>, dtype: DType, element: &[u8]) -> PyResult<PyObject> {
-    let descr = numpy_objects::descriptor(py, dtype)
-        .ok_or_else(|| PyValueError::new_err(format!("numpy has no {} type", dtype.name())))?;
-    numpy_objects::scalar(py, &descr, element)
+    numpy_objects::scalar(py, &descriptor(py, dtype)?, element)
 }
 
 /// One whole-array result: argmin/argmax give their index (numpy's int64).
@@ -89,8 +94,7 @@ fn owned_array(
     mut bytes: PackedBytes,
     dims: &[usize],
 ) -> PyResult<PyObject> {
-    let descr = numpy_objects::descriptor(py, dtype)
-        .ok_or_else(|| PyValueError::new_err(format!("numpy has no {} type", dtype.name())))?;
+    let descr = descriptor(py, dtype)?;
     let elements: usize = dims.iter().product();
     if bytes.len() != elements * dtype.size_bytes() {
         return Err(PyValueError::new_err(format!(

@@ -152,6 +152,20 @@ impl LaneArrays {
         (&mut self.first[at.clone()], &mut self.second[at])
     }
 
+    /// `out[c]` ← `finish` of column `c`'s two numbers in slot `lane`, for every column.
+    pub(crate) fn finish_into<R>(
+        &self,
+        lane: usize,
+        out: &mut [MaybeUninit<R>],
+        finish: impl Fn(f64, f64) -> R,
+    ) {
+        let (first, second) = self.slot(lane);
+        assert_eq!(out.len(), first.len(), "one result per column");
+        for (place, (&a, &b)) in out.iter_mut().zip(first.iter().zip(second)) {
+            place.write(finish(a, b));
+        }
+    }
+
     /// Slot `lane` of both arrays, to read.
     pub(crate) fn slot(&self, lane: usize) -> (&[f64], &[f64]) {
         let at = lane * self.width..(lane + 1) * self.width;
@@ -229,14 +243,8 @@ where
         rest = tail;
     }
     assert!(rest.is_empty(), "blocks cover every output");
-    let wide = run > L::NARROW;
     for_each_init(places, L::default, |lanes, b, place| {
-        let (first, w) = block(b, run, wide);
-        let count = if wide {
-            tile_by_lanes::<L, T, F>(src, plan, (first, w), 0, to_f64, lanes)
-        } else {
-            tile_by_rows::<L, T, F>(src, plan, (first, w), 0, to_f64, lanes)
-        };
+        let count = walk_tile::<L, T, F>(src, plan, run, (b, 0), to_f64, lanes);
         lanes.finish_into(0, count, place, finish);
     });
     // SAFETY: the blocks cover outputs 0 … outputs − 1 in order (asserted above), and
@@ -277,21 +285,34 @@ where
     F: Fn(T) -> f64 + Copy + Sync,
     R: Send,
 {
-    let wide = run > L::NARROW;
     let blocks = blocks(plan, run, L::NARROW).count();
     let tiles = tile_count(plan.segment_len());
     // The lanes are the task's scratch, reused by the next task on its thread and (as
     // [`Spare`] arrays) by the next call.
     map_range_init(blocks * tiles, L::default, |lanes, task| {
         let (b, t) = (task / tiles, task % tiles);
-        let (first, w) = block(b, run, wide);
-        let count = if wide {
-            tile_by_lanes::<L, T, F>(src, plan, (first, w), t, to_f64, lanes)
-        } else {
-            tile_by_rows::<L, T, F>(src, plan, (first, w), t, to_f64, lanes)
-        };
+        let count = walk_tile::<L, T, F>(src, plan, run, (b, t), to_f64, lanes);
         lanes.finish(0, count, finish)
     })
+}
+
+/// Block `b`'s tile `t`, walked into slot 0 of `lanes` (row by row for narrow runs,
+/// lane by lane for wide ones); returns the elements per column it holds.
+fn walk_tile<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
+    src: &[T],
+    plan: &AxisPlan,
+    run: usize,
+    (b, t): (usize, usize),
+    to_f64: F,
+    lanes: &mut L,
+) -> usize {
+    let wide = run > L::NARROW;
+    let columns = block(b, run, wide);
+    if wide {
+        tile_by_lanes::<L, T, F>(src, plan, columns, t, to_f64, lanes)
+    } else {
+        tile_by_rows::<L, T, F>(src, plan, columns, t, to_f64, lanes)
+    }
 }
 
 /// Tile `t`'s states of outputs `first … first + width − 1`, reading rows in order,

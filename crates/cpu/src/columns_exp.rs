@@ -147,11 +147,8 @@ impl ColumnLanes for ExpLanes {
         out: &mut [MaybeUninit<R>],
         finish: impl Fn(ExpSum) -> R,
     ) {
-        let (max, sum) = self.0.slot(lane);
-        assert_eq!(out.len(), max.len(), "one result per column");
-        for (slot, (&max, &sum)) in out.iter_mut().zip(max.iter().zip(sum)) {
-            slot.write(finish(ExpSum { max, sum }));
-        }
+        self.0
+            .finish_into(lane, out, |max, sum| finish(ExpSum { max, sum }));
     }
 
     fn width(&self) -> usize {

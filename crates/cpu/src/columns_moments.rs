@@ -103,15 +103,13 @@ impl ColumnLanes for MomentLanes {
         out: &mut [MaybeUninit<R>],
         finish: impl Fn(Moments) -> R,
     ) {
-        let (mean, m2) = self.0.slot(lane);
-        assert_eq!(out.len(), mean.len(), "one result per column");
-        for (slot, (&mean, &m2)) in out.iter_mut().zip(mean.iter().zip(m2)) {
-            slot.write(finish(Moments {
+        self.0.finish_into(lane, out, |mean, m2| {
+            finish(Moments {
                 count: count as f64,
                 mean,
                 m2,
-            }));
-        }
+            })
+        });
     }
 
     fn width(&self) -> usize {

@@ -604,9 +604,7 @@ impl CpuBackend {
             crate::outputs::compute_outputs(data, selection, |view| one(stat, view))
         })
     }
-}
 
-impl CpuBackend {
     /// [`CpuBackend::statistic`] as one typed array of the statistic's result type,
     /// where it is computed that way: var, std and log-sum-exp of f32 and f64 columns. `None`
     /// elsewhere (the caller takes [`CpuBackend::statistic`]).
