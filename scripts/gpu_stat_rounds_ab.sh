@@ -2,8 +2,9 @@
 # A statistics kernel before and after a change, on one CUDA GPU, in one sitting: bytes
 # against the CPU's (NEW, over SHAPES), speed beside torch and CuPy on COMPARE_SHAPES of
 # tools/axis_compare.py (OLD and NEW alternating, ROUNDS times), compute-sanitizer on
-# SANITIZE_RUNS ("stat dtype shape axis", NEW), and ncu's summary of var over NCU_SHAPE
-# along NCU_AXIS in NCU_KERNEL (OLD and NEW). The defaults are the columns kernel's.
+# SANITIZE_RUNS ("stat dtype shape axis", NEW), and ncu's summary of NCU_STAT (var) over
+# NCU_SHAPE along NCU_AXIS in NCU_KERNEL (OLD and NEW; NCU_KERNEL=none skips it). The
+# defaults are the columns kernel's. GRAPH=N also times each row in a CUDA graph of N calls.
 # Few files, so that all of them come back from a remote machine.
 # Usage: scripts/gpu_stat_rounds_ab.sh OLD_BINARY NEW_BINARY OUT_DIR [ROUNDS]
 set -uo pipefail
@@ -25,7 +26,7 @@ for round in $(seq "$rounds"); do
     bin=$old; [ "$which" = new ] && bin=$new
     echo "== round $round, $which"
     python3 tools/axis_compare.py "$bin" --ops "${OPS:-var,std,logsumexp}" \
-      --shapes "${COMPARE_SHAPES:-1,5}" --json "$out/compare-$which-$round.jsonl" 2>&1 | grep -E "^\| [0-9]"
+      --shapes "${COMPARE_SHAPES:-1,5}" ${GRAPH:+--graph "$GRAPH"} --json "$out/compare-$which-$round.jsonl" 2>&1 | grep -E "^\| [0-9]"
   done
 done | tee "$out/compare.md"
 echo "== sanitizers (new)"
@@ -38,11 +39,12 @@ for tool in memcheck racecheck synccheck; do
   done
 done | tee "$out/sanitizers.txt"
 rm -f "$out/sanitizer.log"
+[ "${NCU_KERNEL:-}" = none ] && exit 0
 for which in old new; do
   bin=$old; [ "$which" = new ] && bin=$new
   echo "== $which"
   ncu --kernel-name "${NCU_KERNEL:-stat_columns}" --section SpeedOfLight --section Occupancy \
-    --section LaunchStats --section WarpStateStats "$bin" run --stat var --dtype f32 \
+    --section LaunchStats --section WarpStateStats "$bin" run --stat "${NCU_STAT:-var}" --dtype f32 \
     --shape "${NCU_SHAPE:-8192x8192}" --axis "${NCU_AXIS:-0}" \
     --device cuda:0 2>&1 | grep -E "Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Warp Cycles Per Issued"
 done | tee "$out/ncu.txt"

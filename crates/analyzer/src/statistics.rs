@@ -57,7 +57,7 @@ pub fn run(
     }
     let (states, _) = result.map_err(|e| usage(format!("statistics: {e}")))?;
     Ok(StatisticsRun {
-        strategy: explain(kind, selection),
+        strategy: explain(kind, data.dtype(), selection),
         plan,
         states,
         passes: launcher.passes.into_inner(),

@@ -598,7 +598,7 @@ fn the_generation_kernel_compiles_for_every_type() {
 fn the_statistics_kernel_compiles_for_every_state_and_type() {
     use redlab_kernels::statistics::{
         source, StateKind, COLUMNS_ENTRY_POINT, ENTRY_POINT, KEPT_ENTRY_POINT, SHORT_ENTRY_POINT,
-        WARP_ROWS_ENTRY_POINT,
+        THREAD_TILES_ENTRY_POINT, WARP_ROWS_ENTRY_POINT,
     };
     require_nvrtc();
     for kind in [
@@ -629,15 +629,19 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                     &[ENTRY_POINT, KEPT_ENTRY_POINT, SHORT_ENTRY_POINT]
                 }
                 _ => {
-                    // The short, column and warp-row kernels too.
+                    // The short, column, warp-row and thread-tile kernels too (the
+                    // latter staged where its 256 tiles of 32 fit in 40 KiB).
+                    let staged = u8::from(dtype.size_bytes() <= 4);
                     text = format!(
-                        "#define ST_WIDTH 64\n#define ST_COLUMNS 1\n#define ST_CLASSES {classes}\n#define ST_WARP_ROWS 1\n{text}"
+                        "#define ST_WIDTH 64\n#define ST_COLUMNS 1\n#define ST_CLASSES {classes}\n#define ST_WARP_ROWS 1\n\
+                         #define ST_THREAD_WIDTH 32\n#define ST_THREAD_STAGED {staged}\n{text}"
                     );
                     &[
                         ENTRY_POINT,
                         SHORT_ENTRY_POINT,
                         COLUMNS_ENTRY_POINT,
                         WARP_ROWS_ENTRY_POINT,
+                        THREAD_TILES_ENTRY_POINT,
                     ]
                 }
             };

@@ -74,13 +74,16 @@ inline void st_push(st_t* s, double x, double inverse) {
     // Both exponents, exp(x − max) for a smaller x and exp(max − x) for a larger one (or
     // NaN, which then stays in the sum), are −|x − max|: one exponential, no divergence.
     // Equal elements add exactly 1 (equal infinities would give exp(NaN)).
-    double e = x == s->a ? 1.0 : canonical_exp(-fabs(x - s->a));
-    if (x <= s->a) {
-        s->b = s->b + e;
-    } else {
-        s->b = ST_MUL(s->b, e) + 1.0;
-        s->a = x;
-    }
+    // Both sides are computed and one is selected, without a branch, so that a
+    // work-item's independent pushes (its lanes, its rows) can overlap their
+    // exponentials: each is a chain of dependent f64 steps.
+    double e = canonical_exp(-fabs(x - s->a));
+    e = x == s->a ? 1.0 : e;
+    bool keep = x <= s->a;
+    double added = s->b + e;
+    double scaled = ST_MUL(s->b, e) + 1.0;
+    s->b = keep ? added : scaled;
+    s->a = keep ? s->a : x;
 #else
     (void)inverse;
     if (!isnan(x)) {
@@ -120,28 +123,21 @@ inline st_t st_merge(st_t lo, st_t hi) {
     r.c = lo.c + hi.c + ST_MUL(ST_MUL(d, d), ST_MUL(lo.a, hi.a) / r.a);
     return r;
 #elif STAT_KIND == 1
-    if (hi.b == 0.0 && hi.a == -(double)INFINITY) return lo;
-    if (lo.b == 0.0 && lo.a == -(double)INFINITY) return hi;
+    // Without a branch (see st_push), and the host's merge bit for bit: an empty side
+    // (max −∞, sum 0) adds an exact 0 (its exp(−∞) is 0, or it holds the maximum with a
+    // sum of 0); equal maxima keep both sums unscaled, the lower side's maximum (−0.0
+    // before +0.0); a NaN maximum gives NaN (its bits are not promised).
     st_t r;
     r.c = 0.0;
-    if (isnan(lo.a) || isnan(hi.a)) {
-        // NaN (its bits are not promised): the side's NaN maximum.
-        r.a = isnan(lo.a) ? lo.a : hi.a;
-        r.b = r.a;
-        return r;
-    }
-    if (lo.a == hi.a) {
-        r.a = lo.a;
-        r.b = lo.b + hi.b;
-        return r;
-    }
-    r.a = lo.a > hi.a ? lo.a : hi.a;
+    double m = lo.a >= hi.a ? lo.a : hi.a;
     // The side holding the maximum keeps its sum (exp(∞ − ∞) would be NaN); the other's
     // (its max − max) is −|lo.a − hi.a| exactly, so one exponential serves both.
     double e = canonical_exp(-fabs(lo.a - hi.a));
-    double left = lo.a == r.a ? lo.b : ST_MUL(lo.b, e);
-    double right = hi.a == r.a ? hi.b : ST_MUL(hi.b, e);
-    r.b = left + right;
+    double left = lo.a == m ? lo.b : ST_MUL(lo.b, e);
+    double right = hi.a == m ? hi.b : ST_MUL(hi.b, e);
+    bool nan = isnan(lo.a) || isnan(hi.a);
+    r.a = nan ? (isnan(lo.a) ? lo.a : hi.a) : m;
+    r.b = nan ? r.a : left + right;
     return r;
 #else
     if (hi.a == 0.0) return lo;
@@ -173,6 +169,23 @@ inline st_t st_merge_equal(st_t lo, st_t hi, double count) {
 #else
     (void)count;
     return st_merge(lo, hi);
+#endif
+}
+
+// A lane's first element: st_push into an empty state. Log-sum-exp's push would take
+// exp(−∞) = 0 there; this gives its result without the exponential: the maximum is x and
+// the sum 1 (NaN for NaN, whose bits are not promised).
+inline st_t st_first(double x) {
+#if STAT_KIND == 1
+    st_t s;
+    s.a = x;
+    s.b = isnan(x) ? x : 1.0;
+    s.c = 0.0;
+    return s;
+#else
+    st_t s = st_empty();
+    st_push(&s, x, 1.0);
+    return s;
 #endif
 }
 
@@ -326,7 +339,8 @@ inline st_t st_warp_fold(st_t s, double each) {
 #pragma unroll
         for (uint w = 16; w >= 1; w /= 2) {
             st_t hi;
-            hi.a = s.a; // (not read: the count is known)
+            // The moments' count is known and not read; log-sum-exp's maximum is.
+            hi.a = STAT_KIND == 0 ? s.a : sub_group_shuffle_down(s.a, w);
             hi.b = sub_group_shuffle_down(s.b, w);
             hi.c = sub_group_shuffle_down(s.c, w);
             s = st_merge_equal(s, hi, each * (double)(16u / w));
@@ -373,8 +387,12 @@ inline void st_tile_staged(__global const in_t* in, __global double* out, ulong 
 #pragma unroll
             for (uint q = 0; q < 4; q++) {
                 uint at = r * ST_LANES + t + q * ST_WG;
-                if (full || (ulong)row0 * ST_LANES + at < len)
-                    st_push(&lane[q], st_stage_load(stage, at), 1.0 / (double)(row0 + r + 1));
+                if (full || (ulong)row0 * ST_LANES + at < len) {
+                    if (part == 0 && r == 0)
+                        lane[q] = st_first(st_stage_load(stage, at));
+                    else
+                        st_push(&lane[q], st_stage_load(stage, at), 1.0 / (double)(row0 + r + 1));
+                }
             }
         }
     }
@@ -436,7 +454,9 @@ void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
     ulong len = table[1];
     // The moments of a whole tile take the copy with known counts (the same bits, less
     // f64 work); the choice is the same in the whole work-group, as its barriers need.
-    if (STAT_KIND == 0 && len == ST_ROWS * ST_LANES) {
+    // Log-sum-exp's whole tiles take it too: no element is tested, so a work-item's
+    // pushes form one block whose exponentials the compiler can overlap.
+    if ((STAT_KIND == 0 || STAT_KIND == 1) && len == ST_ROWS * ST_LANES) {
         st_tile_staged(in, out, task, table[0], len, (long)table[2], stage, level, true);
     } else {
         st_tile_staged(in, out, task, table[0], len, (long)table[2], stage, level, false);
@@ -537,7 +557,7 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
         __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * task;
         len = table[1];
         if (lane < len) {
-            st_push(&s, stat_load(in, (ulong)((long)table[0] + (long)lane * (long)table[2])), 1.0);
+            s = st_first(stat_load(in, (ulong)((long)table[0] + (long)lane * (long)table[2])));
         }
     }
 #endif
@@ -628,10 +648,9 @@ inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long
 #pragma unroll
         for (uint u = 0; u < ST_CHUNK; u++) {
             uint leaf = base + u;
-            st_t node = st_empty();
-            if (full || (ulong)t + ST_WARP * (ulong)st_rev5(leaf) < len) {
-                st_push(&node, x[u], 1.0);
-            }
+            st_t node = full || (ulong)t + ST_WARP * (ulong)st_rev5(leaf) < len
+                            ? st_first(x[u])
+                            : st_empty();
             // Binary counter: leaf closes one subtree per trailing one bit (older side
             // left); the subtrees closed at level l hold 2^l elements when `full`.
             uint size = 1;
@@ -705,4 +724,8 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
 
 #ifdef ST_COLUMNS
 #include "stat_columns.h"
+#endif
+
+#ifdef ST_THREAD_WIDTH
+#include "stat_thread_tiles.h"
 #endif

@@ -58,6 +58,10 @@ const FILES: &[(&str, &str)] = &[
     ("segments.cl", include_str!("../cl/segments.cl")),
     ("statistics.cl", include_str!("../cl/statistics.cl")),
     ("stat_columns.h", include_str!("../cl/stat_columns.h")),
+    (
+        "stat_thread_tiles.h",
+        include_str!("../cl/stat_thread_tiles.h"),
+    ),
     ("column_words.h", include_str!("../cl/column_words.h")),
     ("word_rows.h", include_str!("../cl/word_rows.h")),
     ("seg_result.h", include_str!("../cl/seg_result.h")),

@@ -37,6 +37,18 @@ pub const SHORT_ENTRY_POINT: &str = "stat_short";
 /// The kernel of [`StateKind::NanMoments`] (compacts each tile first).
 pub const KEPT_ENTRY_POINT: &str = "stat_kept";
 
+/// The kernel for plans whose tiles all have at most [`THREAD_TILES_MAX`] elements, a
+/// work-item per tile.
+pub const THREAD_TILES_ENTRY_POINT: &str = "stat_thread_tiles";
+
+/// The longest tile a work-item folds alone (its lanes' states stay in registers).
+pub const THREAD_TILES_MAX: usize = 32;
+
+/// The most local memory `stat_thread_tiles` stages its work-group's tiles in (the
+/// static limit on CUDA is 48 KiB): 256 tiles of 32 4-byte elements take 33 KiB, of 32
+/// 8-byte ones 66 KiB, which load straight from global memory instead.
+const THREAD_STAGE_MAX_BYTES: usize = 40 * 1024;
+
 /// The kernel for neighbouring strided outputs (columns), 32 per work-group.
 pub const COLUMNS_ENTRY_POINT: &str = "stat_columns";
 
@@ -121,6 +133,10 @@ enum Kernel {
     Kept,
     /// Tiles of at most this many lanes (a power of two), several per work-group.
     Short(usize),
+    /// Tiles of at most this many lanes (a power of two, at most
+    /// [`THREAD_TILES_MAX`]), a work-item each; staged in local memory first when the
+    /// flag is set.
+    ThreadTiles(usize, bool),
     /// Columns, with this many tiles per output.
     Columns {
         /// Tiles per output.
@@ -134,11 +150,12 @@ enum Kernel {
     Tiles,
 }
 
-/// The kernel for `kind` over `plan`: tiles of at most [`WARP_ROWS_FROM`] lanes (and
-/// columns of at most [`SHORT_MAX`]) take the short kernel, other columns the columns
+/// The kernel for `kind` over `plan`: tiles of at most [`THREAD_TILES_MAX`] lanes take a
+/// work-item each (but nanmean's, which compact their values in the short kernel's
+/// lanes), other columns of at most [`SHORT_MAX`] take the short kernel, other columns the columns
 /// kernel, other tiles of at most [`WARP_ROWS_MAX`] elements a warp each, the rest a
 /// work-group each.
-fn kernel(kind: StateKind, plan: &TilePlan) -> Kernel {
+fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
     let columns = plan.columns();
     // nanmean compacts each tile's values that are not NaN: the short kernel does it
     // within its lanes, other tiles take a work-group each.
@@ -149,6 +166,9 @@ fn kernel(kind: StateKind, plan: &TilePlan) -> Kernel {
         };
     }
     match (plan.short_width(), columns) {
+        (Some(width), _) if width <= THREAD_TILES_MAX => {
+            Kernel::ThreadTiles(width, thread_tiles_staged(plan, width, dtype))
+        }
         (Some(width), _) if width <= WARP_ROWS_FROM => Kernel::Short(width),
         (Some(width), Some(_)) => Kernel::Short(width),
         (_, Some(per_output)) => Kernel::Columns {
@@ -166,7 +186,7 @@ fn kernel(kind: StateKind, plan: &TilePlan) -> Kernel {
 pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -> Program {
     let source = source(kind, dtype, target);
     let tiles = plan.tiles();
-    match kernel(kind, plan) {
+    match kernel(kind, dtype, plan) {
         Kernel::Kept => Program {
             source,
             entry: KEPT_ENTRY_POINT,
@@ -176,6 +196,14 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             source: format!("#define ST_WIDTH {width}\n{source}"),
             entry: SHORT_ENTRY_POINT,
             groups: tiles.div_ceil(WORK_GROUP / width),
+        },
+        Kernel::ThreadTiles(width, staged) => Program {
+            source: format!(
+                "#define ST_THREAD_WIDTH {width}\n#define ST_THREAD_STAGED {}\n{source}",
+                u8::from(staged)
+            ),
+            entry: THREAD_TILES_ENTRY_POINT,
+            groups: tiles.div_ceil(WORK_GROUP),
         },
         Kernel::Columns {
             per_output,
@@ -204,7 +232,7 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
 }
 
 /// How `kind` runs over `selection` on a device, in words (for `--explain`).
-pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
+pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> String {
     let how = match kind {
         StateKind::Moments | StateKind::NanMoments => "Welford updates per lane, Chan merges",
         StateKind::ExpSum => "an online maximum per lane, scaled merges",
@@ -219,7 +247,7 @@ pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
         ),
     };
     let program = if let Some(plan) = plan {
-        match kernel(kind, &plan) {
+        match kernel(kind, dtype, &plan) {
             Kernel::Kept => "stat_kept: one work-group per canonical tile, its values that \
                 are not NaN compacted in order first"
                 .to_string(),
@@ -228,6 +256,15 @@ pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
                 WORK_GROUP / width,
                 if kind == StateKind::NanMoments {
                     ", the values that are not NaN compacted in order first"
+                } else {
+                    ""
+                }
+            ),
+            Kernel::ThreadTiles(width, staged) => format!(
+                "stat_thread_tiles: a work-item per tile of at most {width} elements, its lanes \
+                 folded in registers by a binary counter in bit-reversed order{}",
+                if staged {
+                    ", the work-group's tiles copied into local memory first"
                 } else {
                     ""
                 }
@@ -258,6 +295,14 @@ pub fn explain(kind: StateKind, selection: Selection<'_>) -> String {
         "{program} ({how}, lanes folded by halving, in f64); each output's tile states \
          joined {join} on the host{gathered}; time: the tile kernel"
     )
+}
+
+/// Whether `stat_thread_tiles` copies its work-group's tiles into local memory before
+/// the work-items read their own: where every tile is a run of neighbouring elements
+/// (rows), so that the copy reads neighbouring elements, and the copy fits.
+fn thread_tiles_staged(plan: &TilePlan, width: usize, dtype: DType) -> bool {
+    WORK_GROUP * (width + 1) * dtype.size_bytes() <= THREAD_STAGE_MAX_BYTES
+        && plan.table.chunks(3).all(|t| t[2] == 1 || t[1] <= 1)
 }
 
 /// The tile plan of the rows that `selection`'s outputs are gathered into (one row of
@@ -503,8 +548,14 @@ mod tests {
         assert_eq!((plan.columns(), plan.short_width()), (Some(1), Some(8)));
         let p = program(StateKind::Moments, DType::F32, Target::OpenCl, &plan);
         assert_eq!(
-            p.entry, SHORT_ENTRY_POINT,
-            "short columns take the short kernel"
+            (p.entry, p.groups),
+            (THREAD_TILES_ENTRY_POINT, 10_000usize.div_ceil(WORK_GROUP)),
+            "short columns take a work-item each"
+        );
+        assert!(
+            p.source
+                .starts_with("#define ST_THREAD_WIDTH 8\n#define ST_THREAD_STAGED 0\n"),
+            "columns load their own elements, already side by side"
         );
         assert_eq!(&plan.table[3..6], &[1, 6, 10_000]);
         // Rows of 33 to 1024 elements take a warp each; columns of them do not.
@@ -522,7 +573,7 @@ mod tests {
             if entry == WARP_ROWS_ENTRY_POINT {
                 assert!(p.source.starts_with("#define ST_WARP_ROWS 1\n"));
                 assert_eq!(p.groups, plan.tiles().div_ceil(8));
-                let words = explain(StateKind::Moments, Selection::Axes(&rows));
+                let words = explain(StateKind::Moments, DType::F32, Selection::Axes(&rows));
                 assert!(words.starts_with("stat_warp_rows"), "{words}");
             }
         }
@@ -564,8 +615,15 @@ mod tests {
         let plan = TilePlan::new(view, Selection::Axes(&short)).expect("plan");
         assert_eq!(plan.short_width(), Some(32));
         let p = program(StateKind::Moments, DType::F32, Target::OpenCl, &plan);
-        assert!(p.source.starts_with("#define ST_WIDTH 32\n") && p.entry == SHORT_ENTRY_POINT);
-        assert_eq!(p.groups, 2000usize.div_ceil(8));
+        assert!(
+            p.source
+                .starts_with("#define ST_THREAD_WIDTH 32\n#define ST_THREAD_STAGED 1\n")
+                && p.entry == THREAD_TILES_ENTRY_POINT
+        );
+        assert_eq!(p.groups, 2000usize.div_ceil(WORK_GROUP));
+        // Rows of 32 8-byte elements would stage 66 KiB: they load their own.
+        let p = program(StateKind::ExpSum, DType::F64, Target::Cuda, &plan);
+        assert!(p.source.contains("#define ST_THREAD_STAGED 0\n"));
         // nanmean compacts short tiles in the short kernel's lanes, longer ones a
         // work-group per tile.
         let p = program(StateKind::NanMoments, DType::F32, Target::OpenCl, &plan);
@@ -579,17 +637,21 @@ mod tests {
             &plan_long,
         );
         assert_eq!((p.entry, p.groups), (KEPT_ENTRY_POINT, 6));
-        let words = explain(StateKind::Moments, Selection::Axes(&short));
+        let words = explain(StateKind::Moments, DType::F32, Selection::Axes(&short));
         assert!(
-            words.starts_with("stat_short: tiles of at most 32 elements, 8 per"),
+            words.starts_with("stat_thread_tiles: a work-item per tile of at most 32 elements")
+                && words.contains("local memory first"),
             "{words}"
         );
-        let words = explain(StateKind::ExpSum, Selection::Axes(&split));
+        let words = explain(StateKind::ExpSum, DType::F32, Selection::Axes(&split));
         assert!(
             words.starts_with("stat_tiles") && words.contains("gathered"),
             "rows of 10,000 gathered take a group per tile: {words}"
         );
         let long = AxisPlan::new(Layout::c_order(&[10_000, 6]), Some(&[0]), false).expect("plan");
-        assert!(explain(StateKind::NanMax, Selection::Axes(&long)).starts_with("stat_columns"));
+        assert!(
+            explain(StateKind::NanMax, DType::F32, Selection::Axes(&long))
+                .starts_with("stat_columns")
+        );
     }
 }

@@ -348,7 +348,8 @@ fn the_statistics_kernels_run_in_the_simulator_with_their_check() {
         ("3x9000", "1", "std", "stat_tiles"),
         ("40x50", "1", "nanmean", "stat_short"),
         ("3x700", "1", "nanmean", "stat_kept"),
-        ("3x5x7", "0,2", "nanmax", "stat_short"),
+        ("3x5x7", "0,2", "nanmax", "stat_thread_tiles"),
+        ("300x20", "1", "logsumexp", "stat_thread_tiles"),
     ] {
         let j = json(&[
             "analyze", "segments", "--shape", shape, "--axis", axis, "--stat", stat, "--ddof", "1",

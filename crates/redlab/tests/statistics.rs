@@ -153,6 +153,12 @@ fn gpus_compute_the_cpus_statistics_bit_for_bit() {
             // two full groups of 16 and a partial one that copies element by element.
             (vec![9000, 40], Some(vec![0])),
             (vec![3, 2000, 40], Some(vec![1])),
+            // Tiles of at most 32 elements, a work-item each: rows staged in local
+            // memory (whole and partial widths), columns loading their own.
+            (vec![700, 32], Some(vec![1])),
+            (vec![300, 7], Some(vec![1])),
+            (vec![259, 1], Some(vec![1])),
+            (vec![20, 300], Some(vec![0])),
         ] {
             let n: usize = dims.iter().product();
             let clean = awkward(dtype, n, 3, false, 30.0);
@@ -212,6 +218,7 @@ fn columns_of_both_widths_compute_the_cpus_bits() {
         let selection = Selection::Axes(&plan);
         let words = redlab_kernels::statistics::explain(
             redlab_kernels::statistics::StateKind::Moments,
+            DType::F32,
             selection,
         );
         assert!(
@@ -231,6 +238,78 @@ fn columns_of_both_widths_compute_the_cpus_bits() {
                     w.scalar().expect("value").to_f64(),
                 );
                 assert_eq!(g.to_bits(), w.to_bits(), "{what}: {g} vs {w}");
+            }
+        }
+    }
+}
+
+/// Log-sum-exp's pushes and merges have no branches on the device: infinities, NaN and
+/// rows that hold only −∞ must still give the CPU's results, in every kernel (a
+/// work-item per short row or column, a short-kernel column, a warp per row, a
+/// work-group per whole and partial tile, columns).
+#[test]
+fn log_sum_exp_of_infinities_and_nan_is_the_cpus() {
+    let Some(device) = common::opencl_or_skip("log-sum-exp of special values on OpenCL") else {
+        return;
+    };
+    let cpu = redlab::Device::open("cpu", None).expect("cpu");
+    for (dims, axis) in [
+        ([400usize, 32usize], 1isize),
+        ([300, 5], 1),
+        ([20, 300], 0),
+        ([40, 600], 0),
+        ([60, 1000], 1),
+        ([3, 8192], 1),
+        ([2, 20_000], 1),
+        ([300, 40], 0),
+    ] {
+        let n = dims[0] * dims[1];
+        let base = awkward(DType::F64, n, 6, false, 0.5);
+        let base = base.view().typed::<f64>().expect("f64").to_vec();
+        // Rows (or columns) of only −∞, scattered −∞ and +∞, and NaN in some outputs.
+        let special: Vec<f64> = base
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| {
+                let (row, col) = (k / dims[1], k % dims[1]);
+                let output = if axis == 1 { row } else { col };
+                match (output % 7, k % 13) {
+                    (0, _) => f64::NEG_INFINITY,
+                    (1, 3) => f64::NEG_INFINITY,
+                    (2, 5) => f64::INFINITY,
+                    (3, 2) => f64::NAN,
+                    (4, 6) => f64::NEG_INFINITY,
+                    (4, 9) => f64::INFINITY,
+                    _ => v,
+                }
+            })
+            .collect();
+        let plan = AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
+        let selection = Selection::Axes(&plan);
+        for data in [
+            redlab::HostArray::from_vec(special.clone()),
+            redlab::HostArray::from_vec(special.iter().map(|&v| v as f32).collect()),
+        ] {
+            let want = cpu
+                .statistic(Statistic::LogSumExp, data.view(), selection)
+                .expect("cpu");
+            let got = device
+                .statistic(Statistic::LogSumExp, data.view(), selection)
+                .expect("opencl");
+            let kinds: Vec<f64> = want
+                .iter()
+                .map(|w| w.scalar().expect("value").to_f64())
+                .collect();
+            // The data reaches every case: −∞, +∞, NaN and real results (where there
+            // are outputs enough for each).
+            assert!(kinds.contains(&f64::NEG_INFINITY), "{dims:?}");
+            assert!(kinds.iter().any(|v| v.is_finite()), "{dims:?}");
+            if kinds.len() >= 7 {
+                assert!(kinds.contains(&f64::INFINITY), "{dims:?}");
+                assert!(kinds.iter().any(|v| v.is_nan()), "{dims:?}");
+            }
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(g.same_as(w), "{dims:?} axis {axis} output {k}: {g} vs {w}");
             }
         }
     }

@@ -330,7 +330,7 @@ pub fn run(
             Welford updates per lane, Chan merges in the canonical order's shape"
             .to_string(),
         (Compute::Statistic(stat), _) => match redlab::state_kind(*stat) {
-            Some(kind) => redlab_kernels::statistics::explain(kind, selection),
+            Some(kind) => redlab_kernels::statistics::explain(kind, data.dtype(), selection),
             None => format!("{} runs on the CPU", stat.name()),
         },
         (_, None) => "a reduction without its problem".to_string(),
