@@ -44,18 +44,31 @@ inline uint st_thread_lane(uint leaf) {
     return lane;
 }
 
-// The tile's state from its elements x[lane] (those at or past `len` are not used).
-// `full` (a literal at each call) says len is ST_THREAD_WIDTH: no lane is tested and the
-// moments merge with known counts (the same bits, st_merge_equal).
-inline st_t st_thread_fold(const double* x, uint len, bool full) {
+// Element `lane` of the work-item's tile: staged, read from local memory when its leaf
+// comes (so no register holds it before; slots past the tile were never written, and
+// are not read); otherwise from the x[] loaded up front (every load in flight at once).
+#if ST_THREAD_STAGED
+#define ST_THREAD_ELEMENT(lane) ((lane) < len ? st_stage_load(stage, row + (lane)) : 0.0)
+#else
+#define ST_THREAD_ELEMENT(lane) x[lane]
+#endif
+
+// The tile's state: a binary counter over the leaves (older side left); a leaf at or
+// past `len` is empty. `full` (a literal at each call) says len is ST_THREAD_WIDTH: no
+// lane is tested and the moments merge with known counts (st_merge_equal: the same
+// bits). The elements are stage[row + lane] where staged, x[lane] elsewhere.
+inline st_t st_thread_fold(ST_LOCAL const in_t* stage, uint row, const double* x, uint len,
+                           bool full) {
+    (void)stage;
+    (void)row;
+    (void)x;
     st_t stack[ST_THREAD_BITS + 1];
     uint depth = 0;
 #pragma unroll
     for (uint leaf = 0; leaf < ST_THREAD_WIDTH; leaf++) {
         uint lane = st_thread_lane(leaf);
-        st_t node = full || lane < len ? st_first(x[lane]) : st_empty();
-        // Binary counter: leaf closes one subtree per trailing one bit (older side left);
-        // the subtrees closed at level l hold 2^l elements when `full`.
+        st_t node = full || lane < len ? st_first(ST_THREAD_ELEMENT(lane)) : st_empty();
+        // The subtrees closed at level l hold 2^l elements when `full`.
         uint size = 1;
         for (uint c = leaf; c & 1u; c >>= 1, size *= 2) {
             node = full ? st_merge_equal(stack[--depth], node, (double)size)
@@ -74,37 +87,45 @@ void stat_thread_tiles(__global const in_t* in, __global double* out, ulong task
     __global const ulong* table = (__global const ulong*)(out + 3 * tasks);
 #if ST_THREAD_STAGED
     __local in_t stage[ST_WG * ST_THREAD_ROW];
-    // Slot k·ST_WG + t of the group's elements, tile by tile and lane by lane.
+    // Slot k·ST_WG + t of the group's elements, tile by tile and lane by lane; on CUDA
+    // sm_80+ each an asynchronous copy (st_copy_one), so that all of them are in flight
+    // at once without holding registers.
     for (uint k = 0; k < ST_THREAD_WIDTH; k++) {
         uint slot = k * ST_WG + t;
         uint tile = slot / ST_THREAD_WIDTH;
         uint lane = slot % ST_THREAD_WIDTH;
         if (base + tile < tasks) {
-            __global const ulong* row = table + 3 * (base + tile);
-            if (lane < row[1]) {
-                stage[tile * ST_THREAD_ROW + lane] = in[(long)row[0] + (long)lane * (long)row[2]];
+            __global const ulong* entry = table + 3 * (base + tile);
+            if (lane < entry[1]) {
+                st_copy_one(stage + tile * ST_THREAD_ROW + lane, in + (long)entry[0] + (long)lane);
             }
         }
     }
+    st_copies_commit();
+    st_copies_wait_all();
     barrier(CLK_LOCAL_MEM_FENCE);
+    uint row = t * ST_THREAD_ROW;
 #endif
     if (task >= tasks) {
         return;
     }
-    ulong first = table[3 * task];
     uint len = (uint)table[3 * task + 1];
+#if !ST_THREAD_STAGED
+    ulong first = table[3 * task];
     long step = (long)table[3 * task + 2];
     double x[ST_THREAD_WIDTH];
 #pragma unroll
     for (uint lane = 0; lane < ST_THREAD_WIDTH; lane++) {
-#if ST_THREAD_STAGED
-        (void)first;
-        (void)step;
-        x[lane] = lane < len ? st_stage_load(stage, t * ST_THREAD_ROW + lane) : 0.0;
-#else
         x[lane] = lane < len ? stat_load(in, (ulong)((long)first + (long)lane * step)) : 0.0;
-#endif
     }
-    st_t s = len == ST_THREAD_WIDTH ? st_thread_fold(x, len, true) : st_thread_fold(x, len, false);
+#endif
+#if ST_THREAD_STAGED
+    const double* x = 0;
+#else
+    ST_LOCAL const in_t* stage = 0;
+    uint row = 0;
+#endif
+    st_t s = len == ST_THREAD_WIDTH ? st_thread_fold(stage, row, x, len, true)
+                                    : st_thread_fold(stage, row, x, len, false);
     st_store(out, task, s);
 }

@@ -5,8 +5,10 @@
 //! the aligned pairwise tree and finishes them (`redlab_cpu::statistics::finish_tiles`),
 //! so every output has the CPU's bits (log-sum-exp too: it calls the canonical exp).
 //!
-//! Outputs whose tiles all have at most 32 elements run several tiles per work-group
-//! (`stat_short`), one element per lane; tiles of at most 1024 run a warp each
+//! Outputs whose tiles all have at most 32 elements run a work-item per tile
+//! (`stat_thread_tiles`), its lanes folded in registers; columns of at most 256 run
+//! several tiles per work-group (`stat_short`), one element per lane; tiles of at most
+//! 1024 run a warp each
 //! (`stat_warp_rows`); neighbouring strided outputs (columns) run 16 or 32 side by side
 //! so that loads are coalesced (`stat_columns`); nanmean compacts each tile's values that
 //! are not NaN first, as the host does: within the lanes of `stat_short` for tiles of at
@@ -92,10 +94,6 @@ pub const WARP_ROWS_ENTRY_POINT: &str = "stat_warp_rows";
 /// The longest tile a warp takes: one row of lanes, one element per lane.
 pub const WARP_ROWS_MAX: usize = 1024;
 
-/// Tiles of at most this many lanes stay on the short kernel: a warp for each would
-/// leave lanes idle.
-const WARP_ROWS_FROM: usize = 32;
-
 /// Work-items per group (each holds 4 of a tile's 1024 lanes).
 pub const WORK_GROUP: usize = 256;
 
@@ -152,7 +150,7 @@ enum Kernel {
 
 /// The kernel for `kind` over `plan`: tiles of at most [`THREAD_TILES_MAX`] lanes take a
 /// work-item each (but nanmean's, which compact their values in the short kernel's
-/// lanes), other columns of at most [`SHORT_MAX`] take the short kernel, other columns the columns
+/// lanes), other columns of at most [`SHORT_MAX`] the short kernel, other columns the columns
 /// kernel, other tiles of at most [`WARP_ROWS_MAX`] elements a warp each, the rest a
 /// work-group each.
 fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
@@ -169,7 +167,6 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
         (Some(width), _) if width <= THREAD_TILES_MAX => {
             Kernel::ThreadTiles(width, thread_tiles_staged(plan, width, dtype))
         }
-        (Some(width), _) if width <= WARP_ROWS_FROM => Kernel::Short(width),
         (Some(width), Some(_)) => Kernel::Short(width),
         (_, Some(per_output)) => Kernel::Columns {
             per_output,
@@ -180,8 +177,8 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
     }
 }
 
-/// The program that runs `plan`: tiles of at most 32 lanes (and columns of at most 256)
-/// on the short kernel, other columns on the columns kernel, other tiles of at most 1024
+/// The program that runs `plan`: tiles of at most 32 lanes a work-item each (nanmean's,
+/// and columns of at most 256, on the short kernel), other columns on the columns kernel, other tiles of at most 1024
 /// elements a warp each, the rest a work-group each.
 pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -> Program {
     let source = source(kind, dtype, target);
