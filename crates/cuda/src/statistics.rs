@@ -11,6 +11,10 @@ use redlab_kernels::RunError;
 use crate::graph_segments::Replayed;
 use crate::{CudaDevice, DeviceInput};
 
+/// What repeated calls over one upload saw: the first call's tile states, each call's
+/// seconds, and whether every call gave the first one's bits.
+pub type RepeatedStates = (Vec<[f64; 3]>, Vec<f64>, bool);
+
 impl CudaDevice {
     /// The state of every tile of `plan` over `data` (or over the plan's gathered rows),
     /// and the kernel's seconds.
@@ -45,6 +49,37 @@ impl CudaDevice {
         let rows = plan.rows(data)?;
         let input = self.upload(rows)?;
         self.statistic_tiles_on(kind, &input, plan, Some(calls))
+    }
+
+    /// [`CudaDevice::statistic_tiles`] `calls` times over one upload of the input, as a
+    /// caller whose data stays on the device runs it: the first call's states, each
+    /// call's seconds, and whether every call gave the first one's bits. (Timing each
+    /// call right after its own upload times the upload's aftermath too:
+    /// results/h200-resident-per-call.)
+    pub fn statistic_tiles_repeated(
+        &self,
+        kind: StateKind,
+        data: ArrayRef<'_>,
+        plan: &TilePlan,
+        calls: usize,
+    ) -> Result<RepeatedStates, RunError> {
+        if plan.tiles() == 0 {
+            return Ok((Vec::new(), vec![0.0; calls.max(1)], true));
+        }
+        let input = self.upload(plan.rows(data)?)?;
+        let (first, seconds) = self.statistic_tiles_on(kind, &input, plan, None)?;
+        let mut all = vec![seconds];
+        let mut agree = true;
+        for _ in 1..calls.max(1) {
+            let (states, seconds) = self.statistic_tiles_on(kind, &input, plan, None)?;
+            all.push(seconds);
+            agree &= states
+                .iter()
+                .flatten()
+                .zip(first.iter().flatten())
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+        }
+        Ok((first, all, agree))
     }
 
     /// [`CudaDevice::statistic_tiles`] over an input already on the device (the plan

@@ -348,8 +348,8 @@ pub fn run(
     }
     let mut times = Vec::with_capacity(repeat);
     let mut values: Option<Vec<Value>> = None;
-    // On CUDA, the calls of a built-in operator read one upload, as the comparators'
-    // inputs already on the device are read.
+    // On CUDA, the calls of a built-in operator or a statistic read one upload, as the
+    // comparators' inputs already on the device are read.
     let resident = match (compute, problem) {
         (
             Compute::Reduce {
@@ -357,6 +357,9 @@ pub fn run(
             },
             Some(problem),
         ) => device.reduce_outputs_repeated(problem, data, selection, repeat)?,
+        (Compute::Statistic(stat), _) => {
+            device.statistic_repeated(*stat, data, selection, repeat)?
+        }
         _ => None,
     };
     if let Some(resident) = resident {

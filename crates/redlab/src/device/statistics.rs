@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use redlab_core::segmented::Selection;
-use redlab_core::{ArrayRef, Packed, Value};
+use redlab_core::{ArrayRef, Packed, Repeated, Value};
 use redlab_cpu::statistics::{finish_tiles, Statistic};
 use redlab_kernels::statistics::{StateKind, TilePlan};
 
@@ -123,6 +123,45 @@ impl Device {
                         stat.name()
                     ),
                 })
+            }
+        }
+    }
+
+    /// [`Device::statistic_timed`] `calls` times over one upload of `data`, on CUDA
+    /// devices, as [`Device::reduce_outputs_repeated`] runs the built-in operators: the
+    /// first call's outputs, each call's kernel seconds, and whether every call gave
+    /// the first one's bits. `None` elsewhere, where each call takes the data as it is.
+    pub fn statistic_repeated(
+        &self,
+        stat: Statistic,
+        data: ArrayRef<'_>,
+        selection: Selection<'_>,
+        calls: usize,
+    ) -> Result<Option<Repeated>, Error> {
+        match (&self.kind, state_kind(stat)) {
+            #[cfg(feature = "cuda")]
+            (Kind::Cuda(device), Some(kind)) => {
+                let plan = TilePlan::new(data, selection)?;
+                let (states, seconds, agree) = device
+                    .statistic_tiles_repeated(kind, data, &plan, calls)
+                    .map_err(|e| redlab_core::Error::Backend {
+                        backend: self.info().backend.clone(),
+                        message: e.to_string(),
+                    })?;
+                let values = plan
+                    .outputs
+                    .iter()
+                    .map(|r| Ok(finish_tiles(stat, data.dtype(), &states[r.clone()])?))
+                    .collect::<Result<Vec<Value>, Error>>()?;
+                Ok(Some(Repeated {
+                    values,
+                    seconds,
+                    agree,
+                }))
+            }
+            _ => {
+                let _ = (stat, data, selection, calls);
+                Ok(None)
             }
         }
     }
