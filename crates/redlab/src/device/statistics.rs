@@ -141,18 +141,16 @@ impl Device {
         match (&self.kind, state_kind(stat)) {
             #[cfg(feature = "cuda")]
             (Kind::Cuda(device), Some(kind)) => {
-                let plan = TilePlan::new(data, selection)?;
-                let (states, seconds, agree) = device
-                    .statistic_tiles_repeated(kind, data, &plan, calls)
-                    .map_err(|e| redlab_core::Error::Backend {
-                        backend: self.info().backend.clone(),
-                        message: e.to_string(),
-                    })?;
-                let values = plan
-                    .outputs
-                    .iter()
-                    .map(|r| Ok(finish_tiles(stat, data.dtype(), &states[r.clone()])?))
-                    .collect::<Result<Vec<Value>, Error>>()?;
+                // The calls' seconds and agreement, beside the first call's states.
+                let seen = std::cell::RefCell::new((Vec::new(), true));
+                let (values, _) = self.statistic_of_tiles(stat, data, selection, &|plan| {
+                    let (states, seconds, agree) = device
+                        .statistic_tiles_repeated(kind, data, plan, calls)
+                        .map_err(|e| e.to_string())?;
+                    *seen.borrow_mut() = (seconds, agree);
+                    Ok((states, 0.0))
+                })?;
+                let (seconds, agree) = seen.into_inner();
                 Ok(Some(Repeated {
                     values,
                     seconds,
