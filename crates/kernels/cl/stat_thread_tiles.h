@@ -110,7 +110,11 @@ void stat_thread_tiles(__global const in_t* in, __global double* out, ulong task
         return;
     }
     uint len = (uint)table[3 * task + 1];
-#if !ST_THREAD_STAGED
+#if ST_THREAD_STAGED
+    const double* x = 0;
+#else
+    ST_LOCAL const in_t* stage = 0;
+    uint row = 0;
     ulong first = table[3 * task];
     long step = (long)table[3 * task + 2];
     double x[ST_THREAD_WIDTH];
@@ -118,12 +122,6 @@ void stat_thread_tiles(__global const in_t* in, __global double* out, ulong task
     for (uint lane = 0; lane < ST_THREAD_WIDTH; lane++) {
         x[lane] = lane < len ? stat_load(in, (ulong)((long)first + (long)lane * step)) : 0.0;
     }
-#endif
-#if ST_THREAD_STAGED
-    const double* x = 0;
-#else
-    ST_LOCAL const in_t* stage = 0;
-    uint row = 0;
 #endif
     st_t s = len == ST_THREAD_WIDTH ? st_thread_fold(stage, row, x, len, true)
                                     : st_thread_fold(stage, row, x, len, false);

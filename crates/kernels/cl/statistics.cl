@@ -561,32 +561,9 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
         }
     }
 #endif
-#if defined(HAVE_SUBGROUP_SHUFFLE) && ST_WIDTH <= 32 && STAT_KIND == 0
-    // The moments: a tile lies inside one warp, so the fold by halving runs by shuffles,
-    // without local memory or barriers (lane < width reads lane + width, inside the tile;
-    // the other lanes' merges are not used). A whole tile knows its counts (1, 2, 4 … per
-    // side) and merges without count tests: the same bits. On an H100, var and std along
-    // 2^20 rows of 32 read 305–310 GB/s before, 457–471 after
-    // (results/h100-stat-short-shuffles).
-    // Log-sum-exp read 3–4% less so (every lane merges, and the unused lanes' states take
-    // the other side of its branches), so the other statistics keep local memory.
-    // (Not st_warp_fold: these tiles start narrower than a warp, and whole and partial
-    // tiles may share one, so the shuffles stay outside the per-tile choice of merge.)
-    (void)level;
-    bool full = len == ST_WIDTH;
-    double count = 1.0;
-    for (uint width = ST_WIDTH / 2; width >= 1; width /= 2) {
-        st_t hi;
-        hi.a = sub_group_shuffle_down(s.a, width);
-        hi.b = sub_group_shuffle_down(s.b, width);
-        hi.c = sub_group_shuffle_down(s.c, width);
-        s = full ? st_merge_equal(s, hi, count) : st_merge(s, hi);
-        count = count + count;
-    }
-    if (lane == 0 && task < tasks) {
-        st_store(out, task, s);
-    }
-#else
+    // (Tiles of at most 32 elements but nanmean's take stat_thread_tiles, whose
+    // work-items fold a tile each; the moments' shuffle fold that was here for them
+    // went with it.)
     level[t] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint width = ST_WIDTH / 2; width >= 1; width /= 2) {
@@ -598,7 +575,6 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
     if (lane == 0 && task < tasks) {
         st_store(out, task, level[t]);
     }
-#endif
 }
 #endif
 
