@@ -2,7 +2,7 @@
 """Axis reductions on one CUDA GPU: redlab beside torch and CuPy (with CUB), same shapes.
 
 Usage: tools/axis_compare.py REDLAB_BINARY [--reps 30] [--json OUT.jsonl]
-                              [--ops sum,max,min,argmax,var,std,logsumexp,dot] [--shapes 0,1]
+                              [--ops sum,max,min,argmax,var,std,logsumexp,nanmean,dot] [--shapes 0,1]
                               [--add 65536x1024:0,1024x65536:0] [--graph 100]
 
 var and std are the population statistics (ddof 0) in every library. `dot` is a
@@ -39,7 +39,7 @@ SHAPES = [
 ]
 OPS = ["sum", "max", "argmax"]
 # Statistics run with `redlab run --stat`, the others with `--op`.
-STATS = {"var", "std", "logsumexp"}
+STATS = {"var", "std", "logsumexp", "nanmean"}
 # User-defined reductions: redlab's --map text and the number of inputs it reads.
 MAPS = {"dot": ("x * y", 2)}
 
@@ -98,7 +98,7 @@ def torch_rows(reps):
            "min": lambda x, dim: torch.amin(x, dim=dim), "argmax": torch.argmax,
            "var": lambda x, dim: torch.var(x, dim=dim, correction=0),
            "std": lambda x, dim: torch.std(x, dim=dim, correction=0),
-           "logsumexp": torch.logsumexp}
+           "logsumexp": torch.logsumexp, "nanmean": torch.nanmean}
     for shape, axis in SHAPES:
         x = torch.randn(shape, device="cuda", dtype=torch.float32)
         y = torch.randn(shape, device="cuda", dtype=torch.float32)
@@ -127,7 +127,7 @@ def cupy_rows(reps):
     set_routine_accelerators(["cub"])
     out = {}
     fns = {"sum": cp.sum, "max": cp.max, "min": cp.min, "argmax": cp.argmax, "var": cp.var,
-           "std": cp.std}
+           "std": cp.std, "nanmean": cp.nanmean}
     try:
         from cupyx.scipy.special import logsumexp
         fns["logsumexp"] = logsumexp

@@ -9,11 +9,13 @@
 //   address spaces  __global -> (generic pointer), __local -> __shared__
 //   barriers        barrier() -> __syncthreads(); mem_fence(global) -> __threadfence()
 //   sub-groups      a sub-group is a warp of 32; collectives are xor-shuffle butterflies;
-//                   sub_group_shuffle_down is __shfl_down_sync (HAVE_SUBGROUP_SHUFFLE)
+//                   sub_group_shuffle_down is __shfl_down_sync (HAVE_SUBGROUP_SHUFFLE),
+//                   sub_group_scan_inclusive_add of counts __shfl_up_sync (HAVE_SUBGROUP_SCAN)
 //   work-groups     work_group_reduce_* -> warp butterflies + one shared slot per warp
 //   atomics         atom_add/atomic_cmpxchg/atom_cmpxchg/atomic_inc -> atomicAdd/atomicCAS
 //   bit casts       as_int/as_float/... -> a union
 //   halves          vload_half -> the PTX conversion cvt.f32.f16 (no headers needed)
+//   bits            popcount -> __popc
 
 typedef unsigned char uchar;
 typedef unsigned short ushort;
@@ -76,6 +78,7 @@ template <typename T> __device__ inline T redlab_min(T a, T b) { return b < a ? 
 template <typename T> __device__ inline T redlab_max(T a, T b) { return a < b ? b : a; }
 #define min(a, b) redlab_min(a, b)
 #define max(a, b) redlab_max(a, b)
+__device__ inline uint popcount(uint x) { return (uint)__popc(x); }
 
 __device__ inline float vload_half(size_t i, const half* p) {
     float f;
@@ -136,6 +139,17 @@ template <typename T> __device__ inline T sub_group_shuffle_down(T x, uint delta
     for (int k = 0; k < (int)(sizeof(T) / 4); k++)
         u.words[k] = __shfl_down_sync(0xffffffffu, u.words[k], delta);
     return u.value;
+}
+
+// OpenCL's sub_group_scan_inclusive_add of counts: a Kogge–Stone scan by shuffles up.
+#define HAVE_SUBGROUP_SCAN 1
+__device__ inline uint sub_group_scan_inclusive_add(uint x) {
+    uint lane = threadIdx.x & 31u;
+    for (uint d = 1; d < 32; d *= 2) {
+        uint before = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d) x += before;
+    }
+    return x;
 }
 
 #define sub_group_reduce_add(x) redlab_warp_reduce((x), redlab_add())

@@ -231,7 +231,7 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
                          : st_column_quad(in, first, len, step, w, t, unit, false, by_rows,
                                           group_first, group_len, group_step, slots);
 #else
-        st_t node = st_lane(in, first, len, step, 0, w + ST_CLASSES * st_rev_levels(unit));
+        st_t node = st_lane(in, first, len, step, w + ST_CLASSES * st_rev_levels(unit));
 #endif
         // Binary counter: carry while the level is occupied (the older side is lower).
         uint l = 0;

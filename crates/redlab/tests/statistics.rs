@@ -314,3 +314,80 @@ fn log_sum_exp_of_infinities_and_nan_is_the_cpus() {
         }
     }
 }
+
+/// nanmean compacts each tile's values that are not NaN in order: outputs of only NaN,
+/// of half NaN at random, of NaN clustered in a tile's first half or in its second staged
+/// part, of one kept value, and of none, in rows (whole and partial tiles) and columns,
+/// must give the CPU's bits.
+#[test]
+fn nanmean_of_sparse_and_clustered_values_is_the_cpus() {
+    let Some(device) = common::opencl_or_skip("nanmean of NaN-dense data on OpenCL") else {
+        return;
+    };
+    let cpu = redlab::Device::open("cpu", None).expect("cpu");
+    for (dims, axis) in [
+        ([6usize, 8192usize], 1isize),
+        ([6, 20_000], 1),
+        ([6, 5000], 1),
+        ([9000, 6], 0),
+    ] {
+        let n = dims[0] * dims[1];
+        let base = awkward(DType::F64, n, 7, false, 30.0);
+        let base = base.view().typed::<f64>().expect("f64").to_vec();
+        let len = dims[axis as usize];
+        let values: Vec<f64> = base
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| {
+                let (row, col) = (k / dims[1], k % dims[1]);
+                let (output, at) = if axis == 1 { (row, col) } else { (col, row) };
+                let dropped = match output % 6 {
+                    0 => true,
+                    1 => (k.wrapping_mul(2_654_435_761) >> 7) % 7 < 4,
+                    2 => at % 8192 < 4096.min(len / 2),
+                    3 => at % 8192 >= 4096,
+                    4 => at != 1234 % len,
+                    _ => false,
+                };
+                if dropped {
+                    f64::NAN
+                } else {
+                    v
+                }
+            })
+            .collect();
+        let plan = AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
+        let selection = Selection::Axes(&plan);
+        for data in [
+            redlab::HostArray::from_vec(values.clone()),
+            redlab::HostArray::from_vec(values.iter().map(|&v| v as f32).collect()),
+            redlab::HostArray::from_vec(
+                values
+                    .iter()
+                    .map(|&v| redlab_core::half::f16::from_f64(v))
+                    .collect(),
+            ),
+        ] {
+            let want = cpu
+                .statistic(Statistic::NanMean, data.view(), selection)
+                .expect("cpu");
+            let got = device
+                .statistic(Statistic::NanMean, data.view(), selection)
+                .expect("opencl");
+            let means: Vec<f64> = want
+                .iter()
+                .map(|w| w.scalar().expect("value").to_f64())
+                .collect();
+            // The output of only NaN is NaN, every other one real.
+            assert!(means[0].is_nan(), "{dims:?}: {means:?}");
+            assert!(
+                means[1..].iter().all(|v| v.is_finite()),
+                "{dims:?}: {means:?}"
+            );
+            assert_eq!(got.len(), want.len());
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(g.same_as(w), "{dims:?} axis {axis} output {k}: {g} vs {w}");
+            }
+        }
+    }
+}
