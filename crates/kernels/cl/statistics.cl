@@ -159,7 +159,7 @@ inline st_t st_merge(st_t lo, st_t hi) {
 // without the count tests, so the same bits with constants the compiler folds; the
 // other states have no count to know and merge as usual.
 inline st_t st_merge_equal(st_t lo, st_t hi, double count) {
-#if STAT_KIND == 0
+#if STAT_KIND == 0 || STAT_KIND == 4
     st_t r;
     r.a = count + count;
     double d = hi.b - lo.b;
@@ -315,7 +315,7 @@ inline st_t st_warp_fold(st_t s, double each) {
         for (uint w = 16; w >= 1; w /= 2) {
             st_t hi;
             // The moments' count is known and not read; log-sum-exp's maximum is.
-            hi.a = STAT_KIND == 0 ? s.a : sub_group_shuffle_down(s.a, w);
+            hi.a = STAT_KIND == 0 || STAT_KIND == 4 ? s.a : sub_group_shuffle_down(s.a, w);
             hi.b = sub_group_shuffle_down(s.b, w);
             hi.c = sub_group_shuffle_down(s.c, w);
             s = st_merge_equal(s, hi, each * (double)(16u / w));
@@ -380,6 +380,27 @@ inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOC
     }
 }
 
+// Lanes t + 256q (q < 4) push their elements of the staged rows row0 … row0 +
+// ST_STAGE_ROWS − 1 of a tile (the stage holding `count` of them), each its rows in
+// increasing index; the four lanes' chains interleave. `full` (a literal): every staged
+// row is whole, so no element is tested. `row0` is a constant where the callers unroll.
+inline void st_push_staged_rows(st_t* lane, ST_LOCAL const in_t* stage, uint row0, uint count,
+                                uint t, bool full) {
+#pragma unroll
+    for (uint r = 0; r < ST_STAGE_ROWS; r++) {
+#pragma unroll
+        for (uint q = 0; q < 4; q++) {
+            uint at = r * ST_LANES + t + q * ST_WG;
+            if (full || at < count) {
+                if (row0 == 0 && r == 0)
+                    lane[q] = st_first(st_stage_load(stage, at));
+                else
+                    st_push(&lane[q], st_stage_load(stage, at), 1.0 / (double)(row0 + r + 1));
+            }
+        }
+    }
+}
+
 // The tile's lanes over its `len` values (value e at `first + e·step`), staged in local
 // memory ST_STAGE_ROWS rows at a time, each lane pushing its rows in increasing index;
 // then folded by halving, and work-item 0 writes the state. The same pushes and merges in
@@ -403,20 +424,7 @@ inline void st_tile_staged(__global const in_t* in, __global double* out, ulong 
         uint count = rest < ST_STAGE_ROWS * ST_LANES ? (uint)rest : ST_STAGE_ROWS * ST_LANES;
         st_stage(in + ((long)first + (long)begin * step), step, count, stage, t, ST_WG);
         barrier(CLK_LOCAL_MEM_FENCE);
-        // Lane t + 256q takes its rows in order; the four lanes' chains interleave.
-#pragma unroll
-        for (uint r = 0; r < ST_STAGE_ROWS; r++) {
-#pragma unroll
-            for (uint q = 0; q < 4; q++) {
-                uint at = r * ST_LANES + t + q * ST_WG;
-                if (full || (ulong)row0 * ST_LANES + at < len) {
-                    if (part == 0 && r == 0)
-                        lane[q] = st_first(st_stage_load(stage, at));
-                    else
-                        st_push(&lane[q], st_stage_load(stage, at), 1.0 / (double)(row0 + r + 1));
-                }
-            }
-        }
+        st_push_staged_rows(lane, stage, row0, count, t, full);
     }
     st_fold_store(lane[0], lane[1], lane[2], lane[3], level, out, task, full);
 }
@@ -498,13 +506,16 @@ inline uint st_scan_counts(uint mine, ST_LOCAL uint* sums, uint* total) {
 // ST_STAGE_ROWS rows at a time as stat_tiles stages it (coalesced, asynchronous on CUDA);
 // work-item t counts the kept values of its run of ST_KEPT_RUN neighbouring staged
 // elements, a scan of the counts places each run, and the kept values are written back
-// into the stage in order (each run is held in registers meanwhile, and the scan's first
-// barrier comes after every read, so nothing is overwritten before it is read). Each lane
-// then pushes the part's kept values of its residue in increasing position. (The kernel
+// into the stage in order. Each lane then pushes the part's kept values of its residue in
+// increasing position. (The kernel
 // this replaces read each work-item's run straight from global memory, twice, with
 // neighbouring work-items 32 elements apart, and the lanes read it a third time: on the
 // H200 nanmean of long rows read 72–355 GB/s.)
+#if defined(ST_MIN_GROUPS) && !defined(__OPENCL_VERSION__)
+__kernel __attribute__((launch_bounds(ST_WG, ST_MIN_GROUPS)))
+#else
 __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
+#endif
 void stat_kept(__global const in_t* in, __global double* out, ulong tasks) {
     __local st_t level[ST_WG];
     __local uint sums[ST_WG];
@@ -518,49 +529,79 @@ void stat_kept(__global const in_t* in, __global double* out, ulong tasks) {
     st_t lane[4];
     for (uint q = 0; q < 4; q++)
         lane[q] = st_empty();
-    uint base = 0; // values kept in the parts before
+    uint base = 0;     // values kept in the parts before
+    bool dense = true; // every value so far is kept: the compacted sequence is the tile
+#pragma unroll
     for (uint part = 0; part < ST_ROWS / ST_STAGE_ROWS; part++) {
-        ulong begin = (ulong)part * ST_STAGE_ROWS * ST_LANES;
-        if (begin >= len) break; // the same in the whole work-group
-        ulong rest = len - begin;
-        uint count = rest < ST_STAGE_ROWS * ST_LANES ? (uint)rest : ST_STAGE_ROWS * ST_LANES;
-        if (part > 0) barrier(CLK_LOCAL_MEM_FENCE); // every lane has read the last part
-        st_stage(in + ((long)first + (long)begin * step), step, count, stage, t, ST_WG);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        // The run is read from a rotation of t on, so that a warp's reads of runs
-        // ST_KEPT_RUN elements apart fall in different banks; bit r of `kept` says the
-        // run's element r is kept.
-        in_t held[ST_KEPT_RUN];
-        uint kept = 0;
+        uint row0 = part * ST_STAGE_ROWS;
+        ulong begin = (ulong)row0 * ST_LANES;
+        if (begin < len) { // the same in the whole work-group, as its barriers need
+            ulong rest = len - begin;
+            uint count = rest < ST_STAGE_ROWS * ST_LANES ? (uint)rest : ST_STAGE_ROWS * ST_LANES;
+            if (part > 0) barrier(CLK_LOCAL_MEM_FENCE); // every lane has read the last part
+            st_stage(in + ((long)first + (long)begin * step), step, count, stage, t, ST_WG);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            // The run is read from a rotation of t on, so that a warp's reads of runs
+            // ST_KEPT_RUN elements apart fall in different banks; bit r of `kept` says
+            // the run's element r is kept.
+            uint kept = 0;
 #pragma unroll
-        for (uint k = 0; k < ST_KEPT_RUN; k++) {
-            uint r = (k + t) % ST_KEPT_RUN;
-            uint e = t * ST_KEPT_RUN + r;
-            held[k] = (in_t)0; // (past the part nothing was staged: it is not read)
-            if (e < count) {
-                held[k] = stage[e];
-                if (!isnan(st_stage_load(stage, e))) kept |= 1u << r;
+            for (uint k = 0; k < ST_KEPT_RUN; k++) {
+                uint r = (k + t) % ST_KEPT_RUN;
+                uint e = t * ST_KEPT_RUN + r;
+                if (e < count && !isnan(st_stage_load(stage, e))) kept |= 1u << r;
             }
-        }
-        uint total;
-        uint at = st_scan_counts(popcount(kept), sums, &total);
+            uint total;
+            uint at = st_scan_counts(popcount(kept), sums, &total);
+            if (dense && total == count) {
+                // Nothing is dropped, so the sequence is the tile itself and the lanes
+                // push the staged rows as stat_tiles' do (the same pushes, without the
+                // position arithmetic): data without NaN, the common case, costs one
+                // count more than var.
+                if (count == ST_STAGE_ROWS * ST_LANES) {
+                    st_push_staged_rows(lane, stage, row0, count, t, true);
+                } else {
+                    st_push_staged_rows(lane, stage, row0, count, t, false);
+                }
+            } else {
+                if (total != count) {
+                    // Each run is held in registers until every work-item has read its
+                    // own, then written back in order.
+                    in_t held[ST_KEPT_RUN];
 #pragma unroll
-        for (uint k = 0; k < ST_KEPT_RUN; k++) {
-            uint r = (k + t) % ST_KEPT_RUN;
-            if ((kept >> r) & 1u) stage[at + popcount(kept & ((1u << r) - 1u))] = held[k];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint q = 0; q < 4; q++) {
-            uint j = t + q * ST_WG;
-            // The part's first kept position of lane j's residue, then every 1024th.
-            for (uint p = base + (j + ST_LANES - base % ST_LANES) % ST_LANES; p < base + total;
-                 p += ST_LANES) {
-                st_push(&lane[q], st_stage_load(stage, p - base), 1.0 / (double)(p / ST_LANES + 1));
+                    for (uint k = 0; k < ST_KEPT_RUN; k++) {
+                        uint r = (k + t) % ST_KEPT_RUN;
+                        held[k] = (kept >> r) & 1u ? stage[t * ST_KEPT_RUN + r] : (in_t)0;
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+                    for (uint k = 0; k < ST_KEPT_RUN; k++) {
+                        uint r = (k + t) % ST_KEPT_RUN;
+                        if ((kept >> r) & 1u)
+                            stage[at + popcount(kept & ((1u << r) - 1u))] = held[k];
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                }
+                for (uint q = 0; q < 4; q++) {
+                    uint j = t + q * ST_WG;
+                    // The part's first kept position of lane j's residue, then every 1024th.
+                    for (uint p = base + (j + ST_LANES - base % ST_LANES) % ST_LANES;
+                         p < base + total; p += ST_LANES) {
+                        st_push(&lane[q], st_stage_load(stage, p - base),
+                                1.0 / (double)(p / ST_LANES + 1));
+                    }
+                }
+                dense = false;
             }
+            base += total;
         }
-        base += total;
     }
-    st_fold_store(lane[0], lane[1], lane[2], lane[3], level, out, task, false);
+    // A whole tile without NaN: every lane holds ST_ROWS values, the merges' counts known.
+    if (dense && len == ST_ROWS * ST_LANES) {
+        st_fold_store(lane[0], lane[1], lane[2], lane[3], level, out, task, true);
+    } else {
+        st_fold_store(lane[0], lane[1], lane[2], lane[3], level, out, task, false);
+    }
 }
 #endif
 

@@ -67,6 +67,17 @@ const COLUMNS_FEW_GROUPS: usize = 512;
 /// compiler's own 80 registers, 1686 with this bound (results/h200-stat-occupancy).
 const TILES_MIN_GROUPS: usize = 5;
 
+/// The same bound for `stat_kept` (nanmean of tiles longer than 256 elements) over
+/// rows, and over other tiles (columns). On an H200 the compiler's own choice, 101
+/// registers, left two work-groups on an SM; nanmean of f32 without NaN in a CUDA graph
+/// (results/h200-nanmean-staged, `bounds/`) read, with 4 and 5 work-groups:
+/// 8192×8192 rows 2605 and 2893 GB/s (1887 unbounded), 65536×1024 345 and 403 (225),
+/// but 8192×8192 columns 568 and 410 (578), 2^22×32 columns 242 and 177 (254); with
+/// 10% NaN, rows 1160 and 1261 (892), columns 489 and 351 (452).
+const KEPT_ROWS_MIN_GROUPS: usize = 5;
+/// [`KEPT_ROWS_MIN_GROUPS`]' counterpart for tiles that are not rows.
+const KEPT_MIN_GROUPS: usize = 4;
+
 /// The same bound for `stat_warp_rows` of the moments (var, std): 68 registers without
 /// it, 48 with it; var along 65536 rows of 1024 on an H200 read 1244–1258 GB/s without
 /// and 1432–1444 with it, while log-sum-exp (its f64 `exp` needs the registers) read 5%
@@ -127,8 +138,9 @@ pub struct Program {
 /// Which kernel runs a plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kernel {
-    /// NaN-skipping moments: each tile compacted first, a work-group per tile.
-    Kept,
+    /// NaN-skipping moments: each tile compacted first, a work-group per tile; the flag
+    /// says every tile is a run of neighbouring elements (rows).
+    Kept(bool),
     /// Tiles of at most this many lanes (a power of two), several per work-group.
     Short(usize),
     /// Tiles of at most this many lanes (a power of two, at most
@@ -160,7 +172,7 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
     if kind == StateKind::NanMoments {
         return match plan.short_width() {
             Some(width) => Kernel::Short(width),
-            None => Kernel::Kept,
+            None => Kernel::Kept(contiguous_tiles(plan)),
         };
     }
     match (plan.short_width(), columns) {
@@ -184,8 +196,15 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
     let source = source(kind, dtype, target);
     let tiles = plan.tiles();
     match kernel(kind, dtype, plan) {
-        Kernel::Kept => Program {
-            source,
+        Kernel::Kept(rows) => Program {
+            source: format!(
+                "#define ST_MIN_GROUPS {}\n{source}",
+                if rows {
+                    KEPT_ROWS_MIN_GROUPS
+                } else {
+                    KEPT_MIN_GROUPS
+                }
+            ),
             entry: KEPT_ENTRY_POINT,
             groups: tiles,
         },
@@ -245,7 +264,7 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
     };
     let program = if let Some(plan) = plan {
         match kernel(kind, dtype, &plan) {
-            Kernel::Kept => "stat_kept: one work-group per canonical tile, staged in local \
+            Kernel::Kept(_) => "stat_kept: one work-group per canonical tile, staged in local \
                 memory, where its values that are not NaN are compacted in order"
                 .to_string(),
             Kernel::Short(width) => format!(
@@ -299,7 +318,12 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
 /// (rows), so that the copy reads neighbouring elements, and the copy fits.
 fn thread_tiles_staged(plan: &TilePlan, width: usize, dtype: DType) -> bool {
     WORK_GROUP * (width + 1) * dtype.size_bytes() <= THREAD_STAGE_MAX_BYTES
-        && plan.table.chunks(3).all(|t| t[2] == 1 || t[1] <= 1)
+        && contiguous_tiles(plan)
+}
+
+/// Whether every tile of `plan` is a run of neighbouring elements (step 1, or one element).
+fn contiguous_tiles(plan: &TilePlan) -> bool {
+    plan.table.chunks(3).all(|t| t[2] == 1 || t[1] <= 1)
 }
 
 /// The tile plan of the rows that `selection`'s outputs are gathered into (one row of
