@@ -596,9 +596,11 @@ fn the_generation_kernel_compiles_for_every_type() {
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
 fn the_statistics_kernel_compiles_for_every_state_and_type() {
+    use redlab_core::segmented::Selection;
+    use redlab_core::shape::{AxisPlan, Layout};
     use redlab_kernels::statistics::{
-        source, StateKind, COLUMNS_ENTRY_POINT, ENTRY_POINT, KEPT_ENTRY_POINT, SHORT_ENTRY_POINT,
-        THREAD_TILES_ENTRY_POINT, WARP_ROWS_ENTRY_POINT,
+        program, source, StateKind, TilePlan, COLUMNS_ENTRY_POINT, ENTRY_POINT, KEPT_ENTRY_POINT,
+        SHORT_ENTRY_POINT, THREAD_TILES_ENTRY_POINT, WARP_ROWS_ENTRY_POINT,
     };
     require_nvrtc();
     for kind in [
@@ -652,6 +654,21 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                 assert!(
                     text.contains(&format!(".entry {entry}")),
                     "{kind:?} {dtype} {entry}"
+                );
+            }
+            // nanmean's tiles of at most a row take stat_kept with a one-row stage: the
+            // program the library builds for rows of 700.
+            if kind == StateKind::NanMoments {
+                let axes =
+                    AxisPlan::new(Layout::c_order(&[3, 700]), Some(&[1]), false).expect("plan");
+                let plan = TilePlan::in_place(Selection::Axes(&axes)).expect("tiles");
+                let short = program(kind, dtype, Target::Cuda, &plan);
+                assert!(short.source.contains("ST_KEPT_ROWS 1"), "{dtype}");
+                let ptx = compile::compile(&short.source, "statistics.cl", "sm_90")
+                    .unwrap_or_else(|f| panic!("{kind:?} {dtype} one row:\n{}", f.log));
+                assert!(
+                    String::from_utf8_lossy(&ptx).contains(&format!(".entry {}", short.entry)),
+                    "{dtype} one row"
                 );
             }
             // stat_tiles stages its rows with asynchronous copies where elements have

@@ -380,14 +380,14 @@ inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOC
     }
 }
 
-// Lanes t + 256q (q < 4) push their elements of the staged rows row0 … row0 +
-// ST_STAGE_ROWS − 1 of a tile (the stage holding `count` of them), each its rows in
-// increasing index; the four lanes' chains interleave. `full` (a literal): every staged
-// row is whole, so no element is tested. `row0` is a constant where the callers unroll.
-inline void st_push_staged_rows(st_t* lane, ST_LOCAL const in_t* stage, uint row0, uint count,
-                                uint t, bool full) {
+// Lanes t + 256q (q < 4) push their elements of the staged rows row0 … row0 + rows − 1
+// of a tile (the stage holding `count` of them), each its rows in increasing index; the
+// four lanes' chains interleave. `full` (a literal): every staged row is whole, so no
+// element is tested. `rows`, and `row0` where the callers unroll, are constants.
+inline void st_push_staged_rows(st_t* lane, ST_LOCAL const in_t* stage, uint rows, uint row0,
+                                uint count, uint t, bool full) {
 #pragma unroll
-    for (uint r = 0; r < ST_STAGE_ROWS; r++) {
+    for (uint r = 0; r < rows; r++) {
 #pragma unroll
         for (uint q = 0; q < 4; q++) {
             uint at = r * ST_LANES + t + q * ST_WG;
@@ -424,7 +424,7 @@ inline void st_tile_staged(__global const in_t* in, __global double* out, ulong 
         uint count = rest < ST_STAGE_ROWS * ST_LANES ? (uint)rest : ST_STAGE_ROWS * ST_LANES;
         st_stage(in + ((long)first + (long)begin * step), step, count, stage, t, ST_WG);
         barrier(CLK_LOCAL_MEM_FENCE);
-        st_push_staged_rows(lane, stage, row0, count, t, full);
+        st_push_staged_rows(lane, stage, ST_STAGE_ROWS, row0, count, t, full);
     }
     st_fold_store(lane[0], lane[1], lane[2], lane[3], level, out, task, full);
 }
@@ -498,12 +498,24 @@ inline uint st_scan_counts(uint mine, ST_LOCAL uint* sums, uint* total) {
     return before_mine;
 }
 
-// Staged elements per work-item in stat_kept's count: a run of neighbouring ones.
-#define ST_KEPT_RUN (ST_STAGE_ROWS * ST_LANES / ST_WG)
+// Rows of a tile that stat_kept stages at once, and the parts it stages: stat_tiles'
+// by default; the host sets one row and one part where no tile is longer than a row, so
+// that the stage is 8 times smaller and more work-groups fit on a multiprocessor.
+#ifndef ST_KEPT_ROWS
+#define ST_KEPT_ROWS ST_STAGE_ROWS
+#endif
+#ifndef ST_KEPT_PARTS
+#define ST_KEPT_PARTS (ST_ROWS / ST_KEPT_ROWS)
+#endif
+// Staged elements per work-item in stat_kept's count: a run of neighbouring ones. The
+// runs are read from a rotation (t · ST_KEPT_RUN / 32 on), so that a warp's 32 runs fall
+// in different banks.
+#define ST_KEPT_RUN (ST_KEPT_ROWS * ST_LANES / ST_WG)
+#define ST_KEPT_SLOT(k, t) (((k) + (t) * ST_KEPT_RUN / 32) % ST_KEPT_RUN)
 
 // nanmean: the tile's values that are not NaN, compacted in order, are its lanes'
 // sequence (kept value p goes to lane p mod 1024, row p / 1024). The tile is staged
-// ST_STAGE_ROWS rows at a time as stat_tiles stages it (coalesced, asynchronous on CUDA);
+// ST_KEPT_ROWS rows at a time as stat_tiles stages it (coalesced, asynchronous on CUDA);
 // work-item t counts the kept values of its run of ST_KEPT_RUN neighbouring staged
 // elements, a scan of the counts places each run, and the kept values are written back
 // into the stage in order. Each lane then pushes the part's kept values of its residue in
@@ -519,7 +531,7 @@ __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
 void stat_kept(__global const in_t* in, __global double* out, ulong tasks) {
     __local st_t level[ST_WG];
     __local uint sums[ST_WG];
-    __local in_t stage[ST_STAGE_ROWS * ST_LANES] __attribute__((aligned(16)));
+    __local in_t stage[ST_KEPT_ROWS * ST_LANES] __attribute__((aligned(16)));
     ulong task = get_group_id(0);
     uint t = get_local_id(0);
     __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * task;
@@ -532,22 +544,20 @@ void stat_kept(__global const in_t* in, __global double* out, ulong tasks) {
     uint base = 0;     // values kept in the parts before
     bool dense = true; // every value so far is kept: the compacted sequence is the tile
 #pragma unroll
-    for (uint part = 0; part < ST_ROWS / ST_STAGE_ROWS; part++) {
-        uint row0 = part * ST_STAGE_ROWS;
+    for (uint part = 0; part < ST_KEPT_PARTS; part++) {
+        uint row0 = part * ST_KEPT_ROWS;
         ulong begin = (ulong)row0 * ST_LANES;
         if (begin < len) { // the same in the whole work-group, as its barriers need
             ulong rest = len - begin;
-            uint count = rest < ST_STAGE_ROWS * ST_LANES ? (uint)rest : ST_STAGE_ROWS * ST_LANES;
+            uint count = rest < ST_KEPT_ROWS * ST_LANES ? (uint)rest : ST_KEPT_ROWS * ST_LANES;
             if (part > 0) barrier(CLK_LOCAL_MEM_FENCE); // every lane has read the last part
             st_stage(in + ((long)first + (long)begin * step), step, count, stage, t, ST_WG);
             barrier(CLK_LOCAL_MEM_FENCE);
-            // The run is read from a rotation of t on, so that a warp's reads of runs
-            // ST_KEPT_RUN elements apart fall in different banks; bit r of `kept` says
-            // the run's element r is kept.
+            // Bit r of `kept`: the run's element r is kept.
             uint kept = 0;
 #pragma unroll
             for (uint k = 0; k < ST_KEPT_RUN; k++) {
-                uint r = (k + t) % ST_KEPT_RUN;
+                uint r = ST_KEPT_SLOT(k, t);
                 uint e = t * ST_KEPT_RUN + r;
                 if (e < count && !isnan(st_stage_load(stage, e))) kept |= 1u << r;
             }
@@ -558,10 +568,10 @@ void stat_kept(__global const in_t* in, __global double* out, ulong tasks) {
                 // push the staged rows as stat_tiles' do (the same pushes, without the
                 // position arithmetic): data without NaN, the common case, costs one
                 // count more than var.
-                if (count == ST_STAGE_ROWS * ST_LANES) {
-                    st_push_staged_rows(lane, stage, row0, count, t, true);
+                if (count == ST_KEPT_ROWS * ST_LANES) {
+                    st_push_staged_rows(lane, stage, ST_KEPT_ROWS, row0, count, t, true);
                 } else {
-                    st_push_staged_rows(lane, stage, row0, count, t, false);
+                    st_push_staged_rows(lane, stage, ST_KEPT_ROWS, row0, count, t, false);
                 }
             } else {
                 if (total != count) {
@@ -570,13 +580,13 @@ void stat_kept(__global const in_t* in, __global double* out, ulong tasks) {
                     in_t held[ST_KEPT_RUN];
 #pragma unroll
                     for (uint k = 0; k < ST_KEPT_RUN; k++) {
-                        uint r = (k + t) % ST_KEPT_RUN;
+                        uint r = ST_KEPT_SLOT(k, t);
                         held[k] = (kept >> r) & 1u ? stage[t * ST_KEPT_RUN + r] : (in_t)0;
                     }
                     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
                     for (uint k = 0; k < ST_KEPT_RUN; k++) {
-                        uint r = (k + t) % ST_KEPT_RUN;
+                        uint r = ST_KEPT_SLOT(k, t);
                         if ((kept >> r) & 1u)
                             stage[at + popcount(kept & ((1u << r) - 1u))] = held[k];
                     }

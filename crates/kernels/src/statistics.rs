@@ -78,6 +78,17 @@ const KEPT_ROWS_MIN_GROUPS: usize = 5;
 /// [`KEPT_ROWS_MIN_GROUPS`]' counterpart for tiles that are not rows.
 const KEPT_MIN_GROUPS: usize = 4;
 
+/// The longest tile `stat_kept` stages one row of at a time ([`KEPT_SHORT_MIN_GROUPS`]).
+const KEPT_SHORT_MAX: usize = 1024;
+
+/// The bound for `stat_kept` where no tile is longer than [`KEPT_SHORT_MAX`]: its stage
+/// is one row (4 KiB of f32), so shared memory no longer limits it to five work-groups
+/// an SM, and a work-group's few elements leave most of its time to latency. nanmean of
+/// f32 on an H200 in a CUDA graph (results/h200-nanmean-staged, `short/`), with 6 and 8
+/// work-groups: 65536 rows of 1024 918 and 735 GB/s (403 staging eight rows), with 10%
+/// NaN 561 and 457 (234); 2^18 rows of 300 224 and 240 (101).
+const KEPT_SHORT_MIN_GROUPS: usize = 6;
+
 /// The same bound for `stat_warp_rows` of the moments (var, std): 68 registers without
 /// it, 48 with it; var along 65536 rows of 1024 on an H200 read 1244–1258 GB/s without
 /// and 1432–1444 with it, while log-sum-exp (its f64 `exp` needs the registers) read 5%
@@ -138,9 +149,13 @@ pub struct Program {
 /// Which kernel runs a plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kernel {
-    /// NaN-skipping moments: each tile compacted first, a work-group per tile; the flag
-    /// says every tile is a run of neighbouring elements (rows).
-    Kept(bool),
+    /// NaN-skipping moments: each tile compacted first, a work-group per tile.
+    Kept {
+        /// Every tile is a run of neighbouring elements (rows).
+        rows: bool,
+        /// No tile is longer than a row of the tile (1024): one row is staged.
+        short: bool,
+    },
     /// Tiles of at most this many lanes (a power of two), several per work-group.
     Short(usize),
     /// Tiles of at most this many lanes (a power of two, at most
@@ -172,7 +187,10 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
     if kind == StateKind::NanMoments {
         return match plan.short_width() {
             Some(width) => Kernel::Short(width),
-            None => Kernel::Kept(contiguous_tiles(plan)),
+            None => Kernel::Kept {
+                rows: contiguous_tiles(plan),
+                short: plan.longest().is_some_and(|l| l <= KEPT_SHORT_MAX),
+            },
         };
     }
     match (plan.short_width(), columns) {
@@ -196,13 +214,18 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
     let source = source(kind, dtype, target);
     let tiles = plan.tiles();
     match kernel(kind, dtype, plan) {
-        Kernel::Kept(rows) => Program {
+        Kernel::Kept { rows, short } => Program {
             source: format!(
-                "#define ST_MIN_GROUPS {}\n{source}",
-                if rows {
-                    KEPT_ROWS_MIN_GROUPS
+                "#define ST_MIN_GROUPS {}\n{}{source}",
+                match (short, rows) {
+                    (true, _) => KEPT_SHORT_MIN_GROUPS,
+                    (false, true) => KEPT_ROWS_MIN_GROUPS,
+                    (false, false) => KEPT_MIN_GROUPS,
+                },
+                if short {
+                    "#define ST_KEPT_ROWS 1\n#define ST_KEPT_PARTS 1\n"
                 } else {
-                    KEPT_MIN_GROUPS
+                    ""
                 }
             ),
             entry: KEPT_ENTRY_POINT,
@@ -264,7 +287,7 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
     };
     let program = if let Some(plan) = plan {
         match kernel(kind, dtype, &plan) {
-            Kernel::Kept(_) => "stat_kept: one work-group per canonical tile, staged in local \
+            Kernel::Kept { .. } => "stat_kept: one work-group per canonical tile, staged in local \
                 memory, where its values that are not NaN are compacted in order"
                 .to_string(),
             Kernel::Short(width) => format!(

@@ -317,8 +317,8 @@ fn log_sum_exp_of_infinities_and_nan_is_the_cpus() {
 
 /// nanmean compacts each tile's values that are not NaN in order: outputs of only NaN,
 /// of half NaN at random, of NaN clustered in a tile's first half or in its second staged
-/// part, of one kept value, and of none, in rows (whole and partial tiles) and columns,
-/// must give the CPU's bits.
+/// part, of one kept value, and of none, in rows (whole and partial tiles, and tiles of
+/// at most a row) and columns, must give the CPU's bits.
 #[test]
 fn nanmean_of_sparse_and_clustered_values_is_the_cpus() {
     let Some(device) = common::opencl_or_skip("nanmean of NaN-dense data on OpenCL") else {
@@ -330,6 +330,9 @@ fn nanmean_of_sparse_and_clustered_values_is_the_cpus() {
         ([6, 20_000], 1),
         ([6, 5000], 1),
         ([9000, 6], 0),
+        // Tiles of at most a row: one row staged at a time.
+        ([6, 1000], 1),
+        ([700, 6], 0),
     ] {
         let n = dims[0] * dims[1];
         let base = awkward(DType::F64, n, 7, false, 30.0);
