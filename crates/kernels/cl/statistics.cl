@@ -403,9 +403,10 @@ inline void st_push_staged_rows(st_t* lane, ST_LOCAL const in_t* stage, uint row
 
 // The tile's lanes over its `len` values (value e at `first + e·step`), staged in local
 // memory ST_STAGE_ROWS rows at a time, each lane pushing its rows in increasing index;
-// then folded by halving, and work-item 0 writes the state. The same pushes and merges in
-// the same order as st_tile, so the same bits. `full` (a literal; the moments of a whole
-// tile of 8192) tests no element and merges with known counts (st_merge_equal).
+// then folded by halving, and work-item 0 writes the state: the canonical tile's pushes
+// and merges in their order (docs/canonical-order.md), so the host's bits. `full` (a
+// literal; the moments of a whole tile of 8192) tests no element and merges with known
+// counts (st_merge_equal).
 inline void st_tile_staged(__global const in_t* in, __global double* out, ulong task,
                            ulong first, ulong len, long step, ST_LOCAL in_t* stage,
                            ST_LOCAL st_t* level, bool full) {
@@ -519,10 +520,9 @@ inline uint st_scan_counts(uint mine, ST_LOCAL uint* sums, uint* total) {
 // work-item t counts the kept values of its run of ST_KEPT_RUN neighbouring staged
 // elements, a scan of the counts places each run, and the kept values are written back
 // into the stage in order. Each lane then pushes the part's kept values of its residue in
-// increasing position. (The kernel
-// this replaces read each work-item's run straight from global memory, twice, with
-// neighbouring work-items 32 elements apart, and the lanes read it a third time: on the
-// H200 nanmean of long rows read 72–355 GB/s.)
+// increasing position. (The kernel this replaces read each work-item's run straight from
+// global memory, twice, with neighbouring work-items 32 elements apart, and the lanes read
+// it a third time: on the H200 nanmean of long rows read 72–355 GB/s.)
 #if defined(ST_MIN_GROUPS) && !defined(__OPENCL_VERSION__)
 __kernel __attribute__((launch_bounds(ST_WG, ST_MIN_GROUPS)))
 #else
