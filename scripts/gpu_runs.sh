@@ -31,7 +31,13 @@ speed() {
   local r
   r=$("$bin" run --device cuda:0 --json --repeat 20 --graph-calls 50 "$@" 2>&1)
   echo "$name $* $r" >> "$out/speed.jsonl.txt"
-  python3 "$(dirname "${BASH_SOURCE[0]}")/run_speed_line.py" "$name" "$*" "$r" |
+  # This file's folder; `scripts` from the repository root where the function runs
+  # without it (copied into `bash -c "$(declare -f speed)"`, where its source is
+  # "environment").
+  local here
+  here=$(dirname "${BASH_SOURCE[0]}")
+  [ -f "$here/run_speed_line.py" ] || here=scripts
+  python3 "$here/run_speed_line.py" "$name" "$*" "$r" |
     tee -a "$out/summary.txt"
 }
 
