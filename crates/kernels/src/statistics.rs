@@ -287,9 +287,15 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
     };
     let program = if let Some(plan) = plan {
         match kernel(kind, dtype, &plan) {
-            Kernel::Kept { .. } => "stat_kept: one work-group per canonical tile, staged in local \
-                memory, where its values that are not NaN are compacted in order"
-                .to_string(),
+            Kernel::Kept { short, .. } => format!(
+                "stat_kept: one work-group per canonical tile, staged in local memory{}, \
+                 where its values that are not NaN are compacted in order",
+                if short {
+                    " one row at a time (no tile is longer)"
+                } else {
+                    ""
+                }
+            ),
             Kernel::Short(width) => format!(
                 "stat_short: tiles of at most {width} elements, {} per work-group, one element per lane{}",
                 WORK_GROUP / width,
