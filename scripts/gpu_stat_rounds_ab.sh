@@ -4,7 +4,8 @@
 # tools/axis_compare.py (OLD and NEW alternating, ROUNDS times), compute-sanitizer on
 # SANITIZE_RUNS ("stat dtype shape axis", NEW), and ncu's summary of NCU_STAT (var) over
 # NCU_SHAPE along NCU_AXIS in NCU_KERNEL (OLD and NEW; NCU_KERNEL=none skips it). The
-# defaults are the columns kernel's. GRAPH=N also times each row in a CUDA graph of N calls.
+# defaults are the columns kernel's. GRAPH=N also times each row in a CUDA graph of N calls;
+# ADD (ROWSxCOLS:AXIS, comma-separated) adds shapes to the comparison.
 # Few files, so that all of them come back from a remote machine.
 # Usage: scripts/gpu_stat_rounds_ab.sh OLD_BINARY NEW_BINARY OUT_DIR [ROUNDS]
 set -uo pipefail
@@ -26,7 +27,7 @@ for round in $(seq "$rounds"); do
     bin=$old; [ "$which" = new ] && bin=$new
     echo "== round $round, $which"
     python3 tools/axis_compare.py "$bin" --ops "${OPS:-var,std,logsumexp}" \
-      --shapes "${COMPARE_SHAPES:-1,5}" ${GRAPH:+--graph "$GRAPH"} --json "$out/compare-$which-$round.jsonl" 2>&1 | grep -E "^\| [0-9]"
+      --shapes "${COMPARE_SHAPES:-1,5}" ${ADD:+--add "$ADD"} ${GRAPH:+--graph "$GRAPH"} --json "$out/compare-$which-$round.jsonl" 2>&1 | grep -E "^\| [0-9]"
   done
 done | tee "$out/compare.md"
 echo "== sanitizers (new)"

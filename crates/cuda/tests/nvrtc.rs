@@ -656,20 +656,30 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                     "{kind:?} {dtype} {entry}"
                 );
             }
-            // nanmean's tiles of at most a row take stat_kept with a one-row stage: the
-            // program the library builds for rows of 700.
+            // nanmean's tiles of at most a row: rows of elements of at most 4 bytes take
+            // stat_warp_rows (compacted in each warp's staged row), other rows and
+            // columns stat_kept with a one-row stage. The programs the library builds for
+            // rows and columns of 700.
             if kind == StateKind::NanMoments {
-                let axes =
-                    AxisPlan::new(Layout::c_order(&[3, 700]), Some(&[1]), false).expect("plan");
-                let plan = TilePlan::in_place(Selection::Axes(&axes)).expect("tiles");
-                let short = program(kind, dtype, Target::Cuda, &plan);
-                assert!(short.source.contains("ST_KEPT_ROWS 1"), "{dtype}");
-                let ptx = compile::compile(&short.source, "statistics.cl", "sm_90")
-                    .unwrap_or_else(|f| panic!("{kind:?} {dtype} one row:\n{}", f.log));
-                assert!(
-                    String::from_utf8_lossy(&ptx).contains(&format!(".entry {}", short.entry)),
-                    "{dtype} one row"
-                );
+                for (dims, axis) in [([3usize, 700usize], 1isize), ([700, 3], 0)] {
+                    let axes =
+                        AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
+                    let plan = TilePlan::in_place(Selection::Axes(&axes)).expect("tiles");
+                    let short = program(kind, dtype, Target::Cuda, &plan);
+                    let warp = axis == 1 && dtype.size_bytes() <= 4;
+                    if warp {
+                        assert_eq!(short.entry, WARP_ROWS_ENTRY_POINT, "{dtype} {dims:?}");
+                    } else {
+                        assert_eq!(short.entry, KEPT_ENTRY_POINT, "{dtype} {dims:?}");
+                        assert!(short.source.contains("ST_KEPT_ROWS 1"), "{dtype} {dims:?}");
+                    }
+                    let ptx = compile::compile(&short.source, "statistics.cl", "sm_90")
+                        .unwrap_or_else(|f| panic!("{kind:?} {dtype} {dims:?}:\n{}", f.log));
+                    assert!(
+                        String::from_utf8_lossy(&ptx).contains(&format!(".entry {}", short.entry)),
+                        "{dtype} {dims:?}"
+                    );
+                }
             }
             // stat_tiles stages its rows with asynchronous copies where elements have
             // 4 bytes or more (16 bytes per copy for contiguous rows).

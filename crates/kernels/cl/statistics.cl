@@ -514,6 +514,21 @@ inline uint st_scan_counts(uint mine, ST_LOCAL uint* sums, uint* total) {
 #define ST_KEPT_RUN (ST_KEPT_ROWS * ST_LANES / ST_WG)
 #define ST_KEPT_SLOT(k, t) (((k) + (t) * ST_KEPT_RUN / 32) % ST_KEPT_RUN)
 
+// The task of stat_kept's work-group. Over columns (the word after the task table: tiles
+// per output, 0 otherwise) the work-groups take the outputs' tiles index by index, so
+// that the work-groups on the device at once read the same rows of neighbouring
+// columns and share their memory sectors: taken output by output, 32 columns of 2^22
+// f32 rows fetched 8 times the bytes they used (a 32-byte sector per 4-byte element).
+inline ulong st_kept_task(__global const double* out, ulong tasks) {
+    ulong group = get_group_id(0);
+    ulong per_output = ((__global const ulong*)(out + 3 * tasks))[3 * tasks];
+    if (per_output < 2) {
+        return group;
+    }
+    ulong outputs = tasks / per_output;
+    return (group % outputs) * per_output + group / outputs;
+}
+
 // nanmean: the tile's values that are not NaN, compacted in order, are its lanes'
 // sequence (kept value p goes to lane p mod 1024, row p / 1024). The tile is staged
 // ST_KEPT_ROWS rows at a time as stat_tiles stages it (coalesced, asynchronous on CUDA);
@@ -532,7 +547,7 @@ void stat_kept(__global const in_t* in, __global double* out, ulong tasks) {
     __local st_t level[ST_WG];
     __local uint sums[ST_WG];
     __local in_t stage[ST_KEPT_ROWS * ST_LANES] __attribute__((aligned(16)));
-    ulong task = get_group_id(0);
+    ulong task = st_kept_task(out, tasks);
     uint t = get_local_id(0);
     __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * task;
     ulong first = table[0];
@@ -694,6 +709,16 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
 #define ST_WARP 32
 #define ST_WARP_LEVELS 5
 #define ST_CHUNK 8
+// Whether each warp's row is staged in local memory first: elements of 4 bytes (copied
+// asynchronously on CUDA), and every nanmean row, which is compacted there.
+#if STAT_KIND == 4
+#if ST_IN_BYTES > 4
+#error "nanmean's warp rows stage a row of elements of at most 4 bytes (8 KiB rows would not fit)"
+#endif
+#define ST_WARP_STAGED 1
+#else
+#define ST_WARP_STAGED (ST_STAGE_ROWS == 8 && ST_WIDE)
+#endif
 
 // Leaf `leaf` of the bit-reversed order is lane slot rev5(leaf).
 inline uint st_rev5(uint leaf) {
@@ -717,7 +742,7 @@ inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long
 #pragma unroll
         for (uint u = 0; u < ST_CHUNK; u++) {
             ulong e = (ulong)t + ST_WARP * (ulong)st_rev5(base + u);
-#if ST_STAGE_ROWS == 8 && ST_WIDE
+#if ST_WARP_STAGED
             x[u] = full || e < len ? st_stage_load(row, (uint)e) : 0.0;
 #else
             x[u] = full || e < len ? stat_load(in, (ulong)((long)first + (long)e * step)) : 0.0;
@@ -743,6 +768,52 @@ inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long
     return stack[0];
 }
 
+#if STAT_KIND == 4
+// nanmean: moves the values of a warp's staged row of `len` elements that are not NaN to
+// its front, in order, and returns how many there are. That is the row's canonical
+// sequence, kept value p being lane p's only element. Work-item t counts its run of 32
+// neighbouring elements (read from the rotation t + k on, so that the warp's 32 reads
+// fall in 32 banks), a scan over the warp places the runs, and each run, held in
+// registers until every work-item has read its own, is written back. Every work-item of
+// the work-group calls it: it meets the others at its barriers.
+inline uint st_warp_compact(ST_LOCAL in_t* row, uint len, uint t, ST_LOCAL uint* sums) {
+    uint kept = 0;
+    in_t held[ST_WARP];
+#pragma unroll
+    for (uint k = 0; k < ST_WARP; k++) {
+        uint r = (k + t) % ST_WARP;
+        uint e = t * ST_WARP + r;
+        bool live = e < len;
+        held[k] = live ? row[e] : (in_t)0;
+        if (live && !isnan(st_stage_load(row, e))) kept |= 1u << r;
+    }
+    uint mine = popcount(kept);
+#ifdef HAVE_SUBGROUP_SCAN
+    (void)sums;
+    uint at = sub_group_scan_inclusive_add(mine) - mine;
+    uint total = sub_group_reduce_add(mine);
+    barrier(CLK_LOCAL_MEM_FENCE); // every run is read before any is written back
+#else
+    uint lid = get_local_id(0);
+    sums[lid] = mine;
+    st_scan_in_place(sums, lid, t, ST_WARP); // its first barrier: every run is read
+    uint at = sums[lid] - mine;
+    uint total = sums[lid | (ST_WARP - 1)];
+#endif
+    if (total != len) { // the same across the warp; nothing to move where all are kept
+#pragma unroll
+        for (uint k = 0; k < ST_WARP; k++) {
+            uint r = (k + t) % ST_WARP;
+            if ((kept >> r) & 1u) {
+                row[at + popcount(kept & ((1u << r) - 1u))] = held[k];
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return total;
+}
+#endif
+
 #if defined(ST_MIN_GROUPS) && !defined(__OPENCL_VERSION__)
 __kernel __attribute__((launch_bounds(ST_WG, ST_MIN_GROUPS)))
 #else
@@ -752,8 +823,13 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
 #ifndef HAVE_SUBGROUP_SHUFFLE
     __local st_t level[ST_WG];
 #endif
-#if ST_STAGE_ROWS == 8 && ST_WIDE
+#if ST_WARP_STAGED
     __local in_t stage[ST_WG / ST_WARP][ST_LANES] __attribute__((aligned(16)));
+#endif
+#if STAT_KIND == 4 && !defined(HAVE_SUBGROUP_SCAN)
+    __local uint sums[ST_WG];
+#elif STAT_KIND == 4
+    ST_LOCAL uint* sums = 0;
 #endif
     uint lid = get_local_id(0);
     uint t = lid % ST_WARP;
@@ -763,21 +839,26 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     ulong first = live ? table[0] : 0;
     ulong len = live ? table[1] : 0;
     long step = live ? (long)table[2] : 0;
-#if ST_STAGE_ROWS == 8 && ST_WIDE
+#if ST_WARP_STAGED
     // Elements of 4 bytes: each warp's row (≤ 4 KiB) is staged in local memory at once
     // (st_stage), 32 KiB per work-group, before the pushes read it. (2-byte elements,
-    // copied without cp.async, read 5% less staged on an H100: results/h100-stat-staged.)
+    // copied without cp.async, read 5% less staged on an H100: results/h100-stat-staged;
+    // nanmean stages them too, to compact them.)
     ST_LOCAL in_t* row = stage[lid / ST_WARP];
     st_stage(in + (long)first, step, (uint)len, row, t, ST_WARP);
     barrier(CLK_LOCAL_MEM_FENCE);
 #else
     ST_LOCAL in_t* row = 0;
 #endif
+#if STAT_KIND == 4
+    // From here the row is its values that are not NaN.
+    len = st_warp_compact(row, (uint)len, t, sums);
+#endif
     // The moments' counts depend only on the length: a whole row of 1024 takes the copy
     // with constant counts (the same pushes and merges, so the same bits), which cuts the
     // f64 work the kernel is bound by; with shuffles, the warp's fold then leaves the
     // counts (32 in every work-item) out of them. `full` is the same across a warp.
-    bool full = STAT_KIND == 0 && len == ST_LANES;
+    bool full = (STAT_KIND == 0 || STAT_KIND == 4) && len == ST_LANES;
 #ifdef HAVE_SUBGROUP_SHUFFLE
     st_t s = full ? st_warp_fold(st_warp_leaves(in, first, len, step, row, t, true), 32.0)
                   : st_warp_fold(st_warp_leaves(in, first, len, step, row, t, false), 0.0);

@@ -12,7 +12,9 @@
 //! (`stat_warp_rows`); neighbouring strided outputs (columns) run 16 or 32 side by side
 //! so that loads are coalesced (`stat_columns`); nanmean compacts each tile's values that
 //! are not NaN first, as the host does: within the lanes of `stat_short` for tiles of at
-//! most 256 elements, with a work-group per tile (`stat_kept`) for longer ones. The tiles are listed in a task table
+//! most 256 elements, in a warp's staged row (`stat_warp_rows`) for other rows of at most
+//! 1024 elements of at most 4 bytes, with a work-group per tile (`stat_kept`) for the
+//! rest. The tiles are listed in a task table
 //! (first element, length, signed step), so rows, columns, strided views and CSR segments
 //! all run through the same kernel; outputs whose elements do not step evenly are
 //! gathered into rows on the host first. On CUDA, `stat_tiles` and the moments'
@@ -67,7 +69,8 @@ const COLUMNS_FEW_GROUPS: usize = 512;
 /// compiler's own 80 registers, 1686 with this bound (results/h200-stat-occupancy).
 const TILES_MIN_GROUPS: usize = 5;
 
-/// The same bound for `stat_kept` (nanmean of tiles longer than 256 elements) over
+/// The same bound for `stat_kept` (nanmean of tiles longer than 256 elements, but for
+/// the rows `stat_warp_rows` takes) over
 /// rows, and over other tiles (columns). On an H200 the compiler's own choice, 101
 /// registers, left two work-groups on an SM; nanmean of f32 without NaN in a CUDA graph
 /// (results/h200-nanmean-staged, `bounds/`) read, with 4 and 5 work-groups:
@@ -88,6 +91,12 @@ const KEPT_SHORT_MAX: usize = 1024;
 /// work-groups: 65536 rows of 1024 918 and 735 GB/s (403 staging eight rows), with 10%
 /// NaN 561 and 457 (234); 2^18 rows of 300 224 and 240 (101).
 const KEPT_SHORT_MIN_GROUPS: usize = 6;
+
+/// The same bound for `stat_warp_rows` of nanmean, which compacts each warp's staged row
+/// first: on an H200, f32 with 10% NaN in a CUDA graph (results/h200-nanmean-warp), rows
+/// of 1024 read 842 GB/s with the compiler's own registers and 909 with this bound, rows
+/// of 300 292 and 321 (561 and 198 with a work-group per row before).
+const WARP_KEPT_MIN_GROUPS: usize = 4;
 
 /// The same bound for `stat_warp_rows` of the moments (var, std): 68 registers without
 /// it, 48 with it; var along 65536 rows of 1024 on an H200 read 1244–1258 GB/s without
@@ -183,11 +192,16 @@ enum Kernel {
 fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
     let columns = plan.columns();
     // nanmean compacts each tile's values that are not NaN: the short kernel does it
-    // within its lanes, other tiles take a work-group each.
+    // within its lanes (tiles of at most 256), a warp in its staged row (other tiles of
+    // at most 1024 elements of at most 4 bytes that are not columns), a work-group in its
+    // stage (the rest). A warp per row of 100 or 40 read 0.6× and 0.3× as fast as the
+    // short kernel (results/h200-nanmean-warp).
     if kind == StateKind::NanMoments {
-        return match plan.short_width() {
-            Some(width) => Kernel::Short(width),
-            None => Kernel::Kept {
+        let one_row = plan.longest().is_some_and(|l| l <= WARP_ROWS_MAX);
+        return match (plan.short_width(), columns) {
+            (Some(width), _) => Kernel::Short(width),
+            (None, None) if one_row && dtype.size_bytes() <= 4 => Kernel::WarpRows,
+            _ => Kernel::Kept {
                 rows: contiguous_tiles(plan),
                 short: plan.longest().is_some_and(|l| l <= KEPT_SHORT_MAX),
             },
@@ -254,6 +268,9 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
         },
         Kernel::WarpRows => Program {
             source: match kind {
+                StateKind::NanMoments => format!(
+                    "#define ST_WARP_ROWS 1\n#define ST_MIN_GROUPS {WARP_KEPT_MIN_GROUPS}\n{source}"
+                ),
                 StateKind::Moments => format!(
                     "#define ST_WARP_ROWS 1\n#define ST_MIN_GROUPS {WARP_ROWS_MIN_GROUPS}\n{source}"
                 ),
@@ -320,10 +337,16 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
                  each folded by a binary counter in bit-reversed order",
                 WORK_GROUP / classes
             ),
-            Kernel::WarpRows => "stat_warp_rows: a warp per tile of at most 1024 elements, \
-                32 lanes per work-item folded by a binary counter in bit-reversed order as \
-                they load, then across the warp"
-                .to_string(),
+            Kernel::WarpRows => format!(
+                "stat_warp_rows: a warp per tile of at most 1024 elements{}, 32 lanes per \
+                 work-item folded by a binary counter in bit-reversed order as they load, \
+                 then across the warp",
+                if kind == StateKind::NanMoments {
+                    ", its values that are not NaN compacted in order in its staged row"
+                } else {
+                    ""
+                }
+            ),
             Kernel::Tiles => {
                 "stat_tiles: one work-group per canonical tile, 4 lanes per work-item".to_string()
             }
@@ -674,11 +697,12 @@ mod tests {
         // Rows of 32 8-byte elements would stage 66 KiB: they load their own.
         let p = program(StateKind::ExpSum, DType::F64, Target::Cuda, &plan);
         assert!(p.source.contains("#define ST_THREAD_STAGED 0\n"));
-        // nanmean compacts short tiles in the short kernel's lanes, longer ones a
+        // nanmean compacts short tiles in the short kernel's lanes, rows of at most
+        // 1024 4-byte elements in a warp each (8 per work-group), 8-byte ones a
         // work-group per tile.
         let p = program(StateKind::NanMoments, DType::F32, Target::OpenCl, &plan);
         assert_eq!((p.entry, p.groups), (SHORT_ENTRY_POINT, 250));
-        let long_rows = AxisPlan::new(Layout::c_order(&[6, 300]), Some(&[1]), false).expect("plan");
+        let long_rows = AxisPlan::new(Layout::c_order(&[9, 300]), Some(&[1]), false).expect("plan");
         let plan_long = TilePlan::new(view, Selection::Axes(&long_rows)).expect("plan");
         let p = program(
             StateKind::NanMoments,
@@ -686,7 +710,15 @@ mod tests {
             Target::OpenCl,
             &plan_long,
         );
-        assert_eq!((p.entry, p.groups), (KEPT_ENTRY_POINT, 6));
+        assert_eq!((p.entry, p.groups), (WARP_ROWS_ENTRY_POINT, 2));
+        assert!(p.source.contains("#define ST_MIN_GROUPS 4\n"));
+        let p = program(
+            StateKind::NanMoments,
+            DType::F64,
+            Target::OpenCl,
+            &plan_long,
+        );
+        assert_eq!((p.entry, p.groups), (KEPT_ENTRY_POINT, 9));
         let words = explain(StateKind::Moments, DType::F32, Selection::Axes(&short));
         assert!(
             words.starts_with("stat_thread_tiles: a work-item per tile of at most 32 elements")
