@@ -2,7 +2,8 @@
 # nanmean of tiles of at most a row on one CUDA GPU, before (OLD) and after (NEW) a
 # change, and a third build (THIRD, optional) timed beside them: (1) NEW's .npy output
 # against the CPU's, byte for byte, over numpy-made f32 and f16 inputs with 10% and 60%
-# NaN, along rows (stat_warp_rows, stat_short) and columns (stat_kept, stat_short);
+# NaN, along rows (stat_warp_rows, stat_short, stat_thread_tiles) and columns (stat_kept,
+# stat_short);
 # (2) compute-sanitizer memcheck, racecheck and synccheck of NEW on NaN inputs; (3) the
 # three binaries in turn, twice, on f32 inputs with 10% NaN (`speed` lines: 20 calls and
 # a CUDA graph of 50).
@@ -15,7 +16,7 @@ source "$(dirname "$0")/gpu_runs.sh"
 make() { # FILE DIMS DTYPE NAN_SHARE
   python3 -c "import numpy as np; r=np.random.default_rng(5); a=r.standard_normal(($(tr x , <<<"$2"))).astype(np.$3); a[r.random(a.shape)<$4]=np.nan; np.save('$1', a)"
 }
-for spec in 1000x300:1 3000x1024:1 2000x77:1 500x1000:1 777x33:1 9000x6:0 100000x32:0 700x40:0 20000x200:0; do
+for spec in 1000x300:1 3000x1024:1 2000x77:1 500x1000:1 777x33:1 5000x32:1 3000x7:1 999x1:1 9000x6:0 100000x32:0 700x40:0 20000x200:0; do
   dims=${spec%%:*} axis=${spec##*:}
   for dtype in float32 float16; do
     for share in 0.1 0.6; do
@@ -33,7 +34,7 @@ for spec in 1000x300:1 3000x1024:1 2000x77:1 500x1000:1 777x33:1 9000x6:0 100000
   done
 done
 for tool in memcheck racecheck synccheck; do
-  for spec in 1000x300-float32-0.6:1 777x33-float16-0.1:1 9000x6-float32-0.6:0; do
+  for spec in 1000x300-float32-0.6:1 777x33-float16-0.1:1 5000x32-float32-0.6:1 9000x6-float32-0.6:0; do
     r=$(compute-sanitizer --tool "$tool" "$new" run --device cuda:0 --stat nanmean \
       --input "$out/npy/in-${spec%%:*}.npy" --axis "${spec##*:}" 2>&1)
     echo "$tool nanmean $spec: $(grep -o 'ERROR SUMMARY: [0-9]* errors\|RACECHECK SUMMARY: [0-9]* hazards[a-z ]*' <<<"$r" | head -1)" |
@@ -42,14 +43,14 @@ for tool in memcheck racecheck synccheck; do
 done
 rm -rf "$out/npy"
 mkdir -p "$out/speed"
-for spec in 65536x1024:1 262144x300:1 262144x100:1 262144x40:1 4194304x32:0 8192x8192:0; do
+for spec in 65536x1024:1 262144x300:1 262144x100:1 262144x40:1 1048576x32:1 4194304x32:0 8192x8192:0; do
   make "$out/speed/in-$spec.npy" "${spec%%:*}" float32 0.1
 done
 for pass in 1 2; do
   for which in old new third; do
     bin=${!which}
     [ -n "$bin" ] || continue
-    for spec in 65536x1024:1 262144x300:1 262144x100:1 262144x40:1 4194304x32:0 8192x8192:0; do
+    for spec in 65536x1024:1 262144x300:1 262144x100:1 262144x40:1 1048576x32:1 4194304x32:0 8192x8192:0; do
       speed "$which-$pass" "$bin" --stat nanmean --input "$out/speed/in-$spec.npy" --axis "${spec##*:}"
     done
   done

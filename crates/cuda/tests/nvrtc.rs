@@ -626,9 +626,17 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
             );
             let entries: &[&str] = match kind {
                 StateKind::NanMoments => {
-                    // Short tiles compact their values that are not NaN in the lanes.
-                    text = format!("#define ST_WIDTH 32\n{text}");
-                    &[ENTRY_POINT, KEPT_ENTRY_POINT, SHORT_ENTRY_POINT]
+                    // Short tiles compact their values that are not NaN in the lanes, or
+                    // in each work-item's staged row.
+                    text = format!(
+                        "#define ST_WIDTH 32\n#define ST_THREAD_WIDTH 16\n#define ST_THREAD_STAGED 1\n{text}"
+                    );
+                    &[
+                        ENTRY_POINT,
+                        KEPT_ENTRY_POINT,
+                        SHORT_ENTRY_POINT,
+                        THREAD_TILES_ENTRY_POINT,
+                    ]
                 }
                 _ => {
                     // The short, column, warp-row and thread-tile kernels too (the

@@ -10,6 +10,9 @@
 // and log-sum-exp's merges each take an exponential (on the H200 its rows of 32 read 187
 // GB/s there against 1130 along rows of 8192).
 //
+// nanmean (STAT_KIND 4) runs here only staged: each work-item first moves its tile's
+// values that are not NaN to the front of its own staged row.
+//
 // ST_THREAD_STAGED (set by the host where every tile is a run of neighbouring elements,
 // and the stage fits): the work-group's 256 tiles are first copied lane by lane into
 // local memory, so that neighbouring work-items copy neighbouring elements; each
@@ -112,7 +115,23 @@ void stat_thread_tiles(__global const in_t* in, __global double* out, ulong task
     uint len = (uint)table[3 * task + 1];
 #if ST_THREAD_STAGED
     const double* x = 0;
+#if STAT_KIND == 4
+    // nanmean: the tile's values that are not NaN, moved to the front of its own staged
+    // row in order, are its sequence (kept value p is lane p's only element). No other
+    // work-item reads or writes the row after the barrier above.
+    uint kept = 0;
+    for (uint e = 0; e < len; e++) {
+        in_t v = stage[row + e];
+        if (!isnan(st_stage_load(stage, row + e))) {
+            stage[row + kept++] = v;
+        }
+    }
+    len = kept;
+#endif
 #else
+#if STAT_KIND == 4
+#error "nanmean's thread tiles compact their staged rows (ST_THREAD_STAGED)"
+#endif
     ST_LOCAL const in_t* stage = 0;
     uint row = 0;
     ulong first = table[3 * task];

@@ -185,20 +185,26 @@ enum Kernel {
 }
 
 /// The kernel for `kind` over `plan`: tiles of at most [`THREAD_TILES_MAX`] lanes take a
-/// work-item each (but nanmean's, which compact their values in the short kernel's
-/// lanes), other columns of at most [`SHORT_MAX`] the short kernel, other columns the columns
-/// kernel, other tiles of at most [`WARP_ROWS_MAX`] elements a warp each, the rest a
-/// work-group each.
+/// work-item each (nanmean's only where they are staged; elsewhere they compact their
+/// values in the short kernel's lanes), other columns of at most [`SHORT_MAX`] the short
+/// kernel, other columns the columns kernel, other tiles of at most [`WARP_ROWS_MAX`]
+/// elements a warp each, the rest a work-group each.
 fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
     let columns = plan.columns();
-    // nanmean compacts each tile's values that are not NaN: the short kernel does it
-    // within its lanes (tiles of at most 256), a warp in its staged row (other tiles of
-    // at most 1024 elements of at most 4 bytes that are not columns), a work-group in its
+    // nanmean compacts each tile's values that are not NaN: a work-item in its staged
+    // row (rows of at most 32 that stat_thread_tiles stages), the short kernel within its
+    // lanes (other tiles of at most 256), a warp in its staged row (other tiles of at
+    // most 1024 elements of at most 4 bytes that are not columns), a work-group in its
     // stage (the rest). A warp per row of 100 or 40 read 0.6× and 0.3× as fast as the
     // short kernel (results/h200-nanmean-warp).
     if kind == StateKind::NanMoments {
         let one_row = plan.longest().is_some_and(|l| l <= WARP_ROWS_MAX);
         return match (plan.short_width(), columns) {
+            (Some(width), None)
+                if width <= THREAD_TILES_MAX && thread_tiles_staged(plan, width, dtype) =>
+            {
+                Kernel::ThreadTiles(width, true)
+            }
             (Some(width), _) => Kernel::Short(width),
             (None, None) if one_row && dtype.size_bytes() <= 4 => Kernel::WarpRows,
             _ => Kernel::Kept {
@@ -324,9 +330,14 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
             ),
             Kernel::ThreadTiles(width, staged) => format!(
                 "stat_thread_tiles: a work-item per tile of at most {width} elements, its lanes \
-                 folded in registers by a binary counter in bit-reversed order{}",
+                 folded in registers by a binary counter in bit-reversed order{}{}",
                 if staged {
                     ", the work-group's tiles copied into local memory first"
+                } else {
+                    ""
+                },
+                if kind == StateKind::NanMoments {
+                    ", each tile's values that are not NaN moved to the front of its row there"
                 } else {
                     ""
                 }
@@ -697,10 +708,17 @@ mod tests {
         // Rows of 32 8-byte elements would stage 66 KiB: they load their own.
         let p = program(StateKind::ExpSum, DType::F64, Target::Cuda, &plan);
         assert!(p.source.contains("#define ST_THREAD_STAGED 0\n"));
-        // nanmean compacts short tiles in the short kernel's lanes, rows of at most
-        // 1024 4-byte elements in a warp each (8 per work-group), 8-byte ones a
+        // nanmean compacts rows of at most 32 in a work-item's staged row, rows of at
+        // most 1024 4-byte elements in a warp each (8 per work-group), 8-byte ones a
         // work-group per tile.
         let p = program(StateKind::NanMoments, DType::F32, Target::OpenCl, &plan);
+        assert_eq!(
+            (p.entry, p.groups),
+            (THREAD_TILES_ENTRY_POINT, 2000usize.div_ceil(WORK_GROUP))
+        );
+        assert!(p.source.contains("#define ST_THREAD_STAGED 1\n"));
+        // Rows of 32 8-byte elements would stage 66 KiB: the short kernel's lanes.
+        let p = program(StateKind::NanMoments, DType::F64, Target::OpenCl, &plan);
         assert_eq!((p.entry, p.groups), (SHORT_ENTRY_POINT, 250));
         let long_rows = AxisPlan::new(Layout::c_order(&[9, 300]), Some(&[1]), false).expect("plan");
         let plan_long = TilePlan::new(view, Selection::Axes(&long_rows)).expect("plan");

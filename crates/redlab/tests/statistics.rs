@@ -331,11 +331,14 @@ fn nanmean_of_sparse_and_clustered_values_is_the_cpus() {
         ([6, 5000], 1),
         ([9000, 6], 0),
         // Tiles of at most a row: a warp's staged row (f32, f16), or one row staged at a
-        // time by a work-group (f64, columns); rows of 33 take the short kernel.
+        // time by a work-group (f64, columns); rows of 33 take the short kernel, rows of
+        // at most 32 a work-item's staged row (f64 of 32: the short kernel).
         ([6, 1000], 1),
         ([6, 1024], 1),
         ([6, 300], 1),
         ([6, 33], 1),
+        ([6, 32], 1),
+        ([6, 7], 1),
         ([700, 6], 0),
     ] {
         let n = dims[0] * dims[1];
