@@ -669,7 +669,7 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
             // columns stat_kept with a one-row stage. The programs the library builds for
             // rows and columns of 700.
             if kind == StateKind::NanMoments {
-                for (dims, axis) in [([3usize, 700usize], 1isize), ([700, 3], 0)] {
+                for (dims, axis) in [([3usize, 700usize], 1isize), ([3, 300], 1), ([700, 3], 0)] {
                     let axes =
                         AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
                     let plan = TilePlan::in_place(Selection::Axes(&axes)).expect("tiles");
@@ -688,6 +688,27 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                         "{dtype} {dims:?}"
                     );
                 }
+            }
+            // Rows of 100 take stat_warp_rows with segments of 4 work-items (shuffles
+            // within the segment; nanmean's take the short kernel): the program the
+            // library builds, for every kind.
+            {
+                let axes =
+                    AxisPlan::new(Layout::c_order(&[3, 100]), Some(&[1]), false).expect("plan");
+                let plan = TilePlan::in_place(Selection::Axes(&axes)).expect("tiles");
+                let rows = program(kind, dtype, Target::Cuda, &plan);
+                let expected = if kind == StateKind::NanMoments {
+                    SHORT_ENTRY_POINT
+                } else {
+                    WARP_ROWS_ENTRY_POINT
+                };
+                assert_eq!(rows.entry, expected, "{kind:?} {dtype} rows of 100");
+                let ptx = compile::compile(&rows.source, "statistics.cl", "sm_90")
+                    .unwrap_or_else(|f| panic!("{kind:?} {dtype} rows of 100:\n{}", f.log));
+                assert!(
+                    String::from_utf8_lossy(&ptx).contains(&format!(".entry {}", rows.entry)),
+                    "{kind:?} {dtype} rows of 100"
+                );
             }
             // stat_tiles stages its rows with asynchronous copies where elements have
             // 4 bytes or more (16 bytes per copy for contiguous rows).

@@ -302,27 +302,28 @@ inline void st_copies_wait_all_but_one(void) {
 }
 
 #ifdef HAVE_SUBGROUP_SHUFFLE
-// The last five steps of a fold by halving (widths 16 … 1) across a warp's 32 states,
-// by shuffles; work-item 0 of the warp ends with the result.
+// The last steps of a fold by halving (widths top … 1, top at most 16) across segments
+// of 2·top neighbouring states of a warp, by shuffles; work-item 0 of each segment ends
+// with its result (the others read across the segment's end and hold nothing useful).
 // With `each` (a literal) > 0, every work-item holds the moments of `each` elements (a
 // whole tile): the counts are then known, and stay out of the shuffles and the merges'
 // tests; 0 where the counts are not known.
-inline st_t st_warp_fold(st_t s, double each) {
+inline st_t st_warp_fold(st_t s, double each, uint top) {
     if (each > 0.0) {
         // Unrolled, so that the counts are constants at every step. (The other loop stays
         // rolled: unrolled, log-sum-exp's merges with their exp read 6-7% less.)
 #pragma unroll
-        for (uint w = 16; w >= 1; w /= 2) {
+        for (uint w = top; w >= 1; w /= 2) {
             st_t hi;
             // The moments' count is known and not read; log-sum-exp's maximum is.
             hi.a = STAT_KIND == 0 || STAT_KIND == 4 ? s.a : sub_group_shuffle_down(s.a, w);
             hi.b = sub_group_shuffle_down(s.b, w);
             hi.c = sub_group_shuffle_down(s.c, w);
-            s = st_merge_equal(s, hi, each * (double)(16u / w));
+            s = st_merge_equal(s, hi, each * (double)(top / w));
         }
         return s;
     }
-    for (uint w = 16; w >= 1; w /= 2) {
+    for (uint w = top; w >= 1; w /= 2) {
         st_t hi;
         hi.a = sub_group_shuffle_down(s.a, w);
         hi.b = sub_group_shuffle_down(s.b, w);
@@ -372,7 +373,7 @@ inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOC
     st_t s = level[t];
 #ifdef HAVE_SUBGROUP_SHUFFLE
     if (t < 32) {
-        s = full ? st_warp_fold(s, each * ST_WG / 32) : st_warp_fold(s, 0.0);
+        s = full ? st_warp_fold(s, each * ST_WG / 32, 16) : st_warp_fold(s, 0.0, 16);
     }
 #endif
     if (t == 0) {
@@ -696,16 +697,25 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
 #endif
 
 #ifdef ST_WARP_ROWS
-// Tiles of 33 to 1024 elements (one row of the tile, so one element per lane): a warp of
-// 32 work-items per tile, 8 tiles per work-group, work-item t holding lanes t + 32m
-// (m < 32). The fold by halving first joins lanes of the same t (widths 512 … 32), which
-// is the aligned pairwise tree over m in bit-reversed order: a binary counter computes it
-// as the elements load, in registers (every index below is a constant once the leaf loop
-// is unrolled). Lanes past the tile are empty and merging an empty side changes nothing,
-// so every tile length gets the canonical fold. Then widths 16 … 1 join work-items t and
-// t + w: shuffles where there are any, local memory elsewhere. stat_tiles gives such a
-// tile a whole work-group and eight barrier-separated merge levels; loads here read 32
-// neighbouring elements per warp and there is no barrier with shuffles.
+// Tiles of 33 to 1024 elements (one row of the tile, so one element per lane): a segment
+// of ST_SPAN neighbouring work-items (2 … 32, a power of two, set by the host so that
+// 32·ST_SPAN is the tile's length rounded up to a power of two) per tile, ST_WG / ST_SPAN
+// tiles per work-group, work-item t holding lanes t + ST_SPAN·m (m < 32). The lanes from
+// 32·ST_SPAN on are empty, and merging an empty side changes nothing, so the canonical
+// fold is the fold by halving over the first 32·ST_SPAN lanes. It first joins lanes of
+// the same t (widths 16·ST_SPAN … ST_SPAN), which is the aligned pairwise tree over m in
+// bit-reversed order: a binary counter computes it as the elements load, in registers
+// (every index below is a constant once the leaf loop is unrolled). Then widths
+// ST_SPAN/2 … 1 join work-items t and t + w: shuffles where there are any, local memory
+// elsewhere. stat_tiles gives such a tile a whole work-group and eight barrier-separated
+// merge levels; loads here read neighbouring elements and there is no barrier with
+// shuffles. (A whole warp per row of 40, 100 or 300 read 0.30–0.35× torch's speed for
+// var on the H200: each work-item walked 32 leaves however few held an element.)
+#ifndef ST_SPAN
+#define ST_SPAN 32
+#endif
+// The lanes a segment holds: 32 per work-item.
+#define ST_SPAN_LANES (32 * ST_SPAN)
 #define ST_WARP 32
 #define ST_WARP_LEVELS 5
 #define ST_CHUNK 8
@@ -726,10 +736,11 @@ inline uint st_rev5(uint leaf) {
            ((leaf & 16u) >> 4);
 }
 
-// Work-item t's 32 lanes t + 32m of a warp's tile of `len` elements (element e at
-// `first + e·step`, or staged at row[e]), joined in bit-reversed order by a binary counter
-// as they load. `full` (a literal at each call) says len is 1024: no lane is tested and
-// every count is a constant, so the merges' count tests and the pushes' counts fold away.
+// Work-item t's 32 lanes t + ST_SPAN·m of its segment's tile of `len` elements (element e
+// at `first + e·step`, or staged at row[e]), joined in bit-reversed order by a binary
+// counter as they load. `full` (a literal at each call) says len is 32·ST_SPAN: no lane
+// is tested and every count is a constant, so the merges' count tests and the pushes'
+// counts fold away.
 inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long step,
                            ST_LOCAL const in_t* row, uint t, bool full) {
     (void)row;
@@ -741,7 +752,7 @@ inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long
         double x[ST_CHUNK];
 #pragma unroll
         for (uint u = 0; u < ST_CHUNK; u++) {
-            ulong e = (ulong)t + ST_WARP * (ulong)st_rev5(base + u);
+            ulong e = (ulong)t + ST_SPAN * (ulong)st_rev5(base + u);
 #if ST_WARP_STAGED
             x[u] = full || e < len ? st_stage_load(row, (uint)e) : 0.0;
 #else
@@ -751,7 +762,7 @@ inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long
 #pragma unroll
         for (uint u = 0; u < ST_CHUNK; u++) {
             uint leaf = base + u;
-            st_t node = full || (ulong)t + ST_WARP * (ulong)st_rev5(leaf) < len
+            st_t node = full || (ulong)t + ST_SPAN * (ulong)st_rev5(leaf) < len
                             ? st_first(x[u])
                             : st_empty();
             // Binary counter: leaf closes one subtree per trailing one bit (older side
@@ -769,11 +780,18 @@ inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long
 }
 
 #if STAT_KIND == 4
-// nanmean: moves the values of a warp's staged row of `len` elements that are not NaN to
-// its front, in order, and returns how many there are. That is the row's canonical
+// A segment of a whole warp scans its counts by shuffles where there are any; shorter
+// segments (and OpenCL) in local memory.
+#if defined(HAVE_SUBGROUP_SCAN) && ST_SPAN == 32
+#define ST_SPAN_SCANS_BY_SHUFFLES 1
+#else
+#define ST_SPAN_SCANS_BY_SHUFFLES 0
+#endif
+// nanmean: moves the values of a segment's staged row of `len` elements that are not NaN
+// to its front, in order, and returns how many there are. That is the row's canonical
 // sequence, kept value p being lane p's only element. Work-item t counts its run of 32
-// neighbouring elements (read from the rotation t + k on, so that the warp's 32 reads
-// fall in 32 banks), a scan over the warp places the runs, and each run, held in
+// neighbouring elements (read from the rotation t + k on, so that a warp's 32 reads
+// fall in 32 banks), a scan over the segment places the runs, and each run, held in
 // registers until every work-item has read its own, is written back. Every work-item of
 // the work-group calls it: it meets the others at its barriers.
 inline uint st_warp_compact(ST_LOCAL in_t* row, uint len, uint t, ST_LOCAL uint* sums) {
@@ -788,7 +806,7 @@ inline uint st_warp_compact(ST_LOCAL in_t* row, uint len, uint t, ST_LOCAL uint*
         if (live && !isnan(st_stage_load(row, e))) kept |= 1u << r;
     }
     uint mine = popcount(kept);
-#ifdef HAVE_SUBGROUP_SCAN
+#if ST_SPAN_SCANS_BY_SHUFFLES
     (void)sums;
     uint at = sub_group_scan_inclusive_add(mine) - mine;
     uint total = sub_group_reduce_add(mine);
@@ -796,11 +814,11 @@ inline uint st_warp_compact(ST_LOCAL in_t* row, uint len, uint t, ST_LOCAL uint*
 #else
     uint lid = get_local_id(0);
     sums[lid] = mine;
-    st_scan_in_place(sums, lid, t, ST_WARP); // its first barrier: every run is read
+    st_scan_in_place(sums, lid, t, ST_SPAN); // its first barrier: every run is read
     uint at = sums[lid] - mine;
-    uint total = sums[lid | (ST_WARP - 1)];
+    uint total = sums[lid | (ST_SPAN - 1)];
 #endif
-    if (total != len) { // the same across the warp; nothing to move where all are kept
+    if (total != len) { // the same across the segment; nothing to move where all are kept
 #pragma unroll
         for (uint k = 0; k < ST_WARP; k++) {
             uint r = (k + t) % ST_WARP;
@@ -824,28 +842,28 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     __local st_t level[ST_WG];
 #endif
 #if ST_WARP_STAGED
-    __local in_t stage[ST_WG / ST_WARP][ST_LANES] __attribute__((aligned(16)));
+    __local in_t stage[ST_WG / ST_SPAN][ST_SPAN_LANES] __attribute__((aligned(16)));
 #endif
-#if STAT_KIND == 4 && !defined(HAVE_SUBGROUP_SCAN)
+#if STAT_KIND == 4 && !ST_SPAN_SCANS_BY_SHUFFLES
     __local uint sums[ST_WG];
 #elif STAT_KIND == 4
     ST_LOCAL uint* sums = 0;
 #endif
     uint lid = get_local_id(0);
-    uint t = lid % ST_WARP;
-    ulong task = get_group_id(0) * (ST_WG / ST_WARP) + lid / ST_WARP;
+    uint t = lid % ST_SPAN;
+    ulong task = get_group_id(0) * (ST_WG / ST_SPAN) + lid / ST_SPAN;
     bool live = task < tasks;
     __global const ulong* table = (__global const ulong*)(out + 3 * tasks) + 3 * (live ? task : 0);
     ulong first = live ? table[0] : 0;
     ulong len = live ? table[1] : 0;
     long step = live ? (long)table[2] : 0;
 #if ST_WARP_STAGED
-    // Elements of 4 bytes: each warp's row (≤ 4 KiB) is staged in local memory at once
-    // (st_stage), 32 KiB per work-group, before the pushes read it. (2-byte elements,
-    // copied without cp.async, read 5% less staged on an H100: results/h100-stat-staged;
-    // nanmean stages them too, to compact them.)
-    ST_LOCAL in_t* row = stage[lid / ST_WARP];
-    st_stage(in + (long)first, step, (uint)len, row, t, ST_WARP);
+    // Elements of 4 bytes: each segment's row (≤ 4 KiB) is staged in local memory at
+    // once (st_stage), 32 KiB per work-group, before the pushes read it. (2-byte
+    // elements, copied without cp.async, read 5% less staged on an H100:
+    // results/h100-stat-staged; nanmean stages them too, to compact them.)
+    ST_LOCAL in_t* row = stage[lid / ST_SPAN];
+    st_stage(in + (long)first, step, (uint)len, row, t, ST_SPAN);
     barrier(CLK_LOCAL_MEM_FENCE);
 #else
     ST_LOCAL in_t* row = 0;
@@ -854,20 +872,25 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     // From here the row is its values that are not NaN.
     len = st_warp_compact(row, (uint)len, t, sums);
 #endif
-    // The moments' counts depend only on the length: a whole row of 1024 takes the copy
-    // with constant counts (the same pushes and merges, so the same bits), which cuts the
-    // f64 work the kernel is bound by; with shuffles, the warp's fold then leaves the
-    // counts (32 in every work-item) out of them. `full` is the same across a warp.
-    bool full = (STAT_KIND == 0 || STAT_KIND == 4) && len == ST_LANES;
+    // The moments' counts depend only on the length: a whole row of 32·ST_SPAN takes the
+    // copy with constant counts (the same pushes and merges, so the same bits), which
+    // cuts the f64 work the kernel is bound by. `full` is the same across a segment; only
+    // where a segment is a whole warp does the fold by shuffles take it too (leaving the
+    // counts, 32 in every work-item, out of the shuffles), since the warp's shuffles must
+    // not sit in branches that its segments take differently.
+    bool full = (STAT_KIND == 0 || STAT_KIND == 4) && len == ST_SPAN_LANES;
 #ifdef HAVE_SUBGROUP_SHUFFLE
-    st_t s = full ? st_warp_fold(st_warp_leaves(in, first, len, step, row, t, true), 32.0)
-                  : st_warp_fold(st_warp_leaves(in, first, len, step, row, t, false), 0.0);
+    st_t s = ST_SPAN == 32 && full
+                 ? st_warp_fold(st_warp_leaves(in, first, len, step, row, t, true), 32.0, 16)
+                 : st_warp_fold(full ? st_warp_leaves(in, first, len, step, row, t, true)
+                                     : st_warp_leaves(in, first, len, step, row, t, false),
+                                0.0, ST_SPAN / 2);
 #else
     st_t s = full ? st_warp_leaves(in, first, len, step, row, t, true)
                   : st_warp_leaves(in, first, len, step, row, t, false);
     level[lid] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint w = ST_WARP / 2; w >= 1; w /= 2) {
+    for (uint w = ST_SPAN / 2; w >= 1; w /= 2) {
         if (t < w) {
             level[lid] = st_merge(level[lid], level[lid + w]);
         }

@@ -8,7 +8,7 @@
 //! Outputs whose tiles all have at most 32 elements run a work-item per tile
 //! (`stat_thread_tiles`), its lanes folded in registers; columns of at most 256 run
 //! several tiles per work-group (`stat_short`), one element per lane; tiles of at most
-//! 1024 run a warp each
+//! 1024 run a segment of 2–32 work-items of a warp each, sized by the longest tile
 //! (`stat_warp_rows`); neighbouring strided outputs (columns) run 16 or 32 side by side
 //! so that loads are coalesced (`stat_columns`); nanmean compacts each tile's values that
 //! are not NaN first, as the host does: within the lanes of `stat_short` for tiles of at
@@ -125,6 +125,15 @@ pub const WARP_ROWS_ENTRY_POINT: &str = "stat_warp_rows";
 /// The longest tile a warp takes: one row of lanes, one element per lane.
 pub const WARP_ROWS_MAX: usize = 1024;
 
+/// Neighbouring work-items per tile of `stat_warp_rows` over `plan`: one per 32 lanes of
+/// the longest tile rounded up to a power of two (2 … 32), so that each work-item's 32
+/// leaves hold elements. A whole warp per row of 40, 100 or 300 elements read 0.30–0.35×
+/// torch's speed for var on an H200 (results/h200-nanmean-warp, `thread/`).
+fn warp_span(plan: &TilePlan) -> usize {
+    let longest = plan.longest().unwrap_or(0).max(1);
+    (longest.next_power_of_two() / 32).clamp(2, 32)
+}
+
 /// Work-items per group (each holds 4 of a tile's 1024 lanes).
 pub const WORK_GROUP: usize = 256;
 
@@ -178,8 +187,9 @@ enum Kernel {
         /// Lane classes per output ([`column_classes`]).
         classes: usize,
     },
-    /// Tiles of 33 to 1024 elements, a warp each.
-    WarpRows,
+    /// Tiles of 33 to 1024 elements, a segment of this many neighbouring work-items
+    /// each ([`warp_span`]).
+    WarpRows(usize),
     /// A work-group per tile.
     Tiles,
 }
@@ -206,7 +216,7 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
                 Kernel::ThreadTiles(width, true)
             }
             (Some(width), _) => Kernel::Short(width),
-            (None, None) if one_row && dtype.size_bytes() <= 4 => Kernel::WarpRows,
+            (None, None) if one_row && dtype.size_bytes() <= 4 => Kernel::WarpRows(warp_span(plan)),
             _ => Kernel::Kept {
                 rows: contiguous_tiles(plan),
                 short: plan.longest().is_some_and(|l| l <= KEPT_SHORT_MAX),
@@ -222,7 +232,9 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
             per_output,
             classes: column_classes(plan.outputs.len(), per_output),
         },
-        _ if plan.longest().is_some_and(|l| l <= WARP_ROWS_MAX) => Kernel::WarpRows,
+        _ if plan.longest().is_some_and(|l| l <= WARP_ROWS_MAX) => {
+            Kernel::WarpRows(warp_span(plan))
+        }
         _ => Kernel::Tiles,
     }
 }
@@ -272,18 +284,18 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             entry: COLUMNS_ENTRY_POINT,
             groups: plan.outputs.len().div_ceil(WORK_GROUP / classes) * per_output,
         },
-        Kernel::WarpRows => Program {
+        Kernel::WarpRows(span) => Program {
             source: match kind {
                 StateKind::NanMoments => format!(
-                    "#define ST_WARP_ROWS 1\n#define ST_MIN_GROUPS {WARP_KEPT_MIN_GROUPS}\n{source}"
+                    "#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n#define ST_MIN_GROUPS {WARP_KEPT_MIN_GROUPS}\n{source}"
                 ),
                 StateKind::Moments => format!(
-                    "#define ST_WARP_ROWS 1\n#define ST_MIN_GROUPS {WARP_ROWS_MIN_GROUPS}\n{source}"
+                    "#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n#define ST_MIN_GROUPS {WARP_ROWS_MIN_GROUPS}\n{source}"
                 ),
-                _ => format!("#define ST_WARP_ROWS 1\n{source}"),
+                _ => format!("#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n{source}"),
             },
             entry: WARP_ROWS_ENTRY_POINT,
-            groups: tiles.div_ceil(WORK_GROUP / 32),
+            groups: tiles.div_ceil(WORK_GROUP / span),
         },
         Kernel::Tiles => Program {
             source: format!("#define ST_MIN_GROUPS {TILES_MIN_GROUPS}\n{source}"),
@@ -348,10 +360,11 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
                  each folded by a binary counter in bit-reversed order",
                 WORK_GROUP / classes
             ),
-            Kernel::WarpRows => format!(
-                "stat_warp_rows: a warp per tile of at most 1024 elements{}, 32 lanes per \
-                 work-item folded by a binary counter in bit-reversed order as they load, \
-                 then across the warp",
+            Kernel::WarpRows(span) => format!(
+                "stat_warp_rows: {span} neighbouring work-items per tile of at most {} \
+                 elements{}, 32 lanes per work-item folded by a binary counter in \
+                 bit-reversed order as they load, then across the {span}",
+                32 * span,
                 if kind == StateKind::NanMoments {
                     ", its values that are not NaN compacted in order in its staged row"
                 } else {
@@ -642,21 +655,26 @@ mod tests {
             "columns load their own elements, already side by side"
         );
         assert_eq!(&plan.table[3..6], &[1, 6, 10_000]);
-        // Rows of 33 to 1024 elements take a warp each; columns of them do not.
-        for (dims, axis, entry) in [
-            ([100, 33], 0, SHORT_ENTRY_POINT),
-            ([33, 100], 1, WARP_ROWS_ENTRY_POINT),
-            ([20, 1024], 1, WARP_ROWS_ENTRY_POINT),
-            ([20, 1025], 1, ENTRY_POINT),
-            ([1000, 50], 0, COLUMNS_ENTRY_POINT),
+        // Rows of 33 to 1024 elements take a segment of a warp each (a work-item per 32
+        // lanes of the row rounded up to a power of two); columns of them do not.
+        for (dims, axis, entry, span) in [
+            ([100, 33], 0, SHORT_ENTRY_POINT, 0),
+            ([33, 100], 1, WARP_ROWS_ENTRY_POINT, 4),
+            ([33, 40], 1, WARP_ROWS_ENTRY_POINT, 2),
+            ([33, 300], 1, WARP_ROWS_ENTRY_POINT, 16),
+            ([20, 1024], 1, WARP_ROWS_ENTRY_POINT, 32),
+            ([20, 1025], 1, ENTRY_POINT, 0),
+            ([1000, 50], 0, COLUMNS_ENTRY_POINT, 0),
         ] {
             let rows = AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
             let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
             let p = program(StateKind::Moments, DType::F32, Target::Cuda, &plan);
             assert_eq!(p.entry, entry, "{dims:?} axis {axis}");
             if entry == WARP_ROWS_ENTRY_POINT {
-                assert!(p.source.starts_with("#define ST_WARP_ROWS 1\n"));
-                assert_eq!(p.groups, plan.tiles().div_ceil(8));
+                assert!(p
+                    .source
+                    .starts_with(&format!("#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n")));
+                assert_eq!(p.groups, plan.tiles().div_ceil(WORK_GROUP / span));
                 let words = explain(StateKind::Moments, DType::F32, Selection::Axes(&rows));
                 assert!(words.starts_with("stat_warp_rows"), "{words}");
             }
@@ -709,7 +727,7 @@ mod tests {
         let p = program(StateKind::ExpSum, DType::F64, Target::Cuda, &plan);
         assert!(p.source.contains("#define ST_THREAD_STAGED 0\n"));
         // nanmean compacts rows of at most 32 in a work-item's staged row, rows of at
-        // most 1024 4-byte elements in a warp each (8 per work-group), 8-byte ones a
+        // most 1024 4-byte elements in a segment each (16 of 300 per work-group), 8-byte ones a
         // work-group per tile.
         let p = program(StateKind::NanMoments, DType::F32, Target::OpenCl, &plan);
         assert_eq!(
@@ -728,7 +746,7 @@ mod tests {
             Target::OpenCl,
             &plan_long,
         );
-        assert_eq!((p.entry, p.groups), (WARP_ROWS_ENTRY_POINT, 2));
+        assert_eq!((p.entry, p.groups), (WARP_ROWS_ENTRY_POINT, 1));
         assert!(p.source.contains("#define ST_MIN_GROUPS 4\n"));
         let p = program(
             StateKind::NanMoments,

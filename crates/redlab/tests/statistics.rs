@@ -142,7 +142,11 @@ fn gpus_compute_the_cpus_statistics_bit_for_bit() {
             (vec![300, 41], Some(vec![0])),
             (vec![4, 5, 997], Some(vec![0, 2])),
             (vec![7, 1], Some(vec![0])),
+            // Rows of 33 to 1024: segments of 2 (33, 64), 4 (100), 8 (200), 16 (300) and
+            // 32 (1000, 1024) work-items per row.
             (vec![50, 200], Some(vec![1])),
+            (vec![40, 100], Some(vec![1])),
+            (vec![10, 300], Some(vec![1])),
             (vec![600, 33], Some(vec![1])),
             (vec![20, 1024], Some(vec![1])),
             (vec![70, 64], Some(vec![1])),
