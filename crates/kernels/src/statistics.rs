@@ -11,10 +11,11 @@
 //! 1024 run a segment of 2–32 work-items of a warp each, sized by the longest tile
 //! (`stat_warp_rows`); neighbouring strided outputs (columns) run 16 or 32 side by side
 //! so that loads are coalesced (`stat_columns`); nanmean compacts each tile's values that
-//! are not NaN first, as the host does: within the lanes of `stat_short` for tiles of at
-//! most 256 elements, in a warp's staged row (`stat_warp_rows`) for other rows of at most
-//! 1024 elements of at most 4 bytes, with a work-group per tile (`stat_kept`) for the
-//! rest. The tiles are listed in a task table
+//! are not NaN first, as the host does: in each work-item's staged row
+//! (`stat_thread_tiles`) for staged rows of at most 32, in a segment's staged row
+//! (`stat_warp_rows`) for other rows of at most 1024 elements of at most 4 bytes, within
+//! the lanes of `stat_short` for other tiles of at most 256 elements, with a work-group
+//! per tile (`stat_kept`) for the rest. The tiles are listed in a task table
 //! (first element, length, signed step), so rows, columns, strided views and CSR segments
 //! all run through the same kernel; outputs whose elements do not step evenly are
 //! gathered into rows on the host first. On CUDA, `stat_tiles` and the moments'
@@ -202,11 +203,11 @@ enum Kernel {
 fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
     let columns = plan.columns();
     // nanmean compacts each tile's values that are not NaN: a work-item in its staged
-    // row (rows of at most 32 that stat_thread_tiles stages), the short kernel within its
-    // lanes (other tiles of at most 256), a warp in its staged row (other tiles of at
-    // most 1024 elements of at most 4 bytes that are not columns), a work-group in its
-    // stage (the rest). A warp per row of 100 or 40 read 0.6× and 0.3× as fast as the
-    // short kernel (results/h200-nanmean-warp).
+    // row (rows of at most 32 that stat_thread_tiles stages), a segment of a warp in its
+    // staged row (other rows of at most 1024 elements of at most 4 bytes), the short
+    // kernel within its lanes (other tiles of at most 256), a work-group in its stage
+    // (the rest). (A whole warp per row of 100 or 40 had read 0.6× and 0.3× as fast as
+    // the short kernel: results/h200-nanmean-warp.)
     if kind == StateKind::NanMoments {
         let one_row = plan.longest().is_some_and(|l| l <= WARP_ROWS_MAX);
         return match (plan.short_width(), columns) {
@@ -215,8 +216,14 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
             {
                 Kernel::ThreadTiles(width, true)
             }
+            (_, None)
+                if one_row
+                    && dtype.size_bytes() <= 4
+                    && plan.longest() > Some(THREAD_TILES_MAX) =>
+            {
+                Kernel::WarpRows(warp_span(plan))
+            }
             (Some(width), _) => Kernel::Short(width),
-            (None, None) if one_row && dtype.size_bytes() <= 4 => Kernel::WarpRows(warp_span(plan)),
             _ => Kernel::Kept {
                 rows: contiguous_tiles(plan),
                 short: plan.longest().is_some_and(|l| l <= KEPT_SHORT_MAX),

@@ -334,9 +334,10 @@ fn nanmean_of_sparse_and_clustered_values_is_the_cpus() {
         ([6, 20_000], 1),
         ([6, 5000], 1),
         ([9000, 6], 0),
-        // Tiles of at most a row: a warp's staged row (f32, f16), or one row staged at a
-        // time by a work-group (f64, columns); rows of 33 take the short kernel, rows of
-        // at most 32 a work-item's staged row (f64 of 32: the short kernel).
+        // Tiles of at most a row: a segment's staged row (f32, f16; 2 work-items for rows
+        // of 33, 16 for 300, 32 for 1000), or one row staged at a time by a work-group
+        // (f64 longer than 256, columns), or the short kernel's lanes (f64 of 33–256);
+        // rows of at most 32 a work-item's staged row (f64 of 32: the short kernel).
         ([6, 1000], 1),
         ([6, 1024], 1),
         ([6, 300], 1),
