@@ -719,11 +719,11 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
 #define ST_WARP 32
 #define ST_WARP_LEVELS 5
 #define ST_CHUNK 8
-// Whether each warp's row is staged in local memory first: elements of 4 bytes (copied
-// asynchronously on CUDA), and every nanmean row, which is compacted there.
+// Whether each segment's row is staged in local memory first: elements of 4 bytes
+// (copied asynchronously on CUDA), and every nanmean row, which is compacted there.
 #if STAT_KIND == 4
 #if ST_IN_BYTES > 4
-#error "nanmean's warp rows stage a row of elements of at most 4 bytes (8 KiB rows would not fit)"
+#error "nanmean's segments stage a row of elements of at most 4 bytes (8 KiB rows would not fit)"
 #endif
 #define ST_WARP_STAGED 1
 #else
