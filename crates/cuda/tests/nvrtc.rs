@@ -664,52 +664,48 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                     "{kind:?} {dtype} {entry}"
                 );
             }
+            // The program the library builds for `dims` along `axis`, compiled, with its
+            // entry in the PTX.
+            let built = |dims: [usize; 2], axis: isize| {
+                let axes =
+                    AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
+                let plan = TilePlan::in_place(Selection::Axes(&axes)).expect("tiles");
+                let p = program(kind, dtype, Target::Cuda, &plan);
+                let ptx = compile::compile(&p.source, "statistics.cl", "sm_90")
+                    .unwrap_or_else(|f| panic!("{kind:?} {dtype} {dims:?}:\n{}", f.log));
+                assert!(
+                    String::from_utf8_lossy(&ptx).contains(&format!(".entry {}", p.entry)),
+                    "{kind:?} {dtype} {dims:?}"
+                );
+                p
+            };
             // nanmean's tiles of at most a row: rows of elements of at most 4 bytes take
-            // stat_warp_rows (compacted in each warp's staged row), other rows and
-            // columns stat_kept with a one-row stage. The programs the library builds for
-            // rows and columns of 700.
+            // stat_warp_rows (compacted in each segment's staged row), other rows and
+            // columns stat_kept with a one-row stage (rows of 300 and 700, columns of 700).
             if kind == StateKind::NanMoments {
                 for (dims, axis) in [([3usize, 700usize], 1isize), ([3, 300], 1), ([700, 3], 0)] {
-                    let axes =
-                        AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
-                    let plan = TilePlan::in_place(Selection::Axes(&axes)).expect("tiles");
-                    let short = program(kind, dtype, Target::Cuda, &plan);
-                    let warp = axis == 1 && dtype.size_bytes() <= 4;
-                    if warp {
+                    let short = built(dims, axis);
+                    if axis == 1 && dtype.size_bytes() <= 4 {
                         assert_eq!(short.entry, WARP_ROWS_ENTRY_POINT, "{dtype} {dims:?}");
                     } else {
                         assert_eq!(short.entry, KEPT_ENTRY_POINT, "{dtype} {dims:?}");
                         assert!(short.source.contains("ST_KEPT_ROWS 1"), "{dtype} {dims:?}");
                     }
-                    let ptx = compile::compile(&short.source, "statistics.cl", "sm_90")
-                        .unwrap_or_else(|f| panic!("{kind:?} {dtype} {dims:?}:\n{}", f.log));
-                    assert!(
-                        String::from_utf8_lossy(&ptx).contains(&format!(".entry {}", short.entry)),
-                        "{dtype} {dims:?}"
-                    );
                 }
             }
             // Rows of 100 take stat_warp_rows with segments of 4 work-items (shuffles
             // within the segment; nanmean's of 8-byte elements take the short kernel):
             // the program the library builds, for every kind.
-            {
-                let axes =
-                    AxisPlan::new(Layout::c_order(&[3, 100]), Some(&[1]), false).expect("plan");
-                let plan = TilePlan::in_place(Selection::Axes(&axes)).expect("tiles");
-                let rows = program(kind, dtype, Target::Cuda, &plan);
-                let expected = if kind == StateKind::NanMoments && dtype.size_bytes() > 4 {
-                    SHORT_ENTRY_POINT
-                } else {
-                    WARP_ROWS_ENTRY_POINT
-                };
-                assert_eq!(rows.entry, expected, "{kind:?} {dtype} rows of 100");
-                let ptx = compile::compile(&rows.source, "statistics.cl", "sm_90")
-                    .unwrap_or_else(|f| panic!("{kind:?} {dtype} rows of 100:\n{}", f.log));
-                assert!(
-                    String::from_utf8_lossy(&ptx).contains(&format!(".entry {}", rows.entry)),
-                    "{kind:?} {dtype} rows of 100"
-                );
-            }
+            let expected = if kind == StateKind::NanMoments && dtype.size_bytes() > 4 {
+                SHORT_ENTRY_POINT
+            } else {
+                WARP_ROWS_ENTRY_POINT
+            };
+            assert_eq!(
+                built([3, 100], 1).entry,
+                expected,
+                "{kind:?} {dtype} rows of 100"
+            );
             // stat_tiles stages its rows with asynchronous copies where elements have
             // 4 bytes or more (16 bytes per copy for contiguous rows).
             // (stat_warp_rows stages elements of at most 4 bytes).

@@ -93,8 +93,8 @@ const KEPT_SHORT_MAX: usize = 1024;
 /// NaN 561 and 457 (234); 2^18 rows of 300 224 and 240 (101).
 const KEPT_SHORT_MIN_GROUPS: usize = 6;
 
-/// The same bound for `stat_warp_rows` of nanmean, which compacts each warp's staged row
-/// first: on an H200, f32 with 10% NaN in a CUDA graph (results/h200-nanmean-warp), rows
+/// The same bound for `stat_warp_rows` of nanmean, which compacts each segment's staged
+/// row first: on an H200, f32 with 10% NaN in a CUDA graph (results/h200-nanmean-warp), rows
 /// of 1024 read 842 GB/s with the compiler's own registers and 909 with this bound, rows
 /// of 300 292 and 321 (561 and 198 with a work-group per row before).
 const WARP_KEPT_MIN_GROUPS: usize = 4;
@@ -199,7 +199,7 @@ enum Kernel {
 /// work-item each (nanmean's only where they are staged; elsewhere they compact their
 /// values in the short kernel's lanes), other columns of at most [`SHORT_MAX`] the short
 /// kernel, other columns the columns kernel, other tiles of at most [`WARP_ROWS_MAX`]
-/// elements a warp each, the rest a work-group each.
+/// elements a segment of a warp each ([`warp_span`]), the rest a work-group each.
 fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
     let columns = plan.columns();
     // nanmean compacts each tile's values that are not NaN: a work-item in its staged
@@ -209,18 +209,17 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
     // (the rest). (A whole warp per row of 100 or 40 had read 0.6× and 0.3× as fast as
     // the short kernel: results/h200-nanmean-warp.)
     if kind == StateKind::NanMoments {
-        let one_row = plan.longest().is_some_and(|l| l <= WARP_ROWS_MAX);
+        // Rows longer than a work-item's tile and at most a row of lanes.
+        let segment_row = plan
+            .longest()
+            .is_some_and(|l| (THREAD_TILES_MAX + 1..=WARP_ROWS_MAX).contains(&l));
         return match (plan.short_width(), columns) {
             (Some(width), None)
                 if width <= THREAD_TILES_MAX && thread_tiles_staged(plan, width, dtype) =>
             {
                 Kernel::ThreadTiles(width, true)
             }
-            (_, None)
-                if one_row
-                    && dtype.size_bytes() <= 4
-                    && plan.longest() > Some(THREAD_TILES_MAX) =>
-            {
+            (_, None) if segment_row && dtype.size_bytes() <= 4 => {
                 Kernel::WarpRows(warp_span(plan))
             }
             (Some(width), _) => Kernel::Short(width),
@@ -292,14 +291,16 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             groups: plan.outputs.len().div_ceil(WORK_GROUP / classes) * per_output,
         },
         Kernel::WarpRows(span) => Program {
-            source: match kind {
-                StateKind::NanMoments => format!(
-                    "#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n#define ST_MIN_GROUPS {WARP_KEPT_MIN_GROUPS}\n{source}"
-                ),
-                StateKind::Moments => format!(
-                    "#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n#define ST_MIN_GROUPS {WARP_ROWS_MIN_GROUPS}\n{source}"
-                ),
-                _ => format!("#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n{source}"),
+            source: {
+                let bound = match kind {
+                    StateKind::NanMoments => Some(WARP_KEPT_MIN_GROUPS),
+                    StateKind::Moments => Some(WARP_ROWS_MIN_GROUPS),
+                    _ => None,
+                };
+                let bound = bound
+                    .map(|groups| format!("#define ST_MIN_GROUPS {groups}\n"))
+                    .unwrap_or_default();
+                format!("#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n{bound}{source}")
             },
             entry: WARP_ROWS_ENTRY_POINT,
             groups: tiles.div_ceil(WORK_GROUP / span),
@@ -747,21 +748,20 @@ mod tests {
         assert_eq!((p.entry, p.groups), (SHORT_ENTRY_POINT, 250));
         let long_rows = AxisPlan::new(Layout::c_order(&[9, 300]), Some(&[1]), false).expect("plan");
         let plan_long = TilePlan::new(view, Selection::Axes(&long_rows)).expect("plan");
+        for (dtype, entry, groups) in [
+            (DType::F32, WARP_ROWS_ENTRY_POINT, 1),
+            (DType::F64, KEPT_ENTRY_POINT, 9),
+        ] {
+            let p = program(StateKind::NanMoments, dtype, Target::OpenCl, &plan_long);
+            assert_eq!((p.entry, p.groups), (entry, groups), "{dtype}");
+        }
         let p = program(
             StateKind::NanMoments,
             DType::F32,
             Target::OpenCl,
             &plan_long,
         );
-        assert_eq!((p.entry, p.groups), (WARP_ROWS_ENTRY_POINT, 1));
         assert!(p.source.contains("#define ST_MIN_GROUPS 4\n"));
-        let p = program(
-            StateKind::NanMoments,
-            DType::F64,
-            Target::OpenCl,
-            &plan_long,
-        );
-        assert_eq!((p.entry, p.groups), (KEPT_ENTRY_POINT, 9));
         let words = explain(StateKind::Moments, DType::F32, Selection::Axes(&short));
         assert!(
             words.starts_with("stat_thread_tiles: a work-item per tile of at most 32 elements")
