@@ -18,12 +18,15 @@
 //!   a stack like a binary counter. Only the fold's eleven levels of state are live.
 //!   Two lanes of one element each that the fold merges first (every pair, in tiles of
 //!   at most 1024 rows) are built and merged by one call, which a statistic can make a
-//!   single pass over the block ([`ColumnLanes::single_pair`]).
+//!   single pass over the block ([`ColumnLanes::single_pair`]), and eight single lanes
+//!   that its first three steps join, where the statistic can ([`ColumnLanes::single_octet`]).
+//! - **Short columns** (at most `LANES` rows, every lane one element) go lane by lane
+//!   at any width, in blocks cut so that a pool's threads each get one.
 
 use crate::columns::{join_tiles, used_lanes};
 use std::mem::MaybeUninit;
 
-use crate::fork::{for_each_init, map_range_init};
+use crate::fork::{for_each_init, map_range_init, on_pool};
 use crate::spare::Spare;
 use redlab_core::canonical::{tile_count, LANES, ROWS, TILE};
 use redlab_core::shape::AxisPlan;
@@ -32,6 +35,18 @@ use crate::statistics::{tree_in_place, Lane};
 
 /// Columns a wide-run block updates per row: 16 KiB of f64 state per array.
 const WIDE_COLUMNS: usize = 1024;
+
+/// Short columns' blocks are cut to a multiple of this many columns.
+const SHORT_COLUMNS_STEP: usize = 8;
+
+/// Threads the walk's tasks can run on: the pool's where it runs on one.
+fn threads() -> usize {
+    if on_pool() {
+        rayon::current_num_threads()
+    } else {
+        1
+    }
+}
 
 /// Rows a narrow run hands a statistic at once (a divisor of `LANES`).
 const ROW_BATCH: usize = 64;
@@ -84,6 +99,19 @@ pub(crate) trait ColumnLanes: Default {
         high: &[T],
         to_f64: impl Fn(T) -> f64 + Copy,
     );
+
+    /// Slot `lane` ← eight lanes of one element each, `rows[m]` holding lane `j + m·S`
+    /// for the fold's stride `S` at its third step, merged as the fold's first three
+    /// steps merge them; returns whether it did (a statistic without this one pass
+    /// returns false, and the walk builds the lanes in pairs).
+    fn single_octet<T: Copy>(
+        &mut self,
+        _lane: usize,
+        _rows: [&[T]; ROWS],
+        _to_f64: impl Fn(T) -> f64 + Copy,
+    ) -> bool {
+        false
+    }
 
     /// Slot `low` ← slot `low` (the lower indices, `low_count` elements) merged with
     /// slot `high` (`high_count` ≥ 1 elements), column by column.
@@ -236,7 +264,8 @@ where
     let mut results: Vec<E> = Vec::with_capacity(outputs);
     let mut rest = &mut results.spare_capacity_mut()[..outputs];
     let mut places = Vec::new();
-    for (first, w) in blocks(plan, run, L::NARROW) {
+    let blocking = Blocking::of(plan, run, L::NARROW);
+    for (first, w) in blocking.blocks(plan, run) {
         assert_eq!(first, outputs - rest.len(), "blocks in order");
         let (place, tail) = rest.split_at_mut(w);
         places.push(place);
@@ -244,7 +273,7 @@ where
     }
     assert!(rest.is_empty(), "blocks cover every output");
     for_each_init(places, L::default, |lanes, b, place| {
-        let count = walk_tile::<L, T, F>(src, plan, run, (b, 0), to_f64, lanes);
+        let count = walk_tile::<L, T, F>(src, plan, blocking, run, (b, 0), to_f64, lanes);
         lanes.finish_into(0, count, place, finish);
     });
     // SAFETY: the blocks cover outputs 0 … outputs − 1 in order (asserted above), and
@@ -253,21 +282,52 @@ where
     results
 }
 
-/// Block `b`'s first output and width, in runs of `run` outputs cut into blocks of
-/// [`WIDE_COLUMNS`] where `wide`, else one block per run.
-fn block(b: usize, run: usize, wide: bool) -> (usize, usize) {
-    let width = if wide { WIDE_COLUMNS } else { run };
-    let blocks_per_run = run.div_ceil(width);
-    let first = (b / blocks_per_run) * run + (b % blocks_per_run) * width;
-    (first, width.min(run - (b % blocks_per_run) * width))
+/// How a run of columns is cut and walked: blocks of `width` columns, walked lane by
+/// lane ([`tile_by_lanes`]) where `by_lanes`, else row by row ([`tile_by_rows`]).
+#[derive(Clone, Copy)]
+struct Blocking {
+    width: usize,
+    by_lanes: bool,
 }
 
-/// Every block of `plan`'s outputs in order ([`block`]), runs wider than `narrow`
-/// being wide.
-fn blocks(plan: &AxisPlan, run: usize, narrow: usize) -> impl Iterator<Item = (usize, usize)> {
-    let wide = run > narrow;
-    let per_run = run.div_ceil(if wide { WIDE_COLUMNS } else { run });
-    (0..(plan.outputs() / run) * per_run).map(move |b| block(b, run, wide))
+impl Blocking {
+    /// Runs wider than `narrow` columns go lane by lane in blocks of [`WIDE_COLUMNS`];
+    /// narrower ones row by row, one block per run. Columns of at most `LANES` rows
+    /// (every lane one element) always go lane by lane: row by row, all their lanes
+    /// were live at once (1.6 MB of state for var of 1000×100), and the fold passed
+    /// over them from L2.
+    fn of(plan: &AxisPlan, run: usize, narrow: usize) -> Self {
+        let short = plan.segment_len() <= LANES;
+        let by_lanes = run > narrow || short;
+        let width = if short {
+            // Such a run is one tile, so its blocks are the only tasks to share out.
+            WIDE_COLUMNS.min(run.div_ceil(threads()).next_multiple_of(SHORT_COLUMNS_STEP))
+        } else if by_lanes {
+            WIDE_COLUMNS
+        } else {
+            run
+        };
+        Self {
+            width: width.min(run),
+            by_lanes,
+        }
+    }
+
+    /// Block `b`'s first output and width, in runs of `run` outputs.
+    fn block(self, b: usize, run: usize) -> (usize, usize) {
+        let blocks_per_run = run.div_ceil(self.width);
+        let first = (b / blocks_per_run) * run + (b % blocks_per_run) * self.width;
+        (
+            first,
+            self.width.min(run - (b % blocks_per_run) * self.width),
+        )
+    }
+
+    /// Every block of `plan`'s outputs in order.
+    fn blocks(self, plan: &AxisPlan, run: usize) -> impl Iterator<Item = (usize, usize)> {
+        let per_run = run.div_ceil(self.width);
+        (0..(plan.outputs() / run) * per_run).map(move |b| self.block(b, run))
+    }
 }
 
 /// Every block's roots per tile (`[b·tiles + t]`), each column's passed through
@@ -285,13 +345,14 @@ where
     F: Fn(T) -> f64 + Copy + Sync,
     R: Send,
 {
-    let blocks = blocks(plan, run, L::NARROW).count();
+    let blocking = Blocking::of(plan, run, L::NARROW);
+    let blocks = blocking.blocks(plan, run).count();
     let tiles = tile_count(plan.segment_len());
     // The lanes are the task's scratch, reused by the next task on its thread and (as
     // [`Spare`] arrays) by the next call.
     map_range_init(blocks * tiles, L::default, |lanes, task| {
         let (b, t) = (task / tiles, task % tiles);
-        let count = walk_tile::<L, T, F>(src, plan, run, (b, t), to_f64, lanes);
+        let count = walk_tile::<L, T, F>(src, plan, blocking, run, (b, t), to_f64, lanes);
         lanes.finish(0, count, finish)
     })
 }
@@ -301,14 +362,14 @@ where
 fn walk_tile<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
     src: &[T],
     plan: &AxisPlan,
+    blocking: Blocking,
     run: usize,
     (b, t): (usize, usize),
     to_f64: F,
     lanes: &mut L,
 ) -> usize {
-    let wide = run > L::NARROW;
-    let columns = block(b, run, wide);
-    if wide {
+    let columns = blocking.block(b, run);
+    if blocking.by_lanes {
         tile_by_lanes::<L, T, F>(src, plan, columns, t, to_f64, lanes)
     } else {
         tile_by_rows::<L, T, F>(src, plan, columns, t, to_f64, lanes)
@@ -395,6 +456,34 @@ fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
         } else {
             p.reverse_bits() >> (usize::BITS - levels)
         };
+        // p … p + 7 (p a multiple of 8) are lanes `lane + m·used/8`, which the fold's
+        // first three steps join into one: eight single lanes are built and merged in
+        // one pass. Pass by pass, var of 1000×100 columns spent most of its time
+        // storing and reloading the first steps' states.
+        let octet = |lane: usize| -> [&[T]; ROWS] {
+            std::array::from_fn(|m| {
+                let offset = offsets[lane + m * (used / ROWS)];
+                &src[offset..offset + width]
+            })
+        };
+        if used >= ROWS
+            && p % ROWS == 0
+            && single(lane)
+            && single(lane + (ROWS - 1) * (used / ROWS))
+            && stack.single_octet(depth, octet(lane), to_f64)
+        {
+            counts[depth] = ROWS;
+            depth += 1;
+            // p + 7's three lowest ones are the octet's own merges; the rest close
+            // older subtrees.
+            for _ in ROWS.trailing_zeros()..(p + ROWS - 1).trailing_ones() {
+                stack.merge(depth - 2, depth - 1, counts[depth - 2], counts[depth - 1]);
+                counts[depth - 2] += counts[depth - 1];
+                depth -= 1;
+            }
+            p += ROWS;
+            continue;
+        }
         // An even p and the next one are lanes `lane` and `lane + used / 2`, which the
         // fold merges first: two single lanes are built and merged at once.
         if used >= 2 && p % 2 == 0 && single(lane) && single(lane + used / 2) {

@@ -82,6 +82,17 @@ impl ColumnLanes for MomentLanes {
         single_pair(mean, m2, low, high, to_f64);
     }
 
+    fn single_octet<T: Copy>(
+        &mut self,
+        lane: usize,
+        rows: [&[T]; ROWS],
+        to_f64: impl Fn(T) -> f64 + Copy,
+    ) -> bool {
+        let (mean, m2) = self.0.slots(lane, 1);
+        single_octet(mean, m2, rows, to_f64);
+        true
+    }
+
     /// Chan's merge for every column: the arithmetic of [`Moments::merge`].
     fn merge(&mut self, low: usize, high: usize, low_count: usize, high_count: usize) {
         let [(low_mean, high_mean), (low_m2, high_m2)] = self.0.pair(low, high);
@@ -170,6 +181,30 @@ fn single_pair<T: Copy>(
         let low = push_into_empty(to_f64(x));
         let high = push_into_empty(to_f64(y));
         (*m, *s) = merge_equal(low, high, 0.5);
+    }
+}
+
+/// [`MomentLanes`]' `single_octet` over the block's columns: each column's eight
+/// values pushed into empty lanes and folded in registers, lane `m` with `m + 4`, then
+/// `m + 2`, then `m + 1` (counts 1, 2 and 4 on each side, so Chan's weights are the
+/// exact constants of [`merge_equal`]).
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn single_octet<T: Copy>(
+    mean: &mut [f64],
+    m2: &mut [f64],
+    rows: [&[T]; ROWS],
+    to_f64: impl Fn(T) -> f64 + Copy,
+) {
+    let n = mean.len();
+    let rows = rows.map(|r| &r[..n]);
+    for (c, (m, s)) in mean.iter_mut().zip(m2.iter_mut()).enumerate() {
+        let lanes: [(f64, f64); ROWS] =
+            std::array::from_fn(|j| push_into_empty(to_f64(rows[j][c])));
+        let pairs: [(f64, f64); 4] =
+            std::array::from_fn(|j| merge_equal(lanes[j], lanes[j + 4], 0.5));
+        let quads: [(f64, f64); 2] =
+            std::array::from_fn(|j| merge_equal(pairs[j], pairs[j + 2], 1.0));
+        (*m, *s) = merge_equal(quads[0], quads[1], 2.0);
     }
 }
 
@@ -354,6 +389,14 @@ mod tests {
             // Two and three rows on the wide path: two and four used lanes.
             (2, 600),
             (3, 700),
+            // Columns of at most 1024 rows go lane by lane at any width, eight single
+            // lanes at a time where all eight hold a row: every octet whole (8, 1024),
+            // some whole and some not (9, 1000), and wider than a block (2100).
+            (8, 70),
+            (9, 33),
+            (1000, 100),
+            (1024, 9),
+            (700, 2100),
         ] {
             let x = values(rows * cols, (rows * 31 + cols) as u64);
             let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
@@ -376,6 +419,62 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn infinities_and_nan_in_short_columns_give_numpys_nan() {
+        // An infinity or NaN in any of an octet's eight rows makes its column's var NaN,
+        // as the general pushes and merges do (numpy's var is NaN there too); the other
+        // columns keep their bits.
+        let (rows, cols) = (1000, 40);
+        let mut x = values(rows * cols, 5);
+        let specials = [
+            (3, 5, f64::NAN),
+            (515, 6, f64::INFINITY),
+            (999, 7, f64::NEG_INFINITY),
+            (0, 8, f64::INFINITY),
+        ];
+        for (row, col, v) in specials {
+            x[row * cols + col] = v;
+        }
+        let plan = AxisPlan::new(Layout::c_order(&[rows, cols]), Some(&[0]), false).expect("plan");
+        let data = ArrayRef::from_slice(&x);
+        let stat = Statistic::Var { ddof: 0.0 };
+        let got = columns(stat, data, Selection::Axes(&plan))
+            .expect("columns")
+            .expect("computes");
+        for (c, got) in got.scalar_values().iter().enumerate() {
+            let want = crate::statistics::of_gathered(stat, data, &plan, c);
+            let special = specials.iter().any(|&(_, col, _)| col == c);
+            let nan = got.scalar().is_some_and(|v| v.is_nan());
+            assert_eq!(nan, special, "column {c}: {got:?}");
+            assert!(got.same_as(&want), "column {c}: {got:?} against {want:?}");
+        }
+    }
+
+    #[test]
+    fn short_columns_cut_into_blocks_for_a_pool_keep_each_columns_bits() {
+        // On a pool of three threads, 600 columns of 1000 rows are three blocks of 200
+        // columns, and 130 columns of 9 rows three (48, 48 and 34).
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .expect("pool");
+        for (rows, cols) in [(1000, 600), (9, 130)] {
+            let x = values(rows * cols, (rows + cols) as u64);
+            let plan =
+                AxisPlan::new(Layout::c_order(&[rows, cols]), Some(&[0]), false).expect("plan");
+            let data = ArrayRef::from_slice(&x);
+            let stat = Statistic::Var { ddof: 0.0 };
+            let got = pool
+                .install(|| columns(stat, data, Selection::Axes(&plan)))
+                .expect("columns")
+                .expect("computes");
+            for (c, got) in got.scalar_values().iter().enumerate() {
+                let want = crate::statistics::of_gathered(stat, data, &plan, c);
+                assert_eq!(*got, want, "rows={rows} cols={cols} column {c}");
             }
         }
     }
