@@ -150,6 +150,9 @@ fn gpus_compute_the_cpus_statistics_bit_for_bit() {
             (vec![600, 33], Some(vec![1])),
             (vec![20, 1024], Some(vec![1])),
             (vec![70, 64], Some(vec![1])),
+            // Rows of 65 and 128: segments of four work-items, part and whole.
+            (vec![8, 65], Some(vec![1])),
+            (vec![12, 128], Some(vec![1])),
             (vec![9, 1000], Some(vec![1])),
             (vec![33, 600], Some(vec![0])),
             (vec![9000, 37], Some(vec![0])),
