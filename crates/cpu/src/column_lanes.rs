@@ -100,14 +100,16 @@ pub(crate) trait ColumnLanes: Default {
         to_f64: impl Fn(T) -> f64 + Copy,
     );
 
-    /// Slot `lane` ← eight lanes of one element each, `rows[m]` holding lane `j + m·S`
-    /// for the fold's stride `S` at its third step, merged as the fold's first three
-    /// steps merge them; returns whether it did (a statistic without this one pass
-    /// returns false, and the walk builds the lanes in pairs).
+    /// Slot `lane` ← eight lanes `j + m·S` (`S` the fold's width at its third step),
+    /// the first `present` ≥ 1 of one element each (`rows[m]`) and the rest empty (past
+    /// the rows; their `rows` are not read), merged as the fold's first three steps
+    /// merge them. Returns whether it did: a statistic without this one pass returns
+    /// false, and the walk builds the lanes in pairs.
     fn single_octet<T: Copy>(
         &mut self,
         _lane: usize,
         _rows: [&[T]; ROWS],
+        _present: usize,
         _to_f64: impl Fn(T) -> f64 + Copy,
     ) -> bool {
         false
@@ -457,32 +459,31 @@ fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
             p.reverse_bits() >> (usize::BITS - levels)
         };
         // p … p + 7 (p a multiple of 8) are lanes `lane + m·used/8`, which the fold's
-        // first three steps join into one: eight single lanes are built and merged in
-        // one pass. Pass by pass, var of 1000×100 columns spent most of its time
-        // storing and reloading the first steps' states.
-        let octet = |lane: usize| -> [&[T]; ROWS] {
-            std::array::from_fn(|m| {
-                let offset = offsets[lane + m * (used / ROWS)];
+        // first three steps join into one. In tiles of at most 1024 rows every lane
+        // holds one element or none, and those holding one are the first `present`
+        // (at least lane itself: lane < used/8 < rows), so the eight are built and
+        // merged in one pass. Pass by pass, var of 1000×100 columns spent most of its
+        // time storing and reloading the first steps' states.
+        let stride = used / ROWS;
+        if used >= ROWS && p % ROWS == 0 && rows <= LANES {
+            let present = (rows - lane).div_ceil(stride).min(ROWS);
+            let octet: [&[T]; ROWS] = std::array::from_fn(|m| {
+                let offset = offsets[lane + m.min(present - 1) * stride];
                 &src[offset..offset + width]
-            })
-        };
-        if used >= ROWS
-            && p % ROWS == 0
-            && single(lane)
-            && single(lane + (ROWS - 1) * (used / ROWS))
-            && stack.single_octet(depth, octet(lane), to_f64)
-        {
-            counts[depth] = ROWS;
-            depth += 1;
-            // p + 7's three lowest ones are the octet's own merges; the rest close
-            // older subtrees.
-            for _ in ROWS.trailing_zeros()..(p + ROWS - 1).trailing_ones() {
-                stack.merge(depth - 2, depth - 1, counts[depth - 2], counts[depth - 1]);
-                counts[depth - 2] += counts[depth - 1];
-                depth -= 1;
+            });
+            if stack.single_octet(depth, octet, present, to_f64) {
+                counts[depth] = present;
+                depth += 1;
+                // p + 7's three lowest ones are the octet's own merges; the rest close
+                // older subtrees (each holding at least its first lane).
+                for _ in ROWS.trailing_zeros()..(p + ROWS - 1).trailing_ones() {
+                    stack.merge(depth - 2, depth - 1, counts[depth - 2], counts[depth - 1]);
+                    counts[depth - 2] += counts[depth - 1];
+                    depth -= 1;
+                }
+                p += ROWS;
+                continue;
             }
-            p += ROWS;
-            continue;
         }
         // An even p and the next one are lanes `lane` and `lane + used / 2`, which the
         // fold merges first: two single lanes are built and merged at once.

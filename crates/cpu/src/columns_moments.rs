@@ -86,10 +86,11 @@ impl ColumnLanes for MomentLanes {
         &mut self,
         lane: usize,
         rows: [&[T]; ROWS],
+        present: usize,
         to_f64: impl Fn(T) -> f64 + Copy,
     ) -> bool {
         let (mean, m2) = self.0.slots(lane, 1);
-        single_octet(mean, m2, rows, to_f64);
+        single_octet(mean, m2, rows, present, to_f64);
         true
     }
 
@@ -184,12 +185,34 @@ fn single_pair<T: Copy>(
     }
 }
 
-/// [`MomentLanes`]' `single_octet` over the block's columns: each column's eight
-/// values pushed into empty lanes and folded in registers, lane `m` with `m + 4`, then
-/// `m + 2`, then `m + 1` (counts 1, 2 and 4 on each side, so Chan's weights are the
-/// exact constants of [`merge_equal`]).
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+/// [`MomentLanes`]' `single_octet` over the block's columns: each column's first
+/// `present` values (the others are past the rows) pushed into empty lanes and folded
+/// in registers, lane `m` with `m + 4`, then `m + 2`, then `m + 1`, by
+/// [`Moments::merge`] itself, its counts constants in each build (one per `present`),
+/// so that its tests and weights fold away.
 fn single_octet<T: Copy>(
+    mean: &mut [f64],
+    m2: &mut [f64],
+    rows: [&[T]; ROWS],
+    present: usize,
+    to_f64: impl Fn(T) -> f64 + Copy,
+) {
+    match present {
+        1 => octet_columns::<1, T>(mean, m2, rows, to_f64),
+        2 => octet_columns::<2, T>(mean, m2, rows, to_f64),
+        3 => octet_columns::<3, T>(mean, m2, rows, to_f64),
+        4 => octet_columns::<4, T>(mean, m2, rows, to_f64),
+        5 => octet_columns::<5, T>(mean, m2, rows, to_f64),
+        6 => octet_columns::<6, T>(mean, m2, rows, to_f64),
+        7 => octet_columns::<7, T>(mean, m2, rows, to_f64),
+        8 => octet_columns::<8, T>(mean, m2, rows, to_f64),
+        _ => unreachable!("an octet holds one to eight lanes"),
+    }
+}
+
+/// [`single_octet`] with `K` lanes present.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn octet_columns<const K: usize, T: Copy>(
     mean: &mut [f64],
     m2: &mut [f64],
     rows: [&[T]; ROWS],
@@ -198,13 +221,24 @@ fn single_octet<T: Copy>(
     let n = mean.len();
     let rows = rows.map(|r| &r[..n]);
     for (c, (m, s)) in mean.iter_mut().zip(m2.iter_mut()).enumerate() {
-        let lanes: [(f64, f64); ROWS] =
-            std::array::from_fn(|j| push_into_empty(to_f64(rows[j][c])));
-        let pairs: [(f64, f64); 4] =
-            std::array::from_fn(|j| merge_equal(lanes[j], lanes[j + 4], 0.5));
-        let quads: [(f64, f64); 2] =
-            std::array::from_fn(|j| merge_equal(pairs[j], pairs[j + 2], 1.0));
-        (*m, *s) = merge_equal(quads[0], quads[1], 2.0);
+        let mut lanes: [Moments; ROWS] = std::array::from_fn(|j| {
+            if j < K {
+                let (mean, m2) = push_into_empty(to_f64(rows[j][c]));
+                Moments {
+                    count: 1.0,
+                    mean,
+                    m2,
+                }
+            } else {
+                Moments::EMPTY
+            }
+        });
+        for width in [4, 2, 1] {
+            for j in 0..width {
+                lanes[j] = lanes[j].merge(lanes[j + width]);
+            }
+        }
+        (*m, *s) = (lanes[0].mean, lanes[0].m2);
     }
 }
 
