@@ -706,6 +706,16 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                 expected,
                 "{kind:?} {dtype} rows of 100"
             );
+            // Rows of 3000 take a whole warp each, three elements a lane (nanmean's
+            // compact in a work-group's stage).
+            if kind != StateKind::NanMoments {
+                let long = built([3, 3000], 1);
+                assert!(
+                    long.entry == WARP_ROWS_ENTRY_POINT
+                        && long.source.contains("#define ST_LANE_ROWS 3\n"),
+                    "{kind:?} {dtype} rows of 3000"
+                );
+            }
             // stat_tiles stages its rows with asynchronous copies where elements have
             // 4 bytes or more (16 bytes per copy for contiguous rows).
             // (stat_warp_rows stages elements of at most 4 bytes).

@@ -75,7 +75,7 @@ inline st_t st_thread_fold(ST_LOCAL const in_t* stage, uint row, const double* x
         uint size = 1;
         for (uint c = leaf; c & 1u; c >>= 1, size *= 2) {
             node = full ? st_merge_equal(stack[--depth], node, (double)size)
-                        : st_merge(stack[--depth], node);
+                        : st_merge_prefix(stack[--depth], node);
         }
         stack[depth++] = node;
     }

@@ -172,6 +172,45 @@ inline st_t st_merge_equal(st_t lo, st_t hi, double count) {
 #endif
 }
 
+#if (STAT_KIND == 0 || STAT_KIND == 4) && defined(ST_PREFIX_WEIGHTS)
+// st_merge where the lanes that hold elements are a prefix of the lanes folded by
+// halving (every lane j < len holds ⌈(len − j) / stride⌉ elements): the lower side then
+// holds the same count c as the upper one or c + 1, and every count is below 1024 at
+// the call sites. The unequal merge's two divisions, c / (2c + 1) and c(c + 1) / (2c + 1),
+// depend on c alone: they are read from st_mean_weight and st_m2_weight, which the
+// host filled with the same correctly rounded quotients, so the bits are st_merge's.
+// On the H200 the divisions were about a third of the instructions of var along rows
+// of 300 (results/h200-stat-span-pairs). No branch: an empty upper side (so, by the
+// prefix, any empty side) keeps the lower one.
+inline st_t st_merge_prefix(st_t lo, st_t hi) {
+    double c = hi.a;
+    // The count as an index without a conversion (which runs at a quarter of the f64
+    // rate): adding 2^52 leaves the integer c in the low bits. The mask keeps any
+    // state's count in bounds.
+    uint k = (uint)as_ulong(c + 4503599627370496.0) & (ST_PREFIX_WEIGHTS - 1u);
+    bool equal = lo.a == c;
+    double mean_weight = equal ? 0.5 : st_mean_weight[k];
+    double m2_weight = equal ? ST_MUL(c, 0.5) : st_m2_weight[k];
+    double d = hi.b - lo.b;
+    st_t r;
+    r.a = lo.a + c;
+    r.b = lo.b + ST_MUL(d, mean_weight);
+    r.c = lo.c + hi.c + ST_MUL(ST_MUL(d, d), m2_weight);
+    return c == 0.0 ? lo : r;
+}
+
+// st_merge_prefix for counts of any size (a whole tile's lanes fold up to 8192 elements):
+// past the tables, st_merge's divisions, which only the last few merges of a long tile
+// reach.
+inline st_t st_merge_prefix_large(st_t lo, st_t hi) {
+    if (hi.a >= (double)ST_PREFIX_WEIGHTS) return st_merge(lo, hi);
+    return st_merge_prefix(lo, hi);
+}
+#else
+#define st_merge_prefix st_merge
+#define st_merge_prefix_large st_merge
+#endif
+
 // A lane's first element: st_push into an empty state. Log-sum-exp's push would take
 // exp(−∞) = 0 there; this gives its result without the exponential: the maximum is x and
 // the sum 1 (NaN for NaN, whose bits are not promised).
@@ -307,8 +346,9 @@ inline void st_copies_wait_all_but_one(void) {
 // with its result (the others read across the segment's end and hold nothing useful).
 // With `each` (a literal) > 0, every work-item holds the moments of `each` elements (a
 // whole tile): the counts are then known, and stay out of the shuffles and the merges'
-// tests; 0 where the counts are not known.
-inline st_t st_warp_fold(st_t s, double each, uint top) {
+// tests; 0 where the counts are not known, and the lanes that hold elements are a prefix
+// of those folded (st_merge_prefix). `small` (a literal): they hold fewer than 1024.
+inline st_t st_warp_fold(st_t s, double each, uint top, bool small) {
     if (each > 0.0) {
         // Unrolled, so that the counts are constants at every step. (The other loop stays
         // rolled: unrolled, log-sum-exp's merges with their exp read 6-7% less.)
@@ -328,7 +368,7 @@ inline st_t st_warp_fold(st_t s, double each, uint top) {
         hi.a = sub_group_shuffle_down(s.a, w);
         hi.b = sub_group_shuffle_down(s.b, w);
         hi.c = sub_group_shuffle_down(s.c, w);
-        s = st_merge(s, hi);
+        s = small ? st_merge_prefix(s, hi) : st_merge_prefix_large(s, hi);
     }
     return s;
 }
@@ -338,7 +378,9 @@ inline st_t st_warp_fold(st_t s, double each, uint top) {
 // halving: widths 512 and 256 inside the work-item, then through local memory down to a
 // warp, then (where there are shuffles) inside warp 0 without barriers; work-item 0
 // writes the tile's state. `full` (a literal): every lane holds ST_ROWS elements, so
-// the merges' counts are constants.
+// the merges' counts are constants. Otherwise lane j holds ⌈(len − j) / 1024⌉ of the
+// tile's `len` elements (every tile's values, and nanmean's compacted ones, fill the
+// lanes in order), so the moments merge by st_merge_prefix.
 inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOCAL st_t* level,
                           __global double* out, ulong task, bool full) {
     uint t = get_local_id(0);
@@ -346,7 +388,8 @@ inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOC
     const double each = 4.0 * ST_ROWS;
     level[t] = full ? st_merge_equal(st_merge_equal(lane0, lane2, ST_ROWS),
                                      st_merge_equal(lane1, lane3, ST_ROWS), 2.0 * ST_ROWS)
-                    : st_merge(st_merge(lane0, lane2), st_merge(lane1, lane3));
+                    : st_merge_prefix(st_merge_prefix(lane0, lane2),
+                                      st_merge_prefix(lane1, lane3));
     barrier(CLK_LOCAL_MEM_FENCE);
 #ifdef HAVE_SUBGROUP_SHUFFLE
     const uint last_shared = 32;
@@ -365,7 +408,7 @@ inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOC
     } else {
         for (uint width = ST_WG / 2; width >= last_shared; width /= 2) {
             if (t < width) {
-                level[t] = st_merge(level[t], level[t + width]);
+                level[t] = st_merge_prefix_large(level[t], level[t + width]);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
@@ -373,7 +416,8 @@ inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOC
     st_t s = level[t];
 #ifdef HAVE_SUBGROUP_SHUFFLE
     if (t < 32) {
-        s = full ? st_warp_fold(s, each * ST_WG / 32, 16) : st_warp_fold(s, 0.0, 16);
+        s = full ? st_warp_fold(s, each * ST_WG / 32, 16, false)
+                 : st_warp_fold(s, 0.0, 16, false);
     }
 #endif
     if (t == 0) {
@@ -686,7 +730,7 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint width = ST_WIDTH / 2; width >= 1; width /= 2) {
         if (lane < width) {
-            level[t] = st_merge(level[t], level[t + width]);
+            level[t] = st_merge_prefix(level[t], level[t + width]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -716,9 +760,21 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
 #endif
 // The lanes a segment holds: 32 per work-item.
 #define ST_SPAN_LANES (32 * ST_SPAN)
+// Elements per lane (1 … 8; the host sets up to 3): longer tiles take a whole warp's
+// 1024 lanes (the canonical tile's), lane L holding elements L, L + 1024, … pushed in
+// order, as stat_tiles' lanes do. (A work-group per tile there folds 1024 lanes through
+// barriers, most of its warps idle: var along rows of 2000 read 0.45× torch's speed on
+// the H200, 0.71× a warp each; results/h200-stat-lane-rows.)
+#ifndef ST_LANE_ROWS
+#define ST_LANE_ROWS 1
+#endif
+#if ST_LANE_ROWS > 1 && ST_SPAN != 32
+#error "lanes of several elements need a segment of the tile's 1024 lanes"
+#endif
 #define ST_WARP 32
 #define ST_WARP_LEVELS 5
-#define ST_CHUNK 8
+// Leaves per chunk: 8 elements in flight per work-item.
+#define ST_CHUNK (8 / ST_LANE_ROWS)
 // Whether each segment's row is staged in local memory first: elements of 4 bytes
 // (copied asynchronously on CUDA), and every nanmean row, which is compacted there.
 #if STAT_KIND == 4
@@ -727,7 +783,10 @@ void stat_short(__global const in_t* in, __global double* out, ulong tasks) {
 #endif
 #define ST_WARP_STAGED 1
 #else
-#define ST_WARP_STAGED (ST_STAGE_ROWS == 8 && ST_WIDE)
+#define ST_WARP_STAGED (ST_STAGE_ROWS == 8 && ST_WIDE && ST_LANE_ROWS == 1)
+#endif
+#if ST_WARP_STAGED && ST_LANE_ROWS > 1
+#error "a staged row holds one element per lane"
 #endif
 
 // Leaf `leaf` of the bit-reversed order is lane slot rev5(leaf).
@@ -737,10 +796,10 @@ inline uint st_rev5(uint leaf) {
 }
 
 // Work-item t's 32 lanes t + ST_SPAN·m of its segment's tile of `len` elements (element e
-// at `first + e·step`, or staged at row[e]), joined in bit-reversed order by a binary
-// counter as they load. `full` (a literal at each call) says len is 32·ST_SPAN: no lane
-// is tested and every count is a constant, so the merges' count tests and the pushes'
-// counts fold away.
+// at `first + e·step`, or staged at row[e]; lane L's are L + 1024r, r < ST_LANE_ROWS),
+// joined in bit-reversed order by a binary counter as they load. `full` (a literal at
+// each call) says len is 32·ST_SPAN·ST_LANE_ROWS: no lane is tested and every count is
+// a constant, so the merges' count tests and the pushes' counts fold away.
 inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long step,
                            ST_LOCAL const in_t* row, uint t, bool full) {
     (void)row;
@@ -749,28 +808,37 @@ inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long
     // Leaves in chunks of ST_CHUNK: a chunk's loads all go out before its first push.
 #pragma unroll
     for (uint base = 0; base < ST_WARP; base += ST_CHUNK) {
-        double x[ST_CHUNK];
+        double x[ST_CHUNK][ST_LANE_ROWS];
 #pragma unroll
         for (uint u = 0; u < ST_CHUNK; u++) {
-            ulong e = (ulong)t + ST_SPAN * (ulong)st_rev5(base + u);
+#pragma unroll
+            for (uint r = 0; r < ST_LANE_ROWS; r++) {
+                ulong e = (ulong)t + ST_SPAN * (ulong)st_rev5(base + u) + ST_SPAN_LANES * r;
 #if ST_WARP_STAGED
-            x[u] = full || e < len ? st_stage_load(row, (uint)e) : 0.0;
+                x[u][r] = full || e < len ? st_stage_load(row, (uint)e) : 0.0;
 #else
-            x[u] = full || e < len ? stat_load(in, (ulong)((long)first + (long)e * step)) : 0.0;
+                x[u][r] = full || e < len ? stat_load(in, (ulong)((long)first + (long)e * step))
+                                          : 0.0;
 #endif
+            }
         }
 #pragma unroll
         for (uint u = 0; u < ST_CHUNK; u++) {
             uint leaf = base + u;
-            st_t node = full || (ulong)t + ST_SPAN * (ulong)st_rev5(leaf) < len
-                            ? st_first(x[u])
-                            : st_empty();
+            ulong lane = (ulong)t + ST_SPAN * (ulong)st_rev5(leaf);
+            st_t node = full || lane < len ? st_first(x[u][0]) : st_empty();
+#pragma unroll
+            for (uint r = 1; r < ST_LANE_ROWS; r++) {
+                if (full || lane + ST_SPAN_LANES * r < len) {
+                    st_push(&node, x[u][r], 1.0 / (double)(r + 1));
+                }
+            }
             // Binary counter: leaf closes one subtree per trailing one bit (older side
-            // left); the subtrees closed at level l hold 2^l elements when `full`.
-            uint size = 1;
+            // left); the subtrees closed at level l hold 2^l lanes when `full`.
+            uint size = ST_LANE_ROWS;
             for (uint c = leaf; c & 1u; c >>= 1, size *= 2) {
                 node = full ? st_merge_equal(stack[--depth], node, (double)size)
-                            : st_merge(stack[--depth], node);
+                            : st_merge_prefix(stack[--depth], node);
             }
             stack[depth++] = node;
         }
@@ -878,13 +946,14 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     // where a segment is a whole warp does the fold by shuffles take it too (leaving the
     // counts, 32 in every work-item, out of the shuffles), since the warp's shuffles must
     // not sit in branches that its segments take differently.
-    bool full = (STAT_KIND == 0 || STAT_KIND == 4) && len == ST_SPAN_LANES;
+    bool full = (STAT_KIND == 0 || STAT_KIND == 4) && len == ST_SPAN_LANES * ST_LANE_ROWS;
 #ifdef HAVE_SUBGROUP_SHUFFLE
     st_t s = ST_SPAN == 32 && full
-                 ? st_warp_fold(st_warp_leaves(in, first, len, step, row, t, true), 32.0, 16)
+                 ? st_warp_fold(st_warp_leaves(in, first, len, step, row, t, true),
+                               32.0 * ST_LANE_ROWS, 16, true)
                  : st_warp_fold(full ? st_warp_leaves(in, first, len, step, row, t, true)
                                      : st_warp_leaves(in, first, len, step, row, t, false),
-                                0.0, ST_SPAN / 2);
+                                0.0, ST_SPAN / 2, ST_LANE_ROWS == 1);
 #else
     st_t s = full ? st_warp_leaves(in, first, len, step, row, t, true)
                   : st_warp_leaves(in, first, len, step, row, t, false);
@@ -892,7 +961,8 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint w = ST_SPAN / 2; w >= 1; w /= 2) {
         if (t < w) {
-            level[lid] = st_merge(level[lid], level[lid + w]);
+            level[lid] = ST_LANE_ROWS == 1 ? st_merge_prefix(level[lid], level[lid + w])
+                                           : st_merge_prefix_large(level[lid], level[lid + w]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }

@@ -123,8 +123,17 @@ pub const SHORT_MAX: usize = 256;
 /// The kernel for tiles of one row (at most [`WARP_ROWS_MAX`] elements), a warp each.
 pub const WARP_ROWS_ENTRY_POINT: &str = "stat_warp_rows";
 
-/// The longest tile a warp takes: one row of lanes, one element per lane.
+/// The longest tile a segment of a warp takes with one element per lane: one row of
+/// lanes.
 pub const WARP_ROWS_MAX: usize = 1024;
+
+/// The longest tile a whole warp takes, its 1024 lanes holding up to three elements each
+/// (the moments, log-sum-exp and the NaN-skipping extremes; nanmean compacts longer
+/// tiles in a work-group's stage). On the H200 (f32, in a CUDA graph) var along rows of
+/// 2000, 2500 and 3072 read 1.57×, 1.31× and 2.07× as fast as a work-group per row, but
+/// rows of 4000, 5000 and 7000 (four or more elements a lane, so fewer leaves' loads in
+/// flight; not profiled) 0.90×, 0.64× and 0.50× (results/h200-stat-lane-rows).
+pub const WARP_ROWS_LONG_MAX: usize = 3072;
 
 /// Neighbouring work-items per tile of `stat_warp_rows` over `plan`: one per 32 lanes of
 /// the longest tile rounded up to a power of two (2 … 32), so that each work-item's 32
@@ -133,6 +142,15 @@ pub const WARP_ROWS_MAX: usize = 1024;
 fn warp_span(plan: &TilePlan) -> usize {
     let longest = plan.longest().unwrap_or(0).max(1);
     (longest.next_power_of_two() / 32).clamp(2, 32)
+}
+
+/// `stat_warp_rows` over `plan`'s tiles: a segment per tile ([`warp_span`]), each lane
+/// holding up to `lane_rows` elements (the longest tile's rows of 1024 lanes).
+fn warp_rows(plan: &TilePlan) -> Kernel {
+    Kernel::WarpRows {
+        span: warp_span(plan),
+        lane_rows: plan.longest().unwrap_or(0).div_ceil(WARP_ROWS_MAX).max(1),
+    }
 }
 
 /// Work-items per group (each holds 4 of a tile's 1024 lanes).
@@ -188,9 +206,14 @@ enum Kernel {
         /// Lane classes per output ([`column_classes`]).
         classes: usize,
     },
-    /// Tiles of 33 to 1024 elements, a segment of this many neighbouring work-items
-    /// each ([`warp_span`]).
-    WarpRows(usize),
+    /// Tiles of 33 to 3072 elements, a segment of `span` neighbouring work-items each
+    /// ([`warp_span`]), each lane holding up to `lane_rows` elements.
+    WarpRows {
+        /// Neighbouring work-items per tile.
+        span: usize,
+        /// Elements per lane, at most.
+        lane_rows: usize,
+    },
     /// A work-group per tile.
     Tiles,
 }
@@ -198,8 +221,8 @@ enum Kernel {
 /// The kernel for `kind` over `plan`: tiles of at most [`THREAD_TILES_MAX`] lanes take a
 /// work-item each (nanmean's only where they are staged; elsewhere they compact their
 /// values in the short kernel's lanes), other columns of at most [`SHORT_MAX`] the short
-/// kernel, other columns the columns kernel, other tiles of at most [`WARP_ROWS_MAX`]
-/// elements a segment of a warp each ([`warp_span`]), the rest a work-group each.
+/// kernel, other columns the columns kernel, other tiles of at most [`WARP_ROWS_LONG_MAX`]
+/// elements a segment of a warp each ([`warp_rows`]), the rest a work-group each.
 fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
     let columns = plan.columns();
     // nanmean compacts each tile's values that are not NaN: a work-item in its staged
@@ -219,9 +242,7 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
             {
                 Kernel::ThreadTiles(width, true)
             }
-            (_, None) if segment_row && dtype.size_bytes() <= 4 => {
-                Kernel::WarpRows(warp_span(plan))
-            }
+            (_, None) if segment_row && dtype.size_bytes() <= 4 => warp_rows(plan),
             (Some(width), _) => Kernel::Short(width),
             _ => Kernel::Kept {
                 rows: contiguous_tiles(plan),
@@ -238,9 +259,7 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
             per_output,
             classes: column_classes(plan.outputs.len(), per_output),
         },
-        _ if plan.longest().is_some_and(|l| l <= WARP_ROWS_MAX) => {
-            Kernel::WarpRows(warp_span(plan))
-        }
+        _ if plan.longest().is_some_and(|l| l <= WARP_ROWS_LONG_MAX) => warp_rows(plan),
         _ => Kernel::Tiles,
     }
 }
@@ -290,7 +309,7 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             entry: COLUMNS_ENTRY_POINT,
             groups: plan.outputs.len().div_ceil(WORK_GROUP / classes) * per_output,
         },
-        Kernel::WarpRows(span) => Program {
+        Kernel::WarpRows { span, lane_rows } => Program {
             source: {
                 let bound = match kind {
                     StateKind::NanMoments => Some(WARP_KEPT_MIN_GROUPS),
@@ -300,7 +319,10 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
                 let bound = bound
                     .map(|groups| format!("#define ST_MIN_GROUPS {groups}\n"))
                     .unwrap_or_default();
-                format!("#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n{bound}{source}")
+                format!(
+                    "#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n\
+                     #define ST_LANE_ROWS {lane_rows}\n{bound}{source}"
+                )
             },
             entry: WARP_ROWS_ENTRY_POINT,
             groups: tiles.div_ceil(WORK_GROUP / span),
@@ -368,15 +390,20 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
                  each folded by a binary counter in bit-reversed order",
                 WORK_GROUP / classes
             ),
-            Kernel::WarpRows(span) => format!(
+            Kernel::WarpRows { span, lane_rows } => format!(
                 "stat_warp_rows: {span} neighbouring work-items per tile of at most {} \
-                 elements{}, 32 lanes per work-item folded by a binary counter in \
+                 elements{}, 32 lanes per work-item{} folded by a binary counter in \
                  bit-reversed order as they load, then across the {span}",
-                32 * span,
+                32 * span * lane_rows,
                 if kind == StateKind::NanMoments {
                     ", its values that are not NaN compacted in order in its staged row"
                 } else {
                     ""
+                },
+                if lane_rows > 1 {
+                    format!(" (up to {lane_rows} elements each, 1024 apart)")
+                } else {
+                    String::new()
                 }
             ),
             Kernel::Tiles => {
@@ -450,9 +477,47 @@ pub fn source(kind: StateKind, dtype: DType, target: Target) -> String {
         read("__global "),
         read(local),
     ));
+    if matches!(kind, StateKind::Moments | StateKind::NanMoments) {
+        text.push_str(&prefix_weights(target));
+    }
     // (An include that cannot be resolved shows in the build log.)
     text.push_str(&assembly::expanded("statistics.cl").unwrap_or_else(|e| format!("#error {e}\n")));
     text
+}
+
+/// Entries of the tables of `st_merge_prefix`: every count of a merge there is below
+/// 1024, so the upper side's count `c` of an unequal merge (`c + 1`, `c`) is below 512.
+const PREFIX_WEIGHTS: usize = 512;
+
+/// The weights of Chan's merge of moments over `c + 1` and `c` elements, as the merge
+/// computes them: `c / (2c + 1)` for the mean and `c(c + 1) / (2c + 1)` for M2, each
+/// one correctly rounded division (the product is exact).
+fn prefix_weight(c: usize) -> (f64, f64) {
+    let (lo, hi) = ((c + 1) as f64, c as f64);
+    (hi / (lo + hi), lo * hi / (lo + hi))
+}
+
+/// `st_merge_prefix`'s tables as program-scope constants of `target`. Each value is
+/// written in the shortest decimal that reads back to its bits.
+fn prefix_weights(target: Target) -> String {
+    let space = match target {
+        Target::Cuda => "__constant__",
+        Target::OpenCl => "__constant",
+    };
+    let (mean, m2): (Vec<String>, Vec<String>) = (0..PREFIX_WEIGHTS)
+        .map(|c| {
+            let (mean, m2) = prefix_weight(c);
+            (format!("{mean:?}"), format!("{m2:?}"))
+        })
+        .unzip();
+    format!(
+        "#define ST_PREFIX_WEIGHTS {PREFIX_WEIGHTS}
+         {space} double st_mean_weight[{PREFIX_WEIGHTS}] = {{{}}};
+         {space} double st_m2_weight[{PREFIX_WEIGHTS}] = {{{}}};
+",
+        mean.join(","),
+        m2.join(",")
+    )
 }
 
 /// Rows of a tile that `stat_tiles` stages in local memory at once: 32 KiB of elements
@@ -635,6 +700,39 @@ mod tests {
     use redlab_core::shape::{AxisPlan, Layout};
 
     #[test]
+    fn prefix_weights_read_back_to_the_merges_quotients() {
+        // The tables are written as decimals: each must read back to the bits of the
+        // division that st_merge computes, or the kernels' merges would drift from the
+        // host's.
+        for target in [Target::Cuda, Target::OpenCl] {
+            let text = prefix_weights(target);
+            for (name, pick) in [("st_mean_weight", 0), ("st_m2_weight", 1)] {
+                let start =
+                    text.find(&format!("{name}[512] = {{")).expect("table") + name.len() + 9;
+                let values: Vec<f64> = text[start..text[start..].find('}').expect("end") + start]
+                    .split(',')
+                    .map(|v| v.parse().expect("a number"))
+                    .collect();
+                assert_eq!(values.len(), PREFIX_WEIGHTS);
+                for (c, value) in values.iter().enumerate() {
+                    let (lo, hi) = ((c + 1) as f64, c as f64);
+                    let quotient = if pick == 0 {
+                        hi / (lo + hi)
+                    } else {
+                        lo * hi / (lo + hi)
+                    };
+                    assert_eq!(value.to_bits(), quotient.to_bits(), "{name}[{c}]");
+                }
+            }
+        }
+        assert!(source(StateKind::Moments, DType::F32, Target::Cuda)
+            .contains("__constant__ double st_m2_weight"));
+        assert!(
+            !source(StateKind::ExpSum, DType::F32, Target::OpenCl).contains("double st_m2_weight[")
+        );
+    }
+
+    #[test]
     fn tiles_follow_rows_columns_and_segments() {
         let data = [0.0f32; 6 * 10_000];
         let view = ArrayRef::from_slice(&data);
@@ -664,29 +762,38 @@ mod tests {
         );
         assert_eq!(&plan.table[3..6], &[1, 6, 10_000]);
         // Rows of 33 to 1024 elements take a segment of a warp each (a work-item per 32
-        // lanes of the row rounded up to a power of two); columns of them do not.
-        for (dims, axis, entry, span) in [
-            ([100, 33], 0, SHORT_ENTRY_POINT, 0),
-            ([33, 100], 1, WARP_ROWS_ENTRY_POINT, 4),
-            ([33, 40], 1, WARP_ROWS_ENTRY_POINT, 2),
-            ([33, 300], 1, WARP_ROWS_ENTRY_POINT, 16),
-            ([20, 1024], 1, WARP_ROWS_ENTRY_POINT, 32),
-            ([20, 1025], 1, ENTRY_POINT, 0),
-            ([1000, 50], 0, COLUMNS_ENTRY_POINT, 0),
+        // lanes of the row rounded up to a power of two), rows of up to 3072 a whole warp
+        // with lanes of several elements; columns of them do not, nor whole tiles.
+        for (dims, axis, entry, span, lane_rows) in [
+            ([100, 33], 0, SHORT_ENTRY_POINT, 0, 0),
+            ([33, 100], 1, WARP_ROWS_ENTRY_POINT, 4, 1),
+            ([33, 40], 1, WARP_ROWS_ENTRY_POINT, 2, 1),
+            ([33, 300], 1, WARP_ROWS_ENTRY_POINT, 16, 1),
+            ([20, 1024], 1, WARP_ROWS_ENTRY_POINT, 32, 1),
+            ([20, 1025], 1, WARP_ROWS_ENTRY_POINT, 32, 2),
+            ([3, 2049], 1, WARP_ROWS_ENTRY_POINT, 32, 3),
+            ([3, 3072], 1, WARP_ROWS_ENTRY_POINT, 32, 3),
+            ([3, 3073], 1, ENTRY_POINT, 0, 0),
+            ([1000, 50], 0, COLUMNS_ENTRY_POINT, 0, 0),
         ] {
             let rows = AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
             let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
             let p = program(StateKind::Moments, DType::F32, Target::Cuda, &plan);
             assert_eq!(p.entry, entry, "{dims:?} axis {axis}");
             if entry == WARP_ROWS_ENTRY_POINT {
-                assert!(p
-                    .source
-                    .starts_with(&format!("#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n")));
+                assert!(p.source.starts_with(&format!(
+                    "#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n#define ST_LANE_ROWS {lane_rows}\n"
+                )));
                 assert_eq!(p.groups, plan.tiles().div_ceil(WORK_GROUP / span));
                 let words = explain(StateKind::Moments, DType::F32, Selection::Axes(&rows));
                 assert!(words.starts_with("stat_warp_rows"), "{words}");
             }
         }
+        // nanmean compacts tiles longer than a row of lanes in a work-group's stage.
+        let rows = AxisPlan::new(Layout::c_order(&[3, 2000]), Some(&[1]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
+        let p = program(StateKind::NanMoments, DType::F32, Target::Cuda, &plan);
+        assert_eq!(p.entry, KEPT_ENTRY_POINT);
         // The launch bound: on every tile kernel, on warp rows for the moments only.
         let rows = AxisPlan::new(Layout::c_order(&[3, 20_000]), Some(&[1]), false).expect("plan");
         let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");

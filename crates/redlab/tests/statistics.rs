@@ -154,6 +154,15 @@ fn gpus_compute_the_cpus_statistics_bit_for_bit() {
             (vec![8, 65], Some(vec![1])),
             (vec![12, 128], Some(vec![1])),
             (vec![9, 1000], Some(vec![1])),
+            // Rows of 700 and 1023: merges of c + 1 and c elements for most c below 512,
+            // whose weights the kernels read from tables.
+            (vec![6, 700], Some(vec![1])),
+            (vec![3, 1023], Some(vec![1])),
+            // Rows of 1025 to 3072: a whole warp each, two or three elements a lane, part
+            // and whole.
+            (vec![5, 1025], Some(vec![1])),
+            (vec![4, 2000], Some(vec![1])),
+            (vec![3, 3072], Some(vec![1])),
             (vec![33, 600], Some(vec![0])),
             (vec![9000, 37], Some(vec![0])),
             // Columns whose groups copy whole 16-byte words (40 × 4 or 8 bytes a row),
