@@ -184,9 +184,9 @@ inline st_t st_merge_equal(st_t lo, st_t hi, double count) {
 // prefix, any empty side) keeps the lower one.
 inline st_t st_merge_prefix(st_t lo, st_t hi) {
     double c = hi.a;
-    // The count as an index without a conversion (which runs at a quarter of the f64
-    // rate): adding 2^52 leaves the integer c in the low bits. The mask keeps any
-    // state's count in bounds.
+    // The count as an index without a conversion: adding 2^52 leaves the integer c in
+    // the low bits (on the H200 var and nanmean read 0.2–1.6% more than with a conversion,
+    // results/h200-stat-prefix-weights). The mask keeps any state's count in bounds.
     uint k = (uint)as_ulong(c + 4503599627370496.0) & (ST_PREFIX_WEIGHTS - 1u);
     bool equal = lo.a == c;
     double mean_weight = equal ? 0.5 : st_mean_weight[k];
