@@ -2,7 +2,7 @@
 """Var and log-sum-exp of f32 columns (along axis 0): two builds of the library call
 against numpy, alternated in one sitting.
 
-Usage: timings.py ROUNDS OLD_PROBE NEW_PROBE
+Usage: [STATS=var,logsumexp] timings.py ROUNDS OLD_PROBE NEW_PROBE
 Each probe is a build of `varprobe.rs` (an example of the redlab-cpu crate); it prints
 the best of REPS library calls (`CpuBackend::statistic_packed`, two threads). numpy:
 best of REPS of `a.var(axis=0)`, and of `m = a.max(0, keepdims=True);
@@ -41,7 +41,7 @@ def numpy_time(stat, a):
 
 
 for r in range(rounds):
-    for stat in ["var", "logsumexp"]:
+    for stat in os.environ.get("STATS", "var,logsumexp").split(","):
         for rows, cols in shapes:
             a = np.random.default_rng(rows + cols).standard_normal((rows, cols)).astype(np.float32)
             o, n, p = probe(old, stat, rows, cols), probe(new, stat, rows, cols), numpy_time(stat, a)
