@@ -33,6 +33,27 @@ use redlab_core::shape::AxisPlan;
 
 use crate::statistics::{tree_in_place, Lane};
 
+/// Calls `$build::<K, _>(args)` with the constant `K` equal to `$present`, the lanes of
+/// an octet that hold a row (one to eight): the octet builds of the column statistics
+/// are compiled once per count, so that their merges' counts are constants and their
+/// tests and weights fold away.
+macro_rules! for_present_lanes {
+    ($present:expr, $build:ident($($arg:expr),* $(,)?)) => {
+        match $present {
+            1 => $build::<1, _>($($arg),*),
+            2 => $build::<2, _>($($arg),*),
+            3 => $build::<3, _>($($arg),*),
+            4 => $build::<4, _>($($arg),*),
+            5 => $build::<5, _>($($arg),*),
+            6 => $build::<6, _>($($arg),*),
+            7 => $build::<7, _>($($arg),*),
+            8 => $build::<8, _>($($arg),*),
+            _ => unreachable!("an octet holds one to eight lanes"),
+        }
+    };
+}
+pub(crate) use for_present_lanes;
+
 /// Columns a wide-run block updates per row: 16 KiB of f64 state per array.
 const WIDE_COLUMNS: usize = 1024;
 

@@ -20,7 +20,9 @@ use redlab_core::canonical::ROWS;
 use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, DType, Error, Packed};
 
-use crate::column_lanes::{finished_columns, states_of_columns, ColumnLanes, LaneArrays};
+use crate::column_lanes::{
+    finished_columns, for_present_lanes, states_of_columns, ColumnLanes, LaneArrays,
+};
 use crate::columns_moments::columns_run;
 use crate::log_sum_exp::{any_nan, merge_lanes, push_lane, ExpSum, PUSHED_INTO_EMPTY};
 
@@ -153,16 +155,7 @@ impl ColumnLanes for ExpLanes {
             return false;
         }
         let (max, sum) = self.0.slots(lane, 1);
-        match present {
-            1 => exp_octet_columns::<1, T>(max, sum, rows, to_f64),
-            2 => exp_octet_columns::<2, T>(max, sum, rows, to_f64),
-            3 => exp_octet_columns::<3, T>(max, sum, rows, to_f64),
-            4 => exp_octet_columns::<4, T>(max, sum, rows, to_f64),
-            5 => exp_octet_columns::<5, T>(max, sum, rows, to_f64),
-            6 => exp_octet_columns::<6, T>(max, sum, rows, to_f64),
-            7 => exp_octet_columns::<7, T>(max, sum, rows, to_f64),
-            _ => unreachable!("a partial octet holds one to seven lanes"),
-        }
+        for_present_lanes!(present, exp_octet_columns(max, sum, rows, to_f64));
         true
     }
 

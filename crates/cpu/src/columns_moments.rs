@@ -20,7 +20,7 @@ use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, DType, Error, Packed};
 
-use crate::column_lanes::{finished_columns, ColumnLanes, LaneArrays};
+use crate::column_lanes::{finished_columns, for_present_lanes, ColumnLanes, LaneArrays};
 use crate::row_moments::{merge_equal, merge_weighted, push_into_empty};
 use crate::statistics::{spread, Moments, Statistic};
 
@@ -197,17 +197,7 @@ fn single_octet<T: Copy>(
     present: usize,
     to_f64: impl Fn(T) -> f64 + Copy,
 ) {
-    match present {
-        1 => octet_columns::<1, T>(mean, m2, rows, to_f64),
-        2 => octet_columns::<2, T>(mean, m2, rows, to_f64),
-        3 => octet_columns::<3, T>(mean, m2, rows, to_f64),
-        4 => octet_columns::<4, T>(mean, m2, rows, to_f64),
-        5 => octet_columns::<5, T>(mean, m2, rows, to_f64),
-        6 => octet_columns::<6, T>(mean, m2, rows, to_f64),
-        7 => octet_columns::<7, T>(mean, m2, rows, to_f64),
-        8 => octet_columns::<8, T>(mean, m2, rows, to_f64),
-        _ => unreachable!("an octet holds one to eight lanes"),
-    }
+    for_present_lanes!(present, octet_columns(mean, m2, rows, to_f64));
 }
 
 /// [`single_octet`] with `K` lanes present.
