@@ -24,11 +24,11 @@
 pub const VERSION: u32 = 1;
 
 /// `ln 2` rounded to f64.
-const LN2_HI: f64 = std::f64::consts::LN_2;
+pub const LN2_HI: f64 = std::f64::consts::LN_2;
 /// `ln 2 − LN2_HI`, rounded to f64.
-const LN2_LO: f64 = 2.3190468138462996e-17;
+pub const LN2_LO: f64 = 2.3190468138462996e-17;
 /// `1/i!` rounded to f64, for `i` from 13 down to 2.
-const TAYLOR: [f64; 12] = [
+pub const TAYLOR: [f64; 12] = [
     1.6059043836821613e-10,
     2.08767569878681e-09,
     2.505210838544172e-08,
@@ -43,14 +43,16 @@ const TAYLOR: [f64; 12] = [
     0.5,
 ];
 
+/// 1.5 × 2^52: added to an integral `k`, it leaves `k` in the low bits of the sum.
+pub const POW2_SHIFTER: f64 = 6755399441055744.0;
+
 /// `2^k` for an integral `k` in `[-1022, 1023]` held in an f64, by placing `k + 1023` in
 /// the exponent field. Adding `1.5 × 2^52` puts `k` in the low bits of the sum's
 /// mantissa (two's complement), so no float-to-integer conversion is needed and the
 /// compiler can keep it in vector registers.
 #[inline(always)]
 fn pow2(k: f64) -> f64 {
-    const SHIFTER: f64 = 6755399441055744.0; // 1.5 × 2^52
-    f64::from_bits((k + SHIFTER).to_bits().wrapping_add(1023) << 52)
+    f64::from_bits((k + POW2_SHIFTER).to_bits().wrapping_add(1023) << 52)
 }
 
 /// The canonical exponential of `t` (see the module's steps). Branch-free, so that loops

@@ -24,6 +24,7 @@ use crate::column_lanes::{
     finished_columns, for_present_lanes, states_of_columns, ColumnLanes, LaneArrays,
 };
 use crate::columns_moments::columns_run;
+use crate::exp_merge_avx2;
 use crate::log_sum_exp::{any_nan, merge_lanes, push_lane, ExpSum, PUSHED_INTO_EMPTY};
 
 /// The canonical log-sum-exp states of every output of `selection` over `data`, where
@@ -221,12 +222,32 @@ fn exp_single_pair<T: Copy>(
 ) {
     let width = max.len();
     let (low, high) = (&low[..width], &high[..width]);
-    let lanes = max.iter_mut().zip(sum.iter_mut());
     if !any_nan(low, to_f64) && !any_nan(high, to_f64) {
-        for ((m, s), (&x, &y)) in lanes.zip(low.iter().zip(high)) {
+        // Each lane is (x, 1): the pairs' merges are the columns' merges of those lanes,
+        // on the vector path where there is one (converted BATCH columns at a time).
+        let mut done = 0;
+        if exp_merge_avx2::available() {
+            const BATCH: usize = 64;
+            let (mut high_max, high_sum) = ([0.0; BATCH], [PUSHED_INTO_EMPTY; BATCH]);
+            for at in (0..width - width % BATCH).step_by(BATCH) {
+                for (h, &y) in high_max.iter_mut().zip(&high[at..at + BATCH]) {
+                    *h = to_f64(y);
+                }
+                let (m, s) = (&mut max[at..at + BATCH], &mut sum[at..at + BATCH]);
+                for (m, &x) in m.iter_mut().zip(&low[at..at + BATCH]) {
+                    *m = to_f64(x);
+                }
+                s.fill(PUSHED_INTO_EMPTY);
+                exp_merge_avx2::merge_columns(m, s, &high_max, &high_sum);
+                done = at + BATCH;
+            }
+        }
+        let lanes = max[done..].iter_mut().zip(&mut sum[done..]);
+        for ((m, s), (&x, &y)) in lanes.zip(low[done..].iter().zip(&high[done..])) {
             (*m, *s) = merge_lanes(to_f64(x), PUSHED_INTO_EMPTY, to_f64(y), PUSHED_INTO_EMPTY);
         }
     } else {
+        let lanes = max.iter_mut().zip(sum.iter_mut());
         for ((m, s), (&x, &y)) in lanes.zip(low.iter().zip(high)) {
             let (low_max, low_sum) = push_lane(f64::NEG_INFINITY, 0.0, to_f64(x));
             let (high_max, high_sum) = push_lane(f64::NEG_INFINITY, 0.0, to_f64(y));
@@ -283,7 +304,9 @@ fn exp_octet_columns<const K: usize, T: Copy>(
     "x86_64+sse4.1"
 ))]
 fn merge_exp_columns(low_max: &mut [f64], low_sum: &mut [f64], high_max: &[f64], high_sum: &[f64]) {
-    for (((m, s), &hm), &hs) in low_max.iter_mut().zip(low_sum).zip(high_max).zip(high_sum) {
+    let done = exp_merge_avx2::merge_columns(low_max, low_sum, high_max, high_sum);
+    let lanes = low_max[done..].iter_mut().zip(&mut low_sum[done..]);
+    for ((m, s), (&hm, &hs)) in lanes.zip(high_max[done..].iter().zip(&high_sum[done..])) {
         (*m, *s) = merge_lanes(*m, *s, hm, hs);
     }
 }

@@ -22,6 +22,7 @@ mod column_lanes;
 pub mod columns;
 mod columns_exp;
 mod columns_moments;
+mod exp_merge_avx2;
 pub mod fork;
 pub mod integer;
 mod log_sum_exp;
