@@ -274,7 +274,13 @@ fn exp_octet_columns<const K: usize, T: Copy>(
 ) {
     let n = max.len();
     let rows = rows.map(|r| &r[..n]);
-    for (c, (m, s)) in max.iter_mut().zip(sum.iter_mut()).enumerate() {
+    let done = if exp_merge_avx2::available() {
+        exp_octet_batches::<K, T>(max, sum, rows, to_f64)
+    } else {
+        0
+    };
+    let lanes = max[done..].iter_mut().zip(sum[done..].iter_mut());
+    for (c, (m, s)) in lanes.enumerate().map(|(c, lane)| (c + done, lane)) {
         let mut lanes: [(f64, f64); ROWS] = std::array::from_fn(|j| {
             if j < K {
                 let x = to_f64(rows[j][c]);
@@ -294,6 +300,50 @@ fn exp_octet_columns<const K: usize, T: Copy>(
         }
         (*m, *s) = lanes[0];
     }
+}
+
+/// [`exp_octet_columns`]' lanes and merges for whole batches of columns, each merge
+/// over a batch's columns on the vector path (its exponentials side by side; one merge
+/// depends on the last, so a column at a time waited on each in turn). Returns the
+/// columns done.
+fn exp_octet_batches<const K: usize, T: Copy>(
+    max: &mut [f64],
+    sum: &mut [f64],
+    rows: [&[T]; ROWS],
+    to_f64: impl Fn(T) -> f64 + Copy,
+) -> usize {
+    const BATCH: usize = 32;
+    let n = max.len();
+    let mut lane_max = [[0.0f64; BATCH]; ROWS];
+    let mut lane_sum = [[0.0f64; BATCH]; ROWS];
+    for at in (0..n - n % BATCH).step_by(BATCH) {
+        for j in 0..K {
+            let values = &rows[j][at..at + BATCH];
+            for ((m, s), &x) in lane_max[j].iter_mut().zip(&mut lane_sum[j]).zip(values) {
+                let x = to_f64(x);
+                (*m, *s) = (x, if x.is_nan() { x } else { PUSHED_INTO_EMPTY });
+            }
+        }
+        // The same steps as the column loop's, a batch at a time.
+        for width in [4, 2, 1] {
+            for j in 0..width {
+                if j + width < K.min(2 * width) {
+                    let (low_max, high_max) = lane_max.split_at_mut(j + width);
+                    let (low_sum, high_sum) = lane_sum.split_at_mut(j + width);
+                    let merged = exp_merge_avx2::merge_columns(
+                        &mut low_max[j],
+                        &mut low_sum[j],
+                        &high_max[0],
+                        &high_sum[0],
+                    );
+                    debug_assert_eq!(merged, BATCH);
+                }
+            }
+        }
+        max[at..at + BATCH].copy_from_slice(&lane_max[0]);
+        sum[at..at + BATCH].copy_from_slice(&lane_sum[0]);
+    }
+    n - n % BATCH
 }
 
 /// Lane ← lane (the lower indices) merged with a higher one, per column:
