@@ -225,11 +225,15 @@ fn exp_single_pair<T: Copy>(
     if !any_nan(low, to_f64) && !any_nan(high, to_f64) {
         // Each lane is (x, 1): the pairs' merges are the columns' merges of those lanes,
         // on the vector path where there is one (converted BATCH columns at a time).
-        let mut done = 0;
-        if exp_merge_avx2::available() {
-            const BATCH: usize = 64;
+        const BATCH: usize = 64;
+        let done = if exp_merge_avx2::available() {
+            width - width % BATCH
+        } else {
+            0
+        };
+        if done > 0 {
             let (mut high_max, high_sum) = ([0.0; BATCH], [PUSHED_INTO_EMPTY; BATCH]);
-            for at in (0..width - width % BATCH).step_by(BATCH) {
+            for at in (0..done).step_by(BATCH) {
                 for (h, &y) in high_max.iter_mut().zip(&high[at..at + BATCH]) {
                     *h = to_f64(y);
                 }
@@ -239,7 +243,6 @@ fn exp_single_pair<T: Copy>(
                 }
                 s.fill(PUSHED_INTO_EMPTY);
                 exp_merge_avx2::merge_columns(m, s, &high_max, &high_sum);
-                done = at + BATCH;
             }
         }
         let lanes = max[done..].iter_mut().zip(&mut sum[done..]);
@@ -289,16 +292,25 @@ fn exp_octet_columns<const K: usize, T: Copy>(
                 (f64::NEG_INFINITY, 0.0)
             }
         });
-        // After width w's step the first min(K, w) lanes hold elements.
-        for width in [4, 2, 1] {
-            for j in 0..width {
-                if j + width < K.min(2 * width) {
-                    let ((lo_max, lo_sum), (hi_max, hi_sum)) = (lanes[j], lanes[j + width]);
-                    lanes[j] = merge_lanes(lo_max, lo_sum, hi_max, hi_sum);
-                }
+        octet_merges(K, |low, high| {
+            let ((lo_max, lo_sum), (hi_max, hi_sum)) = (lanes[low], lanes[high]);
+            lanes[low] = merge_lanes(lo_max, lo_sum, hi_max, hi_sum);
+        });
+        (*m, *s) = lanes[0];
+    }
+}
+
+/// The merges of an octet whose first `present` lanes hold an element, in the fold's
+/// order: widths 4, 2 and 1, lane `low` with lane `high`, skipping the empty upper sides
+/// as the walk does (after width w's step the first min(present, w) lanes hold elements).
+#[inline(always)]
+fn octet_merges(present: usize, mut merge: impl FnMut(usize, usize)) {
+    for width in [4, 2, 1] {
+        for low in 0..width {
+            if low + width < present.min(2 * width) {
+                merge(low, low + width);
             }
         }
-        (*m, *s) = lanes[0];
     }
 }
 
@@ -325,21 +337,17 @@ fn exp_octet_batches<const K: usize, T: Copy>(
             }
         }
         // The same steps as the column loop's, a batch at a time.
-        for width in [4, 2, 1] {
-            for j in 0..width {
-                if j + width < K.min(2 * width) {
-                    let (low_max, high_max) = lane_max.split_at_mut(j + width);
-                    let (low_sum, high_sum) = lane_sum.split_at_mut(j + width);
-                    let merged = exp_merge_avx2::merge_columns(
-                        &mut low_max[j],
-                        &mut low_sum[j],
-                        &high_max[0],
-                        &high_sum[0],
-                    );
-                    debug_assert_eq!(merged, BATCH);
-                }
-            }
-        }
+        octet_merges(K, |low, high| {
+            let (low_max, high_max) = lane_max.split_at_mut(high);
+            let (low_sum, high_sum) = lane_sum.split_at_mut(high);
+            let merged = exp_merge_avx2::merge_columns(
+                &mut low_max[low],
+                &mut low_sum[low],
+                &high_max[0],
+                &high_sum[0],
+            );
+            debug_assert_eq!(merged, BATCH);
+        });
         max[at..at + BATCH].copy_from_slice(&lane_max[0]);
         sum[at..at + BATCH].copy_from_slice(&lane_sum[0]);
     }
