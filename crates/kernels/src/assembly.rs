@@ -56,7 +56,11 @@ const FILES: &[(&str, &str)] = &[
     ("roof.cl", include_str!("../cl/roof.cl")),
     ("roof_bulk.cl", include_str!("../cl/roof_bulk.cl")),
     ("segments.cl", include_str!("../cl/segments.cl")),
+    ("short_rows.h", include_str!("../cl/short_rows.h")),
     ("statistics.cl", include_str!("../cl/statistics.cl")),
+    ("stat_state.h", include_str!("../cl/stat_state.h")),
+    ("stat_kept.h", include_str!("../cl/stat_kept.h")),
+    ("stat_warp_rows.h", include_str!("../cl/stat_warp_rows.h")),
     ("stat_columns.h", include_str!("../cl/stat_columns.h")),
     (
         "stat_thread_tiles.h",

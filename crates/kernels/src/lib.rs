@@ -28,6 +28,7 @@ pub mod mapped_addressed;
 pub mod mapped_segments;
 pub mod optype;
 pub mod registry;
+pub mod segment_results;
 pub mod segments;
 pub mod statistics;
 
