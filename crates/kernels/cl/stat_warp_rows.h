@@ -206,7 +206,7 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     // where a segment is a whole warp does the fold by shuffles take it too (leaving the
     // counts, 32 in every work-item, out of the shuffles), since the warp's shuffles must
     // not sit in branches that its segments take differently.
-    bool full = (STAT_KIND == 0 || STAT_KIND == 4) && len == ST_SPAN_LANES * ST_LANE_ROWS;
+    bool full = ST_MOMENTS && len == ST_SPAN_LANES * ST_LANE_ROWS;
 #ifdef HAVE_SUBGROUP_SHUFFLE
     st_t s = ST_SPAN == 32 && full
                  ? st_warp_fold(st_warp_leaves(in, first, len, step, row, t, true),

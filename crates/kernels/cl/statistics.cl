@@ -37,6 +37,19 @@
 #ifndef STAT_KIND
 #define STAT_KIND 0
 #endif
+// Kinds as 0/1 flags for tests in code (a `||` of constants there makes OpenCL compilers
+// warn): whose whole tiles stat_tiles stages with constant counts (the moments, 0, and
+// log-sum-exp, 1), and whose state is the moments (var, 0, and nanmean, 4).
+#if STAT_KIND == 0 || STAT_KIND == 1
+#define ST_TILES_KNOW_COUNTS 1
+#else
+#define ST_TILES_KNOW_COUNTS 0
+#endif
+#if STAT_KIND == 0 || STAT_KIND == 4
+#define ST_MOMENTS 1
+#else
+#define ST_MOMENTS 0
+#endif
 
 #include "canonical_exp.h"
 
@@ -305,7 +318,7 @@ void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
     // f64 work); the choice is the same in the whole work-group, as its barriers need.
     // Log-sum-exp's whole tiles take it too: no element is tested, so a work-item's
     // pushes form one block whose exponentials the compiler can overlap.
-    if ((STAT_KIND == 0 || STAT_KIND == 1) && len == ST_ROWS * ST_LANES) {
+    if (ST_TILES_KNOW_COUNTS && len == ST_ROWS * ST_LANES) {
         st_tile_staged(in, out, task, table[0], len, (long)table[2], stage, level, true);
     } else {
         st_tile_staged(in, out, task, table[0], len, (long)table[2], stage, level, false);
