@@ -8,14 +8,17 @@
 //! every kernel through NVRTC (`redlab check-kernels`). The full matrix runs with
 //! `REDLAB_CUDA_FULL=1`; otherwise every variant meets every operator on i32 and f32 and
 //! every type on sum and argmax.
+//!
+//! The matrix itself (sizes, problems, inputs and checks) is
+//! `redlab_kernels::conformance`, shared by both GPU backends.
 
 use std::sync::Mutex;
 
 use redlab_core::generate::{generate, Distribution};
-use redlab_core::reference::{self, accuracy};
-use redlab_core::{DType, HostArray, Op, Problem, Value};
+use redlab_core::reference;
+use redlab_core::{DType, HostArray, Op, Problem};
 use redlab_cuda::{CudaDevice, RunError};
-use redlab_kernels::registry;
+use redlab_kernels::{conformance, registry};
 
 /// One test at a time on the device, so that timings and memory do not interfere.
 static DEVICE_LOCK: Mutex<()> = Mutex::new(());
@@ -36,121 +39,37 @@ fn device() -> Option<CudaDevice> {
     }
 }
 
-/// 0, 1, primes, 2^k ± 1 around work-group and tile sizes, and a few million.
-const SIZES: &[usize] = &[
-    0, 1, 2, 3, 7, 31, 255, 257, 1023, 4099, 8191, 8193, 65537, 1_000_003,
-];
-const LARGE: usize = 3_000_017;
-
-fn problems() -> Vec<Problem> {
-    let full = std::env::var("REDLAB_CUDA_FULL").is_ok_and(|v| v == "1");
-    let mut all = Vec::new();
-    for op in Op::ALL {
-        for dtype in DType::ALL {
-            let covered = full
-                || matches!(dtype, DType::I32 | DType::F32)
-                || matches!(op, Op::Sum | Op::ArgMax);
-            if let (true, Ok(p)) = (covered, Problem::new(op, dtype, None)) {
-                all.push(p);
-            }
-        }
-    }
-    all
-}
-
 #[test]
 fn every_variant_op_and_type_matches_the_reference() {
     let _serial = DEVICE_LOCK
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(device) = device() else { return };
-    let variants = registry::all();
-    let problems = problems();
-    let failures = Mutex::new(Vec::<String>::new());
-    let skipped = Mutex::new(0usize);
-    let ran = Mutex::new(0usize);
-    let next = Mutex::new(0usize);
+    let full = std::env::var("REDLAB_CUDA_FULL").is_ok_and(|v| v == "1");
+    let problems = conformance::problems(full);
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(8);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let k = {
-                    let mut next = next.lock().expect("lock");
-                    let k = *next;
-                    *next += 1;
-                    k
-                };
-                let Some(problem) = problems.get(k) else {
-                    break;
-                };
-                let dist = if problem.op == Op::Prod {
-                    Distribution::Ints
-                } else {
-                    Distribution::Normal
-                };
-                let inputs: Vec<(HostArray, Value)> = SIZES
-                    .iter()
-                    .map(|&n| {
-                        let data = generate(problem.dtype, n, dist, 17 + n as u64).expect("fits");
-                        let expected = reference::reduce(problem, data.view()).expect("reference");
-                        (data, expected)
-                    })
-                    .collect();
-                for variant in &variants {
-                    for (data, expected) in &inputs {
-                        let outcome = device
-                            .upload(data.view())
-                            .and_then(|input| device.run(variant, problem, &input, &[]));
-                        match outcome {
-                            Ok(run) => {
-                                *ran.lock().expect("lock") += 1;
-                                if let Err(why) = accuracy::check_result(
-                                    problem,
-                                    data.view(),
-                                    &run.value,
-                                    expected,
-                                    variant.canonical,
-                                ) {
-                                    failures.lock().expect("lock").push(format!(
-                                        "{} {problem} n={}: {why}",
-                                        variant.name,
-                                        data.len()
-                                    ));
-                                }
-                            }
-                            Err(RunError::Skipped(why)) => {
-                                assert!(!why.is_empty());
-                                *skipped.lock().expect("lock") += 1;
-                                break; // the same reason holds at every size
-                            }
-                            Err(e) => {
-                                failures.lock().expect("lock").push(format!(
-                                    "{} {problem} n={}: {e}",
-                                    variant.name,
-                                    data.len()
-                                ));
-                                break;
-                            }
-                        }
-                    }
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().expect("lock");
-    let ran = ran.into_inner().expect("lock");
-    eprintln!(
-        "cuda matrix: {ran} runs verified, {} variant × problem pairs skipped",
-        skipped.into_inner().expect("lock")
+    let outcome = conformance::run_matrix(
+        &problems,
+        workers,
+        |data| device.upload(data),
+        |variant, problem, input| device.run(variant, problem, input, &[]),
     );
-    assert!(ran > 4 * problems.len(), "too few runs: {ran}");
+    eprintln!(
+        "cuda matrix: {} runs verified, {} variant × problem pairs skipped",
+        outcome.ran, outcome.skipped
+    );
     assert!(
-        failures.is_empty(),
+        outcome.ran > 4 * problems.len(),
+        "too few runs: {}",
+        outcome.ran
+    );
+    assert!(
+        outcome.failures.is_empty(),
         "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
+        outcome.failures.len(),
+        outcome.failures.join("\n")
     );
 }
 
@@ -160,33 +79,11 @@ fn large_inputs_match_for_every_variant() {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(device) = device() else { return };
-    for (op, dtype) in [
-        (Op::Sum, DType::F32),
-        (Op::ArgMax, DType::I16),
-        (Op::Sum, DType::U8),
-    ] {
-        let problem = Problem::new(op, dtype, None).expect("valid");
-        let data = generate(dtype, LARGE, Distribution::Normal, 99).expect("fits");
-        let expected = reference::reduce(&problem, data.view()).expect("reference");
-        let input = device.upload(data.view()).expect("upload");
-        for variant in registry::all() {
-            match device.run(&variant, &problem, &input, &[]) {
-                Ok(run) => {
-                    if let Err(why) = accuracy::check_result(
-                        &problem,
-                        data.view(),
-                        &run.value,
-                        &expected,
-                        variant.canonical,
-                    ) {
-                        panic!("{} {problem} n={LARGE}: {why}", variant.name);
-                    }
-                }
-                Err(RunError::Skipped(_)) => {}
-                Err(e) => panic!("{} {problem}: {e}", variant.name),
-            }
-        }
-    }
+    let failures = conformance::large_inputs(
+        |data| device.upload(data),
+        |variant, problem, input| device.run(variant, problem, input, &[]),
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

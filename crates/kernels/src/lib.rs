@@ -21,6 +21,7 @@
 pub mod assembly;
 pub mod capability;
 pub mod codec;
+pub mod conformance;
 pub mod driver;
 pub mod generate;
 pub mod mapped;
