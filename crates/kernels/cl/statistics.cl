@@ -255,7 +255,9 @@ inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOC
 // element is tested. `rows`, and `row0` where the callers unroll, are constants.
 inline void st_push_staged_rows(st_t* lane, ST_LOCAL const in_t* stage, uint rows, uint row0,
                                 uint count, uint t, bool full) {
+#ifndef __OPENCL_VERSION__
 #pragma unroll
+#endif
     for (uint r = 0; r < rows; r++) {
 #pragma unroll
         for (uint q = 0; q < 4; q++) {
