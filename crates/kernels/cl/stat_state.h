@@ -23,7 +23,7 @@ inline st_t st_empty(void) {
 
 // One more element; `inverse` is 1 / (the lane's count after it), the row's reciprocal.
 inline void st_push(st_t* s, double x, double inverse) {
-#if STAT_KIND == 0 || STAT_KIND == 4
+#if ST_MOMENTS
     s->a = s->a + 1.0;
     double d = x - s->b;
     s->b = s->b + ST_MUL(d, inverse);
@@ -62,7 +62,7 @@ inline void st_push(st_t* s, double x, double inverse) {
 
 // `lo` holds the lower indices.
 inline st_t st_merge(st_t lo, st_t hi) {
-#if STAT_KIND == 0 || STAT_KIND == 4
+#if ST_MOMENTS
     if (hi.a == 0.0) return lo;
     if (lo.a == 0.0) return hi;
     st_t r;
@@ -118,7 +118,7 @@ inline st_t st_merge(st_t lo, st_t hi) {
 // without the count tests, so the same bits with constants the compiler folds; the
 // other states have no count to know and merge as usual.
 inline st_t st_merge_equal(st_t lo, st_t hi, double count) {
-#if STAT_KIND == 0 || STAT_KIND == 4
+#if ST_MOMENTS
     st_t r;
     r.a = count + count;
     double d = hi.b - lo.b;
@@ -131,7 +131,7 @@ inline st_t st_merge_equal(st_t lo, st_t hi, double count) {
 #endif
 }
 
-#if (STAT_KIND == 0 || STAT_KIND == 4) && defined(ST_PREFIX_WEIGHTS)
+#if ST_MOMENTS && defined(ST_PREFIX_WEIGHTS)
 // st_merge where the lanes that hold elements are a prefix of the lanes folded by
 // halving (every lane j < len holds ⌈(len − j) / stride⌉ elements): the lower side then
 // holds the same count c as the upper one or c + 1, and every count is below 1024 at

@@ -37,8 +37,8 @@
 #ifndef STAT_KIND
 #define STAT_KIND 0
 #endif
-// Kinds as 0/1 flags for tests in code (a `||` of constants there makes OpenCL compilers
-// warn): whose whole tiles stat_tiles stages with constant counts (the moments, 0, and
+// Kinds as 0/1 flags, for directives and for tests in code (a `||` of constants there
+// makes OpenCL compilers warn): whose whole tiles stat_tiles stages with constant counts (the moments, 0, and
 // log-sum-exp, 1), and whose state is the moments (var, 0, and nanmean, 4).
 #if STAT_KIND == 0 || STAT_KIND == 1
 #define ST_TILES_KNOW_COUNTS 1
@@ -180,7 +180,7 @@ inline st_t st_warp_fold(st_t s, double each, uint top, bool small) {
         for (uint w = top; w >= 1; w /= 2) {
             st_t hi;
             // The moments' count is known and not read; log-sum-exp's maximum is.
-            hi.a = STAT_KIND == 0 || STAT_KIND == 4 ? s.a : sub_group_shuffle_down(s.a, w);
+            hi.a = ST_MOMENTS ? s.a : sub_group_shuffle_down(s.a, w);
             hi.b = sub_group_shuffle_down(s.b, w);
             hi.c = sub_group_shuffle_down(s.c, w);
             s = st_merge_equal(s, hi, each * (double)(top / w));
