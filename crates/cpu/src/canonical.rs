@@ -121,25 +121,38 @@ fn reduce_short<A: AccFloat, R: Rows<A>, C: Combine<A>, const N: usize>(
     fold_halving(op, &mut lanes)
 }
 
-/// The canonical reduction of a row of 1 to 32 values: the one partial tile
-/// [`reduce`] would fold for it, without the tile tree's walk around it (short-row axis
-/// reductions call this once per output).
-#[inline(always)]
-pub fn reduce_row32<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, row: &[T]) -> A {
-    reduce_row_within::<A, T, C, 32>(op, row)
-}
-
-/// [`reduce_row32`] of a row of 1 to `N` values, `N` a power of two ≤ 32, in fewer
-/// steps: lanes `N..32` of the row's tile hold only identities, and the halving steps
-/// fold each of them into a lane with `x ⊕ identity = x` exactly, so the fold of the
-/// first `N` lanes has the same bits (a row of 3 takes 3 combines instead of 31).
+/// The canonical reduction of a row of 1 to `N` values, `N` a power of two ≤ [`LANES`]:
+/// such a row is one partial tile with at most one value per lane, and lanes `N..LANES`
+/// hold only identities, which the halving steps fold into lanes with
+/// `x ⊕ identity = x` exactly, so the fold of the first `N` lanes has the tile's bits
+/// (a row of 3 takes 3 combines instead of 1023).
 #[inline(always)]
 pub fn reduce_row_within<A: AccFloat, T: FloatInput<A>, C: Combine<A>, const N: usize>(
     op: C,
     row: &[T],
 ) -> A {
-    debug_assert!(N.is_power_of_two() && N <= 32 && (1..=N).contains(&row.len()));
+    debug_assert!(N.is_power_of_two() && N <= LANES && (1..=N).contains(&row.len()));
     reduce_short::<A, Elements<'_, T>, C, N>(op, &Elements(row), 0, row.len().min(N), &mut ())
+}
+
+/// [`reduce_row_within`] for a row of `H + 1` to `2H` values (`H` a power of two,
+/// `2H` ≤ [`LANES`]), with the fold's first halving step taken while reading: lane `j`
+/// starts as `x[j]` and takes `x[j + H]` where the row has it, which is that step's
+/// `(identity ⊕ x[j]) ⊕ (identity ⊕ x[j + H])` since `identity ⊕ x = x` exactly. So
+/// the same bits, without `2H` lanes to clear and half of them to fold back.
+#[inline(always)]
+pub fn reduce_row_halves<A: AccFloat, T: FloatInput<A>, C: Combine<A>, const H: usize>(
+    op: C,
+    row: &[T],
+) -> A {
+    debug_assert!(H.is_power_of_two() && 2 * H <= LANES && (H + 1..=2 * H).contains(&row.len()));
+    let mut lanes = [op.identity(); H];
+    let (low, high) = row.split_at(H);
+    T::combine_row(low, &mut lanes, |lane, x| op.combine(lane, x));
+    T::combine_row(high, &mut lanes[..high.len()], |lane, x| {
+        op.combine(lane, x)
+    });
+    fold_halving(op, &mut lanes)
 }
 
 /// Reduces the tile of `len` (at most `TILE`) values from `start`.

@@ -292,7 +292,7 @@ fn exp_sum_rows(values: &[[f64; ROWS]; TINY_TILE], len: usize) -> [ExpSum; ROWS]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_values::awkward;
+    use crate::test_values::{awkward, finite};
     use redlab_core::shape::{AxisPlan, Layout};
 
     /// Every row length up to 128 (log-sum-exp: 32), a row count that leaves a partial step, f32 and f64:
@@ -308,26 +308,38 @@ mod tests {
             let outputs = 8 * STEPS_PER_TASK + 13;
             let plan =
                 AxisPlan::new(Layout::c_order(&[outputs, len]), Some(&[1]), false).expect("plan");
-            let wide = awkward(outputs * len, len as u64, true);
-            let narrow: Vec<f32> = wide.iter().map(|&x| x as f32).collect();
-            for stat in stats {
-                if len > TINY_TILE && stat == Statistic::LogSumExp {
-                    continue;
-                }
-                for data in [ArrayRef::from_slice(&wide), ArrayRef::from_slice(&narrow)] {
-                    let selection = Selection::Axes(&plan);
-                    let got = rows(stat, data, selection)
-                        .expect("applies")
-                        .expect("computes");
-                    for (k, value) in got.iter().enumerate() {
-                        let alone = crate::statistics::of_gathered(stat, data, &plan, k);
-                        assert!(
-                            value.same_as(&alone),
-                            "{} of row {k} of {len} ({:?}): {value:?} against {alone:?}",
-                            stat.name(),
-                            data.dtype()
-                        );
-                    }
+            // Long rows of awkward values mostly hold an infinity or NaN; finite ones
+            // make every element count.
+            let seed = len as u64;
+            for wide in [
+                awkward(outputs * len, seed, true),
+                finite(outputs * len, seed),
+            ] {
+                check_rows(stats, &plan, len, &wide);
+            }
+        }
+    }
+
+    /// [`rows_equal_each_row_reduced_alone_bit_for_bit`] for one set of values.
+    fn check_rows(stats: [Statistic; 3], plan: &AxisPlan, len: usize, wide: &[f64]) {
+        let narrow: Vec<f32> = wide.iter().map(|&x| x as f32).collect();
+        for stat in stats {
+            if len > TINY_TILE && stat == Statistic::LogSumExp {
+                continue;
+            }
+            for data in [ArrayRef::from_slice(wide), ArrayRef::from_slice(&narrow)] {
+                let selection = Selection::Axes(plan);
+                let got = rows(stat, data, selection)
+                    .expect("applies")
+                    .expect("computes");
+                for (k, value) in got.iter().enumerate() {
+                    let alone = crate::statistics::of_gathered(stat, data, plan, k);
+                    assert!(
+                        value.same_as(&alone),
+                        "{} of row {k} of {len} ({:?}): {value:?} against {alone:?}",
+                        stat.name(),
+                        data.dtype()
+                    );
                 }
             }
         }

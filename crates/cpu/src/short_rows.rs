@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 
 use crate::fork::{map_chunks_mut, map_range};
-use redlab_core::canonical::TILE;
+use redlab_core::canonical::{LANES, TILE};
 use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
 use redlab_core::{with_float_dtype, with_float_pair, with_int_dtype};
@@ -15,7 +15,7 @@ use redlab_core::{ArrayRef, DType, Element, Error, IntoScalar, Op, Packed, Probl
 
 use redlab_core::num::{AccFloat, FloatInput, IntElement};
 
-use crate::canonical::{reduce_row32, reduce_row_within, Add, Combine, Mul};
+use crate::canonical::{reduce_row_halves, reduce_row_within, Add, Combine, Mul};
 
 /// The longest output this path takes: longer ones split their own tiles over threads.
 pub const MAX_LEN: usize = TILE;
@@ -36,7 +36,7 @@ pub fn applies<'a>(selection: Selection<'a>) -> Option<(&'a AxisPlan, usize)> {
 
 /// One value per output where [`applies`] takes `selection`; `None` otherwise. The
 /// backend asks [`packed`] first: the even rows it takes (float sums and products of at
-/// most 32 elements, integer operators with an identity) are faster there.
+/// most [`LANES`] elements, integer operators with an identity) are faster there.
 pub fn compute(
     problem: &Problem,
     data: ArrayRef<'_>,
@@ -47,7 +47,7 @@ pub fn compute(
 }
 
 /// The outputs as one typed array where they are even rows whose results are typed from
-/// the start: float sums and products of at most 32 elements (`rows32`), and integer
+/// the start: float sums and products of at most [`LANES`] elements (`float_rows`), and integer
 /// sums, products and bitwise operators (`int_rows`); `None` for every other selection.
 pub fn packed(
     problem: &Problem,
@@ -55,7 +55,7 @@ pub fn packed(
     selection: Selection<'_>,
 ) -> Option<Result<Packed, Error>> {
     let (plan, len) = applies(selection)?;
-    let floats = len <= 32 && problem.dtype.is_float() && problem.op.is_arithmetic();
+    let floats = len <= LANES && problem.dtype.is_float() && problem.op.is_arithmetic();
     let integers = problem.dtype.is_integer() && !problem.op.needs_elements();
     if !(floats || integers) {
         return None;
@@ -80,12 +80,12 @@ pub fn packed(
     }
     Some(with_float_pair!(problem.dtype, problem.acc, T, A => {
         data.typed::<T>().map(|src| {
-            // Rows of at most 32: their one partial tile, folded directly (the tile
+            // Rows of at most LANES: their one partial tile, folded directly (the tile
             // tree's walk around it cost more than the fold).
             let sums = if problem.op == Op::Sum {
-                rows32::<A, T, _>(Add, src, &rows)
+                float_rows::<A, T, _>(Add, src, &rows)
             } else {
-                rows32::<A, T, _>(Mul, src, &rows)
+                float_rows::<A, T, _>(Mul, src, &rows)
             };
             Packed::of_vec(sums)
         })
@@ -109,10 +109,10 @@ fn typed(
     if problem.op.is_arithmetic() {
         return with_float_pair!(problem.dtype, problem.acc, T, A => {
             let src = data.typed::<T>()?;
-            // Rows of at most 32 fold their one partial tile directly, as `packed` does.
-            match (len <= 32, problem.op) {
-                (true, Op::Sum) => each(src, plan, even, len, |row| Ok(Value::Scalar(reduce_row32::<A, T, _>(Add, row).into_scalar()))),
-                (true, _) => each(src, plan, even, len, |row| Ok(Value::Scalar(reduce_row32::<A, T, _>(Mul, row).into_scalar()))),
+            // Rows of at most LANES fold their one partial tile directly, as `packed` does.
+            match (len <= LANES, problem.op) {
+                (true, Op::Sum) => each(src, plan, even, len, |row| Ok(Value::Scalar(reduce_row::<A, T, _>(Add, row).into_scalar()))),
+                (true, _) => each(src, plan, even, len, |row| Ok(Value::Scalar(reduce_row::<A, T, _>(Mul, row).into_scalar()))),
                 (false, _) => each(src, plan, even, len, |row| Ok(crate::float_value::<T, A>(problem.op, row))),
             }
         }, else Err(Error::AccNotAllowed {
@@ -170,10 +170,10 @@ impl EvenRows {
     }
 }
 
-/// Every even row of 1 to 32 elements reduced in the canonical order, [`OUTPUTS_PER_TASK`]
-/// rows per task, typed: the walk per output and a value built inside the fold's loop
-/// had cost more than the fold.
-fn rows32<A, T, C>(op: C, src: &[T], rows: &EvenRows) -> Vec<A>
+/// Every even row of 1 to [`LANES`] elements reduced in the canonical order,
+/// [`OUTPUTS_PER_TASK`] rows per task, typed: the walk per output and a value built
+/// inside the fold's loop had cost more than the fold.
+fn float_rows<A, T, C>(op: C, src: &[T], rows: &EvenRows) -> Vec<A>
 where
     A: AccFloat,
     T: FloatInput<A> + Sync,
@@ -182,7 +182,7 @@ where
     let mut results = vec![op.identity(); rows.count];
     map_chunks_mut(&mut results, OUTPUTS_PER_TASK, 1, |task, out| {
         let first = rows.start(task * OUTPUTS_PER_TASK);
-        fold_rows32(op, src, first, rows.step, rows.len, out);
+        fold_float_rows(op, src, first, rows.step, rows.len, out);
     });
     results
 }
@@ -231,11 +231,13 @@ fn store<const N: usize>(out: &mut [u8], words: &[u64]) {
     }
 }
 
-/// `out[k]` ← the canonical reduction of the `len` (≤ 32) elements from `first + k·step`;
-/// compiled for AVX2 too, where the 32-lane fold is a few vector adds per row. Rows fold
-/// only the lanes up to `len`'s power of two ([`reduce_row_within`]), chosen once here.
+/// `out[k]` ← the canonical reduction of the `len` (≤ [`LANES`]) elements from
+/// `first + k·step`; compiled for AVX2 too, where the fold's wide steps are vector adds.
+/// Rows fold only the lanes up to `len`'s power of two, the first halving step taken
+/// while reading ([`reduce_row_halves`]); the length is matched once here, so each
+/// loop's fold has a constant width.
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
-fn fold_rows32<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
+fn fold_float_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     op: C,
     src: &[T],
     first: usize,
@@ -243,31 +245,34 @@ fn fold_rows32<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     len: usize,
     out: &mut [A],
 ) {
+    let each = |reduce: fn(C, &[T]) -> A, out: &mut [A]| {
+        for (k, slot) in out.iter_mut().enumerate() {
+            let start = first + k * step;
+            *slot = reduce(op, &src[start..start + len]);
+        }
+    };
+    // Matched once per run, not per row: rows of 3 read 1.7× faster so.
     match len.next_power_of_two() {
-        1 => fold_rows_within::<A, T, C, 1>(op, src, first, step, len, out),
-        2 => fold_rows_within::<A, T, C, 2>(op, src, first, step, len, out),
-        4 => fold_rows_within::<A, T, C, 4>(op, src, first, step, len, out),
-        8 => fold_rows_within::<A, T, C, 8>(op, src, first, step, len, out),
-        16 => fold_rows_within::<A, T, C, 16>(op, src, first, step, len, out),
-        _ => fold_rows_within::<A, T, C, 32>(op, src, first, step, len, out),
+        1 => each(reduce_row_within::<A, T, C, 1>, out),
+        2 => each(reduce_row_halves::<A, T, C, 1>, out),
+        4 => each(reduce_row_halves::<A, T, C, 2>, out),
+        8 => each(reduce_row_halves::<A, T, C, 4>, out),
+        16 => each(reduce_row_halves::<A, T, C, 8>, out),
+        32 => each(reduce_row_halves::<A, T, C, 16>, out),
+        64 => each(reduce_row_halves::<A, T, C, 32>, out),
+        128 => each(reduce_row_halves::<A, T, C, 64>, out),
+        256 => each(reduce_row_halves::<A, T, C, 128>, out),
+        512 => each(reduce_row_halves::<A, T, C, 256>, out),
+        _ => each(reduce_row_halves::<A, T, C, 512>, out),
     }
 }
 
-/// [`fold_rows32`]'s loop for rows of at most `N` elements; inlined into each of its
-/// target versions.
-#[inline(always)]
-fn fold_rows_within<A: AccFloat, T: FloatInput<A>, C: Combine<A>, const N: usize>(
-    op: C,
-    src: &[T],
-    first: usize,
-    step: usize,
-    len: usize,
-    out: &mut [A],
-) {
-    for (k, slot) in out.iter_mut().enumerate() {
-        let start = first + k * step;
-        *slot = reduce_row_within::<A, T, C, N>(op, &src[start..start + len]);
-    }
+/// The canonical reduction of one row of 1 to [`LANES`] elements, as [`fold_float_rows`]
+/// computes it for a run of rows (the value-per-output path calls this per output).
+fn reduce_row<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(op: C, row: &[T]) -> A {
+    let mut out = [op.identity()];
+    fold_float_rows(op, row, 0, 0, row.len(), &mut out);
+    out[0]
 }
 
 /// `reduce` of every output's row, outputs in runs of [`OUTPUTS_PER_TASK`] per task;
@@ -338,20 +343,37 @@ mod tests {
     }
 
     /// Every output of the even-rows path against the oracle's reduction of its own
-    /// elements, bit for bit: rows of 1–32 elements of a C-order matrix, of rows with
+    /// elements, bit for bit: rows of 1–1024 elements of a C-order matrix, of rows with
     /// gaps between them and an offset, of a 3-D array whose kept axes merge into one
     /// run, and of a view whose kept axes do not (the per-output path), f32 and f64
     /// inputs, sums and products, f32 and f64 accumulators.
     #[test]
     fn even_rows_match_the_oracle_bit_for_bit() {
-        use crate::test_values::awkward;
+        use crate::test_values::{awkward, finite};
+
+        // Infinities and signed zeros, then finite values: long rows of the first hold
+        // infinities, whose sums hide the other elements.
+        for values in [awkward(130_000, 17, false), finite(130_000, 18)] {
+            even_rows_of_match_the_oracle(&values);
+        }
+    }
+
+    fn even_rows_of_match_the_oracle(values: &[f64]) {
         use redlab_core::canonical::{self, Arith};
         use redlab_core::DType;
 
-        let values = awkward(80_000, 17, false);
         let values32: Vec<f32> = values.iter().map(|&v| v as f32).collect();
-        for len in [1usize, 2, 3, 5, 7, 16, 17, 31, 32] {
-            for rows in [1usize, 3, 300, 777] {
+        let lens = [
+            1usize, 2, 3, 5, 7, 16, 17, 31, 32, 33, 50, 64, 65, 127, 300, 513, 1023, 1024,
+        ];
+        for len in lens {
+            // Fewer rows of the longer lengths: every layout below still fits the values.
+            let row_counts: &[usize] = if len <= 32 {
+                &[1, 3, 300, 777]
+            } else {
+                &[1, 3, 40]
+            };
+            for &rows in row_counts {
                 let layouts = [
                     Layout::c_order(&[rows, len]),
                     Layout {
@@ -378,7 +400,7 @@ mod tests {
                             let problem = Problem::new(op, dtype, Some(acc)).expect("problem");
                             let data = match dtype {
                                 DType::F32 => ArrayRef::from_slice(&values32),
-                                _ => ArrayRef::from_slice(&values),
+                                _ => ArrayRef::from_slice(values),
                             };
                             let selection = Selection::Axes(&plan);
                             let mut results = vec![compute(&problem, data, selection)
