@@ -1,7 +1,7 @@
-//! Var and std of short rows (contiguous outputs of at most [`SHORT_MOMENTS`] = 128
-//! elements) and log-sum-exp of rows of at most [`TINY_TILE`] = 32 (as along the last
-//! axis of a 2^20×32 matrix), eight rows at a time (see [`moments_rows`] and
-//! [`exp_sum_rows`] for how each lays them out).
+//! Var, std and log-sum-exp of short rows (contiguous outputs of at most
+//! [`SHORT_ROWS`] = 128 elements, as along the last axis of a 2^20×32 matrix), eight
+//! rows at a time (see [`moments_rows`] and [`exp_sum_rows`] for how each lays them
+//! out), results written straight into the typed array.
 //!
 //! A row this short is one partial canonical tile: element `j` is lane `j`'s only
 //! element, and the lanes fold by halving, skipping merges with an empty upper lane
@@ -14,69 +14,73 @@
 //! (the tests compare the two bit for bit).
 
 use crate::fork::map_chunks_mut;
+use crate::short_rows::EvenRows;
 use redlab_core::segmented::Selection;
-use redlab_core::{ArrayRef, DType, Error, Value};
+use redlab_core::{ArrayRef, DType, Error, Packed, Value};
 
 use crate::log_sum_exp::{any_nan, merge_lanes, push_lane, ExpSum, PUSHED_INTO_EMPTY};
-use crate::statistics::{spread_value, Moments, Statistic, TINY_TILE};
+use crate::statistics::{spread, Moments, Statistic, TINY_TILE};
 
 /// Rows per step, across the vector lanes (eight f64: one AVX-512 register).
 const ROWS: usize = 8;
-/// The longest rows whose var and std run here (log-sum-exp: [`TINY_TILE`]). Rows of
-/// 33–128 had run one at a time (`row_moments`), their last fold steps scalar chains
-/// of divisions: rows of 100 read 5.0 GB/s that way (results/cpu-dev-2core-moments-zip).
-const SHORT_MOMENTS: usize = 128;
+/// The longest rows that run here. Rows of 33–128 had run one at a time (`row_moments`,
+/// `log_sum_exp`): var's last fold steps were scalar chains of divisions (rows of 100
+/// read 5.0 GB/s that way, results/cpu-dev-2core-moments-zip), and log-sum-exp of rows
+/// of 50 lost to numpy (results/cpu-dev-2core-short-row-stats-typed).
+const SHORT_ROWS: usize = 128;
 /// Steps of eight rows per task at least: a row is far less work than a task.
 const STEPS_PER_TASK: usize = 64;
 
-/// One value per output where `selection` is contiguous rows of at most [`TINY_TILE`]
+/// One value per output where `selection` is contiguous rows of at most [`SHORT_ROWS`]
 /// f32 or f64 elements and `stat` is var, std or log-sum-exp; `None` otherwise.
 pub fn rows(
     stat: Statistic,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
 ) -> Option<Result<Vec<Value>, Error>> {
+    rows_packed(stat, data, selection).map(|packed| packed.map(|p| p.scalar_values()))
+}
+
+/// [`rows`] as one typed array of the statistic's result type (f32 for f32 rows, f64 for
+/// f64 rows), written straight from each step: a value per output, allocated for every
+/// call, had cost more than the statistic of rows of 3.
+pub fn rows_packed(
+    stat: Statistic,
+    data: ArrayRef<'_>,
+    selection: Selection<'_>,
+) -> Option<Result<Packed, Error>> {
     let (plan, len) = crate::short_rows::applies(selection)?;
     let moments = matches!(stat, Statistic::Var { .. } | Statistic::Std { .. });
-    let longest = if moments { SHORT_MOMENTS } else { TINY_TILE };
-    if len > longest || !(moments || stat == Statistic::LogSumExp) {
+    if len > SHORT_ROWS || !(moments || stat == Statistic::LogSumExp) {
         return None;
     }
-    let out = stat.result_dtype(data.dtype());
     let finish = move |state: State| match (state, stat) {
         (State::Moments(m), Statistic::Var { ddof } | Statistic::Std { ddof }) => {
-            spread_value(stat, out, m.count, m.m2, ddof)
+            spread(stat, m.count, m.m2, ddof)
         }
-        (State::ExpSum(e), _) => crate::statistics::float_value(out, e.value()),
+        (State::ExpSum(e), _) => e.value(),
         _ => unreachable!("the state follows the statistic"),
     };
-    let mut values = vec![Value::Empty; plan.outputs()];
     let result = match data.dtype() {
         DType::F32 => {
             let src = data.typed::<f32>().ok()?;
-            each_step(
-                &mut values,
-                plan,
-                len,
-                src,
-                |r| step_f32(moments, r, len),
-                finish,
-            )
+            let mut values = vec![0.0f32; plan.outputs()];
+            let step = |r: [&[f32]; ROWS]| step_f32(moments, r, len);
+            each_step(&mut values, plan, len, src, step, |s| finish(s) as f32)
+                .map(|()| Packed::of_vec(values))
         }
         DType::F64 => {
             let src = data.typed::<f64>().ok()?;
-            each_step(
-                &mut values,
-                plan,
-                len,
-                src,
-                |r| step_f64(moments, r, len),
-                finish,
-            )
+            let mut values = vec![0.0f64; plan.outputs()];
+            let step = |r: [&[f64]; ROWS]| step_f64(moments, r, len);
+            each_step(&mut values, plan, len, src, step, finish).map(|()| Packed::of_vec(values))
         }
         _ => return None,
     };
-    Some(result.map(|()| values))
+    debug_assert!(result
+        .as_ref()
+        .is_ok_and(|p| p.dtype == stat.result_dtype(data.dtype())));
+    Some(result)
 }
 
 /// The state of one row.
@@ -88,19 +92,26 @@ enum State {
 
 /// Fills `values` eight outputs at a time: `step` turns eight rows into their states
 /// (a step short of eight rows fills the rest with its first row, and their states are
-/// dropped), `finish` a state into a value.
-fn each_step<T: Sync>(
-    values: &mut [Value],
+/// dropped), `finish` a state into a result.
+fn each_step<T: Sync, O: Send>(
+    values: &mut [O],
     plan: &redlab_core::shape::AxisPlan,
     len: usize,
     src: &[T],
     step: impl Fn([&[T]; ROWS]) -> [State; ROWS] + Sync,
-    finish: impl Fn(State) -> Value + Sync,
+    finish: impl Fn(State) -> O + Sync,
 ) -> Result<(), Error> {
+    // Even rows' starts by arithmetic: asked of the plan per output, they took 8% of
+    // var along rows of 3.
+    let even = EvenRows::of(plan, len, src.len())?;
     map_chunks_mut(values, ROWS, STEPS_PER_TASK, |s, out| {
         let first = s * ROWS;
         let row = |k: usize| {
-            plan.contiguous(k)
+            let start = match even {
+                Some(rows) => Some(rows.start(k)),
+                None => plan.contiguous(k),
+            };
+            start
                 .and_then(|start| src.get(start..start + len))
                 .ok_or_else(|| Error::Shape(format!("output {k} lies outside the input")))
         };
@@ -144,21 +155,25 @@ fn step_with<T: Copy>(
 ) -> [State; ROWS] {
     if moments {
         // State for as few lanes as the rows need (it is cleared every step).
+        // W ≥ ROWS: the last steps transpose the first ROWS lanes. Fewer lanes clear
+        // less state every step.
         let moments = match len {
-            0..=TINY_TILE => moments_rows::<TINY_TILE, T>(rows, len, to_f64),
+            0..=ROWS => moments_rows::<ROWS, T>(rows, len, to_f64),
+            9..=16 => moments_rows::<16, T>(rows, len, to_f64),
+            17..=TINY_TILE => moments_rows::<TINY_TILE, T>(rows, len, to_f64),
             33..=64 => moments_rows::<64, T>(rows, len, to_f64),
-            _ => moments_rows::<SHORT_MOMENTS, T>(rows, len, to_f64),
+            _ => moments_rows::<SHORT_ROWS, T>(rows, len, to_f64),
         };
         return moments.map(State::Moments);
     }
-    // by_lane[j][q]: element j of row q, so the eight rows share a vector.
-    let mut by_lane = [[0.0f64; ROWS]; TINY_TILE];
-    for (q, row) in rows.iter().enumerate() {
-        for (j, &x) in row[..len].iter().enumerate() {
-            by_lane[j][q] = to_f64(x);
-        }
-    }
-    exp_sum_rows(&by_lane, len).map(State::ExpSum)
+    let sums = match len {
+        0..=ROWS => exp_sum_rows::<ROWS, T>(rows, len, to_f64),
+        9..=16 => exp_sum_rows::<16, T>(rows, len, to_f64),
+        17..=TINY_TILE => exp_sum_rows::<TINY_TILE, T>(rows, len, to_f64),
+        33..=64 => exp_sum_rows::<64, T>(rows, len, to_f64),
+        _ => exp_sum_rows::<SHORT_ROWS, T>(rows, len, to_f64),
+    };
+    sums.map(State::ExpSum)
 }
 
 /// The moments of eight rows of `len` ≤ `W` elements: each element pushed into an empty
@@ -254,12 +269,25 @@ fn moments_rows<const W: usize, T: Copy>(
     })
 }
 
-/// The log-sum-exp states of eight rows of `len` elements: each element pushed into an
-/// empty lane, then the lanes folded by halving, merges with an empty upper lane skipped.
+/// The log-sum-exp states of eight rows of `len` ≤ `W` elements: each element pushed
+/// into an empty lane, then the lanes folded by halving, merges with an empty upper lane
+/// skipped; the eight rows across a vector (`[j][q]`), each merge's exponentials side
+/// by side.
 #[inline(always)]
-fn exp_sum_rows(values: &[[f64; ROWS]; TINY_TILE], len: usize) -> [ExpSum; ROWS] {
-    let mut max = [[f64::NEG_INFINITY; ROWS]; TINY_TILE];
-    let mut sum = [[0.0f64; ROWS]; TINY_TILE];
+fn exp_sum_rows<const W: usize, T: Copy>(
+    rows: [&[T]; ROWS],
+    len: usize,
+    to_f64: impl Fn(T) -> f64,
+) -> [ExpSum; ROWS] {
+    // values[j][q]: element j of row q, so the eight rows share a vector.
+    let mut values = [[0.0f64; ROWS]; W];
+    for (q, row) in rows.iter().enumerate() {
+        for (j, &x) in row[..len].iter().enumerate() {
+            values[j][q] = to_f64(x);
+        }
+    }
+    let mut max = [[f64::NEG_INFINITY; ROWS]; W];
+    let mut sum = [[0.0f64; ROWS]; W];
     if any_nan(values[..len].as_flattened(), |x| x) {
         for j in 0..len {
             for q in 0..ROWS {
@@ -273,7 +301,7 @@ fn exp_sum_rows(values: &[[f64; ROWS]; TINY_TILE], len: usize) -> [ExpSum; ROWS]
             sum[j] = [PUSHED_INTO_EMPTY; ROWS];
         }
     }
-    let mut width = TINY_TILE / 2;
+    let mut width = W / 2;
     while width >= 1 {
         for j in 0..width.min(len.saturating_sub(width)) {
             for q in 0..ROWS {
@@ -295,7 +323,7 @@ mod tests {
     use crate::test_values::{awkward, finite};
     use redlab_core::shape::{AxisPlan, Layout};
 
-    /// Every row length up to 128 (log-sum-exp: 32), a row count that leaves a partial step, f32 and f64:
+    /// Every row length up to 128, a row count that leaves a partial step, f32 and f64:
     /// each output has the bits of its row reduced alone by the tile code.
     #[test]
     fn rows_equal_each_row_reduced_alone_bit_for_bit() {
@@ -304,7 +332,7 @@ mod tests {
             Statistic::Std { ddof: 1.0 },
             Statistic::LogSumExp,
         ];
-        for len in 1..=SHORT_MOMENTS {
+        for len in 1..=SHORT_ROWS {
             let outputs = 8 * STEPS_PER_TASK + 13;
             let plan =
                 AxisPlan::new(Layout::c_order(&[outputs, len]), Some(&[1]), false).expect("plan");
@@ -324,9 +352,6 @@ mod tests {
     fn check_rows(stats: [Statistic; 3], plan: &AxisPlan, len: usize, wide: &[f64]) {
         let narrow: Vec<f32> = wide.iter().map(|&x| x as f32).collect();
         for stat in stats {
-            if len > TINY_TILE && stat == Statistic::LogSumExp {
-                continue;
-            }
             for data in [ArrayRef::from_slice(wide), ArrayRef::from_slice(&narrow)] {
                 let selection = Selection::Axes(plan);
                 let got = rows(stat, data, selection)
@@ -354,8 +379,9 @@ mod tests {
         let data = ArrayRef::from_slice(&data);
         let var = Statistic::Var { ddof: 0.0 };
         assert!(rows(var, data, Selection::Axes(&long)).is_none());
+        assert!(rows(Statistic::LogSumExp, data, Selection::Axes(&long)).is_none());
         assert!(rows(var, data, Selection::Axes(&middle)).is_some());
-        assert!(rows(Statistic::LogSumExp, data, Selection::Axes(&middle)).is_none());
+        assert!(rows(Statistic::LogSumExp, data, Selection::Axes(&middle)).is_some());
         assert!(rows(Statistic::NanMean, data, Selection::Axes(&short)).is_none());
         assert!(rows(var, data, Selection::Axes(&short)).is_some());
     }

@@ -128,7 +128,7 @@ fn typed(
 /// elements from `first + k·step`. Rows of a C-order matrix, and of any view whose kept
 /// axes merge into one run, are such outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct EvenRows {
+pub(crate) struct EvenRows {
     first: usize,
     step: usize,
     count: usize,
@@ -139,7 +139,11 @@ impl EvenRows {
     /// The outputs of `plan` (contiguous, of `len` elements each) as even rows of a
     /// buffer of `available` elements; `None` where the kept axes do not form one
     /// forward run. An output past the buffer's end is the same error [`each`] gives.
-    fn of(plan: &AxisPlan, len: usize, available: usize) -> Result<Option<EvenRows>, Error> {
+    pub(crate) fn of(
+        plan: &AxisPlan,
+        len: usize,
+        available: usize,
+    ) -> Result<Option<EvenRows>, Error> {
         let (count, step) = match plan.kept_runs().as_slice() {
             [] => (plan.outputs(), 0),
             &[(count, step)] if step >= 0 => (count, step as usize),
@@ -165,7 +169,7 @@ impl EvenRows {
     }
 
     /// The buffer offset of output `k`'s first element.
-    fn start(&self, k: usize) -> usize {
+    pub(crate) fn start(&self, k: usize) -> usize {
         self.first + k * self.step
     }
 }

@@ -478,12 +478,6 @@ pub(crate) fn spread(stat: Statistic, n: f64, m2: f64, ddof: f64) -> f64 {
     }
 }
 
-/// Var or std (`stat`) of `n` elements whose squared deviations sum to `m2`, as a
-/// value of type `out`.
-pub(crate) fn spread_value(stat: Statistic, out: DType, n: f64, m2: f64, ddof: f64) -> Value {
-    float_value(out, spread(stat, n, m2, ddof))
-}
-
 /// `stat` of output `k` of `plan`, its elements gathered and reduced alone.
 #[cfg(test)]
 pub(crate) fn of_gathered(
@@ -619,8 +613,9 @@ impl CpuBackend {
     }
 
     /// [`CpuBackend::statistic`] as one typed array of the statistic's result type,
-    /// where it is computed that way: var, std and log-sum-exp of f32 and f64 columns. `None`
-    /// elsewhere (the caller takes [`CpuBackend::statistic`]).
+    /// where it is computed that way: var, std and log-sum-exp of f32 and f64 columns and
+    /// of short f32 and f64 rows. `None` elsewhere (the caller takes
+    /// [`CpuBackend::statistic`]).
     pub fn statistic_packed(
         &self,
         stat: Statistic,
@@ -628,6 +623,9 @@ impl CpuBackend {
         selection: Selection<'_>,
     ) -> Option<Result<Packed, Error>> {
         self.run(stat.work_of(data.bytes().len()), || {
+            if let Some(packed) = crate::short_row_stats::rows_packed(stat, data, selection) {
+                return Some(packed);
+            }
             if stat == Statistic::LogSumExp {
                 return crate::columns_exp::columns_packed(data, selection);
             }
