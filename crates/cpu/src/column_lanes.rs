@@ -31,6 +31,7 @@ use crate::spare::Spare;
 use redlab_core::canonical::{tile_count, LANES, ROWS, TILE};
 use redlab_core::shape::AxisPlan;
 
+use crate::exp_merge_avx2::Element;
 use crate::statistics::{tree_in_place, Lane};
 
 /// Calls `$build::<K, _>(args)` with the constant `K` equal to `$present`, the lanes of
@@ -91,7 +92,7 @@ pub(crate) trait ColumnLanes: Default {
 
     /// Slots `lane`, `lane + 1`, … ← the next row each (`rows[i]` to slot `lane + i`),
     /// the `count`-th element of each of those lanes.
-    fn push_rows<T: Copy>(
+    fn push_rows<T: Element>(
         &mut self,
         lane: usize,
         rows: &[&[T]],
@@ -100,7 +101,7 @@ pub(crate) trait ColumnLanes: Default {
     );
 
     /// Slot `lane` ← a whole lane (`ROWS` rows), from no elements.
-    fn full_lane<T: Copy>(
+    fn full_lane<T: Element>(
         &mut self,
         lane: usize,
         rows: [&[T]; ROWS],
@@ -113,7 +114,7 @@ pub(crate) trait ColumnLanes: Default {
     /// Slot `lane` ← two lanes of one element each, `low` and `high`, merged as the
     /// fold merges them: the state [`ColumnLanes::clear`], [`ColumnLanes::push_rows`]
     /// (of each into its own slot) and [`ColumnLanes::merge`] would leave, in one pass.
-    fn single_pair<T: Copy>(
+    fn single_pair<T: Element>(
         &mut self,
         lane: usize,
         low: &[T],
@@ -126,7 +127,7 @@ pub(crate) trait ColumnLanes: Default {
     /// the rows; their `rows` are not read), merged as the fold's first three steps
     /// merge them. Returns whether it did: a statistic without this one pass returns
     /// false, and the walk builds the lanes in pairs.
-    fn single_octet<T: Copy>(
+    fn single_octet<T: Element>(
         &mut self,
         _lane: usize,
         _rows: [&[T]; ROWS],
@@ -249,7 +250,7 @@ pub(crate) fn states_of_columns<L, T, F>(
 ) -> Vec<L::State>
 where
     L: ColumnLanes,
-    T: Copy + Send + Sync,
+    T: Element,
     F: Fn(T) -> f64 + Copy + Sync,
 {
     let tiles = tile_count(plan.segment_len());
@@ -273,7 +274,7 @@ pub(crate) fn finished_columns<L, T, F, E>(
 ) -> Vec<E>
 where
     L: ColumnLanes,
-    T: Copy + Send + Sync,
+    T: Element,
     F: Fn(T) -> f64 + Copy + Sync,
     E: Send,
 {
@@ -364,7 +365,7 @@ fn block_tiles<L, T, F, R>(
 ) -> Vec<Vec<R>>
 where
     L: ColumnLanes,
-    T: Copy + Send + Sync,
+    T: Element,
     F: Fn(T) -> f64 + Copy + Sync,
     R: Send,
 {
@@ -382,7 +383,7 @@ where
 
 /// Block `b`'s tile `t`, walked into slot 0 of `lanes` (row by row for narrow runs,
 /// lane by lane for wide ones); returns the elements per column it holds.
-fn walk_tile<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
+fn walk_tile<L: ColumnLanes, T: Element, F: Fn(T) -> f64 + Copy>(
     src: &[T],
     plan: &AxisPlan,
     blocking: Blocking,
@@ -401,7 +402,7 @@ fn walk_tile<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
 
 /// Tile `t`'s states of outputs `first … first + width − 1`, reading rows in order,
 /// left in slot 0; returns their element count.
-fn tile_by_rows<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
+fn tile_by_rows<L: ColumnLanes, T: Element, F: Fn(T) -> f64 + Copy>(
     src: &[T],
     plan: &AxisPlan,
     (first, width): (usize, usize),
@@ -439,7 +440,7 @@ fn tile_by_rows<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
 
 /// Tile `t`'s states of outputs `first … first + width − 1`, one lane at a time in the
 /// fold's order, left in slot 0; returns their element count.
-fn tile_by_lanes<L: ColumnLanes, T: Copy, F: Fn(T) -> f64 + Copy>(
+fn tile_by_lanes<L: ColumnLanes, T: Element, F: Fn(T) -> f64 + Copy>(
     src: &[T],
     plan: &AxisPlan,
     (first, width): (usize, usize),

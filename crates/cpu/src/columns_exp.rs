@@ -24,7 +24,7 @@ use crate::column_lanes::{
     finished_columns, for_present_lanes, states_of_columns, ColumnLanes, LaneArrays,
 };
 use crate::columns_moments::columns_run;
-use crate::exp_merge_avx2;
+use crate::exp_merge_avx2::{self, Element};
 use crate::log_sum_exp::{any_nan, merge_lanes, push_lane, ExpSum, PUSHED_INTO_EMPTY};
 
 /// The canonical log-sum-exp states of every output of `selection` over `data`, where
@@ -93,7 +93,7 @@ impl ColumnLanes for ExpLanes {
             .reset(lanes, width, empty.then_some((f64::NEG_INFINITY, 0.0)));
     }
 
-    fn push_rows<T: Copy>(
+    fn push_rows<T: Element>(
         &mut self,
         lane: usize,
         rows: &[&[T]],
@@ -105,7 +105,7 @@ impl ColumnLanes for ExpLanes {
         push_exp_rows(max, sum, width, rows, to_f64);
     }
 
-    fn full_lane<T: Copy>(
+    fn full_lane<T: Element>(
         &mut self,
         lane: usize,
         rows: [&[T]; ROWS],
@@ -127,7 +127,7 @@ impl ColumnLanes for ExpLanes {
     /// Two single-element lanes merged in one pass: without NaN in either row, each
     /// push into an empty lane is `(x, 1)` ([`PUSHED_INTO_EMPTY`]), so a pair costs one
     /// exponential (the merge's) instead of three.
-    fn single_pair<T: Copy>(
+    fn single_pair<T: Element>(
         &mut self,
         lane: usize,
         low: &[T],
@@ -145,7 +145,7 @@ impl ColumnLanes for ExpLanes {
     /// whose lanes without a partner were pushed one exponential each, took 0.62–0.64×
     /// and 0.67–0.82× the time; 1000×100, all octets whole, took 1.01–1.06× with them in
     /// one pass, results/cpu-dev-2core-lse-octets).
-    fn single_octet<T: Copy>(
+    fn single_octet<T: Element>(
         &mut self,
         lane: usize,
         rows: [&[T]; ROWS],
@@ -189,7 +189,7 @@ impl ColumnLanes for ExpLanes {
     "x86_64+avx2+fma",
     "x86_64+sse4.1"
 ))]
-fn push_exp_rows<T: Copy>(
+fn push_exp_rows<T: Element>(
     max: &mut [f64],
     sum: &mut [f64],
     width: usize,
@@ -201,7 +201,9 @@ fn push_exp_rows<T: Copy>(
         .zip(sum.chunks_exact_mut(width))
         .zip(rows)
     {
-        for ((m, s), &x) in max.iter_mut().zip(sum.iter_mut()).zip(&row[..width]) {
+        let done = exp_merge_avx2::push_columns(max, sum, &row[..width]);
+        let lanes = max[done..].iter_mut().zip(sum[done..].iter_mut());
+        for ((m, s), &x) in lanes.zip(&row[done..width]) {
             (*m, *s) = push_lane(*m, *s, to_f64(x));
         }
     }

@@ -21,6 +21,7 @@ use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, DType, Error, Packed};
 
 use crate::column_lanes::{finished_columns, for_present_lanes, ColumnLanes, LaneArrays};
+use crate::exp_merge_avx2::Element;
 use crate::row_moments::{merge_equal, merge_weighted, push_into_empty};
 use crate::statistics::{spread, Moments, Statistic};
 
@@ -40,7 +41,7 @@ impl ColumnLanes for MomentLanes {
         self.0.reset(lanes, width, empty.then_some((0.0, 0.0)));
     }
 
-    fn push_rows<T: Copy>(
+    fn push_rows<T: Element>(
         &mut self,
         lane: usize,
         rows: &[&[T]],
@@ -52,7 +53,7 @@ impl ColumnLanes for MomentLanes {
         push_rows(mean, m2, width, rows, 1.0 / count as f64, to_f64);
     }
 
-    fn full_lane<T: Copy>(
+    fn full_lane<T: Element>(
         &mut self,
         lane: usize,
         rows: [&[T]; ROWS],
@@ -71,7 +72,7 @@ impl ColumnLanes for MomentLanes {
     /// Both pushes into empty lanes and Chan's merge of counts 1 and 1 (weights 0.5 and
     /// 0.5), column by column, in one pass: two clears, two pushes and a merge had
     /// passed over the lanes' state five times.
-    fn single_pair<T: Copy>(
+    fn single_pair<T: Element>(
         &mut self,
         lane: usize,
         low: &[T],
@@ -82,7 +83,7 @@ impl ColumnLanes for MomentLanes {
         single_pair(mean, m2, low, high, to_f64);
     }
 
-    fn single_octet<T: Copy>(
+    fn single_octet<T: Element>(
         &mut self,
         lane: usize,
         rows: [&[T]; ROWS],
