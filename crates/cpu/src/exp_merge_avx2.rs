@@ -104,9 +104,11 @@ impl Element for f32 {
 /// over the first multiple of eight columns; returns how many it pushed (the caller
 /// pushes the rest). Zero where [`available`] is false.
 ///
-/// Why by hand: the compiler's loop stored each lane's maximum with a masked store
-/// (`vmaskmovpd`, the maximum being kept unless the element is larger), which is slow
-/// on AMD cores, and reloaded the exponential's constants every four columns.
+/// Why by hand: the compiler's loop took one vector at a time through the exponential's
+/// chain, reloaded its constants every four columns and stored each lane's maximum with
+/// a masked store (`vmaskmovpd`). Where the lanes' slots are larger than L1 (the narrow
+/// column walk's batches) that loop still measured faster on two threads, so only
+/// callers whose slots stay in L1 use this.
 pub(crate) fn push_columns<T: Element>(max: &mut [f64], sum: &mut [f64], values: &[T]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if available() {
@@ -134,6 +136,7 @@ fn push_prefix<T: Element>(max: &mut [f64], sum: &mut [f64], values: &[T]) -> us
 /// AVX2 and FMA must be present, and every slice must hold `whole` elements.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
+#[inline]
 unsafe fn push_whole<T: Element>(max: &mut [f64], sum: &mut [f64], values: &[T], whole: usize) {
     let mut at = 0;
     while at + WIDE_STEP <= whole {
