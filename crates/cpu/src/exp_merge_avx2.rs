@@ -1,15 +1,15 @@
-//! Log-sum-exp's lane steps over many columns with AVX2 and FMA, several vectors of four
-//! columns side by side: [`crate::log_sum_exp::merge_lanes`],
+//! Log-sum-exp's lane steps with AVX2 and FMA, over many lanes or columns, several
+//! vectors of four side by side: [`crate::log_sum_exp::merge_lanes`],
 //! [`crate::log_sum_exp::push_lane`] and the canonical exponential
 //! (`redlab_core::canonical_exp::exp`), step for step, so the same bits.
 //!
 //! Why by hand: the exponential is a chain of about twenty dependent operations (thirteen
 //! multiply-adds in Horner's rule alone), and the compiler's vector loop took one vector
-//! of columns at a time, waiting on that chain. Here each step is issued for several
-//! vectors before the next, so one's latency hides behind the others' work: eight
-//! vectors (32 columns) per push, where two read whole tiles 1.3× slower, and two per
-//! merge, where more measured no faster (results/cpu-dev-2core-stat-wide-steps). (Arrays of eight columns in plain
-//! Rust, tried first, compiled to shuffles and ran 1.2× slower.)
+//! at a time, waiting on that chain. Here each step is issued for several vectors before
+//! the next, so one's latency hides behind the others' work: eight vectors (32 columns)
+//! per push, where two read whole tiles 1.2–1.3× slower, and two per merge, where more
+//! measured no faster (results/cpu-dev-2core-stat-wide-steps). (Arrays of eight columns
+//! in plain Rust, tried first, compiled to shuffles and ran 1.2× slower.)
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
