@@ -118,7 +118,7 @@ impl ColumnLanes for ExpLanes {
             // One lane's slot (at most 1024 columns) stays in L1: the vector pushes read
             // 8192×8192 columns 1.27× as fast as the compiler's loop there. Narrow runs'
             // batches (`push_rows`) update up to 512 KiB of slots, where they were
-            // 1.09–1.16× slower (results/cpu-dev-2core-stat-wide-steps), so those keep it.
+            // 1.09–1.20× slower (results/cpu-dev-2core-stat-wide-steps), so those keep it.
             let done = exp_merge_avx2::push_columns(max, sum, &row[..width]);
             if done < width {
                 let rest = [&row[done..width]];
