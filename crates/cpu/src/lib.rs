@@ -33,6 +33,7 @@ pub mod roof;
 mod row_moments;
 pub mod select;
 mod select_columns;
+mod short_row_select;
 mod short_row_stats;
 pub mod short_rows;
 mod spare;
@@ -152,6 +153,7 @@ impl CpuBackend {
         problem.check_input(&data)?;
         match self.run(data.bytes().len(), || {
             typed_outputs(problem, data, selection)
+                .or_else(|| short_row_select::packed(problem, data, selection))
         }) {
             Some(packed) => packed,
             None => Packed::of_values(problem, &self.value_outputs(problem, data, selection)?),

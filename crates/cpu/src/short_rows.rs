@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use crate::fork::{map_chunks_mut, map_range};
 use redlab_core::canonical::{LANES, TILE};
+use redlab_core::host_memory::zeroed_results;
 use redlab_core::segmented::Selection;
 use redlab_core::shape::AxisPlan;
 use redlab_core::{with_float_dtype, with_float_pair, with_int_dtype};
@@ -172,6 +173,11 @@ impl EvenRows {
     pub(crate) fn start(&self, k: usize) -> usize {
         self.first + k * self.step
     }
+
+    /// Elements between neighbouring outputs' first elements.
+    pub(crate) fn step(&self) -> usize {
+        self.step
+    }
 }
 
 /// Every even row of 1 to [`LANES`] elements reduced in the canonical order,
@@ -183,7 +189,8 @@ where
     T: FloatInput<A> + Sync,
     C: Combine<A>,
 {
-    let mut results = vec![op.identity(); rows.count];
+    // Every slot is written below.
+    let mut results = zeroed_results::<A>(rows.count);
     map_chunks_mut(&mut results, OUTPUTS_PER_TASK, 1, |task, out| {
         let first = rows.start(task * OUTPUTS_PER_TASK);
         fold_float_rows(op, src, first, rows.step, rows.len, out);
@@ -202,7 +209,7 @@ fn int_rows<T: IntElement + Sync>(
     rows: &EvenRows,
 ) -> Packed {
     let size = acc.size_bytes();
-    let mut bytes = vec![0u8; rows.count * size];
+    let mut bytes = zeroed_results::<u8>(rows.count * size);
     map_chunks_mut(&mut bytes, OUTPUTS_PER_TASK * size, 1, |task, out| {
         let first = rows.start(task * OUTPUTS_PER_TASK);
         let mut words = [0u64; OUTPUTS_PER_TASK];
@@ -249,6 +256,15 @@ fn fold_float_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
     len: usize,
     out: &mut [A],
 ) {
+    if len == 1 && step == 1 {
+        // Neighbouring rows of one element: each result is `identity ⊕ x`, the one-lane
+        // fold (`reduce_row_within::<1>`) of its row, here as one vectorized map.
+        let row_starts = &src[first..first + out.len()];
+        for (slot, &x) in out.iter_mut().zip(row_starts) {
+            *slot = op.combine(op.identity(), x.to_acc());
+        }
+        return;
+    }
     let each = |reduce: fn(C, &[T]) -> A, out: &mut [A]| {
         for (k, slot) in out.iter_mut().enumerate() {
             let start = first + k * step;

@@ -10,8 +10,9 @@ use anyhow::{bail, Context};
 use redlab::segmented::{self, Selection};
 use redlab::shape::{AxisPlan, Layout, Segments};
 use redlab::Device;
-use redlab::{ArrayRef, DType, HostArray, Packed, Problem, Reduction, Statistic, Value};
+use redlab::{ArrayRef, DType, HostArray, Op, Packed, Problem, Reduction, Statistic, Value};
 use redlab_bench::{gbps, Stats};
+use redlab_core::value_bytes::scalar_from_bits;
 use serde_json::json;
 
 use super::output::OutputPlan;
@@ -251,20 +252,51 @@ pub fn check_outputs(
     })
 }
 
-/// The outputs as users keep them, with each pass's seconds: operators with an identity
-/// always have a plain scalar result, so the typed array is what is timed, read back as
-/// values to verify and print; argmin, argmax, min and max keep a value per output.
+/// The outputs as users keep them, with each pass's seconds: the typed array (what the
+/// Python package returns) is what is timed wherever every output has a result,
+/// then read back as values to verify and print: argmin and argmax take the element at
+/// each index from the input, after the timing. Min, max, argmin and argmax of a
+/// selection with an empty output keep a value per output (`Value::Empty` there).
 pub fn kept_outputs(
     device: &Device,
     problem: &Problem,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
 ) -> Result<(Vec<Value>, Vec<f64>), redlab::Error> {
-    if problem.op.needs_elements() {
+    let every_output_has_elements = match selection {
+        Selection::Axes(plan) => plan.segment_len() > 0,
+        Selection::Ranges(ranges) => ranges.iter().all(|r| !r.is_empty()),
+    };
+    if problem.op.needs_elements() && !every_output_has_elements {
         return device.reduce_outputs(problem, data, selection);
     }
     let (packed, passes) = device.reduce_outputs_packed(problem, data, selection)?;
-    Ok((packed.scalar_values(), passes))
+    if !matches!(problem.op, Op::ArgMin | Op::ArgMax) {
+        return Ok((packed.scalar_values(), passes));
+    }
+    let mut scratch = Vec::new();
+    let values = (0..packed.len())
+        .map(|k| {
+            let index = packed.scalar(k).map_or(0, |s| s.bits());
+            let elements = selection.view(data, k, &mut scratch)?;
+            let at = usize::try_from(index).unwrap_or(usize::MAX);
+            if at >= elements.len() {
+                return Err(redlab::Error::Core(redlab_core::Error::Shape(format!(
+                    "{} of output {k} is {index}, past its {} elements",
+                    problem.op,
+                    elements.len()
+                ))));
+            }
+            let size = elements.dtype().size_bytes();
+            let mut word = [0u8; 8];
+            word[..size].copy_from_slice(&elements.bytes()[at * size..(at + 1) * size]);
+            Ok(Value::Indexed {
+                value: scalar_from_bits(elements.dtype(), u64::from_le_bytes(word)),
+                index,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((values, passes))
 }
 
 /// Writes the outputs (after any `post`) to `path` as a .npy of `out_dims`.
