@@ -14,6 +14,11 @@
 #define ST_CLASSES 8
 #endif
 #define ST_COLS (ST_WG / ST_CLASSES)
+// Rows of a lane the kernel provides for (1, 2, 4 or 8: the host's column_lane_rows),
+// each leaf pushing that many; a tile longer than ST_COL_ROWS·1024 is never given.
+#ifndef ST_COL_ROWS
+#define ST_COL_ROWS ST_ROWS
+#endif
 // log2 of the lanes per class (ST_LANES / ST_CLASSES).
 #if ST_CLASSES == 8
 #define ST_LEVELS 7
@@ -40,21 +45,22 @@ inline uint st_rev_levels(uint leaf) {
 // Columns of the statistics that wait on loads, over elements of 4 or 8 bytes (2-byte
 // ones, copied without cp.async, read 13% less this way on an H100; log-sum-exp's 6–8%
 // less, results/h100-lse-staged), stream their lanes through shared memory:
-// each work-item copies the elements of its next ST_COL_LEAVES leaves (8 rows each) into
+// each work-item copies the elements of its next ST_COL_LEAVES leaves (ST_COL_ROWS rows
+// each, the same elements per chunk whatever the rows: 16 of 4 bytes, 8 of 8) into
 // its own slots while it updates from the previous ones (two buffers; on CUDA sm_80+
 // asynchronous copies, so the bytes in flight hold no registers). The slots are the
 // work-item's own, so no barrier is needed: slot (buffer, leaf u, row r) of work-item t
-// is element ((buffer·ST_COL_LEAVES + u)·ST_ROWS + r)·ST_WG + t, and neighbouring
+// is element ((buffer·ST_COL_LEAVES + u)·ST_COL_ROWS + r)·ST_WG + t, and neighbouring
 // work-items touch neighbouring words.
-#define ST_COL_LEAVES (ST_STAGE_ROWS / 4)
-#define ST_COL_SLOT(b, u, r) ((((b) * ST_COL_LEAVES + (u)) * ST_ROWS + (r)) * ST_WG)
+#define ST_COL_LEAVES (ST_STAGE_ROWS * 2 / ST_COL_ROWS)
+#define ST_COL_SLOT(b, u, r) ((((b) * ST_COL_LEAVES + (u)) * ST_COL_ROWS + (r)) * ST_WG)
 
 // Starts copying the rows of leaves chunk·ST_COL_LEAVES … of lane class w into buffer b.
 inline void st_columns_issue(__global const in_t* in, ulong first, ulong len, long step, uint w,
                              uint chunk, uint b, ST_LOCAL in_t* slots, uint t) {
     for (uint u = 0; u < ST_COL_LEAVES; u++) {
         uint j = w + ST_CLASSES * st_rev_levels(chunk * ST_COL_LEAVES + u);
-        for (uint r = 0; r < ST_ROWS; r++) {
+        for (uint r = 0; r < ST_COL_ROWS; r++) {
             ulong e = (ulong)r * ST_LANES + j;
             if (e < len) {
                 st_copy_one(slots + ST_COL_SLOT(b, u, r) + t, in + ((long)first + (long)e * step));
@@ -87,10 +93,10 @@ inline void st_columns_issue_rows(__global const in_t* in, ulong first, ulong le
     uint w = (at % ST_WG) / ST_COLS;
     __global const in_t* base = in + ((long)first + (long)o + (long)w * step);
 #pragma unroll
-    for (uint k = 0; k < ST_COL_LEAVES * ST_ROWS / ST_WORD; k++) {
-        uint row = at / ST_WG + k * ST_WORD; // leaf u · ST_ROWS + row r
-        uint u = row / ST_ROWS;
-        uint r = row % ST_ROWS;
+    for (uint k = 0; k < ST_COL_LEAVES * ST_COL_ROWS / ST_WORD; k++) {
+        uint row = at / ST_WG + k * ST_WORD; // leaf u · ST_COL_ROWS + row r
+        uint u = row / ST_COL_ROWS;
+        uint r = row % ST_COL_ROWS;
         ulong e = (ulong)r * ST_LANES + w + ST_CLASSES * st_rev_levels(chunk * ST_COL_LEAVES + u);
         if (e < len) {
             st_copy_word(slots + ST_COL_SLOT(b, u, r) + (at % ST_WG),
@@ -130,12 +136,12 @@ inline st_t st_column_leaf(__global const in_t* in, ulong first, ulong len, long
     st_t node = st_empty();
     if (full) {
 #pragma unroll
-        for (uint r = 0; r < ST_ROWS; r++)
+        for (uint r = 0; r < ST_COL_ROWS; r++)
             st_push(&node, st_stage_load(slots + ST_COL_SLOT(b, u, r), t), 1.0 / (double)(r + 1));
     } else {
         uint j = w + ST_CLASSES * st_rev_levels(leaf);
 #pragma unroll
-        for (uint r = 0; r < ST_ROWS; r++) {
+        for (uint r = 0; r < ST_COL_ROWS; r++) {
             if ((ulong)r * ST_LANES + j < len) {
                 st_push(&node, st_stage_load(slots + ST_COL_SLOT(b, u, r), t),
                         1.0 / (double)(r + 1));
@@ -146,7 +152,9 @@ inline st_t st_column_leaf(__global const in_t* in, ulong first, ulong len, long
 }
 
 // Leaves 4·quad … 4·quad + 3 of work-item (column o, class w) merged as the tree's aligned
-// subtree of four, in registers.
+// subtree of four, in registers. A partial tile's lanes that hold elements are a prefix,
+// so its merges read the unequal counts' weights from the tables (st_merge_prefix); a
+// full tile's counts are equal constants.
 inline st_t st_column_quad(__global const in_t* in, ulong first, ulong len, long step, uint w,
                            uint t, uint quad, bool full, bool by_rows, ulong group_first,
                            ulong group_len, long group_step, ST_LOCAL in_t* slots) {
@@ -158,11 +166,12 @@ inline st_t st_column_quad(__global const in_t* in, ulong first, ulong len, long
         if (q == 0) {
             node = one;
         } else if (q == 1) {
-            node = st_merge(node, one);
+            node = full ? st_merge(node, one) : st_merge_prefix(node, one);
         } else if (q == 2) {
             pair = one;
         } else {
-            node = st_merge(node, st_merge(pair, one));
+            node = full ? st_merge(node, st_merge(pair, one))
+                        : st_merge_prefix(node, st_merge_prefix(pair, one));
         }
     }
     return node;
@@ -170,19 +179,81 @@ inline st_t st_column_quad(__global const in_t* in, ulong first, ulong len, long
 #endif
 
 // Leaves per step of the binary counter below: the staged statistics take them four at a
-// time (st_column_quad); log-sum-exp, whose exp needs the registers, one at a time (four
-// at a time read 3–4% less on an H200, results/h200-stat-columns).
+// time (st_column_quad); the others (log-sum-exp, whose exp needs the registers, and
+// 2-byte elements) eight rows' worth at a time, loaded before the first push
+// (st_column_direct): one leaf of eight rows (four leaves at a time read 3–4% less for
+// log-sum-exp on an H200, results/h200-stat-columns), or eight leaves of one row.
 #if STAT_KIND != 1 && ST_WIDE
 #define ST_UNIT_LEVELS 2
+#elif ST_COL_ROWS == 1
+#define ST_UNIT_LEVELS 3
+#elif ST_COL_ROWS == 2
+#define ST_UNIT_LEVELS 2
+#elif ST_COL_ROWS == 4
+#define ST_UNIT_LEVELS 1
 #else
 #define ST_UNIT_LEVELS 0
+#endif
+
+#if !(STAT_KIND != 1 && ST_WIDE)
+#define ST_DIRECT_LEAVES (1 << ST_UNIT_LEVELS)
+// Leaves ST_DIRECT_LEAVES·unit … of work-item (column o, class w), each of ST_COL_ROWS
+// rows, every element loaded before the first push, merged as the tree's aligned subtree
+// (neighbouring leaves first, as the binary counter pairs them). A lane's first element
+// is st_first (log-sum-exp's without the exponential).
+inline st_t st_column_direct(__global const in_t* in, ulong first, ulong len, long step,
+                             uint w, uint unit) {
+    double x[ST_DIRECT_LEAVES * ST_COL_ROWS];
+    uint lane[ST_DIRECT_LEAVES];
+#pragma unroll
+    for (uint u = 0; u < ST_DIRECT_LEAVES; u++) {
+        lane[u] = w + ST_CLASSES * st_rev_levels(unit * ST_DIRECT_LEAVES + u);
+#pragma unroll
+        for (uint r = 0; r < ST_COL_ROWS; r++) {
+            ulong e = (ulong)r * ST_LANES + lane[u];
+            x[u * ST_COL_ROWS + r] =
+                e < len ? stat_load(in, (ulong)((long)first + (long)e * step)) : 0.0;
+        }
+    }
+    st_t node[ST_DIRECT_LEAVES];
+#pragma unroll
+    for (uint u = 0; u < ST_DIRECT_LEAVES; u++) {
+        node[u] = lane[u] < len ? st_first(x[u * ST_COL_ROWS]) : st_empty();
+#pragma unroll
+        for (uint r = 1; r < ST_COL_ROWS; r++) {
+            if ((ulong)r * ST_LANES + lane[u] < len)
+                st_push(&node[u], x[u * ST_COL_ROWS + r], 1.0 / (double)(r + 1));
+        }
+    }
+#pragma unroll
+    for (uint width = 1; width < ST_DIRECT_LEAVES; width *= 2) {
+#pragma unroll
+        for (uint u = 0; u < ST_DIRECT_LEAVES; u += 2 * width) {
+            node[u] = st_merge_prefix(node[u], node[u + width]);
+        }
+    }
+    return node[0];
+}
+#endif
+
+// The counter's and the classes' merges. Tiles of eight rows a lane are mostly whole, and
+// their merges test the counts (selecting the tables' weights there read 4–7% less,
+// results/h200-stat-columns-prefix). Shorter columns are never whole but at 1024·ST_COL_ROWS
+// rows, and take the tables: a class holds at most 128 leaves of at most four rows, so the
+// counter's upper sides hold at most 256 elements; the classes' fold reaches more.
+#if ST_COL_ROWS < ST_ROWS
+#define ST_COL_MERGE st_merge_prefix
+#define ST_COL_MERGE_LARGE st_merge_prefix_large
+#else
+#define ST_COL_MERGE st_merge
+#define ST_COL_MERGE_LARGE st_merge
 #endif
 
 __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
 void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     __local st_t level[ST_WG];
 #if STAT_KIND != 1 && ST_WIDE
-    __local in_t slots[2 * ST_COL_LEAVES * ST_ROWS * ST_WG] __attribute__((aligned(16)));
+    __local in_t slots[2 * ST_COL_LEAVES * ST_COL_ROWS * ST_WG] __attribute__((aligned(16)));
 #endif
     __global const ulong* table = (__global const ulong*)(out + 3 * tasks);
     ulong per_output = table[3 * tasks];
@@ -221,22 +292,24 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     // counter over the leaves, with a quarter of the stack's traffic (a stack indexed at
     // run time lives in local memory). A full tile has every row, so its quads test none
     // and their counts fold into constants (a second copy of the quad, `full` constant).
-#if ST_UNIT_LEVELS
-    bool full = len >= ST_ROWS * ST_LANES;
+#if STAT_KIND != 1 && ST_WIDE
+    bool full = len >= ST_COL_ROWS * ST_LANES;
 #endif
     for (uint unit = 0; unit < (ST_LANES / ST_CLASSES) >> ST_UNIT_LEVELS; unit++) {
-#if ST_UNIT_LEVELS
+#if STAT_KIND != 1 && ST_WIDE
         st_t node = full ? st_column_quad(in, first, len, step, w, t, unit, true, by_rows,
                                           group_first, group_len, group_step, slots)
                          : st_column_quad(in, first, len, step, w, t, unit, false, by_rows,
                                           group_first, group_len, group_step, slots);
+#elif ST_UNIT_LEVELS
+        st_t node = st_column_direct(in, first, len, step, w, unit);
 #else
         st_t node = st_lane(in, first, len, step, w + ST_CLASSES * st_rev_levels(unit));
 #endif
         // Binary counter: carry while the level is occupied (the older side is lower).
         uint l = 0;
         while (filled & (1u << l)) {
-            node = st_merge(stack[l], node);
+            node = ST_COL_MERGE(stack[l], node);
             filled &= ~(1u << l);
             l++;
         }
@@ -248,7 +321,7 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint width = ST_CLASSES / 2; width >= 1; width /= 2) {
         if (w < width) {
-            level[t] = st_merge(level[t], level[t + width * ST_COLS]);
+            level[t] = ST_COL_MERGE_LARGE(level[t], level[t + width * ST_COLS]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }

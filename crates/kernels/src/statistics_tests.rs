@@ -111,8 +111,28 @@ fn tiles_follow_rows_columns_and_segments() {
             "{kind:?}"
         );
     }
+    // Columns stage the rows their lanes hold, rounded up to a power of two; tiles
+    // past one per column are whole (eight rows a lane).
+    for (dims, lane_rows) in [
+        ([300, 50], 1),
+        ([1000, 50], 1),
+        ([1024, 50], 1),
+        ([1025, 50], 2),
+        ([3000, 20], 4),
+        ([4100, 14], 8),
+        ([9000, 6], 8),
+    ] {
+        let cols = AxisPlan::new(Layout::c_order(&dims), Some(&[0]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&cols)).expect("plan");
+        let p = program(StateKind::Moments, DType::F32, Target::Cuda, &plan);
+        assert_eq!(p.entry, COLUMNS_ENTRY_POINT, "{dims:?}");
+        assert!(
+            p.source
+                .contains(&format!("#define ST_COL_ROWS {lane_rows}\n")),
+            "{dims:?}"
+        );
+    }
     // Columns: 16 lane classes where 32 columns per work-group give few work-groups.
-    assert_eq!(column_classes(8192, 1), 16);
     assert_eq!(column_classes(32, 512), 8);
     assert_eq!(column_classes(16_384, 1), 8);
     let long = AxisPlan::new(Layout::c_order(&[10_000, 6]), Some(&[0]), false).expect("plan");

@@ -169,6 +169,12 @@ fn gpus_compute_the_cpus_statistics_bit_for_bit() {
             // two full groups of 16 and a partial one that copies element by element.
             (vec![9000, 40], Some(vec![0])),
             (vec![3, 2000, 40], Some(vec![1])),
+            // Columns of one tile stage the rows their lanes hold: one (1000 rows, part;
+            // 1024, whole), two (1500) and four (3000; whole words in 40 columns).
+            (vec![1000, 40], Some(vec![0])),
+            (vec![1024, 17], Some(vec![0])),
+            (vec![1500, 9], Some(vec![0])),
+            (vec![3000, 40], Some(vec![0])),
             // Tiles of at most 32 elements, a work-item each: rows staged in local
             // memory (whole and partial widths), columns loading their own.
             (vec![700, 32], Some(vec![1])),

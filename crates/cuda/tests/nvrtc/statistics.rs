@@ -200,6 +200,20 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                     "{kind:?} {dtype} rows of 3000"
                 );
             }
+            // Columns of 1000 and 3000 rows stage one and four rows a lane.
+            if kind != StateKind::NanMoments {
+                for (dims, lane_rows) in [([1000usize, 40usize], 1), ([3000, 40], 4)] {
+                    let columns = built(dims, 0);
+                    assert!(
+                        columns.entry == COLUMNS_ENTRY_POINT
+                            && columns
+                                .source
+                                .contains(&format!("#define ST_COL_ROWS {lane_rows}\n")),
+                        "{kind:?} {dtype} columns of {}",
+                        dims[0]
+                    );
+                }
+            }
             // stat_tiles stages its rows with asynchronous copies where elements have
             // 4 bytes or more (16 bytes per copy for contiguous rows).
             // (stat_warp_rows stages elements of at most 4 bytes).
