@@ -5,7 +5,7 @@
 //! faster on the 2-core development machine
 //! (results/cpu-dev-2core-typed-outputs).
 
-use crate::value_bytes::scalar_from_bits;
+use crate::value_bytes::scalar_at;
 use crate::{DType, Element, Error, Op, Problem, Scalar, Value};
 
 /// One result per output, as an array of one type.
@@ -181,11 +181,7 @@ impl Packed {
 
     /// Result `k` as a scalar of [`Packed::dtype`] (an index, for argmin and argmax).
     pub fn scalar(&self, k: usize) -> Option<Scalar> {
-        let size = self.dtype.size_bytes();
-        let bytes = self.bytes.get(k * size..(k + 1) * size)?;
-        let mut word = [0u8; 8];
-        word[..size].copy_from_slice(bytes);
-        Some(scalar_from_bits(self.dtype, u64::from_le_bytes(word)))
+        scalar_at(self.dtype, &self.bytes[..], k)
     }
 
     /// The results as values, for operators whose results are plain scalars (all but

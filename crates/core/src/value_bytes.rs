@@ -13,6 +13,17 @@ use crate::{DType, Error, Scalar, Value};
 /// Bytes of one encoded [`Value`].
 pub const VALUE_BYTES: usize = 18;
 
+/// Element `k` of little-endian elements of `dtype` in `bytes`, as a [`Scalar`], bit for
+/// bit; `None` past the end.
+pub fn scalar_at(dtype: DType, bytes: &[u8], k: usize) -> Option<Scalar> {
+    let size = dtype.size_bytes();
+    let start = k.checked_mul(size)?;
+    let element = bytes.get(start..start.checked_add(size)?)?;
+    let mut word = [0u8; 8];
+    word[..size].copy_from_slice(element);
+    Some(scalar_from_bits(dtype, u64::from_le_bytes(word)))
+}
+
 /// `scalar`'s type and bits back as a [`Scalar`]; the inverse of [`Scalar::bits`].
 pub fn scalar_from_bits(dtype: DType, bits: u64) -> Scalar {
     match dtype {

@@ -89,13 +89,28 @@ struct Pick<T: Selectable> {
     nan: bool,
 }
 
-/// The smallest and largest key of a non-empty chunk, in one vectorizable pass.
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
-fn key_range<T: Selectable>(chunk: &[T]) -> (T::Key, T::Key) {
+/// The smallest and largest key of a non-empty chunk, in one vectorizable pass, inlined
+/// into the caller's loop (short rows choose this way inside their own vector loop).
+/// A NaN's key falls outside `[T::LOWEST, T::HIGHEST]`, so the bounds also say whether
+/// the chunk holds one.
+#[inline(always)]
+pub(crate) fn key_bounds<T: Selectable>(chunk: &[T]) -> (T::Key, T::Key) {
     chunk.iter().fold((T::HIGHEST, T::LOWEST), |(lo, hi), &x| {
         let k = x.key();
         (lo.min(k), hi.max(k))
     })
+}
+
+/// Whether `x` is a NaN: its key lies outside every number's.
+#[inline(always)]
+pub(crate) fn is_nan_key<T: Selectable>(x: T) -> bool {
+    x.key() < T::LOWEST || x.key() > T::HIGHEST
+}
+
+/// [`key_bounds`], compiled for the CPU at hand.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
+fn key_range<T: Selectable>(chunk: &[T]) -> (T::Key, T::Key) {
+    key_bounds(chunk)
 }
 
 /// The first index whose key is `key` (known to be present), searched block by block
@@ -122,8 +137,7 @@ fn pick_chunk<T: Selectable>(
     chunk.first()?;
     let (lo, hi) = key_range(chunk);
     if lo < T::LOWEST || hi > T::HIGHEST {
-        let is_nan = |x: T| x.key() < T::LOWEST || x.key() > T::HIGHEST;
-        let i = chunk.iter().position(|&x| is_nan(x))?;
+        let i = chunk.iter().position(|&x| is_nan_key(x))?;
         return Some(Pick {
             index: offset + i,
             value: chunk[i],

@@ -14,7 +14,7 @@
 //! A key is the value's bits, so the value chosen is bit for bit the element.
 
 use crate::fork::map_chunks_mut;
-use crate::select::{select, Selectable};
+use crate::select::{is_nan_key, key_bounds, select, Selectable};
 use crate::short_rows::EvenRows;
 use redlab_core::host_memory::zeroed_results;
 use redlab_core::segmented::Selection;
@@ -66,12 +66,9 @@ fn extremes<T: Selectable>(
     len: usize,
     want_min: bool,
 ) -> Vec<T> {
-    let mut out = zeroed_results::<T>(count);
-    map_chunks_mut(&mut out, OUTPUTS_PER_TASK, 1, |task, out| {
-        let first = task * OUTPUTS_PER_TASK;
-        extremes_run(src, rows, first, len, want_min, out);
-    });
-    out
+    in_runs(count, |first, out| {
+        extremes_run(src, rows, first, len, want_min, out)
+    })
 }
 
 /// Each row's argmin (`want_min`) or argmax, as numpy's int64.
@@ -82,14 +79,25 @@ fn indices<T: Selectable>(
     len: usize,
     want_min: bool,
 ) -> Vec<i64> {
-    let mut out = zeroed_results::<i64>(count);
-    // A row of one element is its own argmin and argmax: index 0, NaN or not.
-    if len > 1 {
-        map_chunks_mut(&mut out, OUTPUTS_PER_TASK, 1, |task, out| {
-            let first = task * OUTPUTS_PER_TASK;
-            indices_run(src, rows, first, len, want_min, out);
-        });
+    if len == 1 {
+        // A row of one element is its own argmin and argmax: index 0, NaN or not.
+        return zeroed_results(count);
     }
+    in_runs(count, |first, out| {
+        indices_run(src, rows, first, len, want_min, out)
+    })
+}
+
+/// `count` results, filled by `run(first, out)` for runs of [`OUTPUTS_PER_TASK`]
+/// outputs from `first` on, in parallel.
+fn in_runs<O: bytemuck::Zeroable + Send>(
+    count: usize,
+    run: impl Fn(usize, &mut [O]) + Sync + Send,
+) -> Vec<O> {
+    let mut out = zeroed_results::<O>(count);
+    map_chunks_mut(&mut out, OUTPUTS_PER_TASK, 1, |task, out| {
+        run(task * OUTPUTS_PER_TASK, out)
+    });
     out
 }
 
@@ -163,13 +171,9 @@ fn indices_run<T: Selectable>(
 /// in which a NaN's key falls outside the range of every number's.
 #[inline(always)]
 fn extreme_key<T: Selectable>(row: &[T], want_min: bool) -> Result<T::Key, usize> {
-    let (lo, hi) = row.iter().fold((T::HIGHEST, T::LOWEST), |(lo, hi), &x| {
-        let k = x.key();
-        (lo.min(k), hi.max(k))
-    });
+    let (lo, hi) = key_bounds(row);
     if lo < T::LOWEST || hi > T::HIGHEST {
-        let is_nan = |x: &T| x.key() < T::LOWEST || x.key() > T::HIGHEST;
-        return Err(row.iter().position(is_nan).unwrap_or(0));
+        return Err(row.iter().position(|&x| is_nan_key(x)).unwrap_or(0));
     }
     Ok(if want_min { lo } else { hi })
 }

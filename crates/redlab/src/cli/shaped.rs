@@ -12,7 +12,7 @@ use redlab::shape::{AxisPlan, Layout, Segments};
 use redlab::Device;
 use redlab::{ArrayRef, DType, HostArray, Op, Packed, Problem, Reduction, Statistic, Value};
 use redlab_bench::{gbps, Stats};
-use redlab_core::value_bytes::scalar_from_bits;
+use redlab_core::value_bytes::scalar_at;
 use serde_json::json;
 
 use super::output::OutputPlan;
@@ -280,20 +280,14 @@ pub fn kept_outputs(
             let index = packed.scalar(k).map_or(0, |s| s.bits());
             let elements = selection.view(data, k, &mut scratch)?;
             let at = usize::try_from(index).unwrap_or(usize::MAX);
-            if at >= elements.len() {
-                return Err(redlab::Error::Core(redlab_core::Error::Shape(format!(
+            let value = scalar_at(elements.dtype(), elements.bytes(), at).ok_or_else(|| {
+                redlab_core::Error::Shape(format!(
                     "{} of output {k} is {index}, past its {} elements",
                     problem.op,
                     elements.len()
-                ))));
-            }
-            let size = elements.dtype().size_bytes();
-            let mut word = [0u8; 8];
-            word[..size].copy_from_slice(&elements.bytes()[at * size..(at + 1) * size]);
-            Ok(Value::Indexed {
-                value: scalar_from_bits(elements.dtype(), u64::from_le_bytes(word)),
-                index,
-            })
+                ))
+            })?;
+            Ok::<_, redlab_core::Error>(Value::Indexed { value, index })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((values, passes))
