@@ -18,34 +18,45 @@ pub struct Packed {
     pub bytes: PackedBytes,
 }
 
-/// The bytes of [`Packed`] results, held as the array they were computed in: float
-/// results of the CPU's column and short-row paths stay the `Vec` of floats they were
-/// summed into, viewed as bytes. Copying them into a byte `Vec` was a third of a 3×4096
-/// sum along axis 0 from Python on the 2-core development machine (glibc's copy of
-/// 16 KiB took several microseconds there).
+/// The bytes of [`Packed`] results, held as the array they were computed in (viewed as
+/// bytes): results of the CPU's column and short-row paths stay the `Vec` of their own
+/// type. Copying them into a byte `Vec` was a third of a 3×4096 sum along axis 0 from
+/// Python on the 2-core development machine (glibc's copy of 16 KiB took several
+/// microseconds there), and for 2^26 rows of one i32, whose min had been copied into
+/// fresh memory one 4 KiB page fault at a time, five sixths of the call.
 #[derive(Clone)]
 pub struct PackedBytes(Storage);
 
+/// The elements, by width: each element type is kept as the unsigned integers of its
+/// size (same size and alignment, so the `Vec` moves over without a copy).
 #[derive(Clone)]
 enum Storage {
     Bytes(Vec<u8>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
+    Two(Vec<u16>),
+    Four(Vec<u32>),
+    Eight(Vec<u64>),
 }
 
 impl PackedBytes {
-    /// `elements` as bytes, without a copy where they are f32 or f64.
+    /// `elements` as bytes, without a copy.
     pub fn of_vec<E: Element>(elements: Vec<E>) -> PackedBytes {
-        let any: Box<dyn std::any::Any> = Box::new(elements);
-        let any = match any.downcast::<Vec<f32>>() {
-            Ok(floats) => return PackedBytes(Storage::F32(*floats)),
-            Err(other) => other,
+        // Every element type is a plain number of 1, 2, 4 or 8 bytes, aligned to its
+        // size, so the cast keeps the allocation; the copy is only a fallback.
+        let elements = match bytemuck::allocation::try_cast_vec::<E, u8>(elements) {
+            Ok(bytes) => return PackedBytes(Storage::Bytes(bytes)),
+            Err((_, elements)) => elements,
         };
-        match any.downcast::<Vec<f64>>() {
-            Ok(doubles) => PackedBytes(Storage::F64(*doubles)),
-            Err(other) => {
-                // `other` is the `Vec<E>` boxed above, so this downcast cannot fail.
-                let elements = other.downcast::<Vec<E>>().map(|v| *v).unwrap_or_default();
+        let elements = match bytemuck::allocation::try_cast_vec::<E, u16>(elements) {
+            Ok(words) => return PackedBytes(Storage::Two(words)),
+            Err((_, elements)) => elements,
+        };
+        let elements = match bytemuck::allocation::try_cast_vec::<E, u32>(elements) {
+            Ok(words) => return PackedBytes(Storage::Four(words)),
+            Err((_, elements)) => elements,
+        };
+        match bytemuck::allocation::try_cast_vec::<E, u64>(elements) {
+            Ok(words) => PackedBytes(Storage::Eight(words)),
+            Err((_, elements)) => {
                 PackedBytes(Storage::Bytes(bytemuck::cast_slice(&elements).to_vec()))
             }
         }
@@ -66,8 +77,9 @@ impl std::ops::Deref for PackedBytes {
         // Hosts are little-endian (the crate's element views assume it too).
         match &self.0 {
             Storage::Bytes(bytes) => bytes,
-            Storage::F32(floats) => bytemuck::cast_slice(floats),
-            Storage::F64(doubles) => bytemuck::cast_slice(doubles),
+            Storage::Two(words) => bytemuck::cast_slice(words),
+            Storage::Four(words) => bytemuck::cast_slice(words),
+            Storage::Eight(words) => bytemuck::cast_slice(words),
         }
     }
 }
@@ -76,8 +88,9 @@ impl std::ops::DerefMut for PackedBytes {
     fn deref_mut(&mut self) -> &mut [u8] {
         match &mut self.0 {
             Storage::Bytes(bytes) => bytes,
-            Storage::F32(floats) => bytemuck::cast_slice_mut(floats),
-            Storage::F64(doubles) => bytemuck::cast_slice_mut(doubles),
+            Storage::Two(words) => bytemuck::cast_slice_mut(words),
+            Storage::Four(words) => bytemuck::cast_slice_mut(words),
+            Storage::Eight(words) => bytemuck::cast_slice_mut(words),
         }
     }
 }
@@ -218,6 +231,34 @@ mod tests {
         assert_eq!(typed.len(), 4);
         assert_eq!(typed.scalar_values(), values);
         assert_eq!(typed.scalar(4), None);
+    }
+
+    /// Every width keeps its allocation and reads back as the elements' own bytes,
+    /// also after a write through the byte view.
+    #[test]
+    fn vectors_of_every_width_keep_their_bytes() {
+        fn check<E: Element>(elements: Vec<E>) {
+            let expected: Vec<u8> = bytemuck::cast_slice(&elements).to_vec();
+            let address = elements.as_ptr() as usize;
+            let mut packed = PackedBytes::of_vec(elements);
+            assert_eq!(packed.as_ptr() as usize, address, "{} was copied", E::DTYPE);
+            assert_eq!(*packed, expected[..]);
+            packed[0] ^= 0xff;
+            let mut changed = expected.clone();
+            changed[0] ^= 0xff;
+            assert_eq!(packed.into_vec(), changed);
+        }
+        check(vec![-3i8, 7, i8::MIN]);
+        check(vec![200u8, 1]);
+        check(vec![-3i16, 7, i16::MAX]);
+        check(vec![half::f16::from_f32(1.5), half::f16::NEG_INFINITY]);
+        check(vec![half::bf16::from_f32(-2.25), half::bf16::MAX]);
+        check(vec![i32::MIN, 5, -1]);
+        check(vec![u32::MAX, 0]);
+        check(vec![1.5f32, -0.0, f32::NAN]);
+        check(vec![i64::MIN, 9]);
+        check(vec![u64::MAX]);
+        check(vec![f64::MIN_POSITIVE, -7.0]);
     }
 
     #[test]
