@@ -56,6 +56,8 @@ def main():
         ("torch.sum", lambda: torch.sum(t)),
         ("redlab.sum", lambda: redlab.sum(t)),
         ("_torch_fast", lambda: _reductions._torch_fast("sum", t, None)),
+        ("_torch_result (a view from the block)", lambda: _reductions._torch_result(
+            t, 0, torch.float32, stream)),
         ("t.new_empty(())", lambda: t.new_empty((), dtype=torch.float32)),
         ("torch.empty((), device)", lambda: torch.empty((), dtype=torch.float32, device=t.device)),
         ("pool.select(0, k)", pool_select),
@@ -64,6 +66,10 @@ def main():
         ("enqueue_dtype (cached dict)", lambda: _reductions._enqueue_type("sum", "f32", None, 0)),
         ("_native.enqueue_pointer", lambda: _native.enqueue_pointer(
             "sum", "f32", None, t.data_ptr(), t.numel(), 0, stream, out.data_ptr(), 4)),
+        # A native call that parses the same kind of arguments and looks the device
+        # up but launches nothing and keeps the GIL: the crossing from Python alone.
+        ("_native.enqueue_dtype (no launch)", lambda: _native.enqueue_dtype(
+            "op", "sum", "f32", None, 0)),
         ("empty python call", lambda: nothing(1, 2, 3)),
         # Statistics: whole arrays in one launch of the production kernel; along an
         # axis (here the only one, the same elements), the segment kernels' stream

@@ -84,12 +84,13 @@ fn key_to_bits64(key: i64) -> u64 {
 impl Codec {
     /// The codec for `problem`.
     pub fn new(problem: &Problem) -> Codec {
-        let decls = optype::op_type(problem);
+        // The layout alone: the stream path builds a codec per call.
+        let layout = optype::partial_layout(problem);
         Codec {
             problem: *problem,
-            kind: decls.value,
-            acc_bytes: decls.acc_bytes,
-            float_key: decls.float_key,
+            kind: layout.value,
+            acc_bytes: layout.acc_bytes,
+            float_key: layout.float_key,
         }
     }
 

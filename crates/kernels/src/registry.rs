@@ -365,8 +365,9 @@ impl Variant {
     /// Decides whether this variant can run `problem` on a device with `caps`, and if not,
     /// says why in words.
     pub fn check(&self, problem: &Problem, caps: &Capabilities) -> Result<(), Skip> {
-        let decls = optype::op_type(problem);
-        if decls.needs_fp64 && !caps.has(Feature::Fp64) {
+        // The layout, not the declarations' text: this runs on every launch's plan.
+        let layout = optype::partial_layout(problem);
+        if layout.needs_fp64 && !caps.has(Feature::Fp64) {
             return Err(Skip(format!(
                 "the device lacks {}",
                 Feature::Fp64.describe()
@@ -385,7 +386,7 @@ impl Variant {
                     "argmin/argmax partials (value and index) have no atomic update".into(),
                 ));
             }
-            if decls.acc_bytes == 8 && !caps.has(Feature::Int64Atomics) {
+            if layout.acc_bytes == 8 && !caps.has(Feature::Int64Atomics) {
                 return Err(Skip(format!(
                     "the device lacks {}",
                     Feature::Int64Atomics.describe()
