@@ -170,7 +170,8 @@ class Reduction:
         if axes is None and not keepdims and contiguous:
             if lib == "torch":
                 # A 0-d view from a block of fresh results, as redlab.sum's.
-                out, result, _ = _reductions._torch_result(first, ordinal, result_type, stream)
+                out = _reductions._torch_result(first, ordinal, result_type, stream)
+                result = out.data_ptr()
             else:
                 import cupy
 

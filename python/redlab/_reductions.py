@@ -124,15 +124,15 @@ def _torch_stat_whole(name, a):
     if result is None:
         return None
     stream = _torch_stream(ordinal)
-    fresh = _torch_result(a, ordinal, _TORCH_RESULT[result], stream)
-    out, out_address, width = fresh
+    out = _torch_result(a, ordinal, _TORCH_RESULT[result], stream)
     if _native.enqueue_stat_whole(
-        name, element, address, a.numel(), ordinal, stream, out_address, width,
+        name, element, address, a.numel(), ordinal, stream,
+        out.data_ptr(), out.element_size(),
     ):
         return out
     # Not enqueued (no elements, an unaligned start): the view was never written, and
     # goes back for a later call.
-    _results.setdefault((ordinal, _TORCH_RESULT[result], stream), []).append(fresh)
+    _results.setdefault((ordinal, _TORCH_RESULT[result], stream), []).append(out)
     return None
 
 
@@ -143,62 +143,32 @@ def _torch_op_fast(name, a, axes, keepdims, acc):
     return _torch_axis_fast(name, a, axes, keepdims, acc)
 
 
-# (op, torch dtype, accumulator, ordinal) -> what the whole-array torch fast path needs:
-# None where redlab has no such input type, else (input type name, result torch dtype
-# or None where the stream path does not apply, result bytes). One lookup per call in
-# place of four (the type's name, the stream path's result type, its torch dtype and
-# the result's size), each a Python-level step of a call of about 8 µs.
-_torch_plans = {}
-
-
-def _torch_plan(name, dtype, acc, ordinal):
-    """The entry of ``_torch_plans`` for this problem, computed and kept."""
-    if not _TORCH_TYPES:
-        _torch_tables()
-    element = _TORCH_TYPES.get(dtype)
-    plan = None
-    if element is not None:
-        landing = _enqueue_type(name, element, acc, ordinal)
-        if landing is None:
-            plan = (element, None, 0)
-        else:
-            result = _TORCH_RESULT[landing[0]]
-            plan = (element, result, _torch_itemsize(result))
-    _remember(_torch_plans, (name, dtype, acc, ordinal), plan)
-    return plan
-
-
-def _torch_itemsize(dtype):
-    """Bytes per element of a torch dtype."""
-    import torch
-
-    return torch.empty((), dtype=dtype).element_size()
-
-
 def _torch_fast(name, a, acc):
     """A whole-array operator over a contiguous torch CUDA tensor, enqueued on torch's
     current stream: the tensor's own address, length and stream, read from the tensor
     (the same memory DLPack describes, without building a capsule per call). Returns
     None where this does not apply."""
-    ordinal = a.get_device()
-    plan = _torch_plans.get((name, a.dtype, acc, ordinal), False)
-    if plan is False:
-        plan = _torch_plan(name, a.dtype, acc, ordinal)
-    if plan is None or not a.is_contiguous():
+    if not _TORCH_TYPES:
+        _torch_tables()
+    element = _TORCH_TYPES.get(a.dtype)
+    if element is None or not a.is_contiguous():
         return None
-    element, result, width = plan
+    ordinal = a.get_device()
     address = a.data_ptr()
+    landing = _enqueue_type(name, element, acc, ordinal)
     n = a.numel()
-    if result is None or address % 16 or not n:
+    if landing is None or address % 16 or not n:
         # Views starting off a 16-byte boundary (`t[1:]`: the production kernel loads
         # 16-byte words), and empty tensors (argmax of nothing raises as numpy does):
         # the segment kernels, or past them the DLPack path.
         return _torch_axis_fast(name, a, None, False, acc)
-    raw = _RAW_STREAM[0]
-    stream = raw(ordinal) if raw is not None else _torch_stream(ordinal)
     # A 0-d result with room for the value alone: the kernel writes it there directly.
-    out, out_address, _ = _torch_result(a, ordinal, result, stream)
-    _native.enqueue_pointer(name, element, acc, address, n, ordinal, stream, out_address, width)
+    stream = _torch_stream(ordinal)
+    out = _torch_result(a, ordinal, _TORCH_RESULT[landing[0]], stream)
+    _native.enqueue_pointer(
+        name, element, acc, address, n, ordinal,
+        stream, out.data_ptr(), out.element_size(),
+    )
     return out
 
 
@@ -255,18 +225,13 @@ _results = {}
 
 
 def _torch_result(a, ordinal, dtype, stream):
-    """A fresh 0-d result of ``dtype`` on ``stream``: ``(view, its device address, its
-    bytes)``, the address and size worked out once per block rather than asked of each
-    view."""
     key = (ordinal, dtype, stream)
     free = _results.get(key)
     if not free:
         if len(_results) >= _RESULT_KEYS:
             _results.clear()
         block = a.new_empty((_RESULT_BLOCK,), dtype=dtype)
-        base, width = block.data_ptr(), block.element_size()
-        views = block.unbind(0)
-        free = [(views[k], base + k * width, width) for k in reversed(range(_RESULT_BLOCK))]
+        free = list(reversed(block.unbind(0)))
         _results[key] = free
     return free.pop()
 
@@ -379,10 +344,7 @@ def _call(kind, name, a, axis=None, keepdims=False, dtype=None, device="auto", d
     acc = None if dtype is None else _arrays.type_name(dtype)
     if kind != "multi" and device == "auto" and type(a) is _TORCH_TENSOR[0] and a.is_cuda:
         if kind == "op":
-            if axes is None and not keepdims:
-                out = _torch_fast(name, a, acc)
-            else:
-                out = _torch_axis_fast(name, a, axes, keepdims, acc)
+            out = _torch_op_fast(name, a, axes, keepdims, acc)
         else:
             out = _torch_stat_fast(name, a, axes, keepdims)
         if out is not None:

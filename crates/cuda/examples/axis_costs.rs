@@ -8,8 +8,6 @@
 //!
 //!     cargo run --release -p redlab-cuda --example axis_costs
 
-use std::time::Instant;
-
 use cudarc::driver::{result, sys};
 use redlab_core::segmented::Selection;
 use redlab_core::shape::{AxisPlan, Layout};
@@ -19,19 +17,9 @@ use redlab_kernels::segments::SegmentJob;
 
 #[path = "support/event_timing.rs"]
 mod event_timing;
-
-/// Host microseconds per call of `f`, issued `calls` times back to back.
-fn host_per_call(calls: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    result::ctx::synchronize().expect("synchronize");
-    let start = Instant::now();
-    for _ in 0..calls {
-        f();
-    }
-    let host = start.elapsed().as_secs_f64() / calls as f64;
-    result::ctx::synchronize().expect("synchronize");
-    host * 1e6
-}
+#[path = "support/host_timing.rs"]
+mod host_timing;
+use host_timing::host_per_call;
 
 fn main() {
     let device = CudaDevice::open(0).expect("cuda:0");
