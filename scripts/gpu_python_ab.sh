@@ -8,6 +8,7 @@
 # Usage, on the GPU machine:
 #   scripts/gpu_python_ab.sh WHEEL_A WHEEL_B OUT [ROUNDS] [OLD_PY_DIR]
 #   SKIP_TESTS=1  (optional) times only: no pytest, no memcheck
+#   SIZES=10,14,…  (optional) log2 sizes to time (default 10,14,16,20,24)
 set -uo pipefail
 wheel_a="$1" wheel_b="$2" out="$3" rounds="${4:-3}" old="${5:-}"
 mkdir -p "$out"
@@ -32,7 +33,7 @@ tag() { sed "s/^{/{\"version\": \"$1\", \"round\": $2, /" "$3"; }
 for r in $(seq 1 "$rounds"); do
   for v in A B; do
     rm -f /tmp/ab-o.jsonl
-    PYTHONPATH=/tmp/ab-$v python3 tools/python_overhead.py --no-cpu --sizes 10,14,16,20,24 \
+    PYTHONPATH=/tmp/ab-$v python3 tools/python_overhead.py --no-cpu --sizes "${SIZES:-10,14,16,20,24}" \
       --out /tmp/ab-o.jsonl >/dev/null 2>>"$log"
     tag "$v" "$r" /tmp/ab-o.jsonl >>"$out/overhead-ab.jsonl"
   done
