@@ -98,9 +98,21 @@ impl<A: AccFloat, T: FloatInput<A>> Rows<A> for Elements<'_, T> {
     #[inline(always)]
     fn fold_row<C: Combine<A>>(&self, op: C, lanes: &mut [A], start: usize, _: &mut ()) {
         let row = &self.0[start..start + lanes.len()];
-        T::combine_row(row, lanes, |lane, x| op.combine(lane, x));
+        // A whole tile reads 8 rows front to back: ask for the lines a few KiB ahead in
+        // blocks, so the fills stay in flight (crate::prefetch).
+        for (k, (lanes, src)) in lanes
+            .chunks_mut(ROW_BLOCK)
+            .zip(row.chunks(ROW_BLOCK))
+            .enumerate()
+        {
+            crate::prefetch::ahead(self.0, start + k * ROW_BLOCK, src.len());
+            T::combine_row(src, lanes, |lane, x| op.combine(lane, x));
+        }
     }
 }
+
+/// Values of a row folded between two prefetches ([`Elements`]).
+const ROW_BLOCK: usize = 256;
 
 /// A tile of at most `N` values (`N` a power of two ≤ [`LANES`]): one partial row.
 /// Lanes at or past its length hold the identity, and `x ⊕ identity = x` exactly, so

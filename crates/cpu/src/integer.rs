@@ -16,11 +16,20 @@ const INT_LANES: usize = 32;
 pub const CHUNK: usize = 1 << 16;
 
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.1"))]
-fn fold_chunk<T: IntElement>(chunk: &[T], init: u64, f: impl Fn(u64, u64) -> u64 + Copy) -> u64 {
+fn fold_chunk<T: IntElement>(
+    chunk: &[T],
+    init: u64,
+    f: impl Fn(u64, u64) -> u64 + Copy,
+    stream: bool,
+) -> u64 {
     let mut lanes = [init; INT_LANES];
     let rows = chunk.chunks_exact(INT_LANES);
     let rest = rows.remainder();
-    for row in rows {
+    for (r, row) in rows.enumerate() {
+        if stream {
+            // A large input read once: the lines a few KiB ahead (crate::prefetch).
+            crate::prefetch::within(chunk, r * INT_LANES, INT_LANES);
+        }
         for (lane, &x) in lanes.iter_mut().zip(row) {
             *lane = f(*lane, x.to_u64_bits());
         }
@@ -37,10 +46,11 @@ pub fn fold<T: IntElement>(
     init: u64,
     f: impl Fn(u64, u64) -> u64 + Copy + Send + Sync,
 ) -> u64 {
+    let stream = crate::prefetch::worthwhile(std::mem::size_of_val(data));
     if data.len() <= CHUNK || !crate::fork::on_pool() {
-        return fold_chunk(data, init, f);
+        return fold_chunk(data, init, f, stream);
     }
     data.par_chunks(CHUNK)
-        .map(|chunk| fold_chunk(chunk, init, f))
+        .map(|chunk| fold_chunk(chunk, init, f, stream))
         .reduce(|| init, f)
 }

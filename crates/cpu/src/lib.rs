@@ -29,6 +29,7 @@ mod log_sum_exp;
 mod mapped;
 mod mapped_select;
 pub mod outputs;
+pub mod prefetch;
 pub mod roof;
 mod row_moments;
 pub mod select;

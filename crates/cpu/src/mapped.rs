@@ -115,6 +115,11 @@ pub(crate) fn program_inputs<'a, T: Element>(
     Ok((n, arrays))
 }
 
+/// Values of a row mapped between two prefetches. Measured on the 2-core development
+/// machine (`x*2`, 2^26 f32): 256 read 27.8–29.0 GB/s, whole rows of 1024 26.2, 64 25–26
+/// (a step's dispatch per block), with the built-in sum at 30.4–30.8 in the same sitting.
+const MAPPED_BLOCK: usize = 256;
+
 /// The mapped values of a row program, as the canonical order reads them.
 struct MappedRows<'a, T> {
     program: &'a RowProgram<T>,
@@ -141,9 +146,21 @@ impl<A: AccFloat, T: RowFloat + FloatInput<A>> Rows<A> for MappedRows<'_, T> {
         start: usize,
         scratch: &mut RowScratch<T>,
     ) {
-        self.program
-            .fold(&self.inputs, start, lanes, scratch, |lane, x: T| {
-                op.combine(lane, x.to_acc())
-            });
+        // Each input is read front to back: the row runs in blocks, and before each
+        // block the lines a few KiB ahead of it are asked for (crate::prefetch), so the
+        // fills overlap the map's steps instead of arriving in one burst per row. Any
+        // block of lanes is a valid call of the program (lanes j of the block take
+        // values start + j). Inputs the map does not read are empty.
+        let block = MAPPED_BLOCK;
+        for (k, lanes) in lanes.chunks_mut(block).enumerate() {
+            let at = start + k * block;
+            for input in self.inputs.iter().filter(|input| !input.is_empty()) {
+                crate::prefetch::ahead(input, at, lanes.len());
+            }
+            self.program
+                .fold(&self.inputs, at, lanes, scratch, |lane, x: T| {
+                    op.combine(lane, x.to_acc())
+                });
+        }
     }
 }

@@ -14,7 +14,7 @@
 //! A key is the value's bits, so the value chosen is bit for bit the element.
 
 use crate::fork::map_chunks_mut;
-use crate::select::{is_nan_key, key_bounds, select, Selectable};
+use crate::select::{is_nan_key, key_bounds, select_in, Selectable};
 use crate::short_rows::EvenRows;
 use redlab_core::host_memory::zeroed_results;
 use redlab_core::segmented::Selection;
@@ -126,12 +126,18 @@ fn extremes_run<T: Selectable>(
         }
         return;
     }
+    // Rows follow each other through memory: the lines a few KiB ahead (crate::prefetch).
+    let prefetch = crate::prefetch::rows_worthwhile(src, len);
     for (k, slot) in out.iter_mut().enumerate() {
         let start = rows.start(first + k);
         let row = &src[start..start + len];
         if len >= LONG_ROW {
-            *slot = select(row, want_min, false).map_or(row[0], |(_, value)| value);
+            // The whole-array selection, prefetching on past the row (`select_in`).
+            *slot = select_in(src, start, len, want_min, false).map_or(row[0], |(_, value)| value);
             continue;
+        }
+        if prefetch {
+            crate::prefetch::within(src, start, len);
         }
         *slot = match extreme_key(row, want_min) {
             Ok(key) => T::from_key(key),
@@ -150,12 +156,16 @@ fn indices_run<T: Selectable>(
     want_min: bool,
     out: &mut [i64],
 ) {
+    let prefetch = crate::prefetch::rows_worthwhile(src, len);
     for (k, slot) in out.iter_mut().enumerate() {
         let start = rows.start(first + k);
         let row = &src[start..start + len];
         let index = if len >= LONG_ROW {
-            select(row, want_min, true).map_or(0, |(index, _)| index)
+            select_in(src, start, len, want_min, true).map_or(0, |(index, _)| index)
         } else {
+            if prefetch {
+                crate::prefetch::within(src, start, len);
+            }
             match extreme_key(row, want_min) {
                 Err(nan) => nan,
                 // The key came from this row, so the scan finds it.
@@ -181,6 +191,7 @@ fn extreme_key<T: Selectable>(row: &[T], want_min: bool) -> Result<T::Key, usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::select;
     use half::{bf16, f16};
     use redlab_core::shape::{AxisPlan, Layout};
     use redlab_core::{DType, Element, IntoScalar};

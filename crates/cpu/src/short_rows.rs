@@ -242,8 +242,12 @@ fn int_rows_into<T: IntElement + Sync, W: ResultWord>(
             }
             return;
         }
+        let prefetch = crate::prefetch::rows_worthwhile(src, rows.len);
         for (k, slot) in out.iter_mut().enumerate() {
             let start = first + k * rows.step;
+            if prefetch {
+                crate::prefetch::within(src, start, rows.len);
+            }
             let row = &src[start..start + rows.len];
             *slot = W::low_bits(row.iter().fold(init, |a, &x| f(a, x.to_u64_bits())));
         }
@@ -292,9 +296,14 @@ fn fold_float_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
         }
         return;
     }
+    // Rows follow each other through memory: ask for the lines a few KiB ahead.
+    let prefetch = crate::prefetch::rows_worthwhile(src, len);
     let each = |reduce: fn(C, &[T]) -> A, out: &mut [A]| {
         for (k, slot) in out.iter_mut().enumerate() {
             let start = first + k * step;
+            if prefetch {
+                crate::prefetch::within(src, start, len);
+            }
             *slot = reduce(op, &src[start..start + len]);
         }
     };
