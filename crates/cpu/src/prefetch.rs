@@ -6,8 +6,9 @@
 //! side by side 13–14, and the same single stream with a prefetch of the line 4–8 KiB
 //! ahead 15–16 (a standalone probe, best of six reads per variant). So every loop that
 //! reads its input front to back once asks for the line [`AHEAD_BYTES`] ahead of the one
-//! it is about to use. A prefetch is a hint: it never faults, changes no result, and
-//! past the end of the data it only costs a useless fill.
+//! it is about to use. A prefetch is a hint: it never faults and changes no result.
+//! Nothing past the end of the input is asked for, though: a prefetch of an unmapped
+//! page costs a page walk each time, and it had doubled the time of a 1000-element sum.
 
 /// How far ahead of the element being read the prefetch asks for a line. 4–8 KiB read
 /// fastest in the probe above; 1 KiB was 10% slower and 32 KiB 5–10% slower.
@@ -42,16 +43,17 @@ pub fn ahead<T>(data: &[T], from: usize, count: usize) {
 
 /// Whether a loop over rows of `len` elements of `data`, which follow each other, should
 /// prefetch each row ([`within`]): a large input, and rows of at least a line. Asked
-/// once per run of rows, outside the loop. Rows of 32 f32 read 1.5–1.6× faster with a
-/// prefetch each; rows of 3 f32 lost a quarter of their speed to one per row, and a
-/// per-row test cost rows of 3 and 4 another 10–20%.
+/// once per run of rows, outside the loop. Rows of 32 f32 read 1.4–1.7× faster with a
+/// prefetch each; rows of 3 f32, bound by their fold, lost a quarter of their speed to
+/// one per row.
 #[inline(always)]
 pub fn rows_worthwhile<T>(data: &[T], len: usize) -> bool {
     worthwhile(std::mem::size_of_val(data)) && len * std::mem::size_of::<T>() >= LINE_BYTES
 }
 
 /// [`ahead`] for a caller that has already decided the input is worth it ([`worthwhile`]
-/// of the whole input), given a part of it: the lines ahead within `data`.
+/// of the whole input): the lines [`AHEAD_BYTES`] past `data[from .. from + count]`, up
+/// to the end of `data`.
 #[inline(always)]
 pub fn within<T>(data: &[T], from: usize, count: usize) {
     let size = std::mem::size_of::<T>();
