@@ -150,11 +150,10 @@ impl<A: AccFloat, T: RowFloat + FloatInput<A>> Rows<A> for MappedRows<'_, T> {
         // block the lines a few KiB ahead of it are asked for (crate::prefetch), so the
         // fills overlap the map's steps instead of arriving in one burst per row. Any
         // block of lanes is a valid call of the program (lanes j of the block take
-        // values start + j). Inputs the map does not read are empty.
-        let block = MAPPED_BLOCK;
-        for (k, lanes) in lanes.chunks_mut(block).enumerate() {
-            let at = start + k * block;
-            for input in self.inputs.iter().filter(|input| !input.is_empty()) {
+        // values start + j). Inputs the map does not read are empty, and ask for nothing.
+        for (k, lanes) in lanes.chunks_mut(MAPPED_BLOCK).enumerate() {
+            let at = start + k * MAPPED_BLOCK;
+            for input in &self.inputs {
                 crate::prefetch::ahead(input, at, lanes.len());
             }
             self.program
