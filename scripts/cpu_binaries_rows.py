@@ -44,7 +44,8 @@ def reduce_rows(a, op):
 
 def numpy_gbps(shape, op, dtype):
     rng = np.random.default_rng(1)
-    a = (rng.standard_normal(shape, dtype=np.float32) if dtype == "f32"
+    floats = {"f32": np.float32, "f64": np.float64}
+    a = (rng.standard_normal(shape, dtype=floats[dtype]) if dtype in floats
          else rng.integers(-1000, 1000, shape, dtype=np.dtype(dtype.replace("i", "int"))))
     times = []
     for _ in range(repeat):

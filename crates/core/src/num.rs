@@ -150,6 +150,22 @@ pub trait FloatInput<A: AccFloat>: FloatElement {
             *lane = combine(*lane, s.to_acc());
         }
     }
+
+    /// `lanes[j] = combine(low[j].to_acc(), high[j].to_acc())` for every `j` (the three
+    /// slices have one length): the canonical fold's first step over a row of two full
+    /// halves, read in one pass. Types with a faster [`FloatInput::combine_row`] take
+    /// the halves in two passes through it.
+    #[inline(always)]
+    fn combine_pairs(
+        low: &[Self],
+        high: &[Self],
+        lanes: &mut [A],
+        combine: impl Fn(A, A) -> A + Copy,
+    ) {
+        for ((lane, &a), &b) in lanes.iter_mut().zip(low).zip(high) {
+            *lane = combine(a.to_acc(), b.to_acc());
+        }
+    }
 }
 
 /// Rows shorter than this fold with the bit-level conversion: the F16C loop is a call
@@ -180,6 +196,18 @@ impl FloatInput<f32> for f16 {
         for (lane, &s) in lanes.iter_mut().zip(src) {
             *lane = combine(*lane, f16_to_f32(s));
         }
+    }
+
+    /// Through [`FloatInput::combine_row`], twice, for its F16C conversion.
+    #[inline(always)]
+    fn combine_pairs(
+        low: &[Self],
+        high: &[Self],
+        lanes: &mut [f32],
+        combine: impl Fn(f32, f32) -> f32 + Copy,
+    ) {
+        Self::combine_row(low, lanes, |_, x| x);
+        Self::combine_row(high, lanes, combine);
     }
 }
 

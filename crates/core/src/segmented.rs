@@ -30,6 +30,22 @@ impl Selection<'_> {
         }
     }
 
+    /// The element range of `data` that output `k` reads, where its elements are
+    /// consecutive in increasing index (a segment, or a row of a C-order matrix); `None`
+    /// where they are gathered.
+    pub fn consecutive(&self, k: usize) -> Option<Range<usize>> {
+        match self {
+            Selection::Ranges(ranges) => Some(ranges[k].clone()),
+            Selection::Axes(plan) => {
+                let len = plan.segment_len();
+                if len == 0 {
+                    return Some(0..0);
+                }
+                plan.contiguous(k).map(|start| start..start + len)
+            }
+        }
+    }
+
     /// Output `k`'s elements as one view: a slice of `data` when they are consecutive,
     /// otherwise gathered into `scratch` (8-byte words, so any element type is aligned).
     pub fn view<'a>(
@@ -44,14 +60,11 @@ impl Selection<'_> {
                 Ok(data.slice(r.start, r.end))
             }
             Selection::Axes(plan) => {
-                let len = plan.segment_len();
                 // An empty output reads nothing (and its base may lie past the data).
-                if len == 0 {
-                    return Ok(data.slice(0, 0));
+                if let Some(range) = self.consecutive(k) {
+                    return Ok(data.slice(range.start, range.end));
                 }
-                if let Some(start) = plan.contiguous(k) {
-                    return Ok(data.slice(start, start + len));
-                }
+                let len = plan.segment_len();
                 let size = data.dtype().size_bytes();
                 scratch.clear();
                 scratch.resize((len * size).div_ceil(8), 0);
@@ -125,5 +138,20 @@ mod tests {
         }
         let packed = crate::Packed::of_values(&problem, &values).expect("pack");
         assert_eq!((packed.dtype, packed.bytes.len()), (DType::F32, 16));
+    }
+
+    #[test]
+    fn consecutive_names_the_rows_and_segments_and_not_the_columns() {
+        let rows = AxisPlan::new(Layout::c_order(&[3, 4]), Some(&[1]), false).expect("plan");
+        let got: Vec<_> = (0..3)
+            .map(|k| Selection::Axes(&rows).consecutive(k))
+            .collect();
+        assert_eq!(got, [Some(0..4), Some(4..8), Some(8..12)]);
+        let cols = AxisPlan::new(Layout::c_order(&[3, 4]), Some(&[0]), false).expect("plan");
+        assert_eq!(Selection::Axes(&cols).consecutive(1), None);
+        let empty = AxisPlan::new(Layout::c_order(&[3, 0]), Some(&[1]), false).expect("plan");
+        assert_eq!(Selection::Axes(&empty).consecutive(2), Some(0..0));
+        let ranges = [0..5, 5..5, 5..9];
+        assert_eq!(Selection::Ranges(&ranges).consecutive(2), Some(5..9));
     }
 }

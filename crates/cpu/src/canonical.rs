@@ -160,10 +160,18 @@ pub fn reduce_row_halves<A: AccFloat, T: FloatInput<A>, C: Combine<A>, const H: 
     debug_assert!(H.is_power_of_two() && 2 * H <= LANES && (H + 1..=2 * H).contains(&row.len()));
     let mut lanes = [op.identity(); H];
     let (low, high) = row.split_at(H);
-    T::combine_row(low, &mut lanes, |lane, x| op.combine(lane, x));
-    T::combine_row(high, &mut lanes[..high.len()], |lane, x| {
-        op.combine(lane, x)
-    });
+    if high.len() == H {
+        // Both halves full: each lane is `x[j] ⊕ x[j + H]`, in one pass over the row
+        // instead of a pass per half with the lanes stored between them (rows of 512 and
+        // 32 f32 read 1.02–1.28× as fast, results/cpu-dev-2core-stat-rows-prefetch).
+        T::combine_pairs(low, high, &mut lanes, |a, b| op.combine(a, b));
+    } else {
+        // `identity ⊕ x` is `x` exactly: the low half is copied in, not combined.
+        T::combine_row(low, &mut lanes, |_, x| x);
+        T::combine_row(high, &mut lanes[..high.len()], |lane, x| {
+            op.combine(lane, x)
+        });
+    }
     fold_halving(op, &mut lanes)
 }
 

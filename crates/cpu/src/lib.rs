@@ -137,7 +137,7 @@ impl CpuBackend {
             return values;
         }
         self.run(bytes, || {
-            outputs::compute_outputs(data, selection, |view| compute(problem, view))
+            outputs::compute_outputs(data, selection, true, |view| compute(problem, view))
         })
     }
 

@@ -611,7 +611,9 @@ impl CpuBackend {
                         .map(|s| s.into_iter().map(|e| float_value(out, e.value())).collect());
                 }
             }
-            crate::outputs::compute_outputs(data, selection, |view| one(stat, view))
+            // Log-sum-exp is bound by its exponentials, not the memory: no prefetch.
+            let ahead = stat != Statistic::LogSumExp;
+            crate::outputs::compute_outputs(data, selection, ahead, |view| one(stat, view))
         })
     }
 
