@@ -51,6 +51,32 @@ pub fn rows_worthwhile<T>(data: &[T], len: usize) -> bool {
     worthwhile(std::mem::size_of_val(data)) && len * std::mem::size_of::<T>() >= LINE_BYTES
 }
 
+/// `out[k] ← pick(start(k))` over rows of `len` elements of `data` that follow each other
+/// (`start(k)` is row `k`'s first element), each row asking for the lines ahead of it
+/// ([`within`]) where [`rows_worthwhile`]. Two loops, so that rows too short for that
+/// run one without the test: with the test inside, argmax along rows of 4 f32 read
+/// 0.82–0.92× as fast (results/cpu-dev-2core-stat-rows-prefetch).
+#[inline(always)]
+pub fn each_row<T, O>(
+    data: &[T],
+    len: usize,
+    out: &mut [O],
+    start: impl Fn(usize) -> usize,
+    pick: impl Fn(usize) -> O,
+) {
+    if rows_worthwhile(data, len) {
+        for (k, slot) in out.iter_mut().enumerate() {
+            let at = start(k);
+            within(data, at, len);
+            *slot = pick(at);
+        }
+    } else {
+        for (k, slot) in out.iter_mut().enumerate() {
+            *slot = pick(start(k));
+        }
+    }
+}
+
 /// [`ahead`] for a caller that has already decided the input is worth it ([`worthwhile`]
 /// of the whole input): the lines [`AHEAD_BYTES`] past `data[from .. from + count]`, up
 /// to the end of `data`.

@@ -134,13 +134,19 @@ fn extremes_run<T: Selectable>(
         }
         return;
     }
-    each_short_row(src, rows, first, len, out, |start| {
-        let row = &src[start..start + len];
-        match extreme_key(row, want_min) {
-            Ok(key) => T::from_key(key),
-            Err(nan) => row[nan],
-        }
-    });
+    crate::prefetch::each_row(
+        src,
+        len,
+        out,
+        |k| rows.start(first + k),
+        |start| {
+            let row = &src[start..start + len];
+            match extreme_key(row, want_min) {
+                Ok(key) => T::from_key(key),
+                Err(nan) => row[nan],
+            }
+        },
+    );
 }
 
 /// `out[k]` ← the first index of row `first + k`'s extreme (or first NaN).
@@ -161,41 +167,20 @@ fn indices_run<T: Selectable>(
         }
         return;
     }
-    each_short_row(src, rows, first, len, out, |start| {
-        let row = &src[start..start + len];
-        (match extreme_key(row, want_min) {
-            Err(nan) => nan,
-            // The key came from this row, so the scan finds it.
-            Ok(key) => row.iter().position(|&x| x.key() == key).unwrap_or(0),
-        }) as i64
-    });
-}
-
-/// `out[k]` ← `pick(start of row first + k)`, for rows shorter than [`LONG_ROW`]. Rows
-/// follow each other through memory, so where they span a line each asks for the lines
-/// a few KiB ahead (crate::prefetch). Two loops, so that rows too short for that run
-/// one without the test: with the test inside, argmax along rows of 4 f32 read
-/// 0.82–0.92× as fast (results/cpu-dev-2core-stat-rows-prefetch).
-#[inline(always)]
-fn each_short_row<T, O>(
-    src: &[T],
-    rows: &EvenRows,
-    first: usize,
-    len: usize,
-    out: &mut [O],
-    pick: impl Fn(usize) -> O,
-) {
-    if crate::prefetch::rows_worthwhile(src, len) {
-        for (k, slot) in out.iter_mut().enumerate() {
-            let start = rows.start(first + k);
-            crate::prefetch::within(src, start, len);
-            *slot = pick(start);
-        }
-    } else {
-        for (k, slot) in out.iter_mut().enumerate() {
-            *slot = pick(rows.start(first + k));
-        }
-    }
+    crate::prefetch::each_row(
+        src,
+        len,
+        out,
+        |k| rows.start(first + k),
+        |start| {
+            let row = &src[start..start + len];
+            (match extreme_key(row, want_min) {
+                Err(nan) => nan,
+                // The key came from this row, so the scan finds it.
+                Ok(key) => row.iter().position(|&x| x.key() == key).unwrap_or(0),
+            }) as i64
+        },
+    );
 }
 
 /// The key of the smallest (`want_min`) or largest element of a non-empty `row`, or

@@ -242,15 +242,12 @@ fn int_rows_into<T: IntElement + Sync, W: ResultWord>(
             }
             return;
         }
-        let prefetch = crate::prefetch::rows_worthwhile(src, rows.len);
-        for (k, slot) in out.iter_mut().enumerate() {
-            let start = first + k * rows.step;
-            if prefetch {
-                crate::prefetch::within(src, start, rows.len);
-            }
+        // Rows follow each other through memory: the lines a few KiB ahead.
+        let starts = |k: usize| first + k * rows.step;
+        crate::prefetch::each_row(src, rows.len, out, starts, |start| {
             let row = &src[start..start + rows.len];
-            *slot = W::low_bits(row.iter().fold(init, |a, &x| f(a, x.to_u64_bits())));
-        }
+            W::low_bits(row.iter().fold(init, |a, &x| f(a, x.to_u64_bits())))
+        });
     });
     PackedBytes::of_vec(words)
 }
@@ -297,15 +294,14 @@ fn fold_float_rows<A: AccFloat, T: FloatInput<A>, C: Combine<A>>(
         return;
     }
     // Rows follow each other through memory: ask for the lines a few KiB ahead.
-    let prefetch = crate::prefetch::rows_worthwhile(src, len);
     let each = |reduce: fn(C, &[T]) -> A, out: &mut [A]| {
-        for (k, slot) in out.iter_mut().enumerate() {
-            let start = first + k * step;
-            if prefetch {
-                crate::prefetch::within(src, start, len);
-            }
-            *slot = reduce(op, &src[start..start + len]);
-        }
+        crate::prefetch::each_row(
+            src,
+            len,
+            out,
+            |k| first + k * step,
+            |start| reduce(op, &src[start..start + len]),
+        );
     };
     // Matched once per run, not per row: rows of 3 read 1.7× faster so.
     match len.next_power_of_two() {
