@@ -41,6 +41,26 @@ inline uint st_rev_levels(uint leaf) {
 #endif
 }
 
+// log2 of the leaves a class walks in a tile of `len` elements. Lanes j ≥ len hold
+// nothing, so only a class's first ⌈len / ST_CLASSES⌉ lanes k can hold elements (class
+// 0's count, the largest), and every merge of the halving fold at a width of at least P,
+// that count rounded up to a power of two, takes an empty upper side, which keeps the
+// lower one bit for bit (st_merge). The fold over k < P alone is therefore the same tree,
+// walked as leaves L < P with lane k = rev(L << (ST_LEVELS − levels)). A column of 300
+// rows walked 128 leaves a class where 38 hold elements. `least`: the fewest levels the
+// caller's chunks and units take. `len` is the group's (its columns have the same
+// tiles), so every work-item of the group walks as many leaves and meets the same
+// barriers.
+inline uint st_column_levels(ulong len, uint least) {
+    ulong lanes = len < (ulong)ST_LANES ? len : (ulong)ST_LANES;
+    ulong used = (lanes + ST_CLASSES - 1) / ST_CLASSES;
+    uint levels = least;
+    while (levels < ST_LEVELS && ((ulong)1 << levels) < used) {
+        levels++;
+    }
+    return levels;
+}
+
 #if STAT_KIND != 1 && ST_WIDE
 // Columns of the statistics that wait on loads, over elements of 4 or 8 bytes (2-byte
 // ones, copied without cp.async, read 13% less this way on an H100; log-sum-exp's 6–8%
@@ -57,9 +77,9 @@ inline uint st_rev_levels(uint leaf) {
 
 // Starts copying the rows of leaves chunk·ST_COL_LEAVES … of lane class w into buffer b.
 inline void st_columns_issue(__global const in_t* in, ulong first, ulong len, long step, uint w,
-                             uint chunk, uint b, ST_LOCAL in_t* slots, uint t) {
+                             uint chunk, uint b, ST_LOCAL in_t* slots, uint t, uint shift) {
     for (uint u = 0; u < ST_COL_LEAVES; u++) {
-        uint j = w + ST_CLASSES * st_rev_levels(chunk * ST_COL_LEAVES + u);
+        uint j = w + ST_CLASSES * st_rev_levels((chunk * ST_COL_LEAVES + u) << shift);
         for (uint r = 0; r < ST_COL_ROWS; r++) {
             ulong e = (ulong)r * ST_LANES + j;
             if (e < len) {
@@ -85,7 +105,8 @@ inline void st_columns_issue(__global const in_t* in, ulong first, ulong len, lo
 // the tests; compute-sanitizer's synccheck is clean on it, results/h200-stat-columns).
 #define ST_WORD (16 / ST_IN_BYTES)
 inline void st_columns_issue_rows(__global const in_t* in, ulong first, ulong len, long step,
-                                  uint chunk, uint b, ST_LOCAL in_t* slots, uint t) {
+                                  uint chunk, uint b, ST_LOCAL in_t* slots, uint t,
+                                  uint shift) {
     // This work-item's copies all cover the same column and class (ST_WG divides the
     // elements of a row of slots), rows ST_WORD apart in (leaf, row) order.
     uint at = t * ST_WORD;
@@ -97,7 +118,8 @@ inline void st_columns_issue_rows(__global const in_t* in, ulong first, ulong le
         uint row = at / ST_WG + k * ST_WORD; // leaf u · ST_COL_ROWS + row r
         uint u = row / ST_COL_ROWS;
         uint r = row % ST_COL_ROWS;
-        ulong e = (ulong)r * ST_LANES + w + ST_CLASSES * st_rev_levels(chunk * ST_COL_LEAVES + u);
+        ulong e = (ulong)r * ST_LANES + w +
+                  ST_CLASSES * st_rev_levels((chunk * ST_COL_LEAVES + u) << shift);
         if (e < len) {
             st_copy_word(slots + ST_COL_SLOT(b, u, r) + (at % ST_WG),
                          base + (long)(e - w) * step);
@@ -105,13 +127,15 @@ inline void st_columns_issue_rows(__global const in_t* in, ulong first, ulong le
     }
 }
 
-// Leaf `leaf` of work-item (column o, class w): lane j = w + ST_CLASSES·rev(leaf) of the
-// tile, its rows pushed in order from the staged slots. At the first leaf of each chunk
-// the next chunk's copies go out (by_rows: after the group's barrier). `full`: the tile
-// has all its rows, so no row is tested and the counts fold into constants.
+// Leaf `leaf` of work-item (column o, class w): lane j = w + ST_CLASSES·rev(leaf << shift)
+// of the tile, its rows pushed in order from the staged slots. At the first leaf of each
+// of the `chunks` chunks the next chunk's copies go out (by_rows: after the group's
+// barrier). `full`: the tile has all its rows, so no row is tested and the counts fold
+// into constants.
 inline st_t st_column_leaf(__global const in_t* in, ulong first, ulong len, long step, uint w,
                            uint t, uint leaf, bool full, bool by_rows, ulong group_first,
-                           ulong group_len, long group_step, ST_LOCAL in_t* slots) {
+                           ulong group_len, long group_step, ST_LOCAL in_t* slots,
+                           uint shift, uint chunks) {
     uint u = leaf % ST_COL_LEAVES;
     uint b = (leaf / ST_COL_LEAVES) & 1u;
     uint next = leaf / ST_COL_LEAVES + 1;
@@ -120,14 +144,14 @@ inline st_t st_column_leaf(__global const in_t* in, ulong first, ulong len, long
         // last one, whose buffer the next chunk takes.
         st_copies_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (next < ST_LANES / ST_CLASSES / ST_COL_LEAVES) {
+        if (next < chunks) {
             st_columns_issue_rows(in, group_first, group_len, group_step, next, next & 1u,
-                                  slots, t);
+                                  slots, t, shift);
         }
     } else if (u == 0) {
         // The next chunk goes out before this one is waited for.
-        if (next < ST_LANES / ST_CLASSES / ST_COL_LEAVES) {
-            st_columns_issue(in, first, len, step, w, next, next & 1u, slots, t);
+        if (next < chunks) {
+            st_columns_issue(in, first, len, step, w, next, next & 1u, slots, t, shift);
         } else {
             st_copies_commit(); // an empty group keeps the count of groups in flight
         }
@@ -139,7 +163,7 @@ inline st_t st_column_leaf(__global const in_t* in, ulong first, ulong len, long
         for (uint r = 0; r < ST_COL_ROWS; r++)
             st_push(&node, st_stage_load(slots + ST_COL_SLOT(b, u, r), t), 1.0 / (double)(r + 1));
     } else {
-        uint j = w + ST_CLASSES * st_rev_levels(leaf);
+        uint j = w + ST_CLASSES * st_rev_levels(leaf << shift);
 #pragma unroll
         for (uint r = 0; r < ST_COL_ROWS; r++) {
             if ((ulong)r * ST_LANES + j < len) {
@@ -157,12 +181,13 @@ inline st_t st_column_leaf(__global const in_t* in, ulong first, ulong len, long
 // full tile's counts are equal constants.
 inline st_t st_column_quad(__global const in_t* in, ulong first, ulong len, long step, uint w,
                            uint t, uint quad, bool full, bool by_rows, ulong group_first,
-                           ulong group_len, long group_step, ST_LOCAL in_t* slots) {
+                           ulong group_len, long group_step, ST_LOCAL in_t* slots,
+                           uint shift, uint chunks) {
     st_t pair = st_empty(), node = st_empty();
 #pragma unroll
     for (uint q = 0; q < 4; q++) {
         st_t one = st_column_leaf(in, first, len, step, w, t, 4 * quad + q, full, by_rows,
-                                  group_first, group_len, group_step, slots);
+                                  group_first, group_len, group_step, slots, shift, chunks);
         if (q == 0) {
             node = one;
         } else if (q == 1) {
@@ -202,12 +227,12 @@ inline st_t st_column_quad(__global const in_t* in, ulong first, ulong len, long
 // (neighbouring leaves first, as the binary counter pairs them). A lane's first element
 // is st_first (log-sum-exp's without the exponential).
 inline st_t st_column_direct(__global const in_t* in, ulong first, ulong len, long step,
-                             uint w, uint unit) {
+                             uint w, uint unit, uint shift) {
     double x[ST_DIRECT_LEAVES * ST_COL_ROWS];
     uint lane[ST_DIRECT_LEAVES];
 #pragma unroll
     for (uint u = 0; u < ST_DIRECT_LEAVES; u++) {
-        lane[u] = w + ST_CLASSES * st_rev_levels(unit * ST_DIRECT_LEAVES + u);
+        lane[u] = w + ST_CLASSES * st_rev_levels((unit * ST_DIRECT_LEAVES + u) << shift);
 #pragma unroll
         for (uint r = 0; r < ST_COL_ROWS; r++) {
             ulong e = (ulong)r * ST_LANES + lane[u];
@@ -270,21 +295,31 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     long step = live ? (long)table[3 * task + 2] : 0;
     st_t stack[ST_LEVELS - ST_UNIT_LEVELS + 1];
     uint filled = 0; // bit l: stack[l] holds a finished subtree of 2^l leaves
+    // The group's first column is always live (the host sizes the grid by columns).
+    ulong group_task = block * ST_COLS * per_output + tile;
+    ulong group_len = table[3 * group_task + 1];
+    uint least = ST_UNIT_LEVELS;
 #if STAT_KIND != 1 && ST_WIDE
+    while ((1u << least) < ST_COL_LEAVES) {
+        least++; // whole chunks of staged leaves
+    }
+#endif
+    uint levels = st_column_levels(group_len, least);
+    uint shift = ST_LEVELS - levels;
+#if STAT_KIND != 1 && ST_WIDE
+    uint chunks = (1u << levels) / ST_COL_LEAVES;
     // The group's columns side by side (the host plans them so) and its own first column:
     // whole 16-byte words when every column is live and both the first element and the
     // row step are 16-byte aligned (the same answer in every work-item of the group).
-    ulong group_task = block * ST_COLS * per_output + tile;
     ulong group_first = table[3 * group_task];
-    ulong group_len = table[3 * group_task + 1];
     long group_step = (long)table[3 * group_task + 2];
     bool by_rows = (block * ST_COLS + ST_COLS - 1) * per_output + tile < tasks &&
                    ((ulong)(in + group_first) & 15) == 0 &&
                    (((ulong)group_step * ST_IN_BYTES) & 15) == 0;
     if (by_rows) {
-        st_columns_issue_rows(in, group_first, group_len, group_step, 0, 0, slots, t);
+        st_columns_issue_rows(in, group_first, group_len, group_step, 0, 0, slots, t, shift);
     } else {
-        st_columns_issue(in, first, len, step, w, 0, 0, slots, t);
+        st_columns_issue(in, first, len, step, w, 0, 0, slots, t, shift);
     }
 #endif
     // The staged statistics take leaves four at a time, as the tree's aligned subtrees of
@@ -295,16 +330,19 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
 #if STAT_KIND != 1 && ST_WIDE
     bool full = len >= ST_COL_ROWS * ST_LANES;
 #endif
-    for (uint unit = 0; unit < (ST_LANES / ST_CLASSES) >> ST_UNIT_LEVELS; unit++) {
+    for (uint unit = 0; unit < (1u << levels) >> ST_UNIT_LEVELS; unit++) {
 #if STAT_KIND != 1 && ST_WIDE
         st_t node = full ? st_column_quad(in, first, len, step, w, t, unit, true, by_rows,
-                                          group_first, group_len, group_step, slots)
+                                          group_first, group_len, group_step, slots, shift,
+                                          chunks)
                          : st_column_quad(in, first, len, step, w, t, unit, false, by_rows,
-                                          group_first, group_len, group_step, slots);
+                                          group_first, group_len, group_step, slots, shift,
+                                          chunks);
 #elif ST_UNIT_LEVELS
-        st_t node = st_column_direct(in, first, len, step, w, unit);
+        st_t node = st_column_direct(in, first, len, step, w, unit, shift);
 #else
-        st_t node = st_lane(in, first, len, step, w + ST_CLASSES * st_rev_levels(unit));
+        st_t node =
+            st_lane(in, first, len, step, w + ST_CLASSES * st_rev_levels(unit << shift));
 #endif
         // Binary counter: carry while the level is occupied (the older side is lower).
         uint l = 0;
@@ -316,8 +354,8 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
         stack[l] = node;
         filled |= 1u << l;
     }
-    // 2^ST_LEVELS leaves: exactly one full subtree remains, at the top level.
-    level[t] = stack[ST_LEVELS - ST_UNIT_LEVELS];
+    // 2^levels leaves: exactly one full subtree remains, at the top level.
+    level[t] = stack[levels - ST_UNIT_LEVELS];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint width = ST_CLASSES / 2; width >= 1; width /= 2) {
         if (w < width) {

@@ -175,6 +175,11 @@ fn gpus_compute_the_cpus_statistics_bit_for_bit() {
             (vec![1024, 17], Some(vec![0])),
             (vec![1500, 9], Some(vec![0])),
             (vec![3000, 40], Some(vec![0])),
+            // Columns whose lanes past the rows are skipped a class's leaves at a time
+            // (257 rows: 33 of class 0's 128 lanes, 32 of the others'), and a last tile of
+            // 300 rows after a whole one of 8192.
+            (vec![257, 40], Some(vec![0])),
+            (vec![8492, 40], Some(vec![0])),
             // Tiles of at most 32 elements, a work-item each: rows staged in local
             // memory (whole and partial widths), columns loading their own.
             (vec![700, 32], Some(vec![1])),
