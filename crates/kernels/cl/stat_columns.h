@@ -299,9 +299,10 @@ inline st_t st_column_direct(__global const in_t* in, ulong first, ulong len, lo
 // quarter of the stack's traffic (a stack indexed at run time lives in local memory). A
 // full tile has every row, so its quads test none and their counts fold into constants
 // (a second copy of the quad, `full` constant). The kernel passes literals for classes
-// of every leaf (levels ST_LEVELS, shift 0), so their loop and their stack's top are
-// constants: with both at run time, log-sum-exp along 1500×32768 read 5% less on an H100
-// (results/h100-columns-skip).
+// of every leaf (levels ST_LEVELS, shift 0), so that their loop can be the constant one
+// it was before the leaves were skipped. That did not win back what log-sum-exp along
+// 1500×32768 lost with the skip (5% on an H100, results/h100-columns-skip), whose cause
+// is not found.
 inline st_t st_column_class(__global const in_t* in, ulong first, ulong len, long step, uint w,
                             uint levels, uint shift
 #if STAT_KIND != 1 && ST_WIDE
