@@ -298,11 +298,9 @@ inline st_t st_column_direct(__global const in_t* in, ulong first, ulong len, lo
 // then a binary counter over those: the same tree as a counter over the leaves, with a
 // quarter of the stack's traffic (a stack indexed at run time lives in local memory). A
 // full tile has every row, so its quads test none and their counts fold into constants
-// (a second copy of the quad, `full` constant). The kernel passes literals for classes
-// of every leaf (levels ST_LEVELS, shift 0), so that their loop can be the constant one
-// it was before the leaves were skipped. That did not win back what log-sum-exp along
-// 1500×32768 lost with the skip (5% on an H100, results/h100-columns-skip), whose cause
-// is not found.
+// (a second copy of the quad, `full` constant). A second call with literal levels for
+// classes of every leaf did not win back what log-sum-exp along 1500×32768 lost with the
+// skip (5% on an H100, results/h100-columns-skip), whose cause is not found.
 inline st_t st_column_class(__global const in_t* in, ulong first, ulong len, long step, uint w,
                             uint levels, uint shift
 #if STAT_KIND != 1 && ST_WIDE
@@ -390,16 +388,11 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
         st_columns_issue(in, first, len, step, w, 0, 0, slots, t, shift);
     }
 #endif
-    // Every work-item of the group takes the same copy (levels is the group's).
 #if STAT_KIND != 1 && ST_WIDE
-    level[t] = levels == ST_LEVELS
-                   ? st_column_class(in, first, len, step, w, ST_LEVELS, 0, t, by_rows,
-                                     group_first, group_len, group_step, slots)
-                   : st_column_class(in, first, len, step, w, levels, shift, t, by_rows,
-                                     group_first, group_len, group_step, slots);
+    level[t] = st_column_class(in, first, len, step, w, levels, shift, t, by_rows, group_first,
+                               group_len, group_step, slots);
 #else
-    level[t] = levels == ST_LEVELS ? st_column_class(in, first, len, step, w, ST_LEVELS, 0)
-                                   : st_column_class(in, first, len, step, w, levels, shift);
+    level[t] = st_column_class(in, first, len, step, w, levels, shift);
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint width = ST_CLASSES / 2; width >= 1; width /= 2) {
