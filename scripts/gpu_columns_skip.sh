@@ -3,7 +3,8 @@
 # sitting: speed beside torch and CuPy (tools/axis_compare.py, var and log-sum-exp along
 # axis 0, per call and in a CUDA graph of 50 calls, builds alternating each round), the
 # last build's bytes against the CPU's over column shapes whose classes skip leaves, its
-# sanitizers, and ncu's summary of each build over var of 300×65536.
+# sanitizers, and ncu's summary of each build over one problem (var of 300×65536 unless
+# NCU_PROBLEM gives `run` arguments, e.g. "--stat logsumexp --shape 1500x32768").
 # Usage: scripts/gpu_columns_skip.sh OUT_DIR ROUNDS NAME=BINARY...
 set -uo pipefail
 out=${1:?output folder}; rounds=${2:?rounds}; shift 2
@@ -18,7 +19,7 @@ for round in $(seq "$rounds"); do
       --json "$out/compare-${build%%=*}-$round.jsonl" 2>&1 | grep -E "^\| [0-9]"
   done
 done | tee "$out/compare.md"
-SHAPES="257x40:0 300x16384:0 1000x4096:0 1500x4096:0 8492x40:0" \
+SHAPES="257x40:0 300x16384:0 1000x4096:0 1500x4096:0 3000x4096:0 8492x40:0" \
   bash scripts/gpu_statistics.sh "$last" "$out/bits" 1 > /dev/null
 echo "bits: $(grep -c same "$out/bits/check.txt") outputs byte-identical to the CPU's, $(grep -vc same "$out/bits/check.txt") not"
 grep -v same "$out/bits/check.txt"
@@ -36,6 +37,7 @@ rm -f "$out/sanitizer.log"
 for build in "${builds[@]}"; do
   echo "== ${build%%=*}"
   ncu --kernel-name stat_columns --section SpeedOfLight --section Occupancy --section WarpStateStats \
-    "${build#*=}" run --stat var --dtype f32 --shape 300x65536 --axis 0 --device cuda:0 2>&1 \
+    "${build#*=}" run ${NCU_PROBLEM:---stat var --shape 300x65536} --dtype f32 --axis 0 \
+    --device cuda:0 2>&1 \
     | grep -E "Duration|DRAM Throughput|Achieved Occupancy|Warp Cycles Per Issued"
 done | tee "$out/ncu.txt"

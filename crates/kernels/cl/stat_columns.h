@@ -51,6 +51,18 @@ inline uint st_rev_levels(uint leaf) {
 // caller's chunks and units take. `len` is the group's (its columns have the same
 // tiles), so every work-item of the group walks as many leaves and meets the same
 // barriers.
+//
+// The host sets ST_COL_SKIP to 0 where every tile of the launch fills every lane (tiles of
+// at least 1024 elements). The unstaged fold (log-sum-exp, 2-byte elements) then walks all
+// its leaves with constant levels and no test for an empty side: with levels at run time,
+// NVRTC rematerialized the canonical exp's constants inside the loop (38 more
+// instructions per four leaves), and log-sum-exp along 1500×32768 read 6% less on an H100.
+// The staged fold keeps the run-time walk everywhere: var along 1500×32768 read 3% less
+// with the constant one (results/h100-columns-whole).
+#ifndef ST_COL_SKIP
+#define ST_COL_SKIP 1
+#endif
+#define ST_COL_WALK (ST_COL_SKIP || (STAT_KIND != 1 && ST_WIDE))
 inline uint st_column_levels(ulong len, uint least) {
     ulong lanes = len < (ulong)ST_LANES ? len : (ulong)ST_LANES;
     ulong used = (lanes + ST_CLASSES - 1) / ST_CLASSES;
@@ -77,7 +89,8 @@ inline bool st_column_empty(st_t s) {
 // lengths, so the branch is the same in the whole warp (but for NaN-only lanes of
 // nanmean, which only diverge). A tile of 300 rows has 38 of 64 leaves per class
 // filled: the others' merges cost issue slots with the branch-free forms.
-#define st_column_join(merge, lo, hi) (st_column_empty(hi) ? (lo) : merge((lo), (hi)))
+#define st_column_join(merge, lo, hi) \
+    (ST_COL_WALK && st_column_empty(hi) ? (lo) : merge((lo), (hi)))
 
 #if STAT_KIND != 1 && ST_WIDE
 // Columns of the statistics that wait on loads, over elements of 4 or 8 bytes (2-byte
@@ -298,9 +311,8 @@ inline st_t st_column_direct(__global const in_t* in, ulong first, ulong len, lo
 // then a binary counter over those: the same tree as a counter over the leaves, with a
 // quarter of the stack's traffic (a stack indexed at run time lives in local memory). A
 // full tile has every row, so its quads test none and their counts fold into constants
-// (a second copy of the quad, `full` constant). A second call with literal levels for
-// classes of every leaf did not win back what log-sum-exp along 1500×32768 lost with the
-// skip (5% on an H100, results/h100-columns-skip), whose cause is not found.
+// (a second copy of the quad, `full` constant). `levels` is ST_LEVELS where the launch's
+// tiles fill every lane and the fold is unstaged (ST_COL_WALK, above).
 inline st_t st_column_class(__global const in_t* in, ulong first, ulong len, long step, uint w,
                             uint levels, uint shift
 #if STAT_KIND != 1 && ST_WIDE
@@ -371,7 +383,11 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
         least++; // whole chunks of staged leaves
     }
 #endif
+#if ST_COL_WALK
     uint levels = st_column_levels(group_len, least);
+#else
+    uint levels = ST_LEVELS;
+#endif
     uint shift = ST_LEVELS - levels;
 #if STAT_KIND != 1 && ST_WIDE
     // The group's columns side by side (the host plans them so) and its own first column:

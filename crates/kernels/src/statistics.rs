@@ -222,6 +222,12 @@ enum Kernel {
         classes: usize,
         /// Rows of a lane the kernel provides for ([`column_lane_rows`]).
         lane_rows: usize,
+        /// Some tile leaves lanes empty (shorter than [`LANES`]): the lane classes walk
+        /// only the leaves that can hold elements, and their merges branch past empty
+        /// sides. Where every tile fills its lanes, the unstaged fold (log-sum-exp) is
+        /// built without that walk: with it, log-sum-exp along 1500×32768 read 6% less
+        /// on an H100 (results/h100-columns-whole).
+        skip: bool,
     },
     /// Tiles of 33 to 3072 elements, a segment of `span` neighbouring work-items each
     /// ([`warp_span`]), each lane holding up to `lane_rows` elements.
@@ -276,6 +282,7 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
             per_output,
             classes: column_classes(plan.outputs.len(), per_output),
             lane_rows: column_lane_rows(plan),
+            skip: plan.shortest().is_some_and(|l| l < LANES),
         },
         _ if plan.longest().is_some_and(|l| l <= WARP_ROWS_LONG_MAX) => warp_rows(plan),
         _ => Kernel::Tiles,
@@ -323,10 +330,12 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             per_output,
             classes,
             lane_rows,
+            skip,
         } => Program {
             source: format!(
                 "#define ST_COLUMNS 1\n#define ST_CLASSES {classes}\n\
-                 #define ST_COL_ROWS {lane_rows}\n{source}"
+                 #define ST_COL_ROWS {lane_rows}\n#define ST_COL_SKIP {}\n{source}",
+                u8::from(skip)
             ),
             entry: COLUMNS_ENTRY_POINT,
             groups: plan.outputs.len().div_ceil(WORK_GROUP / classes) * per_output,
@@ -407,13 +416,21 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
                 }
             ),
             Kernel::Columns {
-                classes, lane_rows, ..
+                classes,
+                lane_rows,
+                skip,
+                ..
             } => format!(
                 "stat_columns: the same tile of {} neighbouring columns per work-group, each \
                  load reading them side by side in one row, {classes} lane classes per column \
                  each folded by a binary counter in bit-reversed order, its leaves of up to \
-                 {lane_rows} rows staged in chunks",
-                WORK_GROUP / classes
+                 {lane_rows} rows staged in chunks{}",
+                WORK_GROUP / classes,
+                if skip {
+                    "; a tile shorter than its 1024 lanes walks only the leaves that hold elements"
+                } else {
+                    ""
+                }
             ),
             Kernel::WarpRows { span, lane_rows } => format!(
                 "stat_warp_rows: {span} neighbouring work-items per tile of at most {} \
@@ -682,6 +699,11 @@ impl TilePlan {
     /// The length of the longest tile, when there is one.
     pub fn longest(&self) -> Option<usize> {
         self.table.chunks(3).map(|t| t[1] as usize).max()
+    }
+
+    /// The length of the shortest tile, when there is one.
+    pub fn shortest(&self) -> Option<usize> {
+        self.table.chunks(3).map(|t| t[1] as usize).min()
     }
 }
 

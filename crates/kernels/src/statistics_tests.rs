@@ -112,15 +112,17 @@ fn tiles_follow_rows_columns_and_segments() {
         );
     }
     // Columns stage the rows their lanes hold, rounded up to a power of two; tiles
-    // past one per column are whole (eight rows a lane).
-    for (dims, lane_rows) in [
-        ([300, 50], 1),
-        ([1000, 50], 1),
-        ([1024, 50], 1),
-        ([1025, 50], 2),
-        ([3000, 20], 4),
-        ([4100, 14], 8),
-        ([9000, 6], 8),
+    // past one per column are whole (eight rows a lane). Where some tile is shorter than
+    // its 1024 lanes (a column of 1000, the last 808 rows of 9000), the classes skip the
+    // leaves that hold nothing.
+    for (dims, lane_rows, skip) in [
+        ([300, 50], 1, 1),
+        ([1000, 50], 1, 1),
+        ([1024, 50], 1, 0),
+        ([1025, 50], 2, 0),
+        ([3000, 20], 4, 0),
+        ([4100, 14], 8, 0),
+        ([9000, 6], 8, 1),
     ] {
         let cols = AxisPlan::new(Layout::c_order(&dims), Some(&[0]), false).expect("plan");
         let plan = TilePlan::new(view, Selection::Axes(&cols)).expect("plan");
@@ -129,6 +131,10 @@ fn tiles_follow_rows_columns_and_segments() {
         assert!(
             p.source
                 .contains(&format!("#define ST_COL_ROWS {lane_rows}\n")),
+            "{dims:?}"
+        );
+        assert!(
+            p.source.contains(&format!("#define ST_COL_SKIP {skip}\n")),
             "{dims:?}"
         );
     }
