@@ -5,6 +5,8 @@
 # last build's bytes against the CPU's over column shapes whose classes skip leaves, its
 # sanitizers, and ncu's summary of each build over one problem (var of 300×65536 unless
 # NCU_PROBLEM gives `run` arguments, e.g. "--stat logsumexp --shape 1500x32768").
+# OPS replaces the statistics compared (var,logsumexp). A BINARY may be a wrapper script
+# that sets REDLAB_NVRTC_OPTIONS, to compare kernel switches in one build.
 # Usage: scripts/gpu_columns_skip.sh OUT_DIR ROUNDS NAME=BINARY...
 set -uo pipefail
 out=${1:?output folder}; rounds=${2:?rounds}; shift 2
@@ -14,7 +16,7 @@ last=${builds[-1]#*=}
 for round in $(seq "$rounds"); do
   for build in "${builds[@]}"; do
     echo "== round $round, ${build%%=*}"
-    python3 tools/axis_compare.py "${build#*=}" --ops var,logsumexp --shapes 1 \
+    python3 tools/axis_compare.py "${build#*=}" --ops "${OPS:-var,logsumexp}" --shapes 1 \
       --add 1000x65536:0,300x65536:0,500x65536:0,1500x32768:0,3000x16384:0 --graph 50 \
       --json "$out/compare-${build%%=*}-$round.jsonl" 2>&1 | grep -E "^\| [0-9]"
   done

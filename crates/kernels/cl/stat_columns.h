@@ -19,6 +19,15 @@
 #ifndef ST_COL_ROWS
 #define ST_COL_ROWS ST_ROWS
 #endif
+// Whether the lanes stream through shared memory (st_column_quad) or load straight into
+// registers (st_column_direct). The host asks for the direct loads (ST_COL_DIRECT) for the
+// moments' columns of one row a lane: on the H200, var along 500×65536 and 1000×65536
+// read 8% more that way, and columns of 1500–8192 rows 11–32% less
+// (results/h200-columns-direct).
+#ifndef ST_COL_DIRECT
+#define ST_COL_DIRECT 0
+#endif
+#define ST_COL_STAGED (STAT_KIND != 1 && ST_WIDE && !ST_COL_DIRECT)
 // log2 of the lanes per class (ST_LANES / ST_CLASSES).
 #if ST_CLASSES == 8
 #define ST_LEVELS 7
@@ -62,7 +71,7 @@ inline uint st_rev_levels(uint leaf) {
 #ifndef ST_COL_SKIP
 #define ST_COL_SKIP 1
 #endif
-#define ST_COL_WALK (ST_COL_SKIP || (STAT_KIND != 1 && ST_WIDE))
+#define ST_COL_WALK (ST_COL_SKIP || ST_COL_STAGED)
 inline uint st_column_levels(ulong len, uint least) {
     ulong lanes = len < (ulong)ST_LANES ? len : (ulong)ST_LANES;
     ulong used = (lanes + ST_CLASSES - 1) / ST_CLASSES;
@@ -92,7 +101,7 @@ inline bool st_column_empty(st_t s) {
 #define st_column_join(merge, lo, hi) \
     (ST_COL_WALK && st_column_empty(hi) ? (lo) : merge((lo), (hi)))
 
-#if STAT_KIND != 1 && ST_WIDE
+#if ST_COL_STAGED
 // Columns of the statistics that wait on loads, over elements of 4 or 8 bytes (2-byte
 // ones, copied without cp.async, read 13% less this way on an H100; log-sum-exp's 6–8%
 // less, results/h100-lse-staged), stream their lanes through shared memory:
@@ -235,11 +244,11 @@ inline st_t st_column_quad(__global const in_t* in, ulong first, ulong len, long
 #endif
 
 // Leaves per step of the binary counter below: the staged statistics take them four at a
-// time (st_column_quad); the others (log-sum-exp, whose exp needs the registers, and
-// 2-byte elements) eight rows' worth at a time, loaded before the first push
+// time (st_column_quad); the others (log-sum-exp, whose exp needs the registers, 2-byte
+// elements, and ST_COL_DIRECT) eight rows' worth at a time, loaded before the first push
 // (st_column_direct): one leaf of eight rows (four leaves at a time read 3–4% less for
 // log-sum-exp on an H200, results/h200-stat-columns), or eight leaves of one row.
-#if STAT_KIND != 1 && ST_WIDE
+#if ST_COL_STAGED
 #define ST_UNIT_LEVELS 2
 #elif ST_COL_ROWS == 1
 #define ST_UNIT_LEVELS 3
@@ -251,7 +260,7 @@ inline st_t st_column_quad(__global const in_t* in, ulong first, ulong len, long
 #define ST_UNIT_LEVELS 0
 #endif
 
-#if !(STAT_KIND != 1 && ST_WIDE)
+#if !ST_COL_STAGED
 #define ST_DIRECT_LEAVES (1 << ST_UNIT_LEVELS)
 // Leaves ST_DIRECT_LEAVES·unit … of work-item (column o, class w), each of ST_COL_ROWS
 // rows, every element loaded before the first push, merged as the tree's aligned subtree
@@ -315,7 +324,7 @@ inline st_t st_column_direct(__global const in_t* in, ulong first, ulong len, lo
 // tiles fill every lane and the fold is unstaged (ST_COL_WALK, above).
 inline st_t st_column_class(__global const in_t* in, ulong first, ulong len, long step, uint w,
                             uint levels, uint shift
-#if STAT_KIND != 1 && ST_WIDE
+#if ST_COL_STAGED
                             ,
                             uint t, bool by_rows, ulong group_first, ulong group_len,
                             long group_step, ST_LOCAL in_t* slots
@@ -323,12 +332,12 @@ inline st_t st_column_class(__global const in_t* in, ulong first, ulong len, lon
 ) {
     st_t stack[ST_LEVELS - ST_UNIT_LEVELS + 1];
     uint filled = 0; // bit l: stack[l] holds a finished subtree of 2^l leaves
-#if STAT_KIND != 1 && ST_WIDE
+#if ST_COL_STAGED
     bool full = len >= ST_COL_ROWS * ST_LANES;
     uint chunks = (1u << levels) / ST_COL_LEAVES;
 #endif
     for (uint unit = 0; unit < (1u << levels) >> ST_UNIT_LEVELS; unit++) {
-#if STAT_KIND != 1 && ST_WIDE
+#if ST_COL_STAGED
         st_t node = full ? st_column_quad(in, first, len, step, w, t, unit, true, by_rows,
                                           group_first, group_len, group_step, slots, shift,
                                           chunks)
@@ -358,7 +367,7 @@ inline st_t st_column_class(__global const in_t* in, ulong first, ulong len, lon
 __kernel __attribute__((reqd_work_group_size(ST_WG, 1, 1)))
 void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     __local st_t level[ST_WG];
-#if STAT_KIND != 1 && ST_WIDE
+#if ST_COL_STAGED
     __local in_t slots[2 * ST_COL_LEAVES * ST_COL_ROWS * ST_WG] __attribute__((aligned(16)));
 #endif
     __global const ulong* table = (__global const ulong*)(out + 3 * tasks);
@@ -378,7 +387,7 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     ulong group_task = block * ST_COLS * per_output + tile;
     ulong group_len = table[3 * group_task + 1];
     uint least = ST_UNIT_LEVELS;
-#if STAT_KIND != 1 && ST_WIDE
+#if ST_COL_STAGED
     while ((1u << least) < ST_COL_LEAVES) {
         least++; // whole chunks of staged leaves
     }
@@ -389,7 +398,7 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
     uint levels = ST_LEVELS;
 #endif
     uint shift = ST_LEVELS - levels;
-#if STAT_KIND != 1 && ST_WIDE
+#if ST_COL_STAGED
     // The group's columns side by side (the host plans them so) and its own first column:
     // whole 16-byte words when every column is live and both the first element and the
     // row step are 16-byte aligned (the same answer in every work-item of the group).
@@ -404,7 +413,7 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
         st_columns_issue(in, first, len, step, w, 0, 0, slots, t, shift);
     }
 #endif
-#if STAT_KIND != 1 && ST_WIDE
+#if ST_COL_STAGED
     level[t] = st_column_class(in, first, len, step, w, levels, shift, t, by_rows, group_first,
                                group_len, group_step, slots);
 #else

@@ -228,6 +228,11 @@ enum Kernel {
         /// built without that walk: with it, log-sum-exp along 1500×32768 read 6% less
         /// on an H100 (results/h100-columns-whole).
         skip: bool,
+        /// The moments' lanes load straight into registers instead of streaming through
+        /// local memory: on the H200, var along columns of 500 and 1000 rows (one row a
+        /// lane) read 8% more that way, along columns of 1500–8192 rows 11–32% less
+        /// (results/h200-columns-direct).
+        direct: bool,
     },
     /// Tiles of 33 to 3072 elements, a segment of `span` neighbouring work-items each
     /// ([`warp_span`]), each lane holding up to `lane_rows` elements.
@@ -278,12 +283,16 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
             Kernel::ThreadTiles(width, thread_tiles_staged(plan, width, dtype))
         }
         (Some(width), Some(_)) => Kernel::Short(width),
-        (_, Some(per_output)) => Kernel::Columns {
-            per_output,
-            classes: column_classes(plan.outputs.len(), per_output),
-            lane_rows: column_lane_rows(plan),
-            skip: plan.shortest().is_some_and(|l| l < LANES),
-        },
+        (_, Some(per_output)) => {
+            let lane_rows = column_lane_rows(plan);
+            Kernel::Columns {
+                per_output,
+                classes: column_classes(plan.outputs.len(), per_output),
+                lane_rows,
+                skip: plan.shortest().is_some_and(|l| l < LANES),
+                direct: kind == StateKind::Moments && lane_rows == 1,
+            }
+        }
         _ if plan.longest().is_some_and(|l| l <= WARP_ROWS_LONG_MAX) => warp_rows(plan),
         _ => Kernel::Tiles,
     }
@@ -331,11 +340,14 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             classes,
             lane_rows,
             skip,
+            direct,
         } => Program {
             source: format!(
                 "#define ST_COLUMNS 1\n#define ST_CLASSES {classes}\n\
-                 #define ST_COL_ROWS {lane_rows}\n#define ST_COL_SKIP {}\n{source}",
-                u8::from(skip)
+                 #define ST_COL_ROWS {lane_rows}\n#define ST_COL_SKIP {}\n\
+                 #define ST_COL_DIRECT {}\n{source}",
+                u8::from(skip),
+                u8::from(direct)
             ),
             entry: COLUMNS_ENTRY_POINT,
             groups: plan.outputs.len().div_ceil(WORK_GROUP / classes) * per_output,
@@ -419,13 +431,20 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
                 classes,
                 lane_rows,
                 skip,
+                direct,
                 ..
             } => format!(
                 "stat_columns: the same tile of {} neighbouring columns per work-group, each \
                  load reading them side by side in one row, {classes} lane classes per column \
                  each folded by a binary counter in bit-reversed order, its leaves of up to \
-                 {lane_rows} rows staged in chunks{}",
+                 {lane_rows} rows {}{}",
                 WORK_GROUP / classes,
+                // The kernel's ST_COL_STAGED.
+                if kind != StateKind::ExpSum && dtype.size_bytes() >= 4 && !direct {
+                    "staged in chunks"
+                } else {
+                    "loaded straight into registers"
+                },
                 if skip {
                     "; a tile shorter than its 1024 lanes walks only the leaves that hold elements"
                 } else {

@@ -114,7 +114,8 @@ fn tiles_follow_rows_columns_and_segments() {
     // Columns stage the rows their lanes hold, rounded up to a power of two; tiles
     // past one per column are whole (eight rows a lane). Where some tile is shorter than
     // its 1024 lanes (a column of 1000, the last 808 rows of 9000), the classes skip the
-    // leaves that hold nothing.
+    // leaves that hold nothing. The moments' lanes of one row load straight into
+    // registers.
     for (dims, lane_rows, skip) in [
         ([300, 50], 1, 1),
         ([1000, 50], 1, 1),
@@ -137,6 +138,15 @@ fn tiles_follow_rows_columns_and_segments() {
             p.source.contains(&format!("#define ST_COL_SKIP {skip}\n")),
             "{dims:?}"
         );
+        let direct = u8::from(lane_rows == 1);
+        assert!(
+            p.source
+                .contains(&format!("#define ST_COL_DIRECT {direct}\n")),
+            "{dims:?}"
+        );
+        // Log-sum-exp always loads straight into registers; the define stays 0.
+        let lse = program(StateKind::ExpSum, DType::F32, Target::Cuda, &plan);
+        assert!(lse.source.contains("#define ST_COL_DIRECT 0\n"), "{dims:?}");
     }
     // Columns: 16 lane classes where 32 columns per work-group give few work-groups.
     assert_eq!(column_classes(32, 512), 8);
