@@ -352,9 +352,7 @@ pub fn run(
 
     let on_cpu = device.info().backend == "cpu";
     let strategy = match (compute, problem) {
-        (Compute::Statistic(_), _) | (_, None) if on_cpu => "one pass per output on the CPU: \
-            Welford updates per lane, Chan merges in the canonical order's shape"
-            .to_string(),
+        (Compute::Statistic(stat), _) if on_cpu => cpu_statistic_strategy(*stat).to_string(),
         (Compute::Statistic(stat), _) => match redlab::state_kind(*stat) {
             Some(kind) => redlab_kernels::statistics::explain(kind, data.dtype(), selection),
             None => format!("{} runs on the CPU", stat.name()),
@@ -590,4 +588,26 @@ pub fn run(
     } else {
         Verdict::Mismatch(format!("{} outputs differ from the reference", wrong.len()))
     })
+}
+
+/// How the CPU computes `stat`, in words (for `--explain` and the records).
+fn cpu_statistic_strategy(stat: Statistic) -> &'static str {
+    match stat {
+        Statistic::Var { .. } | Statistic::Std { .. } => {
+            "one pass per output on the CPU: Welford updates per lane, Chan merges in the \
+             canonical order's shape"
+        }
+        Statistic::LogSumExp => {
+            "one pass per output on the CPU: an online maximum and a sum of canonical \
+             exponentials per lane, scaled merges in the canonical order's shape, ln on the host"
+        }
+        Statistic::NanMin | Statistic::NanMax => {
+            "one pass per output on the CPU: the extreme of the values that are not NaN \
+             (order-free, -0.0 below +0.0)"
+        }
+        Statistic::NanMean => {
+            "one pass per output on the CPU: Welford updates over each tile's values that \
+             are not NaN, Chan merges in the canonical order's shape"
+        }
+    }
 }
