@@ -131,6 +131,13 @@ fn column_lane_rows(plan: &TilePlan) -> usize {
         .clamp(1, TILE / LANES)
 }
 
+/// Whether `stat_columns` streams its lanes through local memory for `kind` over `dtype`
+/// (its `ST_COL_STAGED`): elements of 4 bytes or more, except log-sum-exp's and where the
+/// host asks for direct loads (`ST_COL_DIRECT`).
+fn columns_staged(kind: StateKind, dtype: DType, direct: bool) -> bool {
+    kind != StateKind::ExpSum && dtype.size_bytes() >= 4 && !direct
+}
+
 /// The longest tile the short kernel takes (several tiles per work-group, one element
 /// per lane).
 pub const SHORT_MAX: usize = 256;
@@ -439,8 +446,7 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
                  each folded by a binary counter in bit-reversed order, its leaves of up to \
                  {lane_rows} rows {}{}",
                 WORK_GROUP / classes,
-                // The kernel's ST_COL_STAGED.
-                if kind != StateKind::ExpSum && dtype.size_bytes() >= 4 && !direct {
+                if columns_staged(kind, dtype, direct) {
                     "staged in chunks"
                 } else {
                     "loaded straight into registers"
