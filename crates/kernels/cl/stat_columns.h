@@ -301,6 +301,67 @@ inline st_t st_column_direct(__global const in_t* in, ulong first, ulong len, lo
 }
 #endif
 
+#if defined(ST_COL_LEN) && ST_MOMENTS && !ST_COL_STAGED && ST_COL_ROWS == 1
+#define ST_COL_KNOWN 1
+#else
+#define ST_COL_KNOWN 0
+#endif
+#if ST_COL_KNOWN
+// Columns of the moments whose length the host compiled in (ST_COL_LEN, every column of
+// the launch the same, at most 1024 rows, so one element a lane): which lanes of a class
+// hold an element, and so every count of the fold, is then known when compiled. The
+// walk below is the binary counter of st_column_class, unrolled, with each subtree's
+// count beside its state as a literal: merges with an empty side vanish, and the others'
+// quotients fold into constants. That is st_merge bit for bit: for equal counts c, c / 2c
+// is exactly 0.5 and c·c / 2c exactly c / 2, the equal branch's weights. The generic walk
+// tests every count at run time and reads the unequal merges' weights from tables; on an
+// H100 var along 300×65536 f32 read 972 GB/s that way and 2192–2203 this way
+// (results/h100-columns-known).
+//
+// Leaves per chunk: at least half of the walked leaves hold an element (below), so a chunk
+// has 16–32 loads in flight.
+#define ST_KNOWN_CHUNK 32
+
+// The fold of a class whose lanes k < ST_KNOWN_MORE hold an element if `more`, else
+// k < ST_KNOWN_LESS (a warp is one class, so `more` never diverges), lane k at
+// `base + k·class_step`: the 2^levels leaves of the walk, levels the fewest with
+// 2^levels ≥ ST_KNOWN_MORE (leaf L holds lane k = rev(L) over `levels` bits, and the
+// lanes past 2^levels only ever join as empty upper sides). Every element of a chunk of
+// leaves is loaded before the chunk's first merge. One call site, so that the compiler
+// inlines it and every count is a literal.
+#define ST_KNOWN_MORE ((ST_COL_LEN + ST_CLASSES - 1) / ST_CLASSES)
+#define ST_KNOWN_LESS ((ST_COL_LEN - 1) / ST_CLASSES)
+inline st_t st_column_known(__global const in_t* in, long base, long class_step, bool more) {
+    uint levels = 0;
+    while ((1u << levels) < ST_KNOWN_MORE) {
+        levels++;
+    }
+    uint shift = ST_LEVELS - levels;
+    uint chunk_leaves = (1u << levels) < ST_KNOWN_CHUNK ? (1u << levels) : ST_KNOWN_CHUNK;
+    st_t stack[ST_LEVELS + 1];
+    uint count_m[ST_LEVELS + 1];
+    uint count_l[ST_LEVELS + 1];
+#pragma unroll
+    for (uint chunk = 0; chunk < (1u << levels) / chunk_leaves; chunk++) {
+        double x[ST_KNOWN_CHUNK];
+#pragma unroll
+        for (uint u = 0; u < chunk_leaves; u++) {
+            uint k = st_rev_levels((chunk * chunk_leaves + u) << shift);
+            bool load = k < ST_KNOWN_LESS || (k < ST_KNOWN_MORE && more);
+            x[u] = load ? stat_load(in, (ulong)(base + (long)k * class_step)) : 0.0;
+        }
+#pragma unroll
+        for (uint u = 0; u < chunk_leaves; u++) {
+            uint leaf = chunk * chunk_leaves + u;
+            uint k = st_rev_levels(leaf << shift);
+            st_known_push(stack, count_m, count_l, leaf, ST_LEVELS, &x[u],
+                          k < ST_KNOWN_MORE ? 1u : 0u, k < ST_KNOWN_LESS ? 1u : 0u, more);
+        }
+    }
+    return stack[levels];
+}
+#endif
+
 // The counter's and the classes' merges. Tiles of eight rows a lane are mostly whole, and
 // their merges test the counts (selecting the tables' weights there read 4–7% less,
 // results/h200-stat-columns-prefix). Shorter columns are never whole but at 1024·ST_COL_ROWS
@@ -413,7 +474,16 @@ void stat_columns(__global const in_t* in, __global double* out, ulong tasks) {
         st_columns_issue(in, first, len, step, w, 0, 0, slots, t, shift);
     }
 #endif
-#if ST_COL_STAGED
+#if ST_COL_KNOWN
+    // A class w holds lanes w + ST_CLASSES·k, k < ⌈(ST_COL_LEN − w) / ST_CLASSES⌉: one
+    // more in the first (ST_COL_LEN − 1) mod ST_CLASSES + 1 classes. Work-items past the
+    // last column load element 0 (first and step are 0 there).
+    (void)levels;
+    (void)shift;
+    long base = (long)first + (long)w * step;
+    long class_step = (long)ST_CLASSES * step;
+    level[t] = st_column_known(in, base, class_step, w < (ST_COL_LEN - 1) % ST_CLASSES + 1);
+#elif ST_COL_STAGED
     level[t] = st_column_class(in, first, len, step, w, levels, shift, t, by_rows, group_first,
                                group_len, group_step, slots);
 #else

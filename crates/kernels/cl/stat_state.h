@@ -1,6 +1,7 @@
 // The statistics' per-lane state and its steps (included by statistics.cl): the empty
-// state, one element's push, the merges (general, of equal known counts, and of the
-// count tables' prefixes), a tile's first element and the store the host reads. The
+// state, one element's push, the merges (general, of equal known counts, of the count
+// tables' prefixes, and of counts compiled in), a tile's first element and the store the
+// host reads. The
 // order and rounding of every step are the host's (redlab_cpu::statistics).
 
 typedef struct {
@@ -186,6 +187,73 @@ inline st_t st_first(double x) {
     return s;
 #endif
 }
+
+#if ST_MOMENTS
+// st_merge of a lower side of `lo_n` and an upper side of `hi_n` elements, neither empty.
+// The product of the counts is taken in integers (exact, as the f64 product is), so that
+// with literal counts both quotients are constants.
+inline st_t st_merge_counted(st_t lo, st_t hi, uint lo_n, uint hi_n) {
+    double n = (double)(lo_n + hi_n);
+    double d = hi.b - lo.b;
+    st_t r;
+    r.a = n;
+    r.b = lo.b + ST_MUL(d, (double)hi_n / n);
+    r.c = lo.c + hi.c + ST_MUL(ST_MUL(d, d), (double)(lo_n * hi_n) / n);
+    return r;
+}
+
+// The join of a binary counter's lower side `lo` and upper side `hi` when the work-item
+// holds one lane more (`more`) or not: (lo_m, hi_m) and (lo_l, hi_l) are the sides' counts
+// in either case, literals where it is called (the columns' and rows' walks for a length
+// compiled in). Where both cases agree, which is everywhere but on the path of the one
+// lane they differ in, the join is one constant form; there, both are computed and one
+// selected, so work-items of either kind in one warp do not diverge.
+inline st_t st_known_join(st_t lo, st_t hi, uint lo_m, uint hi_m, uint lo_l, uint hi_l,
+                          bool more) {
+    st_t with_more = hi_m == 0 ? lo : lo_m == 0 ? hi : st_merge_counted(lo, hi, lo_m, hi_m);
+    if (lo_m == lo_l && hi_m == hi_l) {
+        return with_more;
+    }
+    st_t without = hi_l == 0 ? lo : lo_l == 0 ? hi : st_merge_counted(lo, hi, lo_l, hi_l);
+    return more ? with_more : without;
+}
+
+// Leaf `leaf` of a binary counter whose subtrees' states are `stack` and their counts in
+// either case `count_m` and `count_l` (st_known_join): its lane's first `n_m` elements
+// `x[0 …]` in the case of one lane more, its first `n_l` otherwise (n_m − n_l is 0 or 1),
+// pushed in order, then merged with the subtrees it closes, one per trailing one bit of
+// its index below `levels` (the older side lower).
+inline void st_known_push(st_t* stack, uint* count_m, uint* count_l, uint leaf, uint levels,
+                          const double* x, uint n_m, uint n_l, bool more) {
+    st_t node = n_l ? st_first(x[0]) : st_empty();
+#pragma unroll
+    for (uint r = 1; r < n_l; r++) {
+        st_push(&node, x[r], 1.0 / (double)(r + 1));
+    }
+    if (n_m != n_l) {
+        st_t longer = node;
+        if (n_l == 0) {
+            longer = st_first(x[0]);
+        } else {
+            st_push(&longer, x[n_l], 1.0 / (double)(n_l + 1));
+        }
+        node = more ? longer : node;
+    }
+    uint top = 0;
+#pragma unroll
+    for (uint l = 0; l < levels; l++) {
+        if (((leaf >> l) & 1u) == 0) break;
+        node = st_known_join(stack[l], node, count_m[l], n_m, count_l[l], n_l, more);
+        n_m += count_m[l];
+        n_l += count_l[l];
+        top = l + 1;
+    }
+    stack[top] = node;
+    count_m[top] = n_m;
+    count_l[top] = n_l;
+}
+
+#endif
 
 // Task `task`'s state, where the host reads it.
 inline void st_store(__global double* out, ulong task, st_t s) {

@@ -107,6 +107,62 @@ inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long
     return stack[0];
 }
 
+#if defined(ST_ROW_LEN) && STAT_KIND == 0
+#define ST_ROW_KNOWN 1
+#else
+#define ST_ROW_KNOWN 0
+#endif
+#if ST_ROW_KNOWN
+// Rows of the moments whose length the host compiled in (ST_ROW_LEN, every row of the
+// launch the same, at most 1024·ST_LANE_ROWS): every lane holds the first ST_ROW_FULL of
+// its rows, and the next one, of ST_ROW_TAIL elements, is held by work-item t's lanes
+// t + ST_SPAN·m for m < ST_ROW_MORE where t < (ST_ROW_TAIL − 1) mod ST_SPAN + 1 (`more`),
+// for m < ST_ROW_LESS elsewhere. st_warp_leaves' counter, with each subtree's counts in
+// both cases beside its state as literals (st_known_join): merges of empty sides vanish
+// and the others' weights are constants, where the general walk pays st_merge_prefix's
+// table reads and selects on every merge. One call site, so that the compiler inlines it
+// and the counts stay literals.
+#define ST_ROW_FULL ((ST_ROW_LEN - 1) / ST_SPAN_LANES)
+#define ST_ROW_TAIL (ST_ROW_LEN - ST_ROW_FULL * ST_SPAN_LANES)
+#define ST_ROW_MORE ((ST_ROW_TAIL + ST_SPAN - 1) / ST_SPAN)
+#define ST_ROW_LESS ((ST_ROW_TAIL - 1) / ST_SPAN)
+inline st_t st_warp_leaves_known(__global const in_t* in, ulong first, long step,
+                                 ST_LOCAL const in_t* row, uint t, bool more) {
+    (void)row;
+    st_t stack[ST_WARP_LEVELS + 1];
+    uint count_m[ST_WARP_LEVELS + 1];
+    uint count_l[ST_WARP_LEVELS + 1];
+#pragma unroll
+    for (uint base = 0; base < ST_WARP; base += ST_CHUNK) {
+        double x[ST_CHUNK][ST_LANE_ROWS];
+#pragma unroll
+        for (uint u = 0; u < ST_CHUNK; u++) {
+            uint m = st_rev5(base + u);
+#pragma unroll
+            for (uint r = 0; r < ST_LANE_ROWS; r++) {
+                ulong e = (ulong)t + ST_SPAN * (ulong)m + ST_SPAN_LANES * r;
+                bool load = r < ST_ROW_FULL ||
+                            (r == ST_ROW_FULL && (m < ST_ROW_LESS || (m < ST_ROW_MORE && more)));
+#if ST_WARP_STAGED
+                x[u][r] = load ? st_stage_load(row, (uint)e) : 0.0;
+#else
+                x[u][r] = load ? stat_load(in, (ulong)((long)first + (long)e * step)) : 0.0;
+#endif
+            }
+        }
+#pragma unroll
+        for (uint u = 0; u < ST_CHUNK; u++) {
+            uint leaf = base + u;
+            uint m = st_rev5(leaf);
+            st_known_push(stack, count_m, count_l, leaf, ST_WARP_LEVELS, x[u],
+                          ST_ROW_FULL + (m < ST_ROW_MORE ? 1u : 0u),
+                          ST_ROW_FULL + (m < ST_ROW_LESS ? 1u : 0u), more);
+        }
+    }
+    return stack[ST_WARP_LEVELS];
+}
+#endif
+
 #if STAT_KIND == 4
 // A segment of a whole warp scans its counts by shuffles where there are any; shorter
 // segments (and OpenCL) in local memory.
@@ -207,16 +263,20 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     // counts, 32 in every work-item, out of the shuffles), since the warp's shuffles must
     // not sit in branches that its segments take differently.
     bool full = ST_MOMENTS && len == ST_SPAN_LANES * ST_LANE_ROWS;
+#if ST_ROW_KNOWN
+    st_t known = st_warp_leaves_known(in, first, step, row, t,
+                                      t < (ST_ROW_TAIL - 1) % ST_SPAN + 1);
+#define ST_LEAVES(whole) known
+#else
+#define ST_LEAVES(whole) st_warp_leaves(in, first, len, step, row, t, whole)
+#endif
 #ifdef HAVE_SUBGROUP_SHUFFLE
     st_t s = ST_SPAN == 32 && full
-                 ? st_warp_fold(st_warp_leaves(in, first, len, step, row, t, true),
-                               32.0 * ST_LANE_ROWS, 16, true)
-                 : st_warp_fold(full ? st_warp_leaves(in, first, len, step, row, t, true)
-                                     : st_warp_leaves(in, first, len, step, row, t, false),
-                                0.0, ST_SPAN / 2, ST_LANE_ROWS == 1);
+                 ? st_warp_fold(ST_LEAVES(true), 32.0 * ST_LANE_ROWS, 16, true)
+                 : st_warp_fold(full ? ST_LEAVES(true) : ST_LEAVES(false), 0.0, ST_SPAN / 2,
+                                ST_LANE_ROWS == 1);
 #else
-    st_t s = full ? st_warp_leaves(in, first, len, step, row, t, true)
-                  : st_warp_leaves(in, first, len, step, row, t, false);
+    st_t s = full ? ST_LEAVES(true) : ST_LEAVES(false);
     level[lid] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint w = ST_SPAN / 2; w >= 1; w /= 2) {

@@ -32,6 +32,7 @@ pub mod registry;
 pub mod segment_results;
 pub mod segments;
 pub mod statistics;
+pub mod tile_plan;
 
 pub use capability::{Capabilities, Feature};
 pub use driver::{ChainStep, Launcher, Run, RunError};

@@ -20,18 +20,19 @@
 //! all run through the same kernel; outputs whose elements do not step evenly are
 //! gathered into rows on the host first. On CUDA, `stat_tiles` and the moments'
 //! `stat_warp_rows` carry a launch bound that keeps their registers at 48, so that more
-//! warps wait on loads at once.
-
-use std::ops::Range;
+//! warps wait on loads at once. The moments' columns and rows of one element a lane
+//! compile their common length in, so that their folds' counts are constants. The tile
+//! plan itself is [`TilePlan`] (`tile_plan.rs`).
 
 use redlab_core::canonical::{LANES, TILE};
-use redlab_core::segmented::{gather_rows, Selection};
+use redlab_core::segmented::Selection;
 use redlab_core::shape::{AxisPlan, Layout};
-use redlab_core::{ArrayRef, DType, Error};
+use redlab_core::DType;
 
 use crate::assembly::{self, Target};
 use crate::driver::{Launcher, RunError};
 use crate::optype::storage_type;
+pub use crate::tile_plan::TilePlan;
 
 /// The kernel's name.
 pub const ENTRY_POINT: &str = "stat_tiles";
@@ -168,11 +169,24 @@ fn warp_span(plan: &TilePlan) -> usize {
 
 /// `stat_warp_rows` over `plan`'s tiles: a segment per tile ([`warp_span`]), each lane
 /// holding up to `lane_rows` elements (the longest tile's rows of 1024 lanes).
-fn warp_rows(plan: &TilePlan) -> Kernel {
+fn warp_rows(kind: StateKind, plan: &TilePlan) -> Kernel {
+    let lane_rows = plan.longest().unwrap_or(0).div_ceil(WARP_ROWS_MAX).max(1);
     Kernel::WarpRows {
         span: warp_span(plan),
-        lane_rows: plan.longest().unwrap_or(0).div_ceil(WARP_ROWS_MAX).max(1),
+        lane_rows,
+        known_len: known_length(plan).filter(|_| kind == StateKind::Moments),
     }
+}
+
+/// The length every tile of `plan` has, if they all have one (and it is not 0): the
+/// moments' columns of one element a lane and rows of at most 3072 compile it in
+/// (`ST_COL_LEN`, `ST_ROW_LEN`), so that every count of their folds is a constant. On an H100, var along
+/// 300×65536 f32 read 972 GB/s in a CUDA graph with the counts tested at run time and
+/// 2192–2203 with them compiled in (results/h100-columns-known). Each length compiles its
+/// own module (cached by source).
+fn known_length(plan: &TilePlan) -> Option<usize> {
+    plan.longest()
+        .filter(|&l| l > 0 && plan.shortest() == Some(l))
 }
 
 /// Work-items per group (each holds 4 of a tile's 1024 lanes).
@@ -240,6 +254,10 @@ enum Kernel {
         /// lane) read 8% more that way, along columns of 1500–8192 rows 11–32% less
         /// (results/h200-columns-direct).
         direct: bool,
+        /// The length of every column, compiled in where the direct moments' columns all
+        /// have one (`ST_COL_LEN`): every count of the fold is then a constant, so the
+        /// merges of empty sides vanish and the others' weights fold.
+        known_len: Option<usize>,
     },
     /// Tiles of 33 to 3072 elements, a segment of `span` neighbouring work-items each
     /// ([`warp_span`]), each lane holding up to `lane_rows` elements.
@@ -248,6 +266,9 @@ enum Kernel {
         span: usize,
         /// Elements per lane, at most.
         lane_rows: usize,
+        /// The length of every row, compiled in for the moments' rows where they all have
+        /// one (`ST_ROW_LEN`), as for columns.
+        known_len: Option<usize>,
     },
     /// A work-group per tile.
     Tiles,
@@ -277,7 +298,7 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
             {
                 Kernel::ThreadTiles(width, true)
             }
-            (_, None) if segment_row && dtype.size_bytes() <= 4 => warp_rows(plan),
+            (_, None) if segment_row && dtype.size_bytes() <= 4 => warp_rows(kind, plan),
             (Some(width), _) => Kernel::Short(width),
             _ => Kernel::Kept {
                 rows: contiguous_tiles(plan),
@@ -292,15 +313,17 @@ fn kernel(kind: StateKind, dtype: DType, plan: &TilePlan) -> Kernel {
         (Some(width), Some(_)) => Kernel::Short(width),
         (_, Some(per_output)) => {
             let lane_rows = column_lane_rows(plan);
+            let direct = kind == StateKind::Moments && lane_rows == 1;
             Kernel::Columns {
                 per_output,
                 classes: column_classes(plan.outputs.len(), per_output),
                 lane_rows,
                 skip: plan.shortest().is_some_and(|l| l < LANES),
-                direct: kind == StateKind::Moments && lane_rows == 1,
+                direct,
+                known_len: known_length(plan).filter(|_| direct),
             }
         }
-        _ if plan.longest().is_some_and(|l| l <= WARP_ROWS_LONG_MAX) => warp_rows(plan),
+        _ if plan.longest().is_some_and(|l| l <= WARP_ROWS_LONG_MAX) => warp_rows(kind, plan),
         _ => Kernel::Tiles,
     }
 }
@@ -348,18 +371,26 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             lane_rows,
             skip,
             direct,
+            known_len,
         } => Program {
             source: format!(
                 "#define ST_COLUMNS 1\n#define ST_CLASSES {classes}\n\
                  #define ST_COL_ROWS {lane_rows}\n#define ST_COL_SKIP {}\n\
-                 #define ST_COL_DIRECT {}\n{source}",
+                 #define ST_COL_DIRECT {}\n{}{source}",
                 u8::from(skip),
-                u8::from(direct)
+                u8::from(direct),
+                known_len
+                    .map(|len| format!("#define ST_COL_LEN {len}\n"))
+                    .unwrap_or_default()
             ),
             entry: COLUMNS_ENTRY_POINT,
             groups: plan.outputs.len().div_ceil(WORK_GROUP / classes) * per_output,
         },
-        Kernel::WarpRows { span, lane_rows } => Program {
+        Kernel::WarpRows {
+            span,
+            lane_rows,
+            known_len,
+        } => Program {
             source: {
                 let bound = match kind {
                     StateKind::NanMoments => Some(WARP_KEPT_MIN_GROUPS),
@@ -369,9 +400,12 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
                 let bound = bound
                     .map(|groups| format!("#define ST_MIN_GROUPS {groups}\n"))
                     .unwrap_or_default();
+                let known = known_len
+                    .map(|len| format!("#define ST_ROW_LEN {len}\n"))
+                    .unwrap_or_default();
                 format!(
                     "#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n\
-                     #define ST_LANE_ROWS {lane_rows}\n{bound}{source}"
+                     #define ST_LANE_ROWS {lane_rows}\n{known}{bound}{source}"
                 )
             },
             entry: WARP_ROWS_ENTRY_POINT,
@@ -439,6 +473,7 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
                 lane_rows,
                 skip,
                 direct,
+                known_len,
                 ..
             } => format!(
                 "stat_columns: the same tile of {} neighbouring columns per work-group, each \
@@ -451,16 +486,26 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
                 } else {
                     "loaded straight into registers"
                 },
-                if skip {
+                if let Some(len) = known_len {
+                    format!(
+                        "; compiled for columns of {len} rows, so the fold's counts are \
+                         constants and its merges of empty sides vanish"
+                    )
+                } else if skip {
                     "; a tile shorter than its 1024 lanes walks only the leaves that hold elements"
+                        .to_string()
                 } else {
-                    ""
+                    String::new()
                 }
             ),
-            Kernel::WarpRows { span, lane_rows } => format!(
+            Kernel::WarpRows {
+                span,
+                lane_rows,
+                known_len,
+            } => format!(
                 "stat_warp_rows: {span} neighbouring work-items per tile of at most {} \
                  elements{}, 32 lanes per work-item{} folded by a binary counter in \
-                 bit-reversed order as they load, then across the {span}",
+                 bit-reversed order as they load, then across the {span}{}",
                 32 * span * lane_rows,
                 if kind == StateKind::NanMoments {
                     ", its values that are not NaN compacted in order in its staged row"
@@ -471,7 +516,13 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
                     format!(" (up to {lane_rows} elements each, 1024 apart)")
                 } else {
                     String::new()
-                }
+                },
+                known_len
+                    .map(|len| format!(
+                        "; compiled for rows of {len}, so the counter's counts are constants \
+                         and its merges of empty sides vanish"
+                    ))
+                    .unwrap_or_default()
             ),
             Kernel::Tiles => {
                 "stat_tiles: one work-group per canonical tile, 4 lanes per work-item".to_string()
@@ -595,140 +646,6 @@ fn stage_rows(dtype: DType) -> usize {
         4
     } else {
         8
-    }
-}
-
-/// The tiles of every output, for the kernel, and where they come from.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct TilePlan {
-    /// Three words per tile: first element, length, signed step (as bits).
-    pub table: Vec<u64>,
-    /// The tiles of each output, as a range of tile indices.
-    pub outputs: Vec<Range<usize>>,
-    /// The outputs' elements gathered into rows, when they do not step evenly in place
-    /// (the table then indexes these bytes).
-    pub gathered: Option<Vec<u8>>,
-}
-
-impl TilePlan {
-    /// Plans the tiles of `selection` over `data`, gathering the outputs into rows
-    /// when they do not step evenly in place.
-    pub fn new(data: ArrayRef<'_>, selection: Selection<'_>) -> Result<TilePlan, Error> {
-        if let Some(plan) = TilePlan::in_place(selection) {
-            return Ok(plan);
-        }
-        let (bytes, ranges) = gather_rows(data, selection)?;
-        let mut plan = TilePlan::in_place(Selection::Ranges(&ranges))
-            .ok_or_else(|| Error::Shape("gathered rows do not step evenly".into()))?;
-        plan.gathered = Some(bytes);
-        Ok(plan)
-    }
-
-    /// Plans the tiles of `selection` where the data lies (for device-resident inputs),
-    /// or `None` when some output's elements do not step evenly through it.
-    pub fn in_place(selection: Selection<'_>) -> Option<TilePlan> {
-        let mut plan = TilePlan {
-            table: Vec::new(),
-            outputs: Vec::with_capacity(selection.outputs()),
-            gathered: None,
-        };
-        match selection {
-            Selection::Ranges(ranges) => {
-                for r in ranges {
-                    plan.output(r.start as i64, r.len(), 1);
-                }
-            }
-            Selection::Axes(axes) => {
-                let step = match axes.reduced_runs().as_slice() {
-                    [] => 1,
-                    [(_, s)] => *s as i64,
-                    _ => return None,
-                };
-                let len = axes.segment_len();
-                for k in 0..axes.outputs() {
-                    let first = if len == 0 { 0 } else { axes.start(k) as i64 };
-                    plan.output(first, len, step);
-                }
-            }
-        }
-        Some(plan)
-    }
-
-    /// Adds one output of `len` elements from `first`, `step` apart.
-    fn output(&mut self, first: i64, len: usize, step: i64) {
-        let start = self.tiles();
-        for t in 0..len.div_ceil(TILE) {
-            let from = first + (t * TILE) as i64 * step;
-            self.table.extend_from_slice(&[
-                from as u64,
-                (len - t * TILE).min(TILE) as u64,
-                step as u64,
-            ]);
-        }
-        self.outputs.push(start..self.tiles());
-    }
-
-    /// What the kernel reads: the plan's gathered rows, or `data` itself.
-    pub fn rows<'a>(&'a self, data: ArrayRef<'a>) -> Result<ArrayRef<'a>, RunError> {
-        match &self.gathered {
-            Some(bytes) => ArrayRef::from_bytes(data.dtype(), bytes)
-                .map_err(|e| RunError::Device(e.to_string())),
-            None => Ok(data),
-        }
-    }
-
-    /// Tiles in all.
-    pub fn tiles(&self) -> usize {
-        self.table.len() / 3
-    }
-
-    /// Tiles per output, when the outputs are columns: at least two, each with the same
-    /// tiles (lengths and strided step), output `o + 1` starting one element after output
-    /// `o`, so 32 of them side by side read 32 neighbouring elements per load.
-    pub fn columns(&self) -> Option<usize> {
-        let outputs = self.outputs.len();
-        let per = self.outputs.first()?.len();
-        if outputs < 2 || per == 0 || self.tiles() != outputs * per {
-            return None;
-        }
-        let row = |o: usize| &self.table[3 * o * per..3 * (o + 1) * per];
-        let first = row(0);
-        if first[2] as i64 == 1
-            || self
-                .outputs
-                .iter()
-                .enumerate()
-                .any(|(o, r)| r.start != o * per)
-        {
-            return None;
-        }
-        (1..outputs)
-            .all(|o| {
-                let this = row(o);
-                (0..per).all(|t| {
-                    this[3 * t] == first[3 * t] + o as u64
-                        && this[3 * t + 1] == first[3 * t + 1]
-                        && this[3 * t + 2] == first[3 * t + 2]
-                })
-            })
-            .then_some(per)
-    }
-
-    /// The lanes per tile of the short kernel (the longest tile's length rounded up to
-    /// a power of two), when every tile has at most [`SHORT_MAX`] elements.
-    pub fn short_width(&self) -> Option<usize> {
-        let longest = self.longest()?;
-        (longest <= SHORT_MAX).then(|| longest.next_power_of_two().max(1))
-    }
-
-    /// The length of the longest tile, when there is one.
-    pub fn longest(&self) -> Option<usize> {
-        self.table.chunks(3).map(|t| t[1] as usize).max()
-    }
-
-    /// The length of the shortest tile, when there is one.
-    pub fn shortest(&self) -> Option<usize> {
-        self.table.chunks(3).map(|t| t[1] as usize).min()
     }
 }
 

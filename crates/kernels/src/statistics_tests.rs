@@ -3,6 +3,7 @@
 
 use super::*;
 use redlab_core::shape::{AxisPlan, Layout};
+use redlab_core::ArrayRef;
 
 #[test]
 fn prefix_weights_read_back_to_the_merges_quotients() {
@@ -89,6 +90,12 @@ fn tiles_follow_rows_columns_and_segments() {
             assert_eq!(p.groups, plan.tiles().div_ceil(WORK_GROUP / span));
             let words = explain(StateKind::Moments, DType::F32, Selection::Axes(&rows));
             assert!(words.starts_with("stat_warp_rows"), "{words}");
+            // The rows compile their length in, for the moments only.
+            let known = format!("#define ST_ROW_LEN {}\n", dims[1]);
+            assert!(p.source.contains(&known), "{dims:?}");
+            assert!(words.contains("compiled for rows"), "{words}");
+            let lse = program(StateKind::ExpSum, DType::F32, Target::Cuda, &plan);
+            assert!(!lse.source.contains("#define ST_ROW_LEN"), "{dims:?}");
         }
     }
     // nanmean compacts tiles longer than a row of lanes in a work-group's stage.
@@ -144,9 +151,22 @@ fn tiles_follow_rows_columns_and_segments() {
                 .contains(&format!("#define ST_COL_DIRECT {direct}\n")),
             "{dims:?}"
         );
+        // The direct moments' columns compile their length in; nothing else does.
+        assert_eq!(
+            p.source
+                .contains(&format!("#define ST_COL_LEN {}\n", dims[0])),
+            direct == 1,
+            "{dims:?}"
+        );
+        assert_eq!(
+            p.source.contains("#define ST_COL_LEN"),
+            direct == 1,
+            "{dims:?}"
+        );
         // Log-sum-exp always loads straight into registers; the define stays 0.
         let lse = program(StateKind::ExpSum, DType::F32, Target::Cuda, &plan);
         assert!(lse.source.contains("#define ST_COL_DIRECT 0\n"), "{dims:?}");
+        assert!(!lse.source.contains("#define ST_COL_LEN"), "{dims:?}");
     }
     // Columns: 16 lane classes where 32 columns per work-group give few work-groups.
     assert_eq!(column_classes(32, 512), 8);
