@@ -33,8 +33,10 @@
 #endif
 #define ST_WARP 32
 #define ST_WARP_LEVELS 5
-// Leaves per chunk: 8 elements in flight per work-item.
+// Leaves per chunk (a power of two up to 32): 8 elements in flight per work-item.
+#ifndef ST_CHUNK
 #define ST_CHUNK (8 / ST_LANE_ROWS)
+#endif
 // Whether each segment's row is staged in local memory first: elements of 4 bytes
 // (copied asynchronously on CUDA), and every nanmean row, which is compacted there.
 #if STAT_KIND == 4
