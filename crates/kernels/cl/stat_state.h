@@ -226,7 +226,8 @@ inline st_t st_known_join(st_t lo, st_t hi, uint lo_m, uint hi_m, uint lo_l, uin
 inline void st_known_push(st_t* stack, uint* count_m, uint* count_l, uint leaf, uint levels,
                           const double* x, uint n_m, uint n_l, bool more) {
     st_t node = n_l ? st_first(x[0]) : st_empty();
-#pragma unroll
+    // No unroll pragma in these two helpers: their bounds are literals only once they are
+    // inlined, and PoCL warned where it could not honour one.
     for (uint r = 1; r < n_l; r++) {
         st_push(&node, x[r], 1.0 / (double)(r + 1));
     }
@@ -240,7 +241,6 @@ inline void st_known_push(st_t* stack, uint* count_m, uint* count_l, uint leaf, 
         node = more ? longer : node;
     }
     uint top = 0;
-#pragma unroll
     for (uint l = 0; l < levels; l++) {
         if (((leaf >> l) & 1u) == 0) break;
         node = st_known_join(stack[l], node, count_m[l], n_m, count_l[l], n_l, more);
