@@ -1,8 +1,8 @@
 // The statistics' per-lane state and its steps (included by statistics.cl): the empty
 // state, one element's push, the merges (general, of equal known counts, of the count
 // tables' prefixes, and of counts compiled in), a tile's first element and the store the
-// host reads. The
-// order and rounding of every step are the host's (redlab_cpu::statistics).
+// host reads. The order and rounding of every step are the host's
+// (redlab_cpu::statistics).
 
 typedef struct {
     double a; // moments: count; log-sum-exp: max; extremes: kept count
@@ -226,8 +226,8 @@ inline st_t st_known_join(st_t lo, st_t hi, uint lo_m, uint hi_m, uint lo_l, uin
 inline void st_known_push(st_t* stack, uint* count_m, uint* count_l, uint leaf, uint levels,
                           const double* x, uint n_m, uint n_l, bool more) {
     st_t node = n_l ? st_first(x[0]) : st_empty();
-    // No unroll pragma in these two helpers: their bounds are literals only once they are
-    // inlined, and PoCL warned where it could not honour one.
+    // No unroll pragma here: the bounds are literals only once this is inlined, and PoCL
+    // warned where it could not honour one.
     for (uint r = 1; r < n_l; r++) {
         st_push(&node, x[r], 1.0 / (double)(r + 1));
     }
