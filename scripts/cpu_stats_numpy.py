@@ -11,8 +11,11 @@ Usage: cpu_stats_numpy.py STATS ROUNDS NAME=BINARY [NAME=BINARY ...] [cases=SHAP
   e.g. cpu_stats_numpy.py logsumexp,var 3 old=/tmp/old new=target/release/redlab
   cases= replaces the default shapes, e.g. cases=262144x100:1,65536x1024:1,16777216:
   (an empty axis reduces every axis).
+  REPEAT (environment, default 5) sets R; numpy is timed once per round, after the
+  binaries, and its range printed like theirs.
 """
 import json
+import os
 import subprocess
 import sys
 import time
@@ -22,7 +25,7 @@ import numpy as np
 stats = sys.argv[1].split(",")
 rounds = int(sys.argv[2])
 binaries = [arg.split("=", 1) for arg in sys.argv[3:] if not arg.startswith("cases=")]
-repeat = 5
+repeat = int(os.environ.get("REPEAT", "5"))
 cases = [
     ((2**24,), None),
     ((8192, 8192), 1),
@@ -69,11 +72,11 @@ print("|---|---|" + "---|" * (len(names) + 1))
 for shape, axis in cases:
     a = np.random.default_rng(1).standard_normal(shape, dtype=np.float32)
     for stat in stats:
-        seen = {name: [] for name in names}
+        seen = {name: [] for name in names + ["numpy"]}
         for _ in range(rounds):
             for name, binary in binaries:
                 seen[name].append(ours(binary, stat, shape, axis))
+            seen["numpy"].append(numpy_gbps(a, stat, axis))
         cells = [f"{min(v):.2f}–{max(v):.2f}" for v in seen.values()]
         where = "×".join(map(str, shape)) + ("" if axis is None else f", {axis}")
-        print(f"| {where} | {stat} | " + " | ".join(cells)
-              + f" | {numpy_gbps(a, stat, axis):.2f} |", flush=True)
+        print(f"| {where} | {stat} | " + " | ".join(cells) + " |", flush=True)

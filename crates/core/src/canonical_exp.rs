@@ -81,12 +81,25 @@ pub fn exp(t: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// Distance in units in the last place between two positive finite doubles.
-    fn ulps(a: f64, b: f64) -> u64 {
+    /// Distance in units in the last place between two finite doubles of one sign
+    /// (the canonical `ln`'s tests use it too).
+    pub(crate) fn ulps(a: f64, b: f64) -> u64 {
         a.to_bits().abs_diff(b.to_bits())
+    }
+
+    /// `(i, bits, u)` for `i` in `0..n`: a xorshift generator's state from `seed` and
+    /// that state as a uniform `u` in `[0, 1)`, for the seeded walks over a range.
+    pub(crate) fn seeded_walk(seed: u64, n: usize) -> impl Iterator<Item = (usize, u64, f64)> {
+        let mut state = seed;
+        (0..n).map(move |i| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (i, state, (state >> 11) as f64 / (1u64 << 53) as f64)
+        })
     }
 
     #[test]
@@ -108,13 +121,8 @@ mod tests {
     #[test]
     fn within_two_ulps_of_the_platform_everywhere() {
         // A seeded walk over the whole range, denser near 0 where log-sum-exp lives.
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut worst = 0;
-        for i in 0..400_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+        for (i, _, u) in seeded_walk(0x9e37_79b9_7f4a_7c15, 400_000) {
             let t = match i % 4 {
                 0 => -u * 746.0,
                 1 => -u * 40.0,

@@ -23,6 +23,7 @@ mod array;
 mod backend;
 pub mod canonical;
 pub mod canonical_exp;
+pub mod canonical_ln;
 mod dispatch;
 mod dtype;
 mod error;

@@ -111,6 +111,19 @@ pub(crate) trait ColumnLanes: Default {
     /// Slot `lane` ← no elements.
     fn clear(&mut self, lane: usize);
 
+    /// Slot `lane` ← a lane of one element per column (`row`): the state
+    /// [`ColumnLanes::clear`] then [`ColumnLanes::push_rows`] leave, which a statistic
+    /// may write in one pass.
+    fn single_lane<T: Element>(
+        &mut self,
+        lane: usize,
+        row: &[T],
+        to_f64: impl Fn(T) -> f64 + Copy,
+    ) {
+        self.clear(lane);
+        self.push_rows(lane, &[row], 1, to_f64);
+    }
+
     /// Slot `lane` ← two lanes of one element each, `low` and `high`, merged as the
     /// fold merges them: the state [`ColumnLanes::clear`], [`ColumnLanes::push_rows`]
     /// (of each into its own slot) and [`ColumnLanes::merge`] would leave, in one pass.
@@ -531,6 +544,11 @@ fn tile_by_lanes<L: ColumnLanes, T: Element, F: Fn(T) -> f64 + Copy>(
             // A lane past the rows: never read, as every merge it takes part in is
             // skipped (it is the higher side of them all, and empty).
             counts[depth] = 0;
+        } else if single(lane) {
+            // A lane without a partner (3 rows: lane 1, whose partner 3 is past them).
+            let offset = offsets[lane];
+            stack.single_lane(depth, &src[offset..offset + width], to_f64);
+            counts[depth] = 1;
         } else {
             stack.clear(depth);
             let mut count = 0;

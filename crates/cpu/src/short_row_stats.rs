@@ -54,26 +54,19 @@ pub fn rows_packed(
     if len > SHORT_ROWS || !(moments || stat == Statistic::LogSumExp) {
         return None;
     }
-    let finish = move |state: State| match (state, stat) {
-        (State::Moments(m), Statistic::Var { ddof } | Statistic::Std { ddof }) => {
-            spread(stat, m.count, m.m2, ddof)
-        }
-        (State::ExpSum(e), _) => e.value(),
-        _ => unreachable!("the state follows the statistic"),
-    };
     let result = match data.dtype() {
         DType::F32 => {
             let src = data.typed::<f32>().ok()?;
             let mut values = vec![0.0f32; plan.outputs()];
-            let step = |r: [&[f32]; ROWS]| step_f32(moments, r, len);
-            each_step(&mut values, plan, len, src, step, |s| finish(s) as f32)
+            let step = |r: [&[f32]; ROWS]| step_f32(stat, r, len);
+            each_step(&mut values, plan, len, src, step, |v| v as f32)
                 .map(|()| Packed::of_vec(values))
         }
         DType::F64 => {
             let src = data.typed::<f64>().ok()?;
             let mut values = vec![0.0f64; plan.outputs()];
-            let step = |r: [&[f64]; ROWS]| step_f64(moments, r, len);
-            each_step(&mut values, plan, len, src, step, finish).map(|()| Packed::of_vec(values))
+            let step = |r: [&[f64]; ROWS]| step_f64(stat, r, len);
+            each_step(&mut values, plan, len, src, step, |v| v).map(|()| Packed::of_vec(values))
         }
         _ => return None,
     };
@@ -83,23 +76,16 @@ pub fn rows_packed(
     Some(result)
 }
 
-/// The state of one row.
-#[derive(Clone, Copy)]
-enum State {
-    Moments(Moments),
-    ExpSum(ExpSum),
-}
-
-/// Fills `values` eight outputs at a time: `step` turns eight rows into their states
-/// (a step short of eight rows fills the rest with its first row, and their states are
-/// dropped), `finish` a state into a result.
+/// Fills `values` eight outputs at a time: `step` turns eight rows into their values
+/// (a step short of eight rows fills the rest with its first row, and their values are
+/// dropped), `finish` a value into the output's type.
 fn each_step<T: Sync, O: Send>(
     values: &mut [O],
     plan: &redlab_core::shape::AxisPlan,
     len: usize,
     src: &[T],
-    step: impl Fn([&[T]; ROWS]) -> [State; ROWS] + Sync,
-    finish: impl Fn(State) -> O + Sync,
+    step: impl Fn([&[T]; ROWS]) -> [f64; ROWS] + Sync,
+    finish: impl Fn(f64) -> O + Sync,
 ) -> Result<(), Error> {
     // Even rows' starts by arithmetic: asked of the plan per output, they took 8% of
     // var along rows of 3.
@@ -133,8 +119,8 @@ fn each_step<T: Sync, O: Send>(
     "x86_64+avx2+fma",
     "x86_64+sse4.1"
 ))]
-fn step_f32(moments: bool, rows: [&[f32]; ROWS], len: usize) -> [State; ROWS] {
-    step_with(moments, rows, len, f64::from)
+fn step_f32(stat: Statistic, rows: [&[f32]; ROWS], len: usize) -> [f64; ROWS] {
+    step_with(stat, rows, len, f64::from)
 }
 
 #[multiversion::multiversion(targets(
@@ -142,18 +128,20 @@ fn step_f32(moments: bool, rows: [&[f32]; ROWS], len: usize) -> [State; ROWS] {
     "x86_64+avx2+fma",
     "x86_64+sse4.1"
 ))]
-fn step_f64(moments: bool, rows: [&[f64]; ROWS], len: usize) -> [State; ROWS] {
-    step_with(moments, rows, len, |x| x)
+fn step_f64(stat: Statistic, rows: [&[f64]; ROWS], len: usize) -> [f64; ROWS] {
+    step_with(stat, rows, len, |x| x)
 }
 
+/// Eight rows' values of `stat`: their states, finished in the same (vector) function,
+/// so that log-sum-exp's canonical `ln` runs on the eight together.
 #[inline(always)]
 fn step_with<T: Copy>(
-    moments: bool,
+    stat: Statistic,
     rows: [&[T]; ROWS],
     len: usize,
     to_f64: impl Fn(T) -> f64,
-) -> [State; ROWS] {
-    if moments {
+) -> [f64; ROWS] {
+    if let Statistic::Var { ddof } | Statistic::Std { ddof } = stat {
         // State for as few lanes as the rows need (it is cleared every step).
         // W ≥ ROWS: the last steps transpose the first ROWS lanes. Fewer lanes clear
         // less state every step.
@@ -164,7 +152,7 @@ fn step_with<T: Copy>(
             33..=64 => moments_rows::<64, T>(rows, len, to_f64),
             _ => moments_rows::<SHORT_ROWS, T>(rows, len, to_f64),
         };
-        return moments.map(State::Moments);
+        return moments.map(|m| spread(stat, m.count, m.m2, ddof));
     }
     let sums = match len {
         0..=ROWS => exp_sum_rows::<ROWS, T>(rows, len, to_f64),
@@ -173,7 +161,11 @@ fn step_with<T: Copy>(
         33..=64 => exp_sum_rows::<64, T>(rows, len, to_f64),
         _ => exp_sum_rows::<SHORT_ROWS, T>(rows, len, to_f64),
     };
-    sums.map(State::ExpSum)
+    let mut values = [0.0; ROWS];
+    for (value, sum) in values.iter_mut().zip(sums) {
+        *value = sum.value_inline();
+    }
+    values
 }
 
 /// The moments of eight rows of `len` ≤ `W` elements: each element pushed into an empty
