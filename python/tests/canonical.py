@@ -95,3 +95,88 @@ def welford(values):
         tiles = [merge(*tiles[i : i + 2]) if i + 1 < len(tiles) else tiles[i]
                  for i in range(0, len(tiles), 2)]
     return tiles[0]
+
+
+# The canonical exp and ln (docs/canonical-order.md, "The canonical exp" and "The
+# canonical ln"), step by step from the text. Python has no fused multiply-add before
+# 3.13, so `_fma` rounds the exact rational a·b + c once (float() of a Fraction rounds to
+# nearest, ties to even, into the subnormals too); every other step is an ordinary
+# double operation. The constants are derived here from ln 2 to 60 digits.
+
+import decimal
+import math
+import struct
+from fractions import Fraction
+
+with decimal.localcontext() as _ctx:
+    _ctx.prec = 60
+    _LN2 = Fraction(decimal.Decimal(2).ln())
+
+
+def _fma(a, b, c):
+    return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+
+def _bits(x):
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def _double(bits):
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+def canonical_exp(t):
+    """exp(t), version 1 of the canonical steps."""
+    if math.isnan(t):
+        return t
+    if t < -746.0:
+        return 0.0
+    if t > 710.0:
+        return math.inf
+    log2e = float(1 / _LN2)
+    ln2_hi = float(_LN2)
+    ln2_lo = float(_LN2 - Fraction(ln2_hi))
+    k = float(round(t * log2e))  # round() of a float: to nearest, ties to even
+    r = _fma(-k, ln2_hi, t)
+    r = _fma(-k, ln2_lo, r)
+    p = 1.0 / math.factorial(13)
+    for i in range(12, 1, -1):
+        p = _fma(p, r, 1.0 / math.factorial(i))
+    p = _fma(p, r, 1.0)
+    p = _fma(p, r, 1.0)
+    k1 = math.floor(k * 0.5)
+    return (p * 2.0**k1) * 2.0 ** (k - k1)
+
+
+def canonical_ln(x):
+    """ln(x), version 1 of the canonical steps."""
+    if math.isnan(x) or x < 0:
+        return math.nan
+    if x == 0:
+        return -math.inf
+    if x == math.inf:
+        return x
+    scale = 0
+    if x < 2.2250738585072014e-308:  # subnormal: times 2^54, exactly
+        x *= 2.0**54
+        scale = 54
+    shift = (_bits(x) - _bits(math.sqrt(0.5))) >> 52  # Python's >> is arithmetic
+    z = _double(_bits(x) - (shift << 52))
+    k = float(shift - scale)
+    f = z - 1.0
+    s = f / (2.0 + f)
+    w = s * s
+    h = (0.5 * f) * f
+    p = 2.0 / 21.0
+    for odd in range(19, 1, -2):
+        p = _fma(p, w, 2.0 / odd)
+    r = w * p
+    ln2_hi = float(Fraction(round(_LN2 * 2**42), 2**42))  # ln 2 to 42 bits
+    ln2_lo = float(_LN2 - Fraction(ln2_hi))
+    a = k * ln2_hi
+    u = f - h
+    u_lo = (f - u) - h
+    hi = a + u
+    lo = (a - hi) + u
+    h_lo = _fma(0.5 * f, f, -h)
+    return hi + (lo + ((u_lo - h_lo) + _fma(s, h + r, k * ln2_lo)))

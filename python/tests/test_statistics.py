@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import redlab
-from canonical import welford
+from canonical import canonical_exp, canonical_ln, welford
 from conftest import SIZES, random_array
 
 
@@ -53,6 +53,28 @@ def test_logsumexp_does_not_overflow_and_follows_the_special_values():
     assert float(redlab.logsumexp(np.array([-np.inf, -np.inf]))) == -np.inf
     assert float(redlab.logsumexp(np.array([1.0, np.inf]))) == np.inf
     assert np.isnan(redlab.logsumexp(np.array([1.0, np.nan])))
+
+
+def test_logsumexp_finishes_with_the_canonical_exp_and_ln():
+    """The transcriptions in canonical.py, written from docs/canonical-order.md, give
+    redlab's bits."""
+    rng = np.random.default_rng(21)
+
+    def same(got, expected):
+        return np.asarray(got, dtype=np.float64).tobytes() == np.float64(expected).tobytes()
+
+    # n copies of one value: every push and merge adds exactly 1 (equal maxima), so the
+    # state is (v, n) in any number of tiles and the result ln(n) + v. (A constant array
+    # on purpose: it makes the sum an exact integer, whatever the order.)
+    # 43495, 345801 and 429318 are counts whose canonical ln differs from glibc's `log`
+    # in the last bit, so a finish with the platform's ln fails here on glibc.
+    for n in [1, 2, 3, 1024, 8193, 43495, 345801, 429318, *rng.integers(4, 40_000, size=8)]:
+        v = float(rng.standard_normal())
+        assert same(redlab.logsumexp(np.full(int(n), v)), canonical_ln(float(n)) + v), n
+    # Two values: (a, 1) and (b, 1) merged, (max, 1 + exp(−|a − b|)).
+    for a, b in rng.standard_normal((40, 2)) * [1.0, 30.0]:
+        expected = canonical_ln(1.0 + canonical_exp(-abs(a - b))) + max(a, b)
+        assert same(redlab.logsumexp(np.array([a, b])), expected), (a, b)
 
 
 def test_nan_skipping_statistics_match_numpy():
