@@ -167,10 +167,15 @@ def canonical_ln(x):
     s = f / (2.0 + f)
     w = s * s
     h = (0.5 * f) * f
-    p = 2.0 / 21.0
-    for odd in range(19, 1, -2):
-        p = _fma(p, w, 2.0 / odd)
-    r = w * p
+    c = [2.0 / (2 * i + 3) for i in range(10)]
+    q = [_fma(c[2 * j + 1], w, c[2 * j]) for j in range(5)]
+    w2 = w * w
+    w4 = w2 * w2
+    w8 = w4 * w4
+    q03 = _fma(q[1], w2, q[0])
+    q47 = _fma(q[3], w2, q[2])
+    q07 = _fma(q47, w4, q03)
+    r = w * _fma(q[4], w8, q07)
     ln2_hi = float(Fraction(round(_LN2 * 2**42), 2**42))  # ln 2 to 42 bits
     ln2_lo = float(_LN2 - Fraction(ln2_hi))
     a = k * ln2_hi
