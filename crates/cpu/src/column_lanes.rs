@@ -225,10 +225,7 @@ impl LaneArrays {
         finish: impl Fn(f64, f64) -> R,
     ) {
         let (first, second) = self.slot(lane);
-        assert_eq!(out.len(), first.len(), "one result per column");
-        for (place, (&a, &b)) in out.iter_mut().zip(first.iter().zip(second)) {
-            place.write(finish(a, b));
-        }
+        finish_pairs(first, second, out, finish);
     }
 
     /// Slot `lane` of both arrays, to read.
@@ -244,6 +241,30 @@ impl LaneArrays {
             split_pair(&mut self.first, low * w, high * w, w),
             split_pair(&mut self.second, low * w, high * w, w),
         ]
+    }
+}
+
+/// `out[c]` ← `finish(first[c], second[c])` for every column: compiled for the vector
+/// units, so that a finish without branches (log-sum-exp's canonical `ln`) runs
+/// several columns at a time. Finishing 3×4096 f32 columns with the platform's scalar
+/// `ln` had been a fifth of the whole reduction.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.1"
+))]
+fn finish_pairs<R>(
+    first: &[f64],
+    second: &[f64],
+    out: &mut [MaybeUninit<R>],
+    finish: impl Fn(f64, f64) -> R,
+) {
+    assert!(
+        first.len() == out.len() && second.len() == out.len(),
+        "one result per column"
+    );
+    for (place, (&a, &b)) in out.iter_mut().zip(first.iter().zip(second)) {
+        place.write(finish(a, b));
     }
 }
 

@@ -48,7 +48,7 @@ pub(crate) fn columns(
 /// Log-sum-exp of every output of `selection` over `data`, where the outputs are
 /// columns of f32 or f64, as one typed array of the input's type (each column's value
 /// computed in f64, then narrowed, as the `Value` path does); `None` where they are not.
-/// The finish is [`ExpSum::value_inline`], for [`finish_exp_columns`]' vector loop;
+/// The finish is [`ExpSum::value_inline`], for the lanes' vector finishing loop;
 /// columns of several tiles finish outside it, one per 8193 or more rows, where its
 /// library `fma` calls cost nothing measurable (same bits either way).
 pub(crate) fn columns_packed(
@@ -210,36 +210,12 @@ impl ColumnLanes for ExpLanes {
         out: &mut [MaybeUninit<R>],
         finish: impl Fn(ExpSum) -> R,
     ) {
-        let (max, sum) = self.0.slot(lane);
-        finish_exp_columns(max, sum, out, finish);
+        self.0
+            .finish_into(lane, out, |max, sum| finish(ExpSum { max, sum }));
     }
 
     fn width(&self) -> usize {
         self.0.width()
-    }
-}
-
-/// `out[c]` ← `finish` of column `c`'s state, for every column of a block: compiled for
-/// the vector units, so that the canonical `ln` inside [`ExpSum::value_inline`] (branch-free)
-/// runs several columns at a time. Finishing 3×4096 f32 columns with the platform's
-/// scalar `ln` had been a fifth of the whole reduction.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512dq+avx512vl+avx2+fma",
-    "x86_64+avx2+fma",
-    "x86_64+sse4.1"
-))]
-fn finish_exp_columns<R>(
-    max: &[f64],
-    sum: &[f64],
-    out: &mut [MaybeUninit<R>],
-    finish: impl Fn(ExpSum) -> R,
-) {
-    assert!(
-        max.len() == out.len() && sum.len() == out.len(),
-        "one result per column"
-    );
-    for ((place, &max), &sum) in out.iter_mut().zip(max).zip(sum) {
-        place.write(finish(ExpSum { max, sum }));
     }
 }
 
