@@ -3,9 +3,13 @@
 //! (uploaded) or a device-resident input, timed one call at a time or in the steady
 //! state of a CUDA graph.
 
+use cudarc::driver::{result, sys};
 use redlab_core::ArrayRef;
+use redlab_core::DType;
 use redlab_kernels::assembly::Target;
-use redlab_kernels::statistics::{program, run_tiles, StateKind, TilePlan};
+use redlab_kernels::statistics::{
+    prefetches_rows, program, run_tiles, Program, StateKind, TilePlan,
+};
 use redlab_kernels::RunError;
 
 use crate::graph_segments::Replayed;
@@ -111,9 +115,7 @@ impl CudaDevice {
             .ok_or_else(|| RunError::Device("empty input reached the device".into()))?;
         self.timeline.bind()?;
         let program = program(kind, input.dtype, Target::Cuda, plan);
-        let function =
-            self.modules
-                .functions(&program.source, &self.query.arch(), &[program.entry])?[0];
+        let function = self.statistic_function(&program, input.dtype)?;
         let _guard = self
             .running
             .lock()
@@ -127,4 +129,54 @@ impl CudaDevice {
             }
         }
     }
+
+    /// `program`'s kernel, compiled and loaded on first use: its bounded build, unless
+    /// that spills to local memory and the unbounded build ([`Program::unbounded`])
+    /// keeps less there. Only a spilling build pays for the second compilation; both
+    /// are cached like any module. Rows that [`prefetches_rows`] picks on this device
+    /// (sm_90 and later, for the bulk prefetch) are built with `ST_ROW_PREFETCH`.
+    fn statistic_function(
+        &self,
+        program: &Program,
+        dtype: DType,
+    ) -> Result<sys::CUfunction, RunError> {
+        let arch = self.query.arch();
+        let prefetch = self.query.compute_capability.0 >= 9
+            && prefetches_rows(program, dtype, self.query.sms, self.query.l2_bytes);
+        let prefix = if prefetch {
+            "#define ST_ROW_PREFETCH 1\n"
+        } else {
+            ""
+        };
+        let bounded =
+            self.modules
+                .prefixed_functions(prefix, &program.source, &arch, &[program.entry])?[0];
+        let spilled = local_bytes(bounded);
+        match &program.unbounded {
+            Some(unbounded) if spilled > 0 => {
+                let free =
+                    self.modules
+                        .prefixed_functions(prefix, unbounded, &arch, &[program.entry])?[0];
+                Ok(if local_bytes(free) < spilled {
+                    free
+                } else {
+                    bounded
+                })
+            }
+            _ => Ok(bounded),
+        }
+    }
+}
+
+/// The local memory a work-item of `function` takes (its stack frame: spilled registers
+/// and arrays indexed at run time); 0 where the driver does not say.
+fn local_bytes(function: sys::CUfunction) -> i32 {
+    // SAFETY: a function handle of a loaded module, with its context current.
+    unsafe {
+        result::function::get_function_attribute(
+            function,
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+        )
+    }
+    .unwrap_or(0)
 }

@@ -18,6 +18,9 @@
 #ifndef ST_SPAN
 #define ST_SPAN 32
 #endif
+#ifndef ST_ROW_PREFETCH
+#define ST_ROW_PREFETCH 0
+#endif
 // The lanes a segment holds: 32 per work-item.
 #define ST_SPAN_LANES (32 * ST_SPAN)
 // Elements per lane (1 … 8; the host sets up to 3): longer tiles take a whole warp's
@@ -243,6 +246,22 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     ulong first = live ? table[0] : 0;
     ulong len = live ? table[1] : 0;
     long step = live ? (long)table[2] : 0;
+#if ST_ROW_PREFETCH && !defined(__OPENCL_VERSION__) && defined(__CUDA_ARCH__) && \
+    __CUDA_ARCH__ >= 900
+    // One bulk prefetch of the segment's whole contiguous row into L2, so that DRAM
+    // reads it in address order once: the leaves below read it 128 bytes at a time in
+    // bit-reversed order, and a row that does not start on 64 bytes shares each piece's
+    // edge with a piece read much later (an experiment, off by default).
+    if (live && t == 0 && step == 1) {
+        ulong from = ((ulong)(in + first) + 15) & ~15UL;
+        ulong to = (ulong)(in + first + len) & ~15UL;
+        if (to > from) {
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(from),
+                         "r"((uint)(to - from))
+                         : "memory");
+        }
+    }
+#endif
 #if ST_WARP_STAGED
     // Elements of 4 bytes: each segment's row (≤ 4 KiB) is staged in local memory at
     // once (st_stage), 32 KiB per work-group, before the pushes read it. (2-byte

@@ -18,7 +18,8 @@
 // element's size); per kernel,
 // ST_MIN_GROUPS (on CUDA, the work-groups the compiler must fit on an SM, which bounds
 // the registers: these kernels wait on loads, and more resident warps hide more of the
-// wait) and ST_CLASSES (lane classes per column in stat_columns).
+// wait; where ptxas spills under the bound, the host runs the build without it) and
+// ST_CLASSES (lane classes per column in stat_columns).
 //
 // out: the states (3 doubles per task), then the task table (3 ulongs per task: the
 // element offset of the tile's first element, its length ≤ 8192, and the signed step

@@ -217,6 +217,63 @@ pub struct Program {
     pub entry: &'static str,
     /// Work-groups of [`WORK_GROUP`] to launch.
     pub groups: usize,
+    /// Where `source` bounds the kernel's registers (`ST_MIN_GROUPS`, CUDA's launch
+    /// bound), the same source without the bound: the one to run where the bounded
+    /// build spills to local memory. Which lengths spill is ptxas's choice, not a rule:
+    /// with NVRTC 13.0 for sm_90, var along rows of 1607, 1704, 1898, 2383–2500, 2600,
+    /// 2771 and 2868 elements spilled 8–24 bytes under the bound, where every one of them
+    /// built without it needs 42–56 registers and no stack, and rows of 2500 read 4% more
+    /// unbounded on an H100 (results/h100-warp-rows-bound).
+    pub unbounded: Option<String>,
+    /// The length compiled into the program where every row of the launch has it
+    /// (warp rows of the moments, `ST_ROW_LEN`), for [`prefetches_rows`].
+    pub known_row: Option<usize>,
+}
+
+/// Share of the L2 that the rows resident at once may fill when each is prefetched
+/// whole ([`prefetches_rows`]): on an H100, rows filling 0.77 of it (1898 f32) read
+/// 1.02–1.03× as fast with the prefetch and rows filling 0.85 (2100) 0.92×
+/// (results/h100-row-prefetch).
+const ROW_PREFETCH_L2_SHARE: (u64, u64) = (4, 5);
+
+/// Whether the warp rows of `program` over `dtype` should each be prefetched into L2 in
+/// one bulk copy (`ST_ROW_PREFETCH`, CUDA sm_90 and later) on a device of `sms`
+/// multiprocessors and `l2_bytes` of L2.
+///
+/// Why: a warp reads its row 128 bytes at a time in the fold's bit-reversed leaf order,
+/// so neighbouring pieces are read far apart in time. DRAM fills L2 64 bytes at a time,
+/// and a row that does not start on 64 bytes splits a 64-byte block between each pair of
+/// neighbouring pieces: when the block has left L2 before its second piece is read, it
+/// is read from DRAM twice. ncu on an H100 counted 1.31 GB read from DRAM for var along
+/// 104858 rows of 2500 f32 (1.05 GB of input) and 1.24 GB for 87381 rows of 3000
+/// (results/h100-row-prefetch). A prefetch of the whole row at the warp's start reads
+/// each block once, in address order, but only pays where the rows resident at once fit
+/// in L2 beside everything else: on an H100 (5280 rows resident), in a CUDA graph, rows
+/// of 1100–1850 read 1.12–1.24× as fast with it, rows of 2000 (64-byte aligned) 0.90×,
+/// of 2100 0.92×, of 3000 0.81×. Only rows of more than one lane row (over 1024 elements) of
+/// 4-byte elements take it, as measured: shorter rows of 4-byte elements are staged
+/// through shared memory in address order already (rows of 300 read 0.94× with the
+/// prefetch), and other widths were not measured.
+pub fn prefetches_rows(program: &Program, dtype: DType, sms: usize, l2_bytes: u64) -> bool {
+    let Some(len) = program.known_row else {
+        return false;
+    };
+    if len <= LANES || dtype.size_bytes() != 4 {
+        return false;
+    }
+    let bytes = (len * dtype.size_bytes()) as u64;
+    let resident = (sms * WARP_ROWS_MIN_GROUPS * (WORK_GROUP / 32)) as u64;
+    let (part, whole) = ROW_PREFETCH_L2_SHARE;
+    bytes % 64 != 0 && bytes * resident * whole <= l2_bytes * part
+}
+
+/// `source` under a launch bound of `groups` work-groups per multiprocessor, with the
+/// unbounded source beside it ([`Program::unbounded`]).
+fn bounded(groups: usize, source: String) -> (String, Option<String>) {
+    (
+        format!("#define ST_MIN_GROUPS {groups}\n{source}"),
+        Some(source),
+    )
 }
 
 /// Which kernel runs a plan.
@@ -335,27 +392,36 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
     let source = source(kind, dtype, target);
     let tiles = plan.tiles();
     match kernel(kind, dtype, plan) {
-        Kernel::Kept { rows, short } => Program {
-            source: format!(
-                "#define ST_MIN_GROUPS {}\n{}{source}",
+        Kernel::Kept { rows, short } => {
+            let (source, unbounded) = bounded(
                 match (short, rows) {
                     (true, _) => KEPT_SHORT_MIN_GROUPS,
                     (false, true) => KEPT_ROWS_MIN_GROUPS,
                     (false, false) => KEPT_MIN_GROUPS,
                 },
-                if short {
-                    "#define ST_KEPT_ROWS 1\n#define ST_KEPT_PARTS 1\n"
-                } else {
-                    ""
-                }
-            ),
-            entry: KEPT_ENTRY_POINT,
-            groups: tiles,
-        },
+                format!(
+                    "{}{source}",
+                    if short {
+                        "#define ST_KEPT_ROWS 1\n#define ST_KEPT_PARTS 1\n"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+            Program {
+                source,
+                entry: KEPT_ENTRY_POINT,
+                groups: tiles,
+                unbounded,
+                known_row: None,
+            }
+        }
         Kernel::Short(width) => Program {
             source: format!("#define ST_WIDTH {width}\n{source}"),
             entry: SHORT_ENTRY_POINT,
             groups: tiles.div_ceil(WORK_GROUP / width),
+            unbounded: None,
+            known_row: None,
         },
         Kernel::ThreadTiles(width, staged) => Program {
             source: format!(
@@ -364,6 +430,8 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             ),
             entry: THREAD_TILES_ENTRY_POINT,
             groups: tiles.div_ceil(WORK_GROUP),
+            unbounded: None,
+            known_row: None,
         },
         Kernel::Columns {
             per_output,
@@ -385,37 +453,44 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             ),
             entry: COLUMNS_ENTRY_POINT,
             groups: plan.outputs.len().div_ceil(WORK_GROUP / classes) * per_output,
+            unbounded: None,
+            known_row: None,
         },
         Kernel::WarpRows {
             span,
             lane_rows,
             known_len,
-        } => Program {
-            source: {
-                let bound = match kind {
-                    StateKind::NanMoments => Some(WARP_KEPT_MIN_GROUPS),
-                    StateKind::Moments => Some(WARP_ROWS_MIN_GROUPS),
-                    _ => None,
-                };
-                let bound = bound
-                    .map(|groups| format!("#define ST_MIN_GROUPS {groups}\n"))
-                    .unwrap_or_default();
-                let known = known_len
-                    .map(|len| format!("#define ST_ROW_LEN {len}\n"))
-                    .unwrap_or_default();
-                format!(
-                    "#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n\
-                     #define ST_LANE_ROWS {lane_rows}\n{known}{bound}{source}"
-                )
-            },
-            entry: WARP_ROWS_ENTRY_POINT,
-            groups: tiles.div_ceil(WORK_GROUP / span),
-        },
-        Kernel::Tiles => Program {
-            source: format!("#define ST_MIN_GROUPS {TILES_MIN_GROUPS}\n{source}"),
-            entry: ENTRY_POINT,
-            groups: tiles,
-        },
+        } => {
+            let known = known_len
+                .map(|len| format!("#define ST_ROW_LEN {len}\n"))
+                .unwrap_or_default();
+            let source = format!(
+                "#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n\
+                 #define ST_LANE_ROWS {lane_rows}\n{known}{source}"
+            );
+            let (source, unbounded) = match kind {
+                StateKind::NanMoments => bounded(WARP_KEPT_MIN_GROUPS, source),
+                StateKind::Moments => bounded(WARP_ROWS_MIN_GROUPS, source),
+                _ => (source, None),
+            };
+            Program {
+                source,
+                entry: WARP_ROWS_ENTRY_POINT,
+                groups: tiles.div_ceil(WORK_GROUP / span),
+                unbounded,
+                known_row: known_len,
+            }
+        }
+        Kernel::Tiles => {
+            let (source, unbounded) = bounded(TILES_MIN_GROUPS, source);
+            Program {
+                source,
+                entry: ENTRY_POINT,
+                groups: tiles,
+                unbounded,
+                known_row: None,
+            }
+        }
     }
 }
 

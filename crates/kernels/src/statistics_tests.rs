@@ -84,7 +84,11 @@ fn tiles_follow_rows_columns_and_segments() {
         let p = program(StateKind::Moments, DType::F32, Target::Cuda, &plan);
         assert_eq!(p.entry, entry, "{dims:?} axis {axis}");
         if entry == WARP_ROWS_ENTRY_POINT {
-            assert!(p.source.starts_with(&format!(
+            let unbounded = p
+                .unbounded
+                .as_deref()
+                .expect("the moments' rows are bounded");
+            assert!(unbounded.starts_with(&format!(
                 "#define ST_WARP_ROWS 1\n#define ST_SPAN {span}\n#define ST_LANE_ROWS {lane_rows}\n"
             )));
             assert_eq!(p.groups, plan.tiles().div_ceil(WORK_GROUP / span));
@@ -117,6 +121,33 @@ fn tiles_follow_rows_columns_and_segments() {
             bound,
             "{kind:?}"
         );
+        assert_eq!(p.unbounded.is_some(), bound, "{kind:?}");
+    }
+    // Every bounded program comes with its source unbounded, the one difference being
+    // the bound's line (for the device to take where the bounded build spills).
+    for (dims, axis) in [
+        ([3, 20_000], 1),
+        ([30, 2500], 1),
+        ([30, 300], 1),
+        ([700, 30], 0),
+    ] {
+        let axes = AxisPlan::new(Layout::c_order(&dims), Some(&[axis]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&axes)).expect("plan");
+        for kind in [StateKind::Moments, StateKind::ExpSum, StateKind::NanMoments] {
+            let p = program(kind, DType::F32, Target::Cuda, &plan);
+            let bound = p
+                .source
+                .lines()
+                .find(|l| l.starts_with("#define ST_MIN_GROUPS"));
+            match (&p.unbounded, bound) {
+                (Some(free), Some(line)) => {
+                    assert_eq!(p.source, format!("{line}\n{free}"), "{kind:?} {dims:?}");
+                    assert!(!free.contains("#define ST_MIN_GROUPS"), "{kind:?} {dims:?}");
+                }
+                (None, None) => {}
+                (free, line) => panic!("{kind:?} {dims:?}: {line:?} but {free:?}"),
+            }
+        }
     }
     // Columns stage the rows their lanes hold, rounded up to a power of two; tiles
     // past one per column are whole (eight rows a lane). Where some tile is shorter than
@@ -242,4 +273,34 @@ fn tiles_follow_rows_columns_and_segments() {
     assert!(
         explain(StateKind::NanMax, DType::F32, Selection::Axes(&long)).starts_with("stat_columns")
     );
+}
+
+#[test]
+fn rows_are_prefetched_where_they_split_dram_blocks_and_fit_in_l2() {
+    // An H100's 132 multiprocessors and 50 MiB of L2.
+    let (sms, l2): (usize, u64) = (132, 50 << 20);
+    let data = vec![0f32; 4 * 3072];
+    let view = ArrayRef::from_slice(&data);
+    let takes_on = |kind, dtype, len: usize, l2: u64| {
+        let rows = AxisPlan::new(Layout::c_order(&[4, len]), Some(&[1]), false).expect("plan");
+        let plan = TilePlan::new(view, Selection::Axes(&rows)).expect("plan");
+        prefetches_rows(&program(kind, dtype, Target::Cuda, &plan), dtype, sms, l2)
+    };
+    let takes = |kind, dtype, len| takes_on(kind, dtype, len, l2);
+    // Rows off the 64-byte grid whose 5280 resident copies fit in four fifths of L2.
+    for len in [1025, 1607, 1704, 1850, 1898, 1985] {
+        assert!(takes(StateKind::Moments, DType::F32, len), "{len}");
+    }
+    // On the grid (2000, 2048, 2400), too large to fit (1986, 2100, 2500, 3000), one
+    // lane row (staged in address order already), other widths, and statistics without
+    // a compiled-in length.
+    for len in [2000, 2048, 2400, 1986, 2100, 2500, 3000, 300, 1000] {
+        assert!(!takes(StateKind::Moments, DType::F32, len), "{len}");
+    }
+    assert!(!takes(StateKind::Moments, DType::F64, 1607));
+    assert!(!takes(StateKind::Moments, DType::F16, 1607));
+    assert!(!takes(StateKind::ExpSum, DType::F32, 1607));
+    assert!(!takes(StateKind::NanMoments, DType::F32, 1607));
+    // A larger L2 takes longer rows.
+    assert!(takes_on(StateKind::Moments, DType::F32, 2500, 100 << 20));
 }

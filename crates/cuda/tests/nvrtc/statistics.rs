@@ -161,6 +161,17 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                     String::from_utf8_lossy(&ptx).contains(&format!(".entry {}", p.entry)),
                     "{kind:?} {dtype} {dims:?}"
                 );
+                // The build the device takes where the bounded one spills.
+                if let Some(free) = &p.unbounded {
+                    let ptx =
+                        compile::compile(free, "statistics.cl", "sm_90").unwrap_or_else(|f| {
+                            panic!("{kind:?} {dtype} {dims:?} unbounded:\n{}", f.log)
+                        });
+                    assert!(
+                        String::from_utf8_lossy(&ptx).contains(&format!(".entry {}", p.entry)),
+                        "{kind:?} {dtype} {dims:?} unbounded"
+                    );
+                }
                 p
             };
             // nanmean's tiles of at most a row: rows of elements of at most 4 bytes take
