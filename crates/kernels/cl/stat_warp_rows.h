@@ -251,7 +251,8 @@ void stat_warp_rows(__global const in_t* in, __global double* out, ulong tasks) 
     // One bulk prefetch of the segment's whole contiguous row into L2, so that DRAM
     // reads it in address order once: the leaves below read it 128 bytes at a time in
     // bit-reversed order, and a row that does not start on 64 bytes shares each piece's
-    // edge with a piece read much later (an experiment, off by default).
+    // edge with a piece read much later. The host sets it where the rows resident at
+    // once fit in L2 (prefetches_rows in statistics.rs says why and where).
     if (live && t == 0 && step == 1) {
         ulong from = ((ulong)(in + first) + 15) & ~15UL;
         ulong to = (ulong)(in + first + len) & ~15UL;
