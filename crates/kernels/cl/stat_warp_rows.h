@@ -131,6 +131,40 @@ inline st_t st_warp_leaves(__global const in_t* in, ulong first, ulong len, long
 #define ST_ROW_TAIL (ST_ROW_LEN - ST_ROW_FULL * ST_SPAN_LANES)
 #define ST_ROW_MORE ((ST_ROW_TAIL + ST_SPAN - 1) / ST_SPAN)
 #define ST_ROW_LESS ((ST_ROW_TAIL - 1) / ST_SPAN)
+#ifndef ST_ROW_HINTS
+#define ST_ROW_HINTS 1
+#endif
+#if ST_ROW_HINTS && !defined(__OPENCL_VERSION__) && defined(__CUDA_ARCH__) && \
+    __CUDA_ARCH__ >= 800 && ST_IN_BYTES == 4
+// Elements of 4 bytes read straight from global memory (rows of 1025–3072: a lane holds
+// two or three): the first half of the walk's leaves reads with L2's evict-last
+// priority and the second half with evict-first. The walk reads the row 128 bytes at a
+// time in bit-reversed leaf order, so the first half touches every stretch of the row
+// and the second half reads the pieces in between; a 64-byte block that a row off the
+// 64-byte grid splits between two pieces is then still in L2 when its second piece is
+// read, instead of coming from DRAM twice. On an H100 (results/h100-row-hints), var
+// along 104858 rows of 2500 f32 read 1.31 → 1.15 GB from DRAM (1.05 GB of input) and
+// rows of 2771 read 1.09× as fast in a CUDA graph. Evict-last on the first half alone,
+// the second half unhinted, changed nothing or lost (rows of 3000 0.92×).
+#define ST_HINTED 1
+inline double st_hinted_load(__global const in_t* in, ulong i, bool keep) {
+    ulong policy;
+    if (keep) {
+        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    } else {
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    }
+    uint bits;
+    asm volatile("ld.global.L2::cache_hint.b32 %0, [%1], %2;"
+                 : "=r"(bits)
+                 : "l"(in + i), "l"(policy));
+    in_t v;
+    memcpy(&v, &bits, 4);
+    return (double)v;
+}
+#else
+#define ST_HINTED 0
+#endif
 inline st_t st_warp_leaves_known(__global const in_t* in, ulong first, long step,
                                  ST_LOCAL const in_t* row, uint t, bool more) {
     (void)row;
@@ -150,6 +184,10 @@ inline st_t st_warp_leaves_known(__global const in_t* in, ulong first, long step
                             (r == ST_ROW_FULL && (m < ST_ROW_LESS || (m < ST_ROW_MORE && more)));
 #if ST_WARP_STAGED
                 x[u][r] = load ? st_stage_load(row, (uint)e) : 0.0;
+#elif ST_HINTED
+                x[u][r] = load ? st_hinted_load(in, (ulong)((long)first + (long)e * step),
+                                                base < ST_WARP / 2)
+                               : 0.0;
 #else
                 x[u][r] = load ? stat_load(in, (ulong)((long)first + (long)e * step)) : 0.0;
 #endif
