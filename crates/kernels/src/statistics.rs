@@ -20,9 +20,12 @@
 //! all run through the same kernel; outputs whose elements do not step evenly are
 //! gathered into rows on the host first. On CUDA, `stat_tiles` and the moments'
 //! `stat_warp_rows` carry a launch bound that keeps their registers at 48, so that more
-//! warps wait on loads at once. The moments' columns and rows of one element a lane
-//! compile their common length in, so that their folds' counts are constants. The tile
-//! plan itself is [`TilePlan`] (`tile_plan.rs`).
+//! warps wait on loads at once; where ptxas spills under it, the device runs the same
+//! source unbounded ([`Program::unbounded`]). The moments' columns of at most 1024 rows
+//! and rows of at most 3072 elements compile their common length in, so that their
+//! folds' counts are constants; such rows that do not start on 64 bytes are read so
+//! that DRAM delivers their blocks once ([`prefetches_rows`], and L2 eviction priorities
+//! in `stat_warp_rows.h`). The tile plan itself is [`TilePlan`] (`tile_plan.rs`).
 
 use redlab_core::canonical::{LANES, TILE};
 use redlab_core::segmented::Selection;
