@@ -133,8 +133,10 @@ impl CudaDevice {
     /// `program`'s kernel, compiled and loaded on first use: its bounded build, unless
     /// that spills to local memory and the unbounded build ([`Program::unbounded`])
     /// keeps less there. Only a spilling build pays for the second compilation; both
-    /// are cached like any module. Rows that [`prefetches_rows`] picks on this device
-    /// (sm_90 and later, for the bulk prefetch) are built with `ST_ROW_PREFETCH`.
+    /// are cached like any module, and the choice is remembered, so later calls look it
+    /// up once instead of asking the driver again. Rows that [`prefetches_rows`] picks
+    /// on this device (sm_90 and later, for the bulk prefetch) are built with
+    /// `ST_ROW_PREFETCH`.
     fn statistic_function(
         &self,
         program: &Program,
@@ -148,23 +150,27 @@ impl CudaDevice {
         } else {
             ""
         };
-        let bounded =
-            self.modules
-                .prefixed_functions(prefix, &program.source, &arch, &[program.entry])?[0];
-        let spilled = local_bytes(bounded);
-        match &program.unbounded {
-            Some(unbounded) if spilled > 0 => {
-                let free =
-                    self.modules
-                        .prefixed_functions(prefix, unbounded, &arch, &[program.entry])?[0];
-                Ok(if local_bytes(free) < spilled {
-                    free
-                } else {
-                    bounded
-                })
+        let key = format!("statistics\n{arch}\n{prefix}{}", program.source);
+        let chosen = self.modules.memoized(&key, || {
+            let build = |source: &str| {
+                self.modules
+                    .prefixed_functions(prefix, source, &arch, &[program.entry])
+            };
+            let bounded = build(&program.source)?;
+            let spilled = local_bytes(bounded[0]);
+            match &program.unbounded {
+                Some(unbounded) if spilled > 0 => {
+                    let free = build(unbounded)?;
+                    Ok(if local_bytes(free[0]) < spilled {
+                        free
+                    } else {
+                        bounded
+                    })
+                }
+                _ => Ok(bounded),
             }
-            _ => Ok(bounded),
-        }
+        })?;
+        Ok(chosen[0])
     }
 }
 
