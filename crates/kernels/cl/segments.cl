@@ -25,7 +25,8 @@
 //                 words, span / 8 work-items per row (word_rows.h).
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
 //                 t, t+256, t+512, t+768 (as canonical.cl): consecutive work-items read
-//                 consecutive elements when the stride is 1.
+//                 consecutive elements when the stride is 1; order-free operators read
+//                 whole aligned tiles as 16-byte words instead (row_words.h).
 //   column_tiles  for strided outputs that start next to each other (columns): a
 //                 work-group of 1024 serves 32 outputs × 32 lane classes of one tile;
 //                 work-item (x, y) folds the 32 lanes y + 32m of output x by the halving
@@ -253,6 +254,8 @@ inline void seg_store_tile(__global acc_t* out, __global ulong* h, ulong outputs
     } while (0)
 #endif
 
+#include "row_words.h"
+
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t lanes[SEG_WG];
@@ -267,25 +270,32 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
     if (stride == 1 && (t + 1) * TILE <= len) {
         // A whole tile of consecutive elements: no bounds checks, no stride products.
-#ifdef HAVE_ARG_KEY
-        // Every element is loaded before any compare; each lane then scans its rows.
-        ulong j0 = t * TILE + lid;
-        val_t v[4 * ROWS];
-        for (uint q = 0; q < 4 * ROWS; q++)
-            v[q] = seg_load(in, start + j0 + (ulong)(q / 4) * LANES + (q % 4) * 256, 0).v;
-        ARG_SCAN_ROWS(l0, v, 0, 4, j0);
-        ARG_SCAN_ROWS(l1, v, 1, 4, j0 + 256);
-        ARG_SCAN_ROWS(l2, v, 2, 4, j0 + 512);
-        ARG_SCAN_ROWS(l3, v, 3, 4, j0 + 768);
-#else
-        for (uint r = 0; r < ROWS; r++) {
-            ulong j = t * TILE + (ulong)r * LANES + lid;
-            l0 = combine(l0, seg_load(in, start + j, j));
-            l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
-            l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
-            l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
-        }
+#ifdef SEG_HAS_ROW_WORDS
+        if (SEG_WORD_ALIGNED(in, start + t * TILE)) {
+            l0 = seg_row_words(in, start, t, lid);
+        } else
 #endif
+        {
+#ifdef HAVE_ARG_KEY
+            // Every element is loaded before any compare; each lane then scans its rows.
+            ulong j0 = t * TILE + lid;
+            val_t v[4 * ROWS];
+            for (uint q = 0; q < 4 * ROWS; q++)
+                v[q] = seg_load(in, start + j0 + (ulong)(q / 4) * LANES + (q % 4) * 256, 0).v;
+            ARG_SCAN_ROWS(l0, v, 0, 4, j0);
+            ARG_SCAN_ROWS(l1, v, 1, 4, j0 + 256);
+            ARG_SCAN_ROWS(l2, v, 2, 4, j0 + 512);
+            ARG_SCAN_ROWS(l3, v, 3, 4, j0 + 768);
+#else
+            for (uint r = 0; r < ROWS; r++) {
+                ulong j = t * TILE + (ulong)r * LANES + lid;
+                l0 = combine(l0, seg_load(in, start + j, j));
+                l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
+                l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
+                l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
+            }
+#endif
+        }
     } else {
 #ifdef IN_IS_MAPPED
         // Mapped inputs: every work-item loads, from the output's last element where it

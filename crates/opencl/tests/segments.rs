@@ -54,6 +54,22 @@ fn axis_cases() -> Vec<(&'static str, Layout, Option<Vec<isize>>)> {
         ("rows 3x1025", c(&[3, 1025]), Some(vec![1])),
         ("rows 3x8193", c(&[3, 8193]), Some(vec![-1])),
         ("rows 2x20011 (tree)", c(&[2, 20011]), Some(vec![1])),
+        // Order-free operators read whole tiles whose first element is word-aligned as
+        // words (row_words.h), the others one element at a time.
+        (
+            "row words 3x16388 (aligned whole tiles, partial tiles, tree)",
+            c(&[3, 16388]),
+            Some(vec![1]),
+        ),
+        (
+            "row words, misaligned view 2x16384",
+            Layout {
+                dims: vec![2, 16384],
+                strides: vec![16384, 1],
+                offset: 2,
+            },
+            Some(vec![1]),
+        ),
         ("rows 4x0", c(&[4, 0]), Some(vec![1])),
         ("columns 257x33", c(&[257, 33]), Some(vec![0])),
         ("columns 5x40", c(&[5, 40]), Some(vec![0])),
