@@ -43,55 +43,6 @@
 #endif
 // Enough for any 64-bit tile count.
 #define STACK_DEPTH 64
-
-// SUBTREE_ROTATE (a multiplier; 0, the default, keeps tile order): whole subtrees of at
-// most STACK_DEPTH tiles are read starting at tile (s · SUBTREE_ROTATE) mod 2^k of
-// subtree s and wrapping around, so the groups or warps that start their subtrees
-// together do not all read at the same offset modulo the subtree's size (2^k tiles
-// apart, a power of two). Tile results then go to slot (tile − first) of the stack, and
-// the subtree is closed by halving over the slots, pairing (i, i + w) for i a multiple of
-// 2w: the aligned pairwise tree the binary counter builds, so the bits do not change.
-#ifndef SUBTREE_ROTATE
-#define SUBTREE_ROTATE 0
-#endif
-inline int subtree_rotated(ulong s, uint k, ulong tiles) {
-    return SUBTREE_ROTATE != 0 && (1UL << k) <= STACK_DEPTH && ((s + 1) << k) <= tiles;
-}
-// The tile read tt-th in subtree s.
-inline ulong subtree_tile(ulong s, ulong tt, uint k, ulong tiles) {
-    if (subtree_rotated(s, k, tiles))
-        return (s << k) + ((tt + s * (ulong)SUBTREE_ROTATE) & ((1UL << k) - 1));
-    return (s << k) + tt;
-}
-// Work-item 0's bookkeeping of a subtree, as macros so the private array needs no
-// pointer. SUBTREE_PUSH records the result v of tile `tile`, read tt-th: in its slot, or
-// merged into the binary counter's stack. SUBTREE_ROOT leaves the subtree's root in x:
-// the slots halved (pairs (i, i + w), i a multiple of 2w), or the stack closed from the
-// top.
-#define SUBTREE_PUSH(stack, depth, rotated, first, tile, tt, v)             \
-    do {                                                                  \
-        if (rotated) {                                                    \
-            (stack)[(tile) - (first)] = (v);                              \
-        } else {                                                          \
-            acc_t m_ = (v);                                               \
-            for (ulong c_ = (tt); c_ & 1; c_ >>= 1)                       \
-                m_ = combine((stack)[--(depth)], m_);                     \
-            (stack)[(depth)++] = m_;                                      \
-        }                                                                 \
-    } while (0)
-#define SUBTREE_ROOT(x, stack, depth, rotated, span)                        \
-    do {                                                                  \
-        if (rotated) {                                                    \
-            for (ulong w_ = 1; w_ < (span); w_ <<= 1)                     \
-                for (ulong i_ = 0; i_ < (span); i_ += 2 * w_)             \
-                    (stack)[i_] = combine((stack)[i_], (stack)[i_ + w_]); \
-            (x) = (stack)[0];                                             \
-        } else {                                                          \
-            (x) = (stack)[--(depth)];                                     \
-            while ((depth) > 0)                                           \
-                (x) = combine((stack)[--(depth)], (x));                   \
-        }                                                                 \
-    } while (0)
 // A user-defined combine (OP_CUSTOM) always takes the canonical path: its result may
 // depend on the order, and the canonical order is the one every backend shares.
 #if !(defined(VALUE_IS_FLOAT) && (defined(OP_SUM) || defined(OP_PROD))) && !defined(OP_CUSTOM)
@@ -552,11 +503,10 @@ void reduce(__global const in_t* RL_IN_RESTRICT in, __global acc_t* out, ulong n
         ulong count = min(span, tiles - first);
         acc_t stack[STACK_DEPTH]; // used by work-item 0 only
         uint depth = 0;
-        int rotated = subtree_rotated(s, k, tiles);
 #if PREFETCH_RAW && !USE_VEC
         in_t cur[ROWS * 4], next[ROWS * 4];
         {
-            ulong b = subtree_tile(s, 0, k, tiles) * (ulong)TILE + lid;
+            ulong b = first * (ulong)TILE + lid;
             for (uint j = 0; j < ROWS * 4; j++) {
                 ulong i = b + (ulong)(j >> 2) * LANES + (j & 3) * 256;
                 cur[j] = i < n ? in[i] : (in_t)0;
@@ -564,12 +514,11 @@ void reduce(__global const in_t* RL_IN_RESTRICT in, __global acc_t* out, ulong n
         }
 #endif
         for (ulong t = 0; t < count; t++) {
-            ulong tile = subtree_tile(s, t, k, tiles);
-            ulong base = tile * (ulong)TILE + lid;
+            ulong base = (first + t) * (ulong)TILE + lid;
             p ^= 1;
             acc_t l[4] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY};
 #if USE_VEC
-            ulong tile_start = tile * (ulong)TILE;
+            ulong tile_start = (first + t) * (ulong)TILE;
             if (tile_start + TILE <= n) {
                 // Work-item lid owns lanes 4·lid … 4·lid+3 while loading.
                 raw_t words[ROWS];
@@ -600,9 +549,8 @@ void reduce(__global const in_t* RL_IN_RESTRICT in, __global acc_t* out, ulong n
             }
 #elif PREFETCH_RAW
             if (t + 1 < count) {
-                ulong nb = subtree_tile(s, t + 1, k, tiles) * (ulong)TILE + lid;
                 for (uint j = 0; j < ROWS * 4; j++) {
-                    ulong i = nb + (ulong)(j >> 2) * LANES + (j & 3) * 256;
+                    ulong i = base + TILE + (ulong)(j >> 2) * LANES + (j & 3) * 256;
                     next[j] = i < n ? in[i] : (in_t)0;
                 }
             }
@@ -624,8 +572,11 @@ void reduce(__global const in_t* RL_IN_RESTRICT in, __global acc_t* out, ulong n
 #endif
 #ifdef HAVE_SUBGROUP_SHUFFLE
             acc_t v = group_fold_tile(lanes[p], l);
-            if (lid == 0)
-                SUBTREE_PUSH(stack, depth, rotated, first, tile, t, v);
+            if (lid == 0) {
+                for (ulong c = t; c & 1; c >>= 1)
+                    v = combine(stack[--depth], v);
+                stack[depth++] = v;
+            }
 #else
             lanes[p][lid] = combine(combine(l[0], l[2]), combine(l[1], l[3]));
             for (uint w = TILE_WG / 2; w > 0; w >>= 1) {
@@ -633,13 +584,18 @@ void reduce(__global const in_t* RL_IN_RESTRICT in, __global acc_t* out, ulong n
                 if (lid < w)
                     lanes[p][lid] = combine(lanes[p][lid], lanes[p][lid + w]);
             }
-            if (lid == 0)
-                SUBTREE_PUSH(stack, depth, rotated, first, tile, t, lanes[p][0]);
+            if (lid == 0) {
+                acc_t v = lanes[p][0];
+                for (ulong c = t; c & 1; c >>= 1)
+                    v = combine(stack[--depth], v);
+                stack[depth++] = v;
+            }
 #endif
         }
         if (lid == 0) {
-            acc_t x;
-            SUBTREE_ROOT(x, stack, depth, rotated, span);
+            acc_t x = stack[--depth];
+            while (depth > 0)
+                x = combine(stack[--depth], x);
             STORE_ROOT(subtrees == 1 ? 0 : 1 + s, x);
         }
     }

@@ -300,10 +300,8 @@ inline void warp_subtrees(const __global in_t* in, __global acc_t* out, ulong n,
         ulong count = min(span, tiles - first);
         acc_t stack[STACK_DEPTH]; // used by sub-group lane 0 only
         uint depth = 0;
-        int rotated = subtree_rotated(s, k, tiles);
         for (ulong tt = 0; tt < count; tt++) {
-            ulong tile = subtree_tile(s, tt, k, tiles);
-            ulong start = tile * (ulong)TILE;
+            ulong start = (first + tt) * (ulong)TILE;
 #if WARP_PREFETCH
             acc_t v;
             if (start + TILE <= n) {
@@ -311,9 +309,7 @@ inline void warp_subtrees(const __global in_t* in, __global acc_t* out, ulong n,
                     warp_load_rows(in, start, 0, t, w);
                 // This warp's next tile: the next in this subtree, or the first of its
                 // next subtree.
-                ulong next = (tt + 1 < count ? subtree_tile(s, tt + 1, k, tiles)
-                                             : subtree_tile(s + warps, 0, k, tiles)) *
-                             (ulong)TILE;
+                ulong next = tt + 1 < count ? start + TILE : ((s + warps) << k) * (ulong)TILE;
                 primed = (tt + 1 < count || s + warps < subtrees) && next + TILE <= n;
                 v = warp_tile_prefetched(in, start, t, w, next, primed);
             } else {
@@ -322,12 +318,16 @@ inline void warp_subtrees(const __global in_t* in, __global acc_t* out, ulong n,
 #else
             acc_t v = warp_tile(in, start, n, t);
 #endif
-            if (t == 0)
-                SUBTREE_PUSH(stack, depth, rotated, first, tile, tt, v);
+            if (t == 0) {
+                for (ulong c = tt; c & 1; c >>= 1)
+                    v = combine(stack[--depth], v);
+                stack[depth++] = v;
+            }
         }
         if (t == 0) {
-            acc_t x;
-            SUBTREE_ROOT(x, stack, depth, rotated, span);
+            acc_t x = stack[--depth];
+            while (depth > 0)
+                x = combine(stack[--depth], x);
             STORE_ROOT(subtrees == 1 ? 0 : 1 + s, x);
         }
     }

@@ -266,17 +266,6 @@ const WARP_PREFETCH: Param = Param {
     range: (0, 1),
     power_of_two: false,
 };
-const SUBTREE_ROTATE: Param = Param {
-    name: "SUBTREE_ROTATE",
-    // Whole subtrees of the canonical path start at a tile rotated by this multiple of
-    // the subtree's index (canonical_one.cl); 0: in order. The bits are the same either
-    // way. Not searched until measured.
-    default: 0,
-    values: &[0],
-    applies: Applies::OrderedFloat,
-    range: (0, 63),
-    power_of_two: false,
-};
 const WARP_BULK_ROWS: Param = Param {
     name: "WARP_BULK_ROWS",
     // Rows per warp in flight through bulk copies into shared memory (warp_bulk.h, CUDA
@@ -494,7 +483,7 @@ pub fn all() -> Vec<Variant> {
     vec![
         variant!("canonical-one-launch", ["production", "one-launch", "last-block finish"],
             "redlab's canonical order v1 (docs/canonical-order.md), one launch", "canonical_one.cl",
-            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, HALF_WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, SUBTREE_ROTATE, WARP_BULK_ROWS, ORDER_FREE_WORDS, ATOMIC_FINISH, CLUSTER_FINISH, CLUSTER_TILE_WORDS], needs [], defines [], canonical true),
+            LastBlockFinish, Subtrees, params [GROUPS_PER_CU_ONE_LAUNCH, PREFETCH, VEC_LOADS, UNROLL, WARP_TILES_FROM, WARP_TILES_UPTO, HALF_WARP_TILES_UPTO, WARP_ROWS, WARP_PREFETCH, WARP_BULK_ROWS, ORDER_FREE_WORDS, ATOMIC_FINISH, CLUSTER_FINISH, CLUSTER_TILE_WORDS], needs [], defines [], canonical true),
         variant!("canonical", ["canonical-v1", "canonical tiles and tree passes"],
             "redlab's canonical order v1 (docs/canonical-order.md)", "canonical.cl",
             Canonical, CanonicalTiles, params [], needs [], defines [], canonical true),

@@ -69,30 +69,6 @@ fn production_and_sdk_kernels_compile_for_sm_90() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
-fn rotated_subtrees_compile_for_sm_90_on_both_tile_paths() {
-    require_nvrtc();
-    let variant = registry::find("production").expect("registered");
-    for dtype in [DType::F32, DType::F64, DType::F16] {
-        let problem = Problem::new(Op::Sum, dtype, None).expect("valid");
-        // Warp tiles from the first tile on, and the work-group path alone.
-        for from in [1, 0] {
-            let params = [
-                ("SUBTREE_ROTATE", 1),
-                ("WARP_TILES_FROM", from),
-                ("WARP_TILES_UPTO", 0),
-            ];
-            let source = assembly::assemble(&variant, &problem, &params, &[], Target::Cuda, true)
-                .expect("assembles")
-                .source;
-            assert!(source.contains("#define SUBTREE_ROTATE 1"), "{problem}");
-            compile::compile(&source, variant.file, "sm_90")
-                .unwrap_or_else(|f| panic!("{problem} from {from}:\n{}", f.log));
-        }
-    }
-}
-
-#[test]
-#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn halves_warp_tiles_compile_for_sm_90_with_warp_shuffles() {
     require_nvrtc();
     let variant = registry::find("production").expect("registered");

@@ -7,6 +7,8 @@
 #   rotate/  `auto` float sums beside CUB with the shipped database and with
 #            SUBTREE_ROTATE=1 added to every float-sum entry (ROT_DIR/cuda/FAMILY.json;
 #            scripts/gpu_auto_ab.sh);
+#   dot/     the mapped `x*y` sum with SUBTREE_ROTATE 0 and 1, and torch.dot
+#            (tools/expr_compare.py);
 # then memcheck on both new paths.
 # Usage: scripts/gpu_rotate_rows.sh REDLAB_BINARY CUB_BINARY ROT_DIR OUT_DIR
 set -uo pipefail
@@ -18,6 +20,15 @@ OPS=${ROW_OPS:-argmax,argmin,max} ADD=${ROW_SHAPES:-32x4194304:1,128x1048576:1,8
   "$here/gpu_nvrtc_switches.sh" "$bin" "$out/rows" "${ROW_ROUNDS:-2}" words= scalar=-DSEG_ROW_WORDS=0
 SETS=${ROT_SETS:-"sum f32,f64 2^22,2^24,2^26,2^28,2^30"} ROUNDS=${ROT_ROUNDS:-2} \
   "$here/gpu_auto_ab.sh" "$bin" "$cub" "$out/rotate" "$rot"
+mkdir -p "$out/dot"
+for round in $(seq "${ROT_ROUNDS:-2}"); do
+  for r in 0 1; do
+    echo "== round $round, dot SUBTREE_ROTATE=$r"
+    "$bin" bench --device cuda:0 --map 'x*y' --dtypes f32 --sizes 2^24,2^28 --min-reps 20 \
+      --param SUBTREE_ROTATE=$r --json "$out/dot/rot$r-$round.jsonl" 2>&1 | grep -E "^[a-z0-9]|rror" | tail -2
+  done
+done | tee "$out/dot/bench.txt"
+python3 "$here/../tools/expr_compare.py" --n 268435456 2>&1 | grep -E "library|torch.dot" | tee "$out/dot/torch.txt"
 {
   echo "== memcheck: argmax and min along 4x65536 rows (row words)"
   compute-sanitizer --tool memcheck "$bin" run --device cuda:0 --op argmax --dtype f32 --shape 4x65536 --axis 1
