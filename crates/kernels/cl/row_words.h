@@ -12,11 +12,14 @@
 // combined as they loaded already, stayed within 0.3% (results/h100-row-words).
 //
 // Words hold 4 elements (SEG_WORDS: 16 bytes of 4-byte elements, 8 bytes of 2-byte ones,
-// or a one-input map's raw elements), so the loop below covers 256 × 8 × 4 = TILE
-// elements. The caller checks that the tile's first element is word-aligned; the tile's
-// elements are then those of the scalar path, only grouped differently, and every
-// operator here gives the same bits for any grouping (argmin/argmax order by key, then
-// index). SEG_ROW_WORDS = 0 keeps the scalar loads (for comparisons).
+// or a one-input map's raw elements), so 256 × 8 words cover TILE elements. Where the
+// tile's first element is not word-aligned (rows whose length is not a multiple of 4),
+// the words start `lead` elements later, at the first aligned one, and the last word
+// would pass the tile's end; the last work-item loads the `lead` elements before the
+// first word and the 4 − lead after the last whole one instead. The tile's elements are
+// those of the scalar path either way, only grouped differently, and every operator here
+// gives the same bits for any grouping (argmin/argmax order by key, then index).
+// SEG_ROW_WORDS = 0 keeps the scalar loads (for comparisons).
 
 #ifndef SEG_ROW_WORDS
 #define SEG_ROW_WORDS 1
@@ -26,15 +29,25 @@
 #define SEG_HAS_ROW_WORDS 1
 #define RW_WORDS_PER_ITEM (TILE / (SEG_WG * 4))
 
-// Tile `t` of the output starting at element `start`, as work-item `lid`'s share:
-// elements t·TILE + 4(lid + SEG_WG·u) + e of the output, u < RW_WORDS_PER_ITEM, e < 4.
+// Tile `t` of the output starting at element `start`, as work-item `lid`'s share: with
+// `lead` elements before the first aligned word, elements t·TILE + lead + 4(lid + SEG_WG·u)
+// + e of the output (u < RW_WORDS_PER_ITEM, e < 4) inside the tile, and, for the last
+// work-item, the tile's first `lead` and last 4 − lead elements where lead > 0.
 inline acc_t seg_row_words(__global const in_t* in, ulong start, ulong t, uint lid) {
     ulong first = t * TILE;
-    const __global seg_word_t* words = SEG_WORD_AT(in, start + first);
+    ulong misfit = ((ulong)SEG_WORD_AT(in, start + first) & (SEG_WORD_BYTES - 1)) /
+                   sizeof(seg_elem_t);
+    uint lead = misfit == 0 ? 0 : 4 - (uint)misfit;
+    const __global seg_word_t* words = SEG_WORD_AT(in, start + first + lead);
+    // The one word that would pass the tile's end where lead > 0: its slot loads the
+    // word before it instead (every load stays unconditional and in the tile) and is
+    // skipped below.
+    int spare = lead > 0 && lid == SEG_WG - 1;
     seg_word_t w[RW_WORDS_PER_ITEM];
     for (uint u = 0; u < RW_WORDS_PER_ITEM; u++)
-        w[u] = words[lid + SEG_WG * u];
-    ulong mine = first + 4 * (ulong)lid;
+        w[u] = words[lid + SEG_WG * u - (spare && u + 1 == RW_WORDS_PER_ITEM ? 1 : 0)];
+    uint full = spare ? RW_WORDS_PER_ITEM - 1 : RW_WORDS_PER_ITEM;
+    ulong mine = first + lead + 4 * (ulong)lid;
 #ifdef HAVE_ARG_KEY
     // In increasing index: u, then e. The first strictly better key wins, so ties keep
     // the smallest index, as combine() would.
@@ -43,17 +56,26 @@ inline acc_t seg_row_words(__global const in_t* in, ulong start, ulong t, uint l
     for (uint u = 0; u < RW_WORDS_PER_ITEM; u++)
         for (uint e = 0; e < 4; e++) {
             argkey_t k = arg_key(seg_value_bits(SEG_PART(w[u], e)));
-            int better = ARG_BETTER(k, best);
+            int better = u < full && ARG_BETTER(k, best);
             best = better ? k : best;
             at = better ? 4 * SEG_WG * u + e : at;
         }
-    return arg_found(best, mine + at);
+    acc_t acc = arg_found(best, mine + at);
 #else
     acc_t acc = IDENTITY;
     for (uint u = 0; u < RW_WORDS_PER_ITEM; u++)
         for (uint e = 0; e < 4; e++)
-            acc = combine(acc, seg_lift_bits(SEG_PART(w[u], e), mine + 4 * SEG_WG * u + e));
-    return acc;
+            if (u < full)
+                acc = combine(acc, seg_lift_bits(SEG_PART(w[u], e), mine + 4 * SEG_WG * u + e));
 #endif
+    if (spare) {
+        // combine() orders argmin/argmax pairs by key, then index, so these join in any
+        // order.
+        for (uint e = 0; e < 4; e++) {
+            ulong j = e < lead ? first + e : first + TILE - 4 + e;
+            acc = combine(acc, seg_load(in, start + j, j));
+        }
+    }
+    return acc;
 }
 #endif

@@ -26,7 +26,7 @@
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
 //                 t, t+256, t+512, t+768 (as canonical.cl): consecutive work-items read
 //                 consecutive elements when the stride is 1; order-free operators read
-//                 whole aligned tiles as 16-byte words instead (row_words.h).
+//                 whole tiles as 16-byte words instead (row_words.h).
 //   column_tiles  for strided outputs that start next to each other (columns): a
 //                 work-group of 1024 serves 32 outputs × 32 lane classes of one tile;
 //                 work-item (x, y) folds the 32 lanes y + 32m of output x by the halving
@@ -271,10 +271,8 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     if (stride == 1 && (t + 1) * TILE <= len) {
         // A whole tile of consecutive elements: no bounds checks, no stride products.
 #ifdef SEG_HAS_ROW_WORDS
-        if (SEG_WORD_ALIGNED(in, start + t * TILE)) {
-            l0 = seg_row_words(in, start, t, lid);
-        } else
-#endif
+        l0 = seg_row_words(in, start, t, lid);
+#else
         {
 #ifdef HAVE_ARG_KEY
             // Every element is loaded before any compare; each lane then scans its rows.
@@ -296,6 +294,7 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
             }
 #endif
         }
+#endif
     } else {
 #ifdef IN_IS_MAPPED
         // Mapped inputs: every work-item loads, from the output's last element where it
