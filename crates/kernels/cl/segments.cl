@@ -273,27 +273,25 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
 #ifdef SEG_HAS_ROW_WORDS
         l0 = seg_row_words(in, start, t, lid);
 #else
-        {
 #ifdef HAVE_ARG_KEY
-            // Every element is loaded before any compare; each lane then scans its rows.
-            ulong j0 = t * TILE + lid;
-            val_t v[4 * ROWS];
-            for (uint q = 0; q < 4 * ROWS; q++)
-                v[q] = seg_load(in, start + j0 + (ulong)(q / 4) * LANES + (q % 4) * 256, 0).v;
-            ARG_SCAN_ROWS(l0, v, 0, 4, j0);
-            ARG_SCAN_ROWS(l1, v, 1, 4, j0 + 256);
-            ARG_SCAN_ROWS(l2, v, 2, 4, j0 + 512);
-            ARG_SCAN_ROWS(l3, v, 3, 4, j0 + 768);
+        // Every element is loaded before any compare; each lane then scans its rows.
+        ulong j0 = t * TILE + lid;
+        val_t v[4 * ROWS];
+        for (uint q = 0; q < 4 * ROWS; q++)
+            v[q] = seg_load(in, start + j0 + (ulong)(q / 4) * LANES + (q % 4) * 256, 0).v;
+        ARG_SCAN_ROWS(l0, v, 0, 4, j0);
+        ARG_SCAN_ROWS(l1, v, 1, 4, j0 + 256);
+        ARG_SCAN_ROWS(l2, v, 2, 4, j0 + 512);
+        ARG_SCAN_ROWS(l3, v, 3, 4, j0 + 768);
 #else
-            for (uint r = 0; r < ROWS; r++) {
-                ulong j = t * TILE + (ulong)r * LANES + lid;
-                l0 = combine(l0, seg_load(in, start + j, j));
-                l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
-                l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
-                l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
-            }
-#endif
+        for (uint r = 0; r < ROWS; r++) {
+            ulong j = t * TILE + (ulong)r * LANES + lid;
+            l0 = combine(l0, seg_load(in, start + j, j));
+            l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
+            l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
+            l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
         }
+#endif
 #endif
     } else {
 #ifdef IN_IS_MAPPED
