@@ -26,7 +26,9 @@
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
 //                 t, t+256, t+512, t+768 (as canonical.cl): consecutive work-items read
 //                 consecutive elements when the stride is 1; order-free operators read
-//                 whole tiles as 16-byte words instead (row_words.h).
+//                 whole tiles as 16-byte words instead (row_words.h). With H_WHOLE (many
+//                 outputs of a few tiles, order-free operators: segments_whole.rs) a
+//                 work-group takes every tile of output g in turn, and no tree follows.
 //   column_tiles  for strided outputs that start next to each other (columns): a
 //                 work-group of 1024 serves 32 outputs × 32 lane classes of one tile;
 //                 work-item (x, y) folds the 32 lanes y + 32m of output x by the halving
@@ -56,6 +58,7 @@
 #define H_OFFSET 9       // formula: the first output's first element
 #define H_RESULT 10      // SEG_RESULT builds: the device address of the caller's results
 #define H_PARTIALS 11    // column_words: byte offset of its partials from the header
+#define H_WHOLE 12       // row_tiles: 1 where a work-group takes every tile of output g
 #define HEADER_WORDS 16
 
 // Operators whose answer does not depend on the order in which elements combine: all
@@ -263,64 +266,86 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     uint lid = get_local_id(0);
     ulong g = get_group_id(0);
     ulong t;
-    ulong k = seg_tile_owner(h, outputs, g, &t);
+    ulong k;
+#ifdef SEG_ORDER_FREE
+    // Whole rows: work-group g takes every tile of output g in turn and writes its
+    // result, with no tree. Only operators whose answer does not depend on the order
+    // in which elements combine may: float sums keep one group per tile and the tree.
+    int whole = h[H_WHOLE] != 0;
+#else
+    const int whole = 0;
+#endif
+    if (whole) {
+        k = g;
+        t = 0;
+    } else {
+        k = seg_tile_owner(h, outputs, g, &t);
+    }
     ulong len = seg_len(h, k);
     ulong start = seg_start(h, k);
     ulong stride = h[H_STRIDE];
+    ulong t_end = whole ? (len + TILE - 1) / TILE : t + 1;
     acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
-    if (stride == 1 && (t + 1) * TILE <= len) {
-        // A whole tile of consecutive elements: no bounds checks, no stride products.
+    for (; t < t_end; t++) {
+        if (stride == 1 && (t + 1) * TILE <= len) {
+            // A whole tile of consecutive elements: no bounds checks, no stride products.
 #ifdef SEG_HAS_ROW_WORDS
-        l0 = seg_row_words(in, start, t, lid);
+            l0 = combine(l0, seg_row_words(in, start, t, lid));
 #else
 #ifdef HAVE_ARG_KEY
-        // Every element is loaded before any compare; each lane then scans its rows.
-        ulong j0 = t * TILE + lid;
-        val_t v[4 * ROWS];
-        for (uint q = 0; q < 4 * ROWS; q++)
-            v[q] = seg_load(in, start + j0 + (ulong)(q / 4) * LANES + (q % 4) * 256, 0).v;
-        ARG_SCAN_ROWS(l0, v, 0, 4, j0);
-        ARG_SCAN_ROWS(l1, v, 1, 4, j0 + 256);
-        ARG_SCAN_ROWS(l2, v, 2, 4, j0 + 512);
-        ARG_SCAN_ROWS(l3, v, 3, 4, j0 + 768);
+            // Every element is loaded before any compare; each lane then scans its rows.
+            ulong j0 = t * TILE + lid;
+            val_t v[4 * ROWS];
+            for (uint q = 0; q < 4 * ROWS; q++)
+                v[q] = seg_load(in, start + j0 + (ulong)(q / 4) * LANES + (q % 4) * 256, 0).v;
+            acc_t a0, a1, a2, a3;
+            ARG_SCAN_ROWS(a0, v, 0, 4, j0);
+            ARG_SCAN_ROWS(a1, v, 1, 4, j0 + 256);
+            ARG_SCAN_ROWS(a2, v, 2, 4, j0 + 512);
+            ARG_SCAN_ROWS(a3, v, 3, 4, j0 + 768);
+            l0 = combine(l0, a0);
+            l1 = combine(l1, a1);
+            l2 = combine(l2, a2);
+            l3 = combine(l3, a3);
 #else
-        for (uint r = 0; r < ROWS; r++) {
-            ulong j = t * TILE + (ulong)r * LANES + lid;
-            l0 = combine(l0, seg_load(in, start + j, j));
-            l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
-            l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
-            l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
-        }
+            for (uint r = 0; r < ROWS; r++) {
+                ulong j = t * TILE + (ulong)r * LANES + lid;
+                l0 = combine(l0, seg_load(in, start + j, j));
+                l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
+                l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
+                l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
+            }
 #endif
 #endif
-    } else {
+        } else {
 #ifdef IN_IS_MAPPED
-        // Mapped inputs: every work-item loads, from the output's last element where it
-        // is past the end, and takes the identity there after the load. Loads predicated
-        // on the bounds (below) gave wrong, run-to-run varying sums of integer maps of
-        // integer words on an H200 once ptxas optimized (-O1 and up; -O0 was right;
-        // results/h200-map-bug); this form was right there. Plain inputs keep the
-        // predicated loads, right there and up to 1.4x faster in partial tiles.
-        for (uint r = 0; r < ROWS && len > 0; r++) {
-            ulong j = t * TILE + (ulong)r * LANES + lid;
-            acc_t v0 = seg_load(in, start + min(j, len - 1) * stride, j);
-            acc_t v1 = seg_load(in, start + min(j + 256, len - 1) * stride, j + 256);
-            acc_t v2 = seg_load(in, start + min(j + 512, len - 1) * stride, j + 512);
-            acc_t v3 = seg_load(in, start + min(j + 768, len - 1) * stride, j + 768);
-            l0 = combine(l0, j < len ? v0 : IDENTITY);
-            l1 = combine(l1, j + 256 < len ? v1 : IDENTITY);
-            l2 = combine(l2, j + 512 < len ? v2 : IDENTITY);
-            l3 = combine(l3, j + 768 < len ? v3 : IDENTITY);
-        }
+            // Mapped inputs: every work-item loads, from the output's last element where it
+            // is past the end, and takes the identity there after the load. Loads predicated
+            // on the bounds (below) gave wrong, run-to-run varying sums of integer maps of
+            // integer words on an H200 once ptxas optimized (-O1 and up; -O0 was right;
+            // results/h200-map-bug); this form was right there. Plain inputs keep the
+            // predicated loads, right there and up to 1.4x faster in partial tiles.
+            for (uint r = 0; r < ROWS && len > 0; r++) {
+                ulong j = t * TILE + (ulong)r * LANES + lid;
+                acc_t v0 = seg_load(in, start + min(j, len - 1) * stride, j);
+                acc_t v1 = seg_load(in, start + min(j + 256, len - 1) * stride, j + 256);
+                acc_t v2 = seg_load(in, start + min(j + 512, len - 1) * stride, j + 512);
+                acc_t v3 = seg_load(in, start + min(j + 768, len - 1) * stride, j + 768);
+                l0 = combine(l0, j < len ? v0 : IDENTITY);
+                l1 = combine(l1, j + 256 < len ? v1 : IDENTITY);
+                l2 = combine(l2, j + 512 < len ? v2 : IDENTITY);
+                l3 = combine(l3, j + 768 < len ? v3 : IDENTITY);
+            }
 #else
-        for (uint r = 0; r < ROWS; r++) {
-            ulong j = t * TILE + (ulong)r * LANES + lid;
-            l0 = combine(l0, j < len ? seg_load(in, start + j * stride, j) : IDENTITY);
-            l1 = combine(l1, j + 256 < len ? seg_load(in, start + (j + 256) * stride, j + 256) : IDENTITY);
-            l2 = combine(l2, j + 512 < len ? seg_load(in, start + (j + 512) * stride, j + 512) : IDENTITY);
-            l3 = combine(l3, j + 768 < len ? seg_load(in, start + (j + 768) * stride, j + 768) : IDENTITY);
-        }
+            for (uint r = 0; r < ROWS; r++) {
+                ulong j = t * TILE + (ulong)r * LANES + lid;
+                l0 = combine(l0, j < len ? seg_load(in, start + j * stride, j) : IDENTITY);
+                l1 = combine(l1, j + 256 < len ? seg_load(in, start + (j + 256) * stride, j + 256) : IDENTITY);
+                l2 = combine(l2, j + 512 < len ? seg_load(in, start + (j + 512) * stride, j + 512) : IDENTITY);
+                l3 = combine(l3, j + 768 < len ? seg_load(in, start + (j + 768) * stride, j + 768) : IDENTITY);
+            }
 #endif
+        }
     }
     // Fold w = 512 and w = 256 in registers.
     l0 = combine(l0, l2);
@@ -351,8 +376,15 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     barrier(CLK_LOCAL_MEM_FENCE);
     acc_t x = seg_fold_tail(lanes[lid], SEG_WG);
 #endif
-    if (lid == 0 && k < outputs)
-        seg_store_tile(out, h, outputs, k, g, len, x);
+    if (lid == 0 && k < outputs) {
+        if (whole) {
+            // An empty output's value over nothing comes from the host.
+            if (len > 0)
+                seg_put(out, h, k, x);
+        } else {
+            seg_store_tile(out, h, outputs, k, g, len, x);
+        }
+    }
 }
 
 // A whole lane (all 8 rows of element index `a`) loaded into x[at … at + 7], then folded

@@ -324,7 +324,7 @@ fn mapped_jobs_take_column_words_only_where_they_map_words() {
     let rows = plan(&[4096, 32], 1);
     for words in [false, true] {
         assert_eq!(
-            job(&rows).for_mapped(&mean, words).strategy(),
+            job(&rows).for_mapped(&mean, words, false).strategy(),
             Strategy::WordRows { span: 32 }
         );
     }
@@ -334,11 +334,11 @@ fn mapped_jobs_take_column_words_only_where_they_map_words() {
         Strategy::ColumnWords
     );
     assert_eq!(
-        job(&columns).for_mapped(&mean, true).strategy(),
+        job(&columns).for_mapped(&mean, true, false).strategy(),
         Strategy::ColumnWords
     );
     assert_eq!(
-        job(&columns).for_mapped(&mean, false).strategy(),
+        job(&columns).for_mapped(&mean, false, false).strategy(),
         Strategy::ColumnTiles
     );
 }
@@ -396,4 +396,85 @@ fn narrow_columns_take_fewer_words_per_row_and_more_classes_per_group() {
             "{explain}"
         );
     }
+}
+
+#[test]
+fn whole_rows_take_many_rows_of_a_few_tiles_for_order_free_operators() {
+    let problem = |op, dtype| Problem::new(op, dtype, None).expect("problem");
+    let argmax = problem(Op::ArgMax, redlab_core::DType::F32);
+    let rows = |dims: &[usize]| {
+        let plan = AxisPlan::new(Layout::c_order(dims), Some(&[1]), false).expect("plan");
+        SegmentJob::new(Selection::Axes(&plan)).expect("job")
+    };
+    // 8192 rows of a whole tile and one element: a work-group per row, no tree, no
+    // scratch for tile results, H_WHOLE set.
+    let job = rows(&[8192, 8193]).for_problem(&argmax);
+    assert_eq!(job.strategy(), Strategy::RowWhole);
+    assert_eq!(
+        job.launches(),
+        vec![SegmentLaunch {
+            entry: 2,
+            global: 8192 * WG,
+            local: WG
+        }]
+    );
+    assert_eq!(job.header[12], 1);
+    assert_eq!(job.scratch_bytes(16), 0);
+    assert!(job.explain().contains("whole rows"), "{}", job.explain());
+    for op in [Op::Min, Op::Max, Op::Xor, Op::Sum, Op::ArgMin] {
+        let p = problem(op, redlab_core::DType::I32);
+        assert_eq!(
+            rows(&[1024, 4 * TILE]).for_problem(&p).strategy(),
+            Strategy::RowWhole
+        );
+    }
+    // Float sums keep the canonical tree; so do user-defined combines, whatever the
+    // operator their plan stands in for (an integer sum here).
+    let f32_sum = problem(Op::Sum, redlab_core::DType::F32);
+    let i64_sum = problem(Op::Sum, redlab_core::DType::I64);
+    assert_eq!(
+        rows(&[8192, 8193]).for_problem(&f32_sum).strategy(),
+        Strategy::RowTiles
+    );
+    assert_eq!(
+        rows(&[8192, 8193]).for_problem(&i64_sum).strategy(),
+        Strategy::RowWhole
+    );
+    assert_eq!(
+        rows(&[8192, 8193])
+            .for_mapped(&i64_sum, false, true)
+            .strategy(),
+        Strategy::RowTiles
+    );
+    assert_eq!(
+        rows(&[8192, 8193])
+            .for_mapped(&i64_sum, false, true)
+            .launches()
+            .len(),
+        2
+    );
+    // Too few rows to fill a device, rows of one tile (one group each already), and rows
+    // of more tiles than a group walks: row tiles.
+    for dims in [[1000, 8193], [8192, 8192], [1024, 4 * TILE + 1]] {
+        let job = rows(&dims).for_problem(&argmax);
+        assert_eq!(job.strategy(), Strategy::RowTiles, "{dims:?}");
+        assert_eq!(job.header[12], 0, "{dims:?}");
+    }
+    // Segments of different lengths: the longest decides.
+    let mut ranges = Vec::new();
+    let mut at = 0;
+    for k in 0..1100usize {
+        let len = if k % 7 == 0 {
+            0
+        } else {
+            9000 + (k * 37) % 20_000
+        };
+        ranges.push(at..at + len);
+        at += len;
+    }
+    let job = SegmentJob::new(Selection::Ranges(&ranges))
+        .expect("job")
+        .for_problem(&argmax);
+    assert_eq!(job.strategy(), Strategy::RowWhole);
+    assert_eq!(job.launches()[0].global, 1100 * WG);
 }

@@ -5,7 +5,8 @@
 //! Every kernel of `segments.cl` is reached: short rows, row tiles with and without the
 //! tree, column tiles and column words (words of 4 outputs of 2-, 4- or 8-byte elements,
 //! whole and partial tiles, the tree), two-level and tabled output starts,
-//! CSR offsets with empty and multi-tile segments, and the gathered fallback.
+//! CSR offsets with empty and multi-tile segments, the gathered fallback, and whole rows
+//! (a work-group per output of a few tiles).
 //!
 //! Without an OpenCL platform the test prints a visible SKIPPED line and passes, unless
 //! `REDLAB_REQUIRE_OPENCL=1` (CI sets it).
@@ -321,7 +322,7 @@ fn selections_keep_the_first_of_ties_and_the_first_nan() {
     // (shape, axis): rows along axis 1 (rows of 8, 32 and 64 take word_rows for 4-byte
     // types), columns along axis 0 (NaNs are planted per chunk of the flat array, so in
     // some columns only; 128 or more side by side take column_words).
-    let shapes: [(&[usize], isize); 14] = [
+    let shapes: [(&[usize], isize); 15] = [
         (&[6, 20], 1),
         (&[30, 32], 1),
         (&[12, 8], 1),
@@ -332,6 +333,8 @@ fn selections_keep_the_first_of_ties_and_the_first_nan() {
         (&[6, 8193], 1),
         (&[3, 30011], 1),
         (&[4, 3 * 8192], 1),
+        // Whole rows: a work-group per row of a whole tile and 3 elements.
+        (&[1024, 8195], 1),
         (&[9000, 40], 0),
         (&[20011, 33], 0),
         // column_words: each class scanned by key, then joined across classes and tiles.
@@ -372,6 +375,87 @@ fn selections_keep_the_first_of_ties_and_the_first_nan() {
                 }
             }
         }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Whole rows (`Strategy::RowWhole`): a work-group per output walking all of its tiles,
+/// for order-free operators over many outputs of 2 to 4 tiles. Rows of a whole tile and
+/// one element (off the word grid in 3 rows of 4), rows of 3 whole tiles and a partial
+/// one, and CSR segments of 0 to 29 000 elements; float sums beside them keep the tree.
+#[test]
+fn whole_rows_match_the_reference() {
+    let Some(device) = device() else { return };
+    let mut problems: Vec<Problem> = [Op::Sum, Op::Min, Op::Max, Op::Xor, Op::ArgMin, Op::ArgMax]
+        .into_iter()
+        .map(|op| Problem::new(op, DType::I32, None).expect("problem"))
+        .collect();
+    for (op, dtype) in [
+        (Op::ArgMax, DType::F32),
+        (Op::Min, DType::F32),
+        (Op::Sum, DType::F32),
+        (Op::ArgMin, DType::F16),
+        (Op::Max, DType::I16),
+        (Op::Sum, DType::U8),
+        (Op::Max, DType::F64),
+        (Op::ArgMax, DType::I64),
+    ] {
+        problems.push(Problem::new(op, dtype, None).expect("problem"));
+    }
+    let mut ranges = Vec::new();
+    let mut at = 0;
+    for k in 0..1030usize {
+        let len = if k % 9 == 4 { 0 } else { (k * 7919) % 29_000 };
+        ranges.push(at..at + len);
+        at += len;
+    }
+    let n = at;
+    let mut failures = Vec::new();
+    for problem in problems {
+        let whole_expected = !(problem.dtype.is_float() && problem.op == Op::Sum);
+        let mut check = |label: &str, data: redlab_core::ArrayRef<'_>, selection: Selection<'_>| {
+            let job = SegmentJob::new(selection)
+                .expect("job")
+                .for_problem(&problem);
+            if (job.strategy() == Strategy::RowWhole) != whole_expected {
+                failures.push(format!("{problem} {label}: {:?}", job.strategy()));
+            }
+            let expected = segmented::reference(&problem, data, selection).expect("reference");
+            match device.compute_outputs(&problem, data, selection) {
+                Ok((values, _)) if values.len() == expected.len() => {
+                    let wrong = values
+                        .iter()
+                        .zip(&expected)
+                        .position(|(g, w)| !g.same_as(w));
+                    if let Some(k) = wrong {
+                        failures.push(format!(
+                            "{problem} {label}: output {k}: {} vs {}",
+                            values[k], expected[k]
+                        ));
+                    }
+                }
+                Ok((values, _)) => failures.push(format!(
+                    "{problem} {label}: {} outputs, want {}",
+                    values.len(),
+                    expected.len()
+                )),
+                Err(e) => failures.push(format!("{problem} {label}: {e}")),
+            }
+        };
+        for dims in [[1024usize, 8193], [1024, 3 * 8192 + 5]] {
+            let count = dims[0] * dims[1];
+            let data =
+                generate(problem.dtype, count, Distribution::Normal, dims[1] as u64).expect("data");
+            let plan = AxisPlan::new(Layout::c_order(&dims), Some(&[1]), false).expect("plan");
+            check(&format!("{dims:?}"), data.view(), Selection::Axes(&plan));
+        }
+        let data = generate(problem.dtype, n, Distribution::Normal, 77).expect("data");
+        check("segments", data.view(), Selection::Ranges(&ranges));
     }
     assert!(
         failures.is_empty(),
