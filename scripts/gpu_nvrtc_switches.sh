@@ -15,6 +15,6 @@ for round in $(seq "$rounds"); do
     REDLAB_NVRTC_OPTIONS="$options" python3 tools/axis_compare.py "$bin" \
       --ops "${OPS:-var,logsumexp}" --shapes 1 \
       --add "${ADD:-1000x65536:0,300x65536:0,500x65536:0,1500x32768:0,3000x16384:0}" --graph 50 \
-      --json "$out/compare-$name-$round.jsonl" 2>&1 | grep -E "^\| [0-9]"
+      --json "$out/compare-$name-$round.jsonl" 2>&1 | grep -E "^\| [0-9]|rror|not verified|failed"
   done
 done | tee "$out/compare.md"

@@ -2,7 +2,7 @@
 """Axis reductions on one CUDA GPU: redlab beside torch and CuPy (with CUB), same shapes.
 
 Usage: tools/axis_compare.py REDLAB_BINARY [--reps 30] [--json OUT.jsonl]
-                              [--ops sum,max,min,argmax,var,std,logsumexp,nanmean,dot] [--shapes 0,1]
+                              [--ops sum,max,min,argmax,argmin,var,std,logsumexp,nanmean,dot] [--shapes 0,1]
                               [--add 65536x1024:0,1024x65536:0] [--graph 100]
 
 var and std are the population statistics (ddof 0) in every library. `dot` is a
@@ -96,6 +96,7 @@ def torch_rows(reps):
     out = {}
     fns = {"sum": torch.sum, "max": lambda x, dim: torch.amax(x, dim=dim),
            "min": lambda x, dim: torch.amin(x, dim=dim), "argmax": torch.argmax,
+           "argmin": torch.argmin,
            "var": lambda x, dim: torch.var(x, dim=dim, correction=0),
            "std": lambda x, dim: torch.std(x, dim=dim, correction=0),
            "logsumexp": torch.logsumexp, "nanmean": torch.nanmean}
@@ -126,7 +127,8 @@ def cupy_rows(reps):
     set_reduction_accelerators(["cub"])
     set_routine_accelerators(["cub"])
     out = {}
-    fns = {"sum": cp.sum, "max": cp.max, "min": cp.min, "argmax": cp.argmax, "var": cp.var,
+    fns = {"sum": cp.sum, "max": cp.max, "min": cp.min, "argmax": cp.argmax,
+           "argmin": cp.argmin, "var": cp.var,
            "std": cp.std, "nanmean": cp.nanmean}
     try:
         from cupyx.scipy.special import logsumexp
