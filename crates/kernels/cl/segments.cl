@@ -259,6 +259,75 @@ inline void seg_store_tile(__global acc_t* out, __global ulong* h, ulong outputs
 
 #include "row_words.h"
 
+// Whole rows' binary counter over an output's tile results, for operators folded in
+// the canonical order: done[i] holds a finished subtree of 2^i tiles where bit i of
+// `depth` is set. Pushing a tile joins equal subtrees as a binary counter carries, and
+// closing joins what is left from the top (the latest, smallest subtree on the right),
+// which is the aligned pairwise tree, padded with the identity, that `tree` builds. Loops
+// of constant length, so the subtrees stay in registers. Up to 2^SEG_WHOLE_LEVELS − 1
+// tiles (segments_whole.rs asks for at most 4).
+#define SEG_WHOLE_LEVELS 4
+inline void seg_count_tile(acc_t* done, uint* depth, acc_t r) {
+    int carry = 1;
+    for (uint i = 0; i < SEG_WHOLE_LEVELS; i++) {
+        int full = (*depth >> i) & 1u;
+        if (carry && full)
+            r = combine(done[i], r);
+        if (carry && !full)
+            done[i] = r;
+        *depth ^= carry ? 1u << i : 0u;
+        carry = carry && full;
+    }
+}
+
+inline acc_t seg_close_tiles(acc_t* done, uint depth) {
+    acc_t r = IDENTITY;
+    int any = 0;
+    for (uint i = 0; i < SEG_WHOLE_LEVELS; i++) {
+        if ((depth >> i) & 1u) {
+            r = any ? combine(done[i], r) : done[i];
+            any = 1;
+        }
+    }
+    return r;
+}
+
+// The tile's 1024 lanes, work-item lid holding lanes lid, lid + 256, lid + 512 and
+// lid + 768 as l0 … l3, folded into one value, which work-item 0 returns.
+inline acc_t seg_fold_lanes(acc_t l0, acc_t l1, acc_t l2, acc_t l3, LOCAL_PTR acc_t* lanes,
+                            uint lid) {
+    // Fold w = 512 and w = 256 in registers.
+    l0 = combine(l0, l2);
+    l1 = combine(l1, l3);
+#if defined(HAVE_ARG_KEY) && defined(HAVE_SUBGROUP_SHUFFLE)
+    // argmin/argmax select by a strict total order (NaN class, key, then index), so any
+    // grouping gives the same pair: each warp folds by shuffles first, then one warp
+    // folds the warps' results, one barrier instead of one per halving step.
+    acc_t x = combine(l0, l1);
+    for (uint w = 16; w > 0; w >>= 1)
+        x = combine(x, sub_group_shuffle_down(x, w));
+    if (lid % 32 == 0)
+        lanes[lid / 32] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < 32) {
+        x = lid < SEG_WG / 32 ? lanes[lid] : IDENTITY;
+        for (uint w = SEG_WG / 64; w > 0; w >>= 1)
+            x = combine(x, sub_group_shuffle_down(x, w));
+    }
+#else
+    // Halving in local memory: the canonical order, which float sums need.
+    lanes[lid] = combine(l0, l1);
+    for (uint w = SEG_WG / 2; w >= SEG_TAIL; w >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < w)
+            lanes[lid] = combine(lanes[lid], lanes[lid + w]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    acc_t x = seg_fold_tail(lanes[lid], SEG_WG);
+#endif
+    return x;
+}
+
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t lanes[SEG_WG];
@@ -267,14 +336,19 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     ulong g = get_group_id(0);
     ulong t;
     ulong k;
-#ifdef SEG_ORDER_FREE
-    // Whole rows: work-group g takes every tile of output g in turn and writes its
-    // result, with no tree. Only operators whose answer does not depend on the order
-    // in which elements combine may: float sums keep one group per tile and the tree.
+    // Whole rows (H_WHOLE): work-group g takes every tile of output g in turn and writes
+    // its result, with no tree. Operators whose answer does not depend on the order fold
+    // all of the row's lanes together; the others fold each tile by halving and join the
+    // tiles' results on a binary counter (seg_count_tile), which builds the aligned
+    // pairwise tree over them that `tree` builds, so the bits are the same.
     int whole = h[H_WHOLE] != 0;
+#ifdef SEG_ORDER_FREE
+    const int fold_each = 0;
 #else
-    const int whole = 0;
+    int fold_each = whole;
 #endif
+    acc_t done[SEG_WHOLE_LEVELS];
+    uint depth = 0;
     if (whole) {
         k = g;
         t = 0;
@@ -346,36 +420,20 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
             }
 #endif
         }
+        if (fold_each) {
+            // lanes[] is reused by the next tile's fold: all of this one's reads first.
+            barrier(CLK_LOCAL_MEM_FENCE);
+            acc_t r = seg_fold_lanes(l0, l1, l2, l3, lanes, lid);
+            if (lid == 0)
+                seg_count_tile(done, &depth, r);
+            l0 = l1 = l2 = l3 = IDENTITY;
+        }
     }
-    // Fold w = 512 and w = 256 in registers.
-    l0 = combine(l0, l2);
-    l1 = combine(l1, l3);
-#if defined(HAVE_ARG_KEY) && defined(HAVE_SUBGROUP_SHUFFLE)
-    // argmin/argmax select by a strict total order (NaN class, key, then index), so any
-    // grouping gives the same pair: each warp folds by shuffles first, then one warp
-    // folds the warps' results, one barrier instead of one per halving step.
-    acc_t x = combine(l0, l1);
-    for (uint w = 16; w > 0; w >>= 1)
-        x = combine(x, sub_group_shuffle_down(x, w));
-    if (lid % 32 == 0)
-        lanes[lid / 32] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < 32) {
-        x = lid < SEG_WG / 32 ? lanes[lid] : IDENTITY;
-        for (uint w = SEG_WG / 64; w > 0; w >>= 1)
-            x = combine(x, sub_group_shuffle_down(x, w));
-    }
-#else
-    // Halving in local memory: the canonical order, which float sums need.
-    lanes[lid] = combine(l0, l1);
-    for (uint w = SEG_WG / 2; w >= SEG_TAIL; w >>= 1) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < w)
-            lanes[lid] = combine(lanes[lid], lanes[lid + w]);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    acc_t x = seg_fold_tail(lanes[lid], SEG_WG);
-#endif
+    acc_t x;
+    if (fold_each)
+        x = seg_close_tiles(done, depth);
+    else
+        x = seg_fold_lanes(l0, l1, l2, l3, lanes, lid);
     if (lid == 0 && k < outputs) {
         if (whole) {
             // An empty output's value over nothing comes from the host.

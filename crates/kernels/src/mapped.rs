@@ -306,13 +306,6 @@ pub fn loads_words(reduction: &Reduction) -> bool {
     reads_words(reduction) || mapped_words
 }
 
-/// Whether `reduction` combines with a user-defined expression: its kernels keep the
-/// canonical order (`OP_CUSTOM`) whatever operator the problem they plan with stands in
-/// for, so no plan may fold its elements in another order.
-pub fn combines_custom(reduction: &Reduction) -> bool {
-    matches!(reduction.combine, Combine::Custom { .. })
-}
-
 /// Whether `reduction` maps 2- or 4-byte integer words to an integer in the segment
 /// kernels (integer maps are i64). On an H200, sums along rows of such maps (`x * x`,
 /// `x * 3`, `x + x` over i32; `x * x` over u32, i16, u16) came out wrong and changed from

@@ -12,7 +12,7 @@ use redlab_expr::{host, Reduction};
 
 use crate::assembly::{Assembled, Target};
 use crate::mapped;
-use crate::segments::{prepare, DeviceFit, SegmentJob};
+use crate::segments::{prepare, SegmentJob};
 
 /// Runs `run` with the problem over mapped values, the program, the job and the input to
 /// upload for the outputs of `selection` of `reduction` over `inputs`, on a device of
@@ -27,11 +27,7 @@ pub fn prepare_mapped<T>(
     if let [data] = inputs {
         mapped::check_raw_input(reduction, data).map_err(Error::Shape)?;
         let (problem, assembled) = mapped::segments(reduction, target).map_err(Error::Shape)?;
-        let device = DeviceFit {
-            max_work_group,
-            words: mapped::loads_words(reduction),
-            custom: mapped::combines_custom(reduction),
-        };
+        let device = (max_work_group, mapped::loads_words(reduction));
         return prepare(&problem, *data, selection, device, |job, rows| {
             run(&problem, &assembled, job, rows)
         });
@@ -64,11 +60,9 @@ pub fn prepare_mapped<T>(
         .transpose()?;
     let read = gathered_views.as_deref().unwrap_or(inputs);
     let (problem, assembled) = mapped::segments_packed(reduction, target).map_err(Error::Shape)?;
-    let job = job.for_device(max_work_group).for_mapped(
-        &problem,
-        mapped::loads_words(reduction),
-        mapped::combines_custom(reduction),
-    );
+    let job = job
+        .for_device(max_work_group)
+        .for_mapped(&problem, mapped::loads_words(reduction));
     let packed = mapped::pack_for_segments(reduction, read);
     run(
         &problem,

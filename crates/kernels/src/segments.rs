@@ -100,8 +100,8 @@ pub enum Strategy {
     /// A work-group per tile of each output (`row_tiles`), then `tree` where an output
     /// has more than one tile.
     RowTiles,
-    /// `row_tiles` with a work-group per output reading all of its tiles, for operators
-    /// whose answer does not depend on the order: no tree (segments_whole.rs).
+    /// `row_tiles` with a work-group per output reading all of its tiles and joining
+    /// them itself, for many outputs of a few tiles: no tree (segments_whole.rs).
     RowWhole,
     /// Strided outputs that start side by side (columns): 32 outputs × 32 lane classes per
     /// work-group and tile (`column_tiles`), then `tree` for outputs of several tiles.
@@ -360,7 +360,7 @@ impl SegmentJob {
     /// neighbouring outputs at every row and the H200 measured it faster
     /// (`words_hold_columns`).
     pub fn for_problem(self, problem: &Problem) -> SegmentJob {
-        self.choose_for(problem, true, true, false)
+        self.choose_for(problem, true, true)
     }
 
     /// [`Self::for_problem`] for kernels reading through a user-defined map (`problem`
@@ -372,24 +372,15 @@ impl SegmentJob {
     /// `column_tiles` reads mapped elements of 32 neighbouring outputs per warp load.
     /// `word_rows` stays either way: without words it loads a row's lanes one element at
     /// a time, in the same shape (2^20 rows of 32, f32 mean on the H200: 0.069 ms per
-    /// call on `word_rows`, 0.30 on `short_rows`). `custom`: the combine is a
-    /// user-defined expression ([`crate::mapped::combines_custom`]), which the kernels
-    /// keep in the canonical order whatever `problem` stands in for.
-    pub fn for_mapped(self, problem: &Problem, words: bool, custom: bool) -> SegmentJob {
-        self.choose_for(problem, words, false, custom)
+    /// call on `word_rows`, 0.30 on `short_rows`).
+    pub fn for_mapped(self, problem: &Problem, words: bool) -> SegmentJob {
+        self.choose_for(problem, words, false)
     }
 
     /// `raw_words`: the kernels load raw words of 4 elements (plain, or mapped through
     /// `MAP_BITS`), which `column_words` needs; `plain`: they read the problem's own
-    /// elements, with no map (8-byte words exist only then); `custom`: a user-defined
-    /// combine, in the canonical order (no whole rows).
-    fn choose_for(
-        mut self,
-        problem: &Problem,
-        raw_words: bool,
-        plain: bool,
-        custom: bool,
-    ) -> SegmentJob {
+    /// elements, with no map (8-byte words exist only then).
+    fn choose_for(mut self, problem: &Problem, raw_words: bool, plain: bool) -> SegmentJob {
         let span = self.header[2] as usize;
         let pairs = matches!(problem.op, Op::ArgMin | Op::ArgMax);
         if self.strategy == Strategy::ColumnTiles
@@ -463,7 +454,7 @@ impl SegmentJob {
                 SHORT_BLOCKS * WG / SHORT_WIDTH
             );
         }
-        self.take_whole_rows(problem, custom);
+        self.take_whole_rows(problem);
         self
     }
 
@@ -703,37 +694,16 @@ impl<K: ?Sized> SegmentKernels<'_, K> {
     }
 }
 
-/// What [`prepare`] plans a job for besides its shape and problem.
-#[derive(Debug, Clone, Copy)]
-pub struct DeviceFit {
-    /// The most work-items a work-group of the device holds.
-    pub max_work_group: usize,
-    /// The kernels load raw words of the input (plain kernels, and maps that read
-    /// words: [`SegmentJob::for_mapped`]).
-    pub words: bool,
-    /// The combine is a user-defined expression, kept in the canonical order.
-    pub custom: bool,
-}
-
-impl DeviceFit {
-    /// Plain kernels (no map) on a device of `max_work_group` work-items per group.
-    pub fn plain(max_work_group: usize) -> DeviceFit {
-        DeviceFit {
-            max_work_group,
-            words: true,
-            custom: false,
-        }
-    }
-}
-
-/// Runs `run` with the job for `selection` on the device `fit` describes, and the rows
-/// it reads: `data` itself, or, where the outputs' elements do not step evenly through
-/// `data`, the rows gathered on the host to upload in its place.
+/// Runs `run` with the job for `selection` on a device whose work-groups hold at most
+/// `max_work_group` work-items, and the rows it reads: `data` itself, or, where the
+/// outputs' elements do not step evenly through `data`, the rows gathered on the host to
+/// upload in its place. `words`: the kernels load raw words of `data` (plain
+/// kernels, and maps that read words: [`SegmentJob::for_mapped`]).
 pub fn prepare<T>(
     problem: &Problem,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
-    fit: DeviceFit,
+    (max_work_group, words): (usize, bool),
     run: impl FnOnce(&SegmentJob, ArrayRef<'_>) -> Result<T, redlab_core::Error>,
 ) -> Result<T, redlab_core::Error> {
     let (job, gathered) = match SegmentJob::new(selection) {
@@ -749,8 +719,8 @@ pub fn prepare<T>(
     // into 8-byte values (`(f64)x`) reads another type than it reduces.
     let plain = data.dtype() == problem.dtype;
     let job = job
-        .for_device(fit.max_work_group)
-        .choose_for(problem, fit.words, plain, fit.custom);
+        .for_device(max_work_group)
+        .choose_for(problem, words, plain);
     match &gathered {
         Some(bytes) => run(&job, ArrayRef::from_bytes(data.dtype(), bytes)?),
         None => run(&job, data),

@@ -324,7 +324,7 @@ fn mapped_jobs_take_column_words_only_where_they_map_words() {
     let rows = plan(&[4096, 32], 1);
     for words in [false, true] {
         assert_eq!(
-            job(&rows).for_mapped(&mean, words, false).strategy(),
+            job(&rows).for_mapped(&mean, words).strategy(),
             Strategy::WordRows { span: 32 }
         );
     }
@@ -334,11 +334,11 @@ fn mapped_jobs_take_column_words_only_where_they_map_words() {
         Strategy::ColumnWords
     );
     assert_eq!(
-        job(&columns).for_mapped(&mean, true, false).strategy(),
+        job(&columns).for_mapped(&mean, true).strategy(),
         Strategy::ColumnWords
     );
     assert_eq!(
-        job(&columns).for_mapped(&mean, false, false).strategy(),
+        job(&columns).for_mapped(&mean, false).strategy(),
         Strategy::ColumnTiles
     );
 }
@@ -399,7 +399,7 @@ fn narrow_columns_take_fewer_words_per_row_and_more_classes_per_group() {
 }
 
 #[test]
-fn whole_rows_take_many_rows_of_a_few_tiles_for_order_free_operators() {
+fn whole_rows_take_many_rows_of_a_few_tiles() {
     let problem = |op, dtype| Problem::new(op, dtype, None).expect("problem");
     let argmax = problem(Op::ArgMax, redlab_core::DType::F32);
     let rows = |dims: &[usize]| {
@@ -428,31 +428,16 @@ fn whole_rows_take_many_rows_of_a_few_tiles_for_order_free_operators() {
             Strategy::RowWhole
         );
     }
-    // Float sums keep the canonical tree; so do user-defined combines, whatever the
-    // operator their plan stands in for (an integer sum here).
+    // Float sums fold each tile canonically and join the tiles on the kernel's counter.
     let f32_sum = problem(Op::Sum, redlab_core::DType::F32);
-    let i64_sum = problem(Op::Sum, redlab_core::DType::I64);
-    assert_eq!(
-        rows(&[8192, 8193]).for_problem(&f32_sum).strategy(),
-        Strategy::RowTiles
+    let job = rows(&[8192, 8193]).for_problem(&f32_sum);
+    assert_eq!(job.strategy(), Strategy::RowWhole);
+    assert!(
+        job.explain().contains("binary counter"),
+        "{}",
+        job.explain()
     );
-    assert_eq!(
-        rows(&[8192, 8193]).for_problem(&i64_sum).strategy(),
-        Strategy::RowWhole
-    );
-    assert_eq!(
-        rows(&[8192, 8193])
-            .for_mapped(&i64_sum, false, true)
-            .strategy(),
-        Strategy::RowTiles
-    );
-    assert_eq!(
-        rows(&[8192, 8193])
-            .for_mapped(&i64_sum, false, true)
-            .launches()
-            .len(),
-        2
-    );
+    assert_eq!(job.launches().len(), 1);
     // Too few rows to fill a device, rows of one tile (one group each already), and rows
     // of more tiles than a group walks: row tiles.
     for dims in [[1000, 8193], [8192, 8192], [1024, 4 * TILE + 1]] {

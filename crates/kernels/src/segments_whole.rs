@@ -1,14 +1,15 @@
 //! Whole rows: when a work-group of `row_tiles` takes every tile of one output instead of
-//! one tile, with no tree after it ([`Strategy::RowWhole`]).
+//! one tile, with no `tree` after it ([`Strategy::RowWhole`]).
 //!
 //! `row_tiles` gives each tile of an output its own work-group and joins an output's tile
-//! results with `tree`, the canonical pairing float sums need. Operators whose answer does
-//! not depend on the order (integer sums, min, max, bitwise ops, argmin/argmax) need no
-//! tree, and where rows are a few tiles long and numerous the split costs more than it
-//! gives: rows of 8193 elements are one whole tile and a tile of one element, so half the
-//! work-groups all but idle, and `tree` is a second launch. One work-group per row then
-//! reads the row's tiles in turn (16-byte words for whole tiles, `row_words.h`) and writes
-//! its result.
+//! results with `tree`. Where rows are a few tiles long and numerous, the split costs more
+//! than it gives: rows of 8193 elements are one whole tile and a tile of one element, so
+//! half the work-groups all but idle, and `tree` is a second launch. One work-group per
+//! row then reads the row's tiles in turn and writes its result. Operators whose answer
+//! does not depend on the order fold the whole row's lanes together (16-byte words for
+//! whole tiles, `row_words.h`); the others fold each tile by halving, as before, and join
+//! the tile results on a binary counter, which builds `tree`'s aligned pairwise tree, so
+//! every bit stays the same (`seg_count_tile` in segments.cl).
 
 use redlab_core::Problem;
 
@@ -20,6 +21,8 @@ const WHOLE_MIN_OUTPUTS: usize = 1024;
 /// The most tiles an output of whole rows may span: beyond, a work-group's serial walk
 /// over its row outlasts the launch's balance (few groups run the last of many tiles).
 const WHOLE_MAX_TILES: usize = 4;
+/// The most tiles the kernel's binary counter joins (2^`SEG_WHOLE_LEVELS` − 1).
+const COUNTER_TILES: usize = 15;
 
 /// The limits in force: `REDLAB_WHOLE_ROWS=OUTPUTS,TILES` overrides both for
 /// measurements (`0,0` never takes whole rows).
@@ -34,15 +37,18 @@ fn limits() -> (usize, usize) {
 }
 
 impl SegmentJob {
-    /// Turns `row_tiles` with a tree into whole rows where `problem`'s answer does not
-    /// depend on the order, the combine is built in (`custom` ones keep the canonical
-    /// order), outputs are numerous and each spans at most a few tiles.
-    pub(super) fn take_whole_rows(&mut self, problem: &Problem, custom: bool) {
+    /// Turns `row_tiles` with a tree into whole rows where outputs are numerous and each
+    /// spans at most a few tiles.
+    pub(super) fn take_whole_rows(&mut self, problem: &Problem) {
         let (min_outputs, max_tiles) = limits();
+        let free = order_free(problem);
+        let max_tiles = if free {
+            max_tiles
+        } else {
+            max_tiles.min(COUNTER_TILES)
+        };
         let spans = self.max_len.div_ceil(TILE);
         if self.strategy != Strategy::RowTiles
-            || custom
-            || !order_free(problem)
             || spans < 2
             || spans > max_tiles
             || self.outputs < min_outputs.max(1)
@@ -52,10 +58,14 @@ impl SegmentJob {
         self.strategy = Strategy::RowWhole;
         // H_WHOLE in segments.cl.
         self.header[12] = 1;
+        let fold = if free {
+            "folding them as they come (the answer does not depend on the order)"
+        } else {
+            "folding each by halving and joining them on a binary counter (the canonical tree)"
+        };
         self.reason = format!(
             "row_tiles, whole rows: a work-group per output ({} outputs of up to {} elements, \
-             at most {spans} tiles of {TILE} each), reading its tiles in turn and folding \
-             them as they come (the answer does not depend on the order), with no tree",
+             at most {spans} tiles of {TILE} each), reading its tiles in turn, {fold}; no tree",
             self.outputs, self.max_len
         );
     }

@@ -238,3 +238,69 @@ fn maps_the_kernels_cannot_take_are_refused_with_a_reason() {
         assert!(err.to_string().contains(says), "{err}");
     }
 }
+
+/// Whole rows (a work-group per output of a few tiles, no tree) under maps: order-free
+/// combines, and float sums, whose canonical order the tiles' binary counter must keep
+/// (one input read raw, two packed); each row is checked against the 1-D reference of
+/// that row alone.
+#[test]
+fn whole_rows_under_maps_match_the_reference_of_each_row() {
+    let Some(device) = device() else { return };
+    let (f32, i32) = (DType::F32, DType::I32);
+    let reductions = [
+        Reduction::builder("x * x", "argmax")
+            .build(&[f32])
+            .expect("builds"),
+        Reduction::builder("x * y", "sum")
+            .build(&[f32, f32])
+            .expect("builds"),
+        Reduction::builder("x * 3 - 1", "min")
+            .build(&[i32])
+            .expect("builds"),
+        Reduction::builder("sqrt(abs(x)) + 1", "sum")
+            .build(&[f32])
+            .expect("builds"),
+    ];
+    let (rows, len) = (1024usize, 8192 + 3);
+    let mut failures = Vec::new();
+    for reduction in &reductions {
+        let label = reduction.describe();
+        let arrays: Vec<_> = reduction
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, &dtype)| {
+                generate(dtype, rows * len, Distribution::Normal, 3 + k as u64).expect("data")
+            })
+            .collect();
+        let views: Vec<ArrayRef<'_>> = arrays.iter().map(|a| a.view()).collect();
+        let plan = AxisPlan::new(Layout::c_order(&[rows, len]), Some(&[1]), false).expect("plan");
+        let got = match device.compute_mapped_outputs(reduction, &views, Selection::Axes(&plan)) {
+            Ok((got, _)) => got,
+            Err(e) => {
+                failures.push(format!("{label}: {e}"));
+                continue;
+            }
+        };
+        for (k, value) in got.iter().enumerate().take(rows) {
+            let row_views: Vec<ArrayRef<'_>> = views
+                .iter()
+                .map(|v| v.slice(k * len, (k + 1) * len))
+                .collect();
+            let want = redlab_expr::oracle::reduce(reduction, &row_views).expect("reference");
+            if !value.same_as(&want) {
+                failures.push(format!("{label}: row {k}: {value} vs {want}"));
+                break;
+            }
+        }
+        if got.len() != rows {
+            failures.push(format!("{label}: {} outputs, want {rows}", got.len()));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -514,11 +514,7 @@ impl Device {
                 "the map compiled into the segment kernels, each element mapped as it is \
                  read; {}",
                 job.for_device(self.max_work_group())
-                    .for_mapped(
-                        problem,
-                        redlab_kernels::mapped::loads_words(reduction),
-                        redlab_kernels::mapped::combines_custom(reduction),
-                    )
+                    .for_mapped(problem, redlab_kernels::mapped::loads_words(reduction))
                     .explain()
             ),
             None => "the outputs' elements do not step evenly through the buffer: gathered \
