@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Whole rows (a work-group per output of a few tiles, segments_whole.rs) against row
+# Whole rows (row_whole: a work-group per output of a few tiles, segments_whole.rs) against row
 # tiles and the tree, on one CUDA GPU: tools/axis_compare.py (per call, and in a CUDA
 # graph of 50 calls, torch and CuPy beside) for each NAME=COMMAND, alternating each
-# round; then compute-sanitizer over whole rows of f32 argmax and i32 max.
+# round; then compute-sanitizer over whole rows of f32 argmax and f32 sum.
 # COMMAND is split at spaces, so it may be `env REDLAB_WHOLE_ROWS=0,0 ./redlab`.
 # OPS and SHAPES (axis_compare's --add) choose the cells.
 # Usage: scripts/gpu_whole_rows.sh OUT_DIR ROUNDS NAME=COMMAND...
@@ -20,8 +20,8 @@ for round in $(seq "$rounds"); do
   done
 done | tee "$out/compare.md"
 first=${1#*=}
-for check in "--op argmax --dtype f32 --shape 1024x8195" "--op max --dtype i32 --shape 1024x24581"; do
-  for tool in memcheck racecheck; do
+for check in "--op argmax --dtype f32 --shape 1024x8195" "--op sum --dtype f32 --shape 1024x24581"; do
+  for tool in memcheck racecheck synccheck; do
     echo "== compute-sanitizer --tool $tool: $check"
     # shellcheck disable=SC2086
     compute-sanitizer --tool "$tool" $first run --device cuda:0 $check --axis 1 --explain 2>&1 | tail -4

@@ -111,7 +111,7 @@ fn launch(
         kernel(ENTRY_POINTS[4]),
     );
     let (column_words, column_finish) = (kernel(ENTRY_POINTS[5]), kernel(ENTRY_POINTS[6]));
-    let word_rows = kernel(ENTRY_POINTS[7]);
+    let (word_rows, row_whole) = (kernel(ENTRY_POINTS[7]), kernel(ENTRY_POINTS[8]));
     let kernels = SegmentKernels {
         short_rows: &short_rows,
         short_rows_wide: &short_rows_wide,
@@ -121,6 +121,7 @@ fn launch(
         column_words: &column_words,
         column_finish: &column_finish,
         word_rows: &word_rows,
+        row_whole: &row_whole,
     };
     let result = run_segments(&launcher, &kernels, problem, &input, job);
     if let Some(e) = launcher.failure.borrow_mut().take() {

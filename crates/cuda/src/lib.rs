@@ -524,6 +524,7 @@ impl CudaDevice {
             column_words: &f[5],
             column_finish: &f[6],
             word_rows: &f[7],
+            row_whole: &f[8],
         };
         let _guard = self
             .running

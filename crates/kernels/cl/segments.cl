@@ -26,9 +26,9 @@
 //   row_tiles     a work-group per tile of 1024 lanes × 8 rows, work-item t owning lanes
 //                 t, t+256, t+512, t+768 (as canonical.cl): consecutive work-items read
 //                 consecutive elements when the stride is 1; order-free operators read
-//                 whole tiles as 16-byte words instead (row_words.h). With H_WHOLE (many
-//                 outputs of a few tiles, order-free operators: segments_whole.rs) a
-//                 work-group takes every tile of output g in turn, and no tree follows.
+//                 whole tiles as 16-byte words instead (row_words.h).
+//   row_whole     many outputs of a few tiles: a work-group per output walks its tiles
+//                 in turn and writes its result, with no tree (row_whole.h).
 //   column_tiles  for strided outputs that start next to each other (columns): a
 //                 work-group of 1024 serves 32 outputs × 32 lane classes of one tile;
 //                 work-item (x, y) folds the 32 lanes y + 32m of output x by the halving
@@ -58,7 +58,6 @@
 #define H_OFFSET 9       // formula: the first output's first element
 #define H_RESULT 10      // SEG_RESULT builds: the device address of the caller's results
 #define H_PARTIALS 11    // column_words: byte offset of its partials from the header
-#define H_WHOLE 12       // row_tiles: 1 where a work-group takes every tile of output g
 #define HEADER_WORDS 16
 
 // Operators whose answer does not depend on the order in which elements combine: all
@@ -259,43 +258,72 @@ inline void seg_store_tile(__global acc_t* out, __global ulong* h, ulong outputs
 
 #include "row_words.h"
 
-// Whole rows' binary counter over an output's tile results, for operators folded in
-// the canonical order: done[i] holds a finished subtree of 2^i tiles where bit i of
-// `depth` is set. Pushing a tile joins equal subtrees as a binary counter carries, and
-// closing joins what is left from the top (the latest, smallest subtree on the right),
-// which is the aligned pairwise tree, padded with the identity, that `tree` builds. Loops
-// of constant length, so the subtrees stay in registers. Up to 2^SEG_WHOLE_LEVELS − 1
-// tiles (segments_whole.rs asks for at most 4).
-#define SEG_WHOLE_LEVELS 4
-inline void seg_count_tile(acc_t* done, uint* depth, acc_t r) {
-    int carry = 1;
-    for (uint i = 0; i < SEG_WHOLE_LEVELS; i++) {
-        int full = (*depth >> i) & 1u;
-        if (carry && full)
-            r = combine(done[i], r);
-        if (carry && !full)
-            done[i] = r;
-        *depth ^= carry ? 1u << i : 0u;
-        carry = carry && full;
-    }
-}
-
-inline acc_t seg_close_tiles(acc_t* done, uint depth) {
-    acc_t r = IDENTITY;
-    int any = 0;
-    for (uint i = 0; i < SEG_WHOLE_LEVELS; i++) {
-        if ((depth >> i) & 1u) {
-            r = any ? combine(done[i], r) : done[i];
-            any = 1;
+__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
+void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
+    __local acc_t lanes[SEG_WG];
+    __global ulong* h = seg_header(out, outputs);
+    uint lid = get_local_id(0);
+    ulong g = get_group_id(0);
+    ulong t;
+    ulong k = seg_tile_owner(h, outputs, g, &t);
+    ulong len = seg_len(h, k);
+    ulong start = seg_start(h, k);
+    ulong stride = h[H_STRIDE];
+    acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
+    if (stride == 1 && (t + 1) * TILE <= len) {
+        // A whole tile of consecutive elements: no bounds checks, no stride products.
+#ifdef SEG_HAS_ROW_WORDS
+        l0 = seg_row_words(in, start, t, lid);
+#else
+#ifdef HAVE_ARG_KEY
+        // Every element is loaded before any compare; each lane then scans its rows.
+        ulong j0 = t * TILE + lid;
+        val_t v[4 * ROWS];
+        for (uint q = 0; q < 4 * ROWS; q++)
+            v[q] = seg_load(in, start + j0 + (ulong)(q / 4) * LANES + (q % 4) * 256, 0).v;
+        ARG_SCAN_ROWS(l0, v, 0, 4, j0);
+        ARG_SCAN_ROWS(l1, v, 1, 4, j0 + 256);
+        ARG_SCAN_ROWS(l2, v, 2, 4, j0 + 512);
+        ARG_SCAN_ROWS(l3, v, 3, 4, j0 + 768);
+#else
+        for (uint r = 0; r < ROWS; r++) {
+            ulong j = t * TILE + (ulong)r * LANES + lid;
+            l0 = combine(l0, seg_load(in, start + j, j));
+            l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
+            l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
+            l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
         }
+#endif
+#endif
+    } else {
+#ifdef IN_IS_MAPPED
+        // Mapped inputs: every work-item loads, from the output's last element where it
+        // is past the end, and takes the identity there after the load. Loads predicated
+        // on the bounds (below) gave wrong, run-to-run varying sums of integer maps of
+        // integer words on an H200 once ptxas optimized (-O1 and up; -O0 was right;
+        // results/h200-map-bug); this form was right there. Plain inputs keep the
+        // predicated loads, right there and up to 1.4x faster in partial tiles.
+        for (uint r = 0; r < ROWS && len > 0; r++) {
+            ulong j = t * TILE + (ulong)r * LANES + lid;
+            acc_t v0 = seg_load(in, start + min(j, len - 1) * stride, j);
+            acc_t v1 = seg_load(in, start + min(j + 256, len - 1) * stride, j + 256);
+            acc_t v2 = seg_load(in, start + min(j + 512, len - 1) * stride, j + 512);
+            acc_t v3 = seg_load(in, start + min(j + 768, len - 1) * stride, j + 768);
+            l0 = combine(l0, j < len ? v0 : IDENTITY);
+            l1 = combine(l1, j + 256 < len ? v1 : IDENTITY);
+            l2 = combine(l2, j + 512 < len ? v2 : IDENTITY);
+            l3 = combine(l3, j + 768 < len ? v3 : IDENTITY);
+        }
+#else
+        for (uint r = 0; r < ROWS; r++) {
+            ulong j = t * TILE + (ulong)r * LANES + lid;
+            l0 = combine(l0, j < len ? seg_load(in, start + j * stride, j) : IDENTITY);
+            l1 = combine(l1, j + 256 < len ? seg_load(in, start + (j + 256) * stride, j + 256) : IDENTITY);
+            l2 = combine(l2, j + 512 < len ? seg_load(in, start + (j + 512) * stride, j + 512) : IDENTITY);
+            l3 = combine(l3, j + 768 < len ? seg_load(in, start + (j + 768) * stride, j + 768) : IDENTITY);
+        }
+#endif
     }
-    return r;
-}
-
-// The tile's 1024 lanes, work-item lid holding lanes lid, lid + 256, lid + 512 and
-// lid + 768 as l0 … l3, folded into one value, which work-item 0 returns.
-inline acc_t seg_fold_lanes(acc_t l0, acc_t l1, acc_t l2, acc_t l3, LOCAL_PTR acc_t* lanes,
-                            uint lid) {
     // Fold w = 512 and w = 256 in registers.
     l0 = combine(l0, l2);
     l1 = combine(l1, l3);
@@ -325,125 +353,11 @@ inline acc_t seg_fold_lanes(acc_t l0, acc_t l1, acc_t l2, acc_t l3, LOCAL_PTR ac
     barrier(CLK_LOCAL_MEM_FENCE);
     acc_t x = seg_fold_tail(lanes[lid], SEG_WG);
 #endif
-    return x;
+    if (lid == 0 && k < outputs)
+        seg_store_tile(out, h, outputs, k, g, len, x);
 }
 
-__kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
-void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
-    __local acc_t lanes[SEG_WG];
-    __global ulong* h = seg_header(out, outputs);
-    uint lid = get_local_id(0);
-    ulong g = get_group_id(0);
-    ulong t;
-    ulong k;
-    // Whole rows (H_WHOLE): work-group g takes every tile of output g in turn and writes
-    // its result, with no tree. Operators whose answer does not depend on the order fold
-    // all of the row's lanes together; the others fold each tile by halving and join the
-    // tiles' results on a binary counter (seg_count_tile), which builds the aligned
-    // pairwise tree over them that `tree` builds, so the bits are the same.
-    int whole = h[H_WHOLE] != 0;
-#ifdef SEG_ORDER_FREE
-    const int fold_each = 0;
-#else
-    int fold_each = whole;
-#endif
-    acc_t done[SEG_WHOLE_LEVELS];
-    uint depth = 0;
-    if (whole) {
-        k = g;
-        t = 0;
-    } else {
-        k = seg_tile_owner(h, outputs, g, &t);
-    }
-    ulong len = seg_len(h, k);
-    ulong start = seg_start(h, k);
-    ulong stride = h[H_STRIDE];
-    ulong t_end = whole ? (len + TILE - 1) / TILE : t + 1;
-    acc_t l0 = IDENTITY, l1 = IDENTITY, l2 = IDENTITY, l3 = IDENTITY;
-    for (; t < t_end; t++) {
-        if (stride == 1 && (t + 1) * TILE <= len) {
-            // A whole tile of consecutive elements: no bounds checks, no stride products.
-#ifdef SEG_HAS_ROW_WORDS
-            l0 = combine(l0, seg_row_words(in, start, t, lid));
-#else
-#ifdef HAVE_ARG_KEY
-            // Every element is loaded before any compare; each lane then scans its rows.
-            ulong j0 = t * TILE + lid;
-            val_t v[4 * ROWS];
-            for (uint q = 0; q < 4 * ROWS; q++)
-                v[q] = seg_load(in, start + j0 + (ulong)(q / 4) * LANES + (q % 4) * 256, 0).v;
-            acc_t a0, a1, a2, a3;
-            ARG_SCAN_ROWS(a0, v, 0, 4, j0);
-            ARG_SCAN_ROWS(a1, v, 1, 4, j0 + 256);
-            ARG_SCAN_ROWS(a2, v, 2, 4, j0 + 512);
-            ARG_SCAN_ROWS(a3, v, 3, 4, j0 + 768);
-            l0 = combine(l0, a0);
-            l1 = combine(l1, a1);
-            l2 = combine(l2, a2);
-            l3 = combine(l3, a3);
-#else
-            for (uint r = 0; r < ROWS; r++) {
-                ulong j = t * TILE + (ulong)r * LANES + lid;
-                l0 = combine(l0, seg_load(in, start + j, j));
-                l1 = combine(l1, seg_load(in, start + j + 256, j + 256));
-                l2 = combine(l2, seg_load(in, start + j + 512, j + 512));
-                l3 = combine(l3, seg_load(in, start + j + 768, j + 768));
-            }
-#endif
-#endif
-        } else {
-#ifdef IN_IS_MAPPED
-            // Mapped inputs: every work-item loads, from the output's last element where it
-            // is past the end, and takes the identity there after the load. Loads predicated
-            // on the bounds (below) gave wrong, run-to-run varying sums of integer maps of
-            // integer words on an H200 once ptxas optimized (-O1 and up; -O0 was right;
-            // results/h200-map-bug); this form was right there. Plain inputs keep the
-            // predicated loads, right there and up to 1.4x faster in partial tiles.
-            for (uint r = 0; r < ROWS && len > 0; r++) {
-                ulong j = t * TILE + (ulong)r * LANES + lid;
-                acc_t v0 = seg_load(in, start + min(j, len - 1) * stride, j);
-                acc_t v1 = seg_load(in, start + min(j + 256, len - 1) * stride, j + 256);
-                acc_t v2 = seg_load(in, start + min(j + 512, len - 1) * stride, j + 512);
-                acc_t v3 = seg_load(in, start + min(j + 768, len - 1) * stride, j + 768);
-                l0 = combine(l0, j < len ? v0 : IDENTITY);
-                l1 = combine(l1, j + 256 < len ? v1 : IDENTITY);
-                l2 = combine(l2, j + 512 < len ? v2 : IDENTITY);
-                l3 = combine(l3, j + 768 < len ? v3 : IDENTITY);
-            }
-#else
-            for (uint r = 0; r < ROWS; r++) {
-                ulong j = t * TILE + (ulong)r * LANES + lid;
-                l0 = combine(l0, j < len ? seg_load(in, start + j * stride, j) : IDENTITY);
-                l1 = combine(l1, j + 256 < len ? seg_load(in, start + (j + 256) * stride, j + 256) : IDENTITY);
-                l2 = combine(l2, j + 512 < len ? seg_load(in, start + (j + 512) * stride, j + 512) : IDENTITY);
-                l3 = combine(l3, j + 768 < len ? seg_load(in, start + (j + 768) * stride, j + 768) : IDENTITY);
-            }
-#endif
-        }
-        if (fold_each) {
-            // lanes[] is reused by the next tile's fold: all of this one's reads first.
-            barrier(CLK_LOCAL_MEM_FENCE);
-            acc_t r = seg_fold_lanes(l0, l1, l2, l3, lanes, lid);
-            if (lid == 0)
-                seg_count_tile(done, &depth, r);
-            l0 = l1 = l2 = l3 = IDENTITY;
-        }
-    }
-    acc_t x;
-    if (fold_each)
-        x = seg_close_tiles(done, depth);
-    else
-        x = seg_fold_lanes(l0, l1, l2, l3, lanes, lid);
-    if (lid == 0 && k < outputs) {
-        if (whole) {
-            // An empty output's value over nothing comes from the host.
-            if (len > 0)
-                seg_put(out, h, k, x);
-        } else {
-            seg_store_tile(out, h, outputs, k, g, len, x);
-        }
-    }
-}
+#include "row_whole.h"
 
 // A whole lane (all 8 rows of element index `a`) loaded into x[at … at + 7], then folded
 // into `v` in row order: seg_lane and seg_lane_pair load every row before the first

@@ -69,6 +69,7 @@ const FILES: &[(&str, &str)] = &[
     ("column_words.h", include_str!("../cl/column_words.h")),
     ("word_rows.h", include_str!("../cl/word_rows.h")),
     ("row_words.h", include_str!("../cl/row_words.h")),
+    ("row_whole.h", include_str!("../cl/row_whole.h")),
     ("seg_result.h", include_str!("../cl/seg_result.h")),
     ("result_form.h", include_str!("../cl/result_form.h")),
     ("order_free.h", include_str!("../cl/order_free.h")),

@@ -100,8 +100,8 @@ pub enum Strategy {
     /// A work-group per tile of each output (`row_tiles`), then `tree` where an output
     /// has more than one tile.
     RowTiles,
-    /// `row_tiles` with a work-group per output reading all of its tiles and joining
-    /// them itself, for many outputs of a few tiles: no tree (segments_whole.rs).
+    /// A work-group per output reading all of its tiles and joining them itself, for
+    /// many outputs of a few tiles: no tree (`row_whole`, segments_whole.rs).
     RowWhole,
     /// Strided outputs that start side by side (columns): 32 outputs × 32 lane classes per
     /// work-group and tile (`column_tiles`), then `tree` for outputs of several tiles.
@@ -130,10 +130,12 @@ pub struct SegmentKernels<'k, K: ?Sized> {
     pub column_finish: &'k K,
     /// `word_rows`.
     pub word_rows: &'k K,
+    /// `row_whole`.
+    pub row_whole: &'k K,
 }
 
 /// The entry points of `segments.cl`, in the order of [`SegmentKernels`]' fields.
-pub const ENTRY_POINTS: [&str; 8] = [
+pub const ENTRY_POINTS: [&str; 9] = [
     "short_rows",
     "short_rows_wide",
     "row_tiles",
@@ -142,6 +144,7 @@ pub const ENTRY_POINTS: [&str; 8] = [
     "column_words",
     "column_finish",
     "word_rows",
+    "row_whole",
 ];
 
 /// The indices into [`ENTRY_POINTS`] of `column_words` and `column_finish`, which a
@@ -570,7 +573,7 @@ impl SegmentJob {
                 local: WG,
             },
             Strategy::RowWhole => SegmentLaunch {
-                entry: 2,
+                entry: 8,
                 global: n * WG,
                 local: WG,
             },
@@ -689,6 +692,7 @@ impl<K: ?Sized> SegmentKernels<'_, K> {
             5 => self.column_words,
             6 => self.column_finish,
             7 => self.word_rows,
+            8 => self.row_whole,
             _ => self.tree,
         }
     }

@@ -407,20 +407,19 @@ fn whole_rows_take_many_rows_of_a_few_tiles() {
         SegmentJob::new(Selection::Axes(&plan)).expect("job")
     };
     // 8192 rows of a whole tile and one element: a work-group per row, no tree, no
-    // scratch for tile results, H_WHOLE set.
+    // scratch for tile results, entry `row_whole`.
     let job = rows(&[8192, 8193]).for_problem(&argmax);
     assert_eq!(job.strategy(), Strategy::RowWhole);
     assert_eq!(
         job.launches(),
         vec![SegmentLaunch {
-            entry: 2,
+            entry: 8,
             global: 8192 * WG,
             local: WG
         }]
     );
-    assert_eq!(job.header[12], 1);
     assert_eq!(job.scratch_bytes(16), 0);
-    assert!(job.explain().contains("whole rows"), "{}", job.explain());
+    assert!(job.explain().contains("row_whole"), "{}", job.explain());
     for op in [Op::Min, Op::Max, Op::Xor, Op::Sum, Op::ArgMin] {
         let p = problem(op, redlab_core::DType::I32);
         assert_eq!(
@@ -443,8 +442,11 @@ fn whole_rows_take_many_rows_of_a_few_tiles() {
     for dims in [[1000, 8193], [8192, 8192], [1024, 4 * TILE + 1]] {
         let job = rows(&dims).for_problem(&argmax);
         assert_eq!(job.strategy(), Strategy::RowTiles, "{dims:?}");
-        assert_eq!(job.header[12], 0, "{dims:?}");
     }
+    // Strided outputs (axis 1 of 1024×8193×2) keep row tiles.
+    let plan = AxisPlan::new(Layout::c_order(&[1024, 8193, 2]), Some(&[1]), false).expect("plan");
+    let strided = SegmentJob::new(Selection::Axes(&plan)).expect("job");
+    assert_eq!(strided.for_problem(&argmax).strategy(), Strategy::RowTiles);
     // Segments of different lengths: the longest decides.
     let mut ranges = Vec::new();
     let mut at = 0;

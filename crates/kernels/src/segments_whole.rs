@@ -1,5 +1,5 @@
-//! Whole rows: when a work-group of `row_tiles` takes every tile of one output instead of
-//! one tile, with no `tree` after it ([`Strategy::RowWhole`]).
+//! Whole rows: when a work-group takes every tile of one output (`row_whole`) instead of
+//! one tile (`row_tiles`), with no `tree` after it ([`Strategy::RowWhole`]).
 //!
 //! `row_tiles` gives each tile of an output its own work-group and joins an output's tile
 //! results with `tree`. Where rows are a few tiles long and numerous, the split costs more
@@ -9,7 +9,7 @@
 //! does not depend on the order fold the whole row's lanes together (16-byte words for
 //! whole tiles, `row_words.h`); the others fold each tile by halving, as before, and join
 //! the tile results on a binary counter, which builds `tree`'s aligned pairwise tree, so
-//! every bit stays the same (`seg_count_tile` in segments.cl).
+//! every bit stays the same (`row_whole.h`).
 
 use redlab_core::Problem;
 
@@ -21,7 +21,7 @@ const WHOLE_MIN_OUTPUTS: usize = 1024;
 /// The most tiles an output of whole rows may span: beyond, a work-group's serial walk
 /// over its row outlasts the launch's balance (few groups run the last of many tiles).
 const WHOLE_MAX_TILES: usize = 4;
-/// The most tiles the kernel's binary counter joins (2^`SEG_WHOLE_LEVELS` − 1).
+/// The most tiles the kernel's binary counter joins (2^`RW_LEVELS` − 1, row_whole.h).
 const COUNTER_TILES: usize = 15;
 
 /// The limits in force: `REDLAB_WHOLE_ROWS=OUTPUTS,TILES` overrides both for
@@ -37,8 +37,9 @@ fn limits() -> (usize, usize) {
 }
 
 impl SegmentJob {
-    /// Turns `row_tiles` with a tree into whole rows where outputs are numerous and each
-    /// spans at most a few tiles.
+    /// Turns `row_tiles` with a tree into whole rows where outputs are numerous, each
+    /// spans at most a few tiles, and their elements are consecutive (`row_whole` walks
+    /// strided ones one row of lanes at a time, to keep its registers for the rows).
     pub(super) fn take_whole_rows(&mut self, problem: &Problem) {
         let (min_outputs, max_tiles) = limits();
         let free = order_free(problem);
@@ -48,7 +49,9 @@ impl SegmentJob {
             max_tiles.min(COUNTER_TILES)
         };
         let spans = self.max_len.div_ceil(TILE);
+        // Header word 1: the stride between an output's elements.
         if self.strategy != Strategy::RowTiles
+            || self.header[1] != 1
             || spans < 2
             || spans > max_tiles
             || self.outputs < min_outputs.max(1)
@@ -56,15 +59,13 @@ impl SegmentJob {
             return;
         }
         self.strategy = Strategy::RowWhole;
-        // H_WHOLE in segments.cl.
-        self.header[12] = 1;
         let fold = if free {
             "folding them as they come (the answer does not depend on the order)"
         } else {
             "folding each by halving and joining them on a binary counter (the canonical tree)"
         };
         self.reason = format!(
-            "row_tiles, whole rows: a work-group per output ({} outputs of up to {} elements, \
+            "row_whole: a work-group per output ({} outputs of up to {} elements, \
              at most {spans} tiles of {TILE} each), reading its tiles in turn, {fold}; no tree",
             self.outputs, self.max_len
         );

@@ -374,6 +374,7 @@ impl OpenClDevice {
             column_words: kernel(ENTRY_POINTS[5])?,
             column_finish: kernel(ENTRY_POINTS[6])?,
             word_rows: kernel(ENTRY_POINTS[7])?,
+            row_whole: kernel(ENTRY_POINTS[8])?,
         };
         let launcher = driver::ClLauncher {
             context: &self.context,
