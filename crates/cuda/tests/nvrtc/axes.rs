@@ -264,9 +264,10 @@ fn the_build_without_column_words_holds_every_other_entry_and_a_fraction_of_the_
         .map(|e| ENTRY_POINTS[e])
         .collect();
     assert_eq!(kept, expected);
-    // The point of the second build: most of the code is column_words'.
+    // The point of the second build: most of the code is column_words' (for this map,
+    // 34% of the PTX is left without it, with row_whole among the rest).
     assert!(
-        kept_bytes * 3 < full_bytes,
+        kept_bytes * 5 < full_bytes * 2,
         "{kept_bytes} bytes of PTX without column_words, {full_bytes} with"
     );
 }
