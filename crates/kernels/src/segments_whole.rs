@@ -24,8 +24,9 @@ const WHOLE_MAX_TILES: usize = 4;
 /// The most tiles the kernel's binary counter joins (2^`RW_LEVELS` − 1, row_whole.h).
 const COUNTER_TILES: usize = 15;
 
-/// The limits in force: `REDLAB_WHOLE_ROWS=OUTPUTS,TILES` overrides both for
-/// measurements (`0,0` never takes whole rows).
+/// The limits in force: `REDLAB_WHOLE_ROWS=OUTPUTS,TILES` overrides both, for
+/// measurements (`0,0` never takes whole rows) and to run whole rows of small shapes in
+/// the simulator.
 fn limits() -> (usize, usize) {
     std::env::var("REDLAB_WHOLE_ROWS")
         .ok()
