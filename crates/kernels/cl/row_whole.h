@@ -99,7 +99,7 @@
         /* simulator finds no race without it; measured with it, one per tile). */      \
         if ((t) > 0)                                                                    \
             barrier(CLK_LOCAL_MEM_FENCE);                                               \
-        acc_t r_ = rw_fold_group(l0, l1, l2, l3, lanes, lid);                           \
+        acc_t r_ = seg_fold_group(l0, l1, l2, l3, lanes, lid);                           \
         if (lid == 0)                                                                   \
             rw_count_tile(done, &have, r_);                                             \
     } while (0)
@@ -132,38 +132,6 @@ inline acc_t rw_close_tiles(const acc_t* done, uint have) {
     return x;
 }
 
-// The group's 1024 lanes folded into one value, valid in work-item 0: by halving in local
-// memory, the canonical order; argmin/argmax by warp shuffles first where warps shuffle
-// (their strict order makes any grouping give the same pair), as row_tiles folds.
-inline acc_t rw_fold_group(acc_t l0, acc_t l1, acc_t l2, acc_t l3, LOCAL_PTR acc_t* lanes,
-                           uint lid) {
-    l0 = combine(l0, l2);
-    l1 = combine(l1, l3);
-#if defined(HAVE_ARG_KEY) && defined(HAVE_SUBGROUP_SHUFFLE)
-    acc_t x = combine(l0, l1);
-    for (uint w = 16; w > 0; w >>= 1)
-        x = combine(x, sub_group_shuffle_down(x, w));
-    if (lid % 32 == 0)
-        lanes[lid / 32] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < 32) {
-        x = lid < SEG_WG / 32 ? lanes[lid] : IDENTITY;
-        for (uint w = SEG_WG / 64; w > 0; w >>= 1)
-            x = combine(x, sub_group_shuffle_down(x, w));
-    }
-    return x;
-#else
-    lanes[lid] = combine(l0, l1);
-    for (uint w = SEG_WG / 2; w >= SEG_TAIL; w >>= 1) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < w)
-            lanes[lid] = combine(lanes[lid], lanes[lid + w]);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return seg_fold_tail(lanes[lid], SEG_WG);
-#endif
-}
-
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void row_whole(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t lanes[SEG_WG];
@@ -192,7 +160,7 @@ void row_whole(__global const in_t* in, __global acc_t* out, ulong outputs) {
         RW_TILE_END(t);
     }
 #ifdef SEG_ORDER_FREE
-    acc_t x = rw_fold_group(l0, l1, l2, l3, lanes, lid);
+    acc_t x = seg_fold_group(l0, l1, l2, l3, lanes, lid);
 #else
     acc_t x = rw_close_tiles(done, have);
 #endif

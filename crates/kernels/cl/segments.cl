@@ -258,6 +258,41 @@ inline void seg_store_tile(__global acc_t* out, __global ulong* h, ulong outputs
 
 #include "row_words.h"
 
+// A tile's 1024 lanes, work-item lid holding lanes lid, lid + 256, lid + 512 and lid + 768
+// as l0 … l3, folded into one value, valid in work-item 0 (row_tiles, row_whole): w = 512
+// and 256 in registers, then by halving in local memory, the canonical order, which float
+// sums need. argmin/argmax select by a strict total order (NaN class, key, then index), so
+// any grouping gives the same pair: where warps shuffle, each warp folds by shuffles
+// first, then one warp folds the warps' results, one barrier instead of one per step.
+inline acc_t seg_fold_group(acc_t l0, acc_t l1, acc_t l2, acc_t l3, LOCAL_PTR acc_t* lanes,
+                            uint lid) {
+    l0 = combine(l0, l2);
+    l1 = combine(l1, l3);
+#if defined(HAVE_ARG_KEY) && defined(HAVE_SUBGROUP_SHUFFLE)
+    acc_t x = combine(l0, l1);
+    for (uint w = 16; w > 0; w >>= 1)
+        x = combine(x, sub_group_shuffle_down(x, w));
+    if (lid % 32 == 0)
+        lanes[lid / 32] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < 32) {
+        x = lid < SEG_WG / 32 ? lanes[lid] : IDENTITY;
+        for (uint w = SEG_WG / 64; w > 0; w >>= 1)
+            x = combine(x, sub_group_shuffle_down(x, w));
+    }
+    return x;
+#else
+    lanes[lid] = combine(l0, l1);
+    for (uint w = SEG_WG / 2; w >= SEG_TAIL; w >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < w)
+            lanes[lid] = combine(lanes[lid], lanes[lid + w]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return seg_fold_tail(lanes[lid], SEG_WG);
+#endif
+}
+
 __kernel __attribute__((reqd_work_group_size(SEG_WG, 1, 1)))
 void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
     __local acc_t lanes[SEG_WG];
@@ -324,35 +359,7 @@ void row_tiles(__global const in_t* in, __global acc_t* out, ulong outputs) {
         }
 #endif
     }
-    // Fold w = 512 and w = 256 in registers.
-    l0 = combine(l0, l2);
-    l1 = combine(l1, l3);
-#if defined(HAVE_ARG_KEY) && defined(HAVE_SUBGROUP_SHUFFLE)
-    // argmin/argmax select by a strict total order (NaN class, key, then index), so any
-    // grouping gives the same pair: each warp folds by shuffles first, then one warp
-    // folds the warps' results, one barrier instead of one per halving step.
-    acc_t x = combine(l0, l1);
-    for (uint w = 16; w > 0; w >>= 1)
-        x = combine(x, sub_group_shuffle_down(x, w));
-    if (lid % 32 == 0)
-        lanes[lid / 32] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < 32) {
-        x = lid < SEG_WG / 32 ? lanes[lid] : IDENTITY;
-        for (uint w = SEG_WG / 64; w > 0; w >>= 1)
-            x = combine(x, sub_group_shuffle_down(x, w));
-    }
-#else
-    // Halving in local memory: the canonical order, which float sums need.
-    lanes[lid] = combine(l0, l1);
-    for (uint w = SEG_WG / 2; w >= SEG_TAIL; w >>= 1) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < w)
-            lanes[lid] = combine(lanes[lid], lanes[lid + w]);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    acc_t x = seg_fold_tail(lanes[lid], SEG_WG);
-#endif
+    acc_t x = seg_fold_group(l0, l1, l2, l3, lanes, lid);
     if (lid == 0 && k < outputs)
         seg_store_tile(out, h, outputs, k, g, len, x);
 }
