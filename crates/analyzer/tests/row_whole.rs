@@ -9,27 +9,14 @@
 //! measurement override, before its one test runs (a test binary of its own: the setting
 //! reaches no other test).
 
+mod common;
+
+use common::segment_options;
 use redlab_analyzer::segments;
-use redlab_analyzer::sim::LaunchConfig;
-use redlab_analyzer::variant::VariantOptions;
 use redlab_core::generate::{generate, Distribution};
 use redlab_core::segmented::{self, Selection};
 use redlab_core::shape::{AxisPlan, Layout, Segments};
 use redlab_core::{DType, Op, Problem};
-
-fn options(shuffles: bool) -> VariantOptions {
-    VariantOptions {
-        config: LaunchConfig::linear(1, 1),
-        params: Vec::new(),
-        defines: if shuffles {
-            vec!["HAVE_SUBGROUP_SHUFFLE=1".into()]
-        } else {
-            Vec::new()
-        },
-        compute_units: 2,
-        seed: 5,
-    }
-}
 
 #[test]
 fn whole_rows_match_the_reference_in_the_simulator() {
@@ -66,7 +53,12 @@ fn whole_rows_match_the_reference_in_the_simulator() {
                 let expected =
                     segmented::reference(&problem, data.view(), selection).expect("reference");
                 let what = format!("{problem} {label} shuffles={shuffles}");
-                match segments::run(&problem, data.view(), selection, &options(shuffles)) {
+                match segments::run(
+                    &problem,
+                    data.view(),
+                    selection,
+                    &segment_options(shuffles, 5),
+                ) {
                     Ok(Some(run)) => {
                         if !run.strategy.starts_with("row_whole") {
                             failures.push(format!("{what}: {}", run.strategy));

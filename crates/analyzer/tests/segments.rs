@@ -3,27 +3,14 @@
 //! every kernel path, each output bitwise equal to the reference of its own elements, and
 //! no race, out-of-bounds or uninitialized read, or barrier divergence in any launch.
 
+mod common;
+
+use common::segment_options;
 use redlab_analyzer::segments;
-use redlab_analyzer::sim::LaunchConfig;
-use redlab_analyzer::variant::VariantOptions;
 use redlab_core::generate::{generate, Distribution};
 use redlab_core::segmented::{self, Selection};
 use redlab_core::shape::{AxisPlan, Layout, Segments};
 use redlab_core::{DType, Op, Problem};
-
-fn options(shuffles: bool) -> VariantOptions {
-    VariantOptions {
-        config: LaunchConfig::linear(1, 1),
-        params: Vec::new(),
-        defines: if shuffles {
-            vec!["HAVE_SUBGROUP_SHUFFLE=1".into()]
-        } else {
-            Vec::new()
-        },
-        compute_units: 2,
-        seed: 3,
-    }
-}
 
 #[test]
 fn every_segment_kernel_matches_the_reference_in_the_simulator() {
@@ -89,7 +76,12 @@ fn every_segment_kernel_matches_the_reference_in_the_simulator() {
                 let data = generate(problem.dtype, n, Distribution::Normal, 7).expect("data");
                 let expected =
                     segmented::reference(&problem, data.view(), selection).expect("reference");
-                match segments::run(&problem, data.view(), selection, &options(shuffles)) {
+                match segments::run(
+                    &problem,
+                    data.view(),
+                    selection,
+                    &segment_options(shuffles, 3),
+                ) {
                     Ok(Some(run)) => {
                         strategies.push(run.strategy.split(':').next().unwrap_or("").to_string());
                         for (k, (got, want)) in run.values.iter().zip(&expected).enumerate() {

@@ -28,15 +28,18 @@ const COUNTER_TILES: usize = 15;
 
 /// The limits in force: `REDLAB_WHOLE_ROWS=OUTPUTS,TILES` overrides both, for
 /// measurements (`0,0` never takes whole rows) and to run whole rows of small shapes in
-/// the simulator.
+/// the simulator. Read once per process: every axis call plans a job.
 fn limits() -> (usize, usize) {
-    std::env::var("REDLAB_WHOLE_ROWS")
-        .ok()
-        .and_then(|v| {
-            let (a, b) = v.split_once(',')?;
-            Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-        })
-        .unwrap_or((WHOLE_MIN_OUTPUTS, WHOLE_MAX_TILES))
+    static LIMITS: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
+    *LIMITS.get_or_init(|| {
+        std::env::var("REDLAB_WHOLE_ROWS")
+            .ok()
+            .and_then(|v| {
+                let (a, b) = v.split_once(',')?;
+                Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+            })
+            .unwrap_or((WHOLE_MIN_OUTPUTS, WHOLE_MAX_TILES))
+    })
 }
 
 impl SegmentJob {

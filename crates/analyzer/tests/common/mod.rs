@@ -1,0 +1,20 @@
+//! What the simulator tests of the segment kernels share.
+
+use redlab_analyzer::sim::LaunchConfig;
+use redlab_analyzer::variant::VariantOptions;
+
+/// Options for `segments::run`: the kernels as OpenCL builds them, or as CUDA does
+/// (`shuffles`: `HAVE_SUBGROUP_SHUFFLE`, warp shuffles), on 2 compute units.
+pub fn segment_options(shuffles: bool, seed: u64) -> VariantOptions {
+    VariantOptions {
+        config: LaunchConfig::linear(1, 1),
+        params: Vec::new(),
+        defines: if shuffles {
+            vec!["HAVE_SUBGROUP_SHUFFLE=1".into()]
+        } else {
+            Vec::new()
+        },
+        compute_units: 2,
+        seed,
+    }
+}
