@@ -114,3 +114,24 @@ def test_the_stream_paths_type_tables_stay_bounded():
         assert len(table) <= _reductions._TYPE_KEYS
         assert table[("key", k)] == k
     assert len(table) == (3 * _reductions._TYPE_KEYS + 7) % _reductions._TYPE_KEYS
+
+
+def test_custom_combines_along_axes_fold_each_output_in_the_canonical_order():
+    # `a + b` from -0.0 is the canonical float sum, so every row is the canonical sum of
+    # its own elements; `max(a, b)` from -inf is exact, so numpy's max.
+    x = random_array(np.float32, 37 * 9000, seed=21).reshape(37, 9000)
+    total = redlab.Reduction(map="x", combine="a + b", identity="-0.0")
+    rows = np.asarray(total(x, axis=1))
+    assert rows.dtype == np.float32 and rows.shape == (37,)
+    for k in range(37):
+        assert rows[k].tobytes() == canonical(x[k], np.float32).tobytes(), k
+    columns = np.asarray(total(x, axis=0))
+    for k in [0, 1, 4999, 8999]:
+        assert columns[k].tobytes() == canonical(x[:, k], np.float32).tobytes(), k
+    d = random_array(np.float64, 61 * 94, seed=22).reshape(61, 94)
+    biggest = redlab.Reduction(map="abs(x)", combine="max(a, b)", identity="-inf")
+    for axis in [0, 1]:
+        assert np.array_equal(np.asarray(biggest(d, axis=axis)), np.max(np.abs(d), axis=axis))
+    # An empty axis gives the identity.
+    empty = np.asarray(biggest(np.zeros((3, 0)), axis=1))
+    assert np.array_equal(empty, np.full(3, -np.inf))

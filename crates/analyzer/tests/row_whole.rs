@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::segment_options;
+use common::{findings, segment_options};
 use redlab_analyzer::segments;
 use redlab_core::generate::{generate, Distribution};
 use redlab_core::segmented::{self, Selection};
@@ -74,14 +74,7 @@ fn whole_rows_match_the_reference_in_the_simulator() {
                                 run.values[k], expected[k]
                             ));
                         }
-                        for pass in &run.passes {
-                            for f in pass.report.metrics.findings.values() {
-                                failures.push(format!(
-                                    "{what}: {:?} at line {}: {}",
-                                    f.kind, f.line, f.message
-                                ));
-                            }
-                        }
+                        failures.extend(findings(&what, &run));
                         runs += 1;
                     }
                     Ok(None) => failures.push(format!("{what}: no job")),

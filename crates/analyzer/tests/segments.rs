@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::segment_options;
+use common::{findings, segment_options};
 use redlab_analyzer::segments;
 use redlab_core::generate::{generate, Distribution};
 use redlab_core::segmented::{self, Selection};
@@ -92,14 +92,8 @@ fn every_segment_kernel_matches_the_reference_in_the_simulator() {
                                 break;
                             }
                         }
-                        for pass in &run.passes {
-                            for f in pass.report.metrics.findings.values() {
-                                failures.push(format!(
-                                    "{problem} {label} shuffles={shuffles}: {:?} at line {}: {}",
-                                    f.kind, f.line, f.message
-                                ));
-                            }
-                        }
+                        let what = format!("{problem} {label} shuffles={shuffles}");
+                        failures.extend(findings(&what, &run));
                     }
                     Ok(None) => failures.push(format!("{label}: no job")),
                     Err(e) => failures.push(format!("{problem} {label} shuffles={shuffles}: {e}")),

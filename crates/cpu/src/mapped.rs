@@ -17,6 +17,7 @@
 use std::time::Instant;
 
 use redlab_core::num::{AccFloat, FloatInput};
+use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, DType, Element, Error, IntoScalar, Op, Outcome, Problem, Value};
 use redlab_expr::rows::{RowFloat, RowProgram, RowScratch};
 use redlab_expr::{host, Combine, Reduction};
@@ -47,6 +48,21 @@ impl CpuBackend {
             value,
             seconds,
             passes: vec![seconds],
+        })
+    }
+
+    /// One value per output of `selection` of a reduction with a custom combine, before
+    /// `post`: each output folded in the canonical order of its own mapped values
+    /// ([`redlab_expr::custom_outputs::custom_outputs`]), on the pool.
+    pub fn custom_outputs(
+        &self,
+        reduction: &Reduction,
+        inputs: &[ArrayRef<'_>],
+        selection: Selection<'_>,
+    ) -> Result<Vec<Value>, Error> {
+        let bytes = inputs.iter().map(|a| a.bytes().len()).sum();
+        self.run(bytes, || {
+            redlab_expr::custom_outputs::custom_outputs(reduction, inputs, selection)
         })
     }
 }

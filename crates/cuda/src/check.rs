@@ -158,11 +158,12 @@ pub fn check_all(arch: &str) -> Vec<Checked> {
 
 /// The segment kernels reading through a map, read back and in place (the stream
 /// path's build, after `post`): every statistic over every type, and the mapped
-/// examples the segment kernels take (several inputs packed, of 1000003 elements each).
+/// examples the segment kernels take (several inputs packed, of 1000003 elements each;
+/// custom combines too).
 fn mapped_segment_builds(arch: &str) -> Vec<Checked> {
     let mut reductions: Vec<redlab_expr::Reduction> = mapped_examples()
         .into_iter()
-        .filter(mapped::maps_inputs_on_device)
+        .filter(mapped::segments_take)
         .collect();
     for dtype in DType::ALL {
         for name in redlab_expr::stats::NAMES {

@@ -47,7 +47,7 @@ use redlab_core::{
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
 use redlab_kernels::segments::{
-    launch_segments, prepare, SegmentJob, SegmentKernels, SegmentResults,
+    launch_segments, prepare, Reading, SegmentJob, SegmentKernels, SegmentResults,
 };
 use redlab_kernels::{Capabilities, Variant};
 
@@ -406,7 +406,7 @@ impl CudaDevice {
         calls: usize,
     ) -> Result<Repeated, Error> {
         problem.check_input(&data)?;
-        let device = (self.caps.max_work_group, true);
+        let device = Reading::plain(self.caps.max_work_group);
         prepare(problem, data, selection, device, |job, rows| {
             let input = self.upload(rows).map_err(backend_error)?;
             let mut repeated = Repeated {
@@ -447,7 +447,7 @@ impl CudaDevice {
         graph_calls: Option<usize>,
     ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
-        let device = (self.caps.max_work_group, true);
+        let device = Reading::plain(self.caps.max_work_group);
         prepare(problem, data, selection, device, |job, rows| {
             let input = self.upload(rows).map_err(backend_error)?;
             self.segment_results_timed(problem, &input, job, graph_calls)

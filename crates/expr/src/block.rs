@@ -673,7 +673,7 @@ fn widen<T: Copy, U: From<T>>(s: &[T]) -> Vec<U> {
     s.iter().map(|&x| U::from(x)).collect()
 }
 
-fn load_block(input: &ArrayRef<'_>, start: usize, len: usize) -> Column {
+pub(crate) fn load_block(input: &ArrayRef<'_>, start: usize, len: usize) -> Column {
     let part = input.slice(start, start + len);
     macro_rules! widen {
         ($t:ty, $variant:ident) => {

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use redlab_core::{ArrayRef, DType, Error, HostArray, Op, Problem, Scalar, Value};
 
-use crate::block::{eval_block, AlignedBytes, Column};
+use crate::block::{eval_block, AlignedBytes};
+use crate::custom_outputs::{fold_tile, Lanes};
 use crate::error::ExprError;
 use crate::eval::{eval, to_scalar, Env};
 use crate::reduction::{Combine, Reduction};
@@ -251,7 +252,8 @@ fn offset(value: Value, start: usize) -> Value {
 }
 
 /// One tile of a custom combine in the canonical order, evaluated in blocks: each row of
-/// 1024 mapped values is one `lanes = combine(lanes, row)`, then the halving fold.
+/// 1024 mapped values is one `lanes = combine(lanes, row)`, then the halving fold over
+/// all 1024 lanes ([`crate::custom_outputs::fold_tile`]).
 fn custom_tile(
     reduction: &Reduction,
     combine: &Node,
@@ -261,56 +263,12 @@ fn custom_tile(
     end: usize,
 ) -> Val {
     let acc = combine.ty;
-    let mut lanes = Column::splat(identity, LANES);
-    let mut at = start;
-    while at < end {
-        let len = LANES.min(end - at);
-        let row =
-            crate::block::convert_column(eval_block(&reduction.map, inputs, at, len, &[]), acc);
-        let head = lanes.slice(0, len);
-        let joined = eval_block(combine, &[], 0, len, &[head, row]);
-        lanes = if len == LANES {
-            joined
-        } else {
-            splice(joined, &lanes, len)
-        };
-        at += len;
-    }
-    let mut width = LANES / 2;
-    while width >= 1 {
-        let (low, high) = (lanes.slice(0, width), lanes.slice(width, 2 * width));
-        lanes = eval_block(combine, &[], 0, width, &[low, high]);
-        width /= 2;
-    }
-    lanes.get(0)
-}
-
-/// `head` followed by `rest`'s values from `from` on.
-fn splice(head: Column, rest: &Column, from: usize) -> Column {
-    let tail = rest.slice(from, rest.len());
-    match (head, tail) {
-        (Column::Bool(mut a), Column::Bool(b)) => {
-            a.extend(b);
-            Column::Bool(a)
-        }
-        (Column::I64(mut a), Column::I64(b)) => {
-            a.extend(b);
-            Column::I64(a)
-        }
-        (Column::U64(mut a), Column::U64(b)) => {
-            a.extend(b);
-            Column::U64(a)
-        }
-        (Column::F32(mut a), Column::F32(b)) => {
-            a.extend(b);
-            Column::F32(a)
-        }
-        (Column::F64(mut a), Column::F64(b)) => {
-            a.extend(b);
-            Column::F64(a)
-        }
-        (a, _) => a,
-    }
+    fold_tile(combine, identity, end - start, Lanes::All, |at, len| {
+        crate::block::convert_column(
+            eval_block(&reduction.map, inputs, start + at, len, &[]),
+            acc,
+        )
+    })
 }
 
 /// The aligned pairwise tree of custom-combined values.

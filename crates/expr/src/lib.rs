@@ -5,7 +5,8 @@
 //! - [`types`] checks it and makes every conversion explicit;
 //! - [`Reduction`] puts map, combine, identity, post and accumulator together;
 //! - [`eval`] (one element) and [`oracle`] are the reference; [`block`] and [`host`]
-//!   are the fast host path, [`rows`] its fused form for float maps; [`codegen`]
+//!   are the fast host path, [`rows`] its fused form for float maps,
+//!   [`custom_outputs`] custom combines along axes and over segments; [`codegen`]
 //!   writes the OpenCL C that the GPU kernels and the analyzer compile.
 //!
 //! ```
@@ -23,6 +24,7 @@
 pub mod ast;
 pub mod block;
 pub mod codegen;
+pub mod custom_outputs;
 mod error;
 pub mod eval;
 mod fused;

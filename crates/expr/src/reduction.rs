@@ -91,6 +91,27 @@ impl Reduction {
         }
     }
 
+    /// The custom combine's expression (of the accumulator type), identity and
+    /// accumulator type; `None` for a built-in combine.
+    pub fn custom(&self) -> Option<(&Node, Val, Ty)> {
+        match &self.combine {
+            Combine::Custom {
+                node,
+                identity,
+                acc,
+                ..
+            } => Some((node, *identity, *acc)),
+            Combine::Builtin(_) => None,
+        }
+    }
+
+    /// [`Reduction::custom`], or an error that names the reduction.
+    pub fn custom_or_err(&self) -> Result<(&Node, Val, Ty), redlab_core::Error> {
+        self.custom().ok_or_else(|| {
+            redlab_core::Error::Shape(format!("{}: not a custom combine", self.describe()))
+        })
+    }
+
     /// Applies `post` (if any) to a reduction's result over `n` elements. Results
     /// without a value (min of nothing) stay so; a custom combine's result over nothing
     /// is its identity, whatever a kernel's empty-input rule gave.

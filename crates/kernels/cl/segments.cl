@@ -180,6 +180,17 @@ inline acc_t seg_load(__global const in_t* in, ulong at, ulong j) {
     return r;
 }
 
+// A lane's first element, as the lane holds it: the canonical order starts every lane at
+// the identity and combines its elements in, and a user-defined combine (OP_CUSTOM) is
+// applied so, since its identity need only be a right identity (combine(a, e) == a;
+// `a ^ (b * 3)` with e = 0 has combine(e, x) == 3x). Every built-in operator's identity
+// changes nothing on either side, so their lanes take the element as it is.
+#ifdef OP_CUSTOM
+#define seg_first(v) combine(IDENTITY, (v))
+#else
+#define seg_first(v) (v)
+#endif
+
 // The last halving steps of a fold that ran in local memory down to w = SEG_TAIL, given
 // the work-item's own lane `x` of an output of `width` lanes. Where warps shuffle, the
 // first 32 lanes sit in one warp (outputs start at multiples of their width, and widths

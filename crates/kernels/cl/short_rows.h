@@ -28,16 +28,16 @@ void short_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
         if (k < outputs) {
             ulong len = seg_len(h, k), start = seg_start(h, k), stride = h[H_STRIDE];
             if (j < len)
-                l0 = seg_load(in, start + j * stride, j);
+                l0 = seg_first(seg_load(in, start + j * stride, j));
             if (per > 1) {
                 ulong at = j + SEG_WG;
                 if (at < len)
-                    l1 = seg_load(in, start + at * stride, at);
+                    l1 = seg_first(seg_load(in, start + at * stride, at));
                 if (per > 2) {
                     if (at + SEG_WG < len)
-                        l2 = seg_load(in, start + (at + SEG_WG) * stride, at + SEG_WG);
+                        l2 = seg_first(seg_load(in, start + (at + SEG_WG) * stride, at + SEG_WG));
                     if (at + 2 * SEG_WG < len)
-                        l3 = seg_load(in, start + (at + 2 * SEG_WG) * stride, at + 2 * SEG_WG);
+                        l3 = seg_first(seg_load(in, start + (at + 2 * SEG_WG) * stride, at + 2 * SEG_WG));
                 }
             }
         }
@@ -288,13 +288,13 @@ void short_rows_wide(__global const in_t* in, __global acc_t* out, ulong outputs
             for (uint m = 0; m < SHORT_HALF; m++) {
                 ulong at = j + (ulong)m * width;
                 if (m < used && m < valid)
-                    a[m] = seg_load(in, start + at * stride, at);
+                    a[m] = seg_first(seg_load(in, start + at * stride, at));
             }
 #pragma unroll
             for (uint m = 0; m < SHORT_HALF; m++) {
                 ulong at = j + (ulong)(m + used) * width;
                 if (m < used && m + used < valid)
-                    a[m] = combine(a[m], seg_load(in, start + at * stride, at));
+                    a[m] = combine(a[m], seg_first(seg_load(in, start + at * stride, at)));
             }
         }
         // The remaining steps down to w = 32, written out (the compiler keeps the array

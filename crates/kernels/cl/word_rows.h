@@ -115,8 +115,8 @@ void word_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
             ulong base = offset + k * span;
 #pragma unroll
             for (uint e = 0; e < 4; e++)
-                a[u][e] = k < outputs ? combine(seg_load(in, base + j0 + e, j0 + e),
-                                                seg_load(in, base + j1 + e, j1 + e))
+                a[u][e] = k < outputs ? combine(seg_first(seg_load(in, base + j0 + e, j0 + e)),
+                                                seg_first(seg_load(in, base + j1 + e, j1 + e)))
                                       : IDENTITY;
         }
     }

@@ -88,13 +88,7 @@ fn map_word_elements(problem: &Problem) -> Option<usize> {
 fn custom_decls(reduction: &Reduction, layout: InputLayout) -> Result<(Problem, OpType), String> {
     use redlab_expr::codegen::{c_type, constant, convert, expr};
     use redlab_expr::types::Ty;
-    let Combine::Custom {
-        node,
-        identity,
-        acc,
-        ..
-    } = &reduction.combine
-    else {
+    let Some((node, identity, acc)) = reduction.custom() else {
         return Err("not a custom combine".into());
     };
     let (value, dtype) = match acc {
@@ -104,8 +98,8 @@ fn custom_decls(reduction: &Reduction, layout: InputLayout) -> Result<(Problem, 
         Ty::U64 => (crate::optype::ValueKind::U64, redlab_core::DType::U64),
     };
     let problem = Problem::new(redlab_core::Op::Sum, dtype, None).map_err(|e| e.to_string())?;
-    let fp64 = *acc == Ty::F64 || uses_f64(&reduction.map, &reduction.inputs);
-    let acc_c = c_type(if *acc == Ty::Bool { Ty::I64 } else { *acc });
+    let fp64 = acc == Ty::F64 || uses_f64(&reduction.map, &reduction.inputs);
+    let acc_c = c_type(if acc == Ty::Bool { Ty::I64 } else { acc });
     let mut s = String::new();
     if fp64 {
         s.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
@@ -118,11 +112,11 @@ fn custom_decls(reduction: &Reduction, layout: InputLayout) -> Result<(Problem, 
     s.push_str(&map_function(&reduction.map, &reduction.inputs));
     s.push_str(&format!(
         "#define IDENTITY ((acc_t){})\n",
-        constant(*identity)
+        constant(identity)
     ));
     s.push_str(&format!(
         "inline acc_t lift_n(const __global in_t* in, ulong i, ulong n) {{ return {}; }}\n",
-        convert(reduction.map.ty, *acc, "rl_map(in, i, n)")
+        convert(reduction.map.ty, acc, "rl_map(in, i, n)")
     ));
     s.push_str(&format!(
         "inline acc_t combine(acc_t a, acc_t b) {{ return {}; }}\n",
@@ -130,7 +124,7 @@ fn custom_decls(reduction: &Reduction, layout: InputLayout) -> Result<(Problem, 
     ));
     s.push_str("#define lift(p, i) lift_n((p), (i), n)\n");
     s.push_str("inline acc_t lift_value(in_t x, ulong i) { (void)i; return (acc_t)x; }\n");
-    let acc_bytes = if *acc == Ty::F32 { 4 } else { 8 };
+    let acc_bytes = if acc == Ty::F32 { 4 } else { 8 };
     s.push_str(&format!(
         "#define OP_CUSTOM 1\n#define ACC_BYTES {acc_bytes}\n#define VALUE_IS_{} 1\n#define IN_IS_MAPPED 1\n#define IN_BYTES 0\n",
         if acc.is_float() { "FLOAT" } else { "INTEGER" }
@@ -169,19 +163,20 @@ pub fn pack(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Vec<u8> {
 }
 
 /// The many-output kernels (`segments.cl`: axis and segmented reductions) reading
-/// elements through the map of a one-input reduction with a built-in combine: each
-/// output reduces its mapped values in its own canonical order, as the host would after
-/// mapping every element, without the mapped array ever existing. Returns the problem
-/// over mapped values with the source. The input buffer is the raw array itself (one
-/// input has no regions to find, so `lift` needs no length); several inputs take
-/// [`segments_packed`], and custom combines are an error here (their callers map on
-/// the host).
+/// elements through the map of a one-input reduction: each output reduces its mapped
+/// values in its own canonical order, as the host would after mapping every element,
+/// without the mapped array ever existing. Returns the problem over mapped values with
+/// the source; for a custom combine, the problem stands in for the partials' layout
+/// (a sum over the accumulator type, [`decls`]) and the kernels apply the combine
+/// (`OP_CUSTOM`: the canonical paths only, each lane started from the identity). The
+/// input buffer is the raw array itself (one input has no regions to find, so `lift`
+/// needs no length); several inputs take [`segments_packed`].
 pub fn segments(reduction: &Reduction, target: Target) -> Result<(Problem, Assembled), String> {
-    if !maps_on_device(reduction) {
+    if reduction.inputs.len() != 1 || !segments_take(reduction) {
         let count = reduction.inputs.len();
         return Err(format!(
-            "the segment kernels map one input that is not read by its index `i`, with a \
-             built-in combine (this map: `{}` over {count} input{})",
+            "the segment kernels map one input that is not read by its index `i` \
+             (this map: `{}` over {count} input{})",
             reduction.map_text,
             if count == 1 { "" } else { "s" }
         ));
@@ -202,10 +197,10 @@ pub fn segments_packed(
     reduction: &Reduction,
     target: Target,
 ) -> Result<(Problem, Assembled), String> {
-    if !maps_inputs_on_device(reduction) {
+    if !segments_take(reduction) {
         return Err(format!(
-            "the segment kernels map inputs that are not read by their index `i`, with a \
-             built-in combine (this map: `{}`)",
+            "the segment kernels map inputs that are not read by their index `i` \
+             (this map: `{}`)",
             reduction.map_text
         ));
     }
@@ -553,6 +548,23 @@ pub fn maps_on_device(reduction: &Reduction) -> bool {
 /// combine, and a map that does not read `i`.
 pub fn maps_inputs_on_device(reduction: &Reduction) -> bool {
     matches!(reduction.combine, Combine::Builtin(_)) && !uses_index(&reduction.map)
+}
+
+/// Whether the segment kernels can run `reduction` as they read its inputs (one raw, or
+/// several packed: [`segments`], [`segments_packed`]): a map that does not read `i`,
+/// with a built-in combine ([`maps_inputs_on_device`]) or a custom one
+/// ([`custom_on_device`]).
+pub fn segments_take(reduction: &Reduction) -> bool {
+    maps_inputs_on_device(reduction) || custom_on_device(reduction)
+}
+
+/// Whether the segment kernels can run `reduction`'s custom combine: a map that does not
+/// read `i`. They take the canonical paths only (short rows, word rows loading element
+/// by element, row tiles and the tree, whole rows, column tiles), as for float sums,
+/// every lane started from the identity (`seg_first`), so each output gets the bits of
+/// the host's [`redlab_expr::custom_outputs::custom_outputs`].
+pub fn custom_on_device(reduction: &Reduction) -> bool {
+    matches!(reduction.combine, Combine::Custom { .. }) && !uses_index(&reduction.map)
 }
 
 /// Checks that `data` is the one raw input [`segments`] kernels of `reduction` read.

@@ -4,7 +4,9 @@
 //! packed into one buffer as the production kernel reads them ([`mapped::pack`],
 //! [`mapped::segments_packed`]), each gathered into rows first where the outputs'
 //! elements do not step evenly. Either way every output reduces its mapped values in
-//! its own canonical order, as the host does after mapping every element.
+//! its own canonical order, as the host does after mapping every element. A custom
+//! combine takes the same kernels with the combine compiled in, planned for the canonical
+//! order ([`SegmentJob::for_custom`]).
 
 use redlab_core::segmented::{gather_rows, Selection};
 use redlab_core::{ArrayRef, DType, Error, Problem};
@@ -12,7 +14,7 @@ use redlab_expr::{host, Reduction};
 
 use crate::assembly::{Assembled, Target};
 use crate::mapped;
-use crate::segments::{prepare, SegmentJob};
+use crate::segments::{prepare, Reading, SegmentJob};
 
 /// Runs `run` with the problem over mapped values, the program, the job and the input to
 /// upload for the outputs of `selection` of `reduction` over `inputs`, on a device of
@@ -27,8 +29,12 @@ pub fn prepare_mapped<T>(
     if let [data] = inputs {
         mapped::check_raw_input(reduction, data).map_err(Error::Shape)?;
         let (problem, assembled) = mapped::segments(reduction, target).map_err(Error::Shape)?;
-        let device = (max_work_group, mapped::loads_words(reduction));
-        return prepare(&problem, *data, selection, device, |job, rows| {
+        let reading = Reading {
+            max_work_group,
+            words: mapped::loads_words(reduction),
+            custom: mapped::custom_on_device(reduction),
+        };
+        return prepare(&problem, *data, selection, reading, |job, rows| {
             run(&problem, &assembled, job, rows)
         });
     }
@@ -60,9 +66,12 @@ pub fn prepare_mapped<T>(
         .transpose()?;
     let read = gathered_views.as_deref().unwrap_or(inputs);
     let (problem, assembled) = mapped::segments_packed(reduction, target).map_err(Error::Shape)?;
-    let job = job
-        .for_device(max_work_group)
-        .for_mapped(&problem, mapped::loads_words(reduction));
+    let job = job.for_device(max_work_group);
+    let job = if mapped::custom_on_device(reduction) {
+        job.for_custom(&problem)
+    } else {
+        job.for_mapped(&problem, mapped::loads_words(reduction))
+    };
     let packed = mapped::pack_for_segments(reduction, read);
     run(
         &problem,

@@ -169,6 +169,9 @@ pub struct SegmentJob {
     max_len: usize,
     strategy: Strategy,
     reason: String,
+    /// The kernels apply a user-defined combine (`OP_CUSTOM`): whatever the stand-in
+    /// problem's operator, the plan keeps to the canonical order's paths.
+    custom: bool,
 }
 
 impl SegmentJob {
@@ -288,6 +291,7 @@ impl SegmentJob {
             max_len,
             strategy: Strategy::RowTiles,
             reason: String::new(),
+            custom: false,
         };
         job.choose(columns);
         job
@@ -380,6 +384,21 @@ impl SegmentJob {
         self.choose_for(problem, words, false)
     }
 
+    /// [`Self::for_problem`] for the kernels of a user-defined combine (`OP_CUSTOM`,
+    /// [`crate::mapped::custom_on_device`]), `problem` standing in for its partials'
+    /// layout: the canonical order's paths only, as for float sums, whatever the stand-in
+    /// (an integer sum's would fold in any order), and elements loaded one at a time.
+    pub fn for_custom(mut self, problem: &Problem) -> SegmentJob {
+        self.custom = true;
+        self.choose_for(problem, false, false)
+    }
+
+    /// Whether the kernels may fold `problem`'s elements in any order: never for a
+    /// user-defined combine ([`Self::for_custom`]).
+    fn order_free_here(&self, problem: &Problem) -> bool {
+        !self.custom && order_free(problem)
+    }
+
     /// `raw_words`: the kernels load raw words of 4 elements (plain, or mapped through
     /// `MAP_BITS`), which `column_words` needs; `plain`: they read the problem's own
     /// elements, with no map (8-byte words exist only then).
@@ -394,7 +413,7 @@ impl SegmentJob {
             let class_fold = if pairs {
                 "each output's class scanned in increasing index for the first strictly \
                  better key, 32 words in flight"
-            } else if order_free(problem) {
+            } else if self.order_free_here(problem) {
                 "each class folded as its words arrive, 32 in flight (the answer does not \
                  depend on the order)"
             } else {
@@ -480,7 +499,7 @@ impl SegmentJob {
             // and not argmin/argmax: on the H200 f64 argmax of 8192×4096 columns read
             // 3617–3620 GB/s on column_tiles against 3293–3295 on wide words, while f64
             // max went 2516–2523 → 3665–3668 (results/h200-column-trials).
-            8 => plain && order_free(problem) && !problem.op.is_indexed(),
+            8 => plain && self.order_free_here(problem) && !problem.op.is_indexed(),
             _ => false,
         };
         word_elements
@@ -698,16 +717,37 @@ impl<K: ?Sized> SegmentKernels<'_, K> {
     }
 }
 
-/// Runs `run` with the job for `selection` on a device whose work-groups hold at most
-/// `max_work_group` work-items, and the rows it reads: `data` itself, or, where the
-/// outputs' elements do not step evenly through `data`, the rows gathered on the host to
-/// upload in its place. `words`: the kernels load raw words of `data` (plain
-/// kernels, and maps that read words: [`SegmentJob::for_mapped`]).
+/// How the kernels of a job read and fold, for [`prepare`].
+#[derive(Debug, Clone, Copy)]
+pub struct Reading {
+    /// The device's largest work-group.
+    pub max_work_group: usize,
+    /// The kernels load raw words of the data (plain kernels, and maps that read words:
+    /// [`SegmentJob::for_mapped`]).
+    pub words: bool,
+    /// The kernels apply a user-defined combine ([`SegmentJob::for_custom`]).
+    pub custom: bool,
+}
+
+impl Reading {
+    /// Plain kernels over the problem's own elements, which load raw words.
+    pub fn plain(max_work_group: usize) -> Reading {
+        Reading {
+            max_work_group,
+            words: true,
+            custom: false,
+        }
+    }
+}
+
+/// Runs `run` with the job for `selection` on a device that reads as `reading` says,
+/// and the rows it reads: `data` itself, or, where the outputs' elements do not step
+/// evenly through `data`, the rows gathered on the host to upload in its place.
 pub fn prepare<T>(
     problem: &Problem,
     data: ArrayRef<'_>,
     selection: Selection<'_>,
-    (max_work_group, words): (usize, bool),
+    reading: Reading,
     run: impl FnOnce(&SegmentJob, ArrayRef<'_>) -> Result<T, redlab_core::Error>,
 ) -> Result<T, redlab_core::Error> {
     let (job, gathered) = match SegmentJob::new(selection) {
@@ -722,9 +762,12 @@ pub fn prepare<T>(
     // 8-byte words need the problem's own elements; a map reading 2- or 4-byte words
     // into 8-byte values (`(f64)x`) reads another type than it reduces.
     let plain = data.dtype() == problem.dtype;
-    let job = job
-        .for_device(max_work_group)
-        .choose_for(problem, words, plain);
+    let job = job.for_device(reading.max_work_group);
+    let job = if reading.custom {
+        job.for_custom(problem)
+    } else {
+        job.choose_for(problem, reading.words, plain)
+    };
     match &gathered {
         Some(bytes) => run(&job, ArrayRef::from_bytes(data.dtype(), bytes)?),
         None => run(&job, data),

@@ -465,3 +465,47 @@ fn whole_rows_take_many_rows_of_a_few_tiles() {
     assert_eq!(job.strategy(), Strategy::RowWhole);
     assert_eq!(job.launches()[0].global, 1100 * WG);
 }
+
+#[test]
+fn custom_combines_plan_for_the_canonical_order_whatever_their_stand_in() {
+    // A custom combine over i64 stands in as an i64 sum, whose plan would fold in any
+    // order; the kernels apply the combine in the canonical order only.
+    let stand_in = Problem::new(Op::Sum, redlab_core::DType::I64, None).expect("sum");
+    let job = |dims: &[usize], axis: isize| {
+        let plan = AxisPlan::new(Layout::c_order(dims), Some(&[axis]), false).expect("plan");
+        SegmentJob::new(Selection::Axes(&plan))
+            .expect("job")
+            .for_device(1024)
+    };
+    // Rows of 5 tiles: more than a work-group walks, row tiles and the tree.
+    assert_eq!(
+        job(&[8192, 4 * TILE + 1], 1)
+            .for_custom(&stand_in)
+            .strategy(),
+        Strategy::RowTiles
+    );
+    let rows = job(&[8192, 8193], 1);
+    let custom = rows.clone().for_custom(&stand_in);
+    assert_eq!(custom.strategy(), Strategy::RowWhole);
+    assert!(
+        custom.explain().contains("binary counter"),
+        "{}",
+        custom.explain()
+    );
+    assert!(
+        rows.for_problem(&stand_in)
+            .explain()
+            .contains("as they come"),
+        "the stand-in alone folds in any order"
+    );
+    // No raw words: columns stay on column tiles, short rows load element by element.
+    let f32_stand_in = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("sum");
+    assert_eq!(
+        job(&[20_000, 256], 0).for_custom(&f32_stand_in).strategy(),
+        Strategy::ColumnTiles
+    );
+    assert_eq!(
+        job(&[4096, 32], 1).for_custom(&f32_stand_in).strategy(),
+        Strategy::WordRows { span: 32 }
+    );
+}

@@ -13,7 +13,7 @@
 
 use redlab_core::Problem;
 
-use super::{order_free, SegmentJob, Strategy, TILE};
+use super::{SegmentJob, Strategy, TILE};
 
 /// Outputs from which one work-group per output fills the device: an H100 holds 132 SMs
 /// × 8 work-groups of 256 (`row_tiles` runs at full occupancy), 1056 in all.
@@ -48,7 +48,7 @@ impl SegmentJob {
     /// no other: a strided walk beside the rows' took it to 128 registers).
     pub(super) fn take_whole_rows(&mut self, problem: &Problem) {
         let (min_outputs, max_tiles) = limits();
-        let free = order_free(problem);
+        let free = self.order_free_here(problem);
         let max_tiles = if free {
             max_tiles
         } else {

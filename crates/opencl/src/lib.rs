@@ -31,7 +31,7 @@ use redlab_core::{ArrayRef, Backend, DeviceInfo, Error, Outcome, Packed, Problem
 use redlab_kernels::assembly::{self, Target};
 use redlab_kernels::driver::{self as kernel_driver, Plan};
 use redlab_kernels::segments::{
-    launch_segments, prepare, SegmentJob, SegmentKernels, SegmentResults, ENTRY_POINTS,
+    launch_segments, prepare, Reading, SegmentJob, SegmentKernels, SegmentResults, ENTRY_POINTS,
 };
 use redlab_kernels::{Capabilities, Variant};
 
@@ -306,7 +306,7 @@ impl OpenClDevice {
         selection: Selection<'_>,
     ) -> Result<SegmentResults, Error> {
         problem.check_input(&data)?;
-        let device = (self.caps.max_work_group, true);
+        let device = Reading::plain(self.caps.max_work_group);
         prepare(problem, data, selection, device, |job, rows| {
             let input = self.upload(rows).map_err(backend_error)?;
             self.segment_results(problem, &input, job)

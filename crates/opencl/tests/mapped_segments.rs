@@ -18,6 +18,7 @@ use redlab_core::generate::{generate, Distribution};
 use redlab_core::segmented::{self, Selection};
 use redlab_core::shape::{AxisPlan, Layout, Segments};
 use redlab_core::{ArrayRef, DType};
+use redlab_expr::custom_outputs::custom_outputs;
 use redlab_expr::{host, stats, Reduction};
 use redlab_opencl::OpenClDevice;
 
@@ -218,7 +219,7 @@ fn maps_the_kernels_cannot_take_are_refused_with_a_reason() {
     for (reduction, inputs, says) in [
         (build("x * i", "sum", &[f32]), &one[..], "index"),
         (build("x * y * i", "sum", &[f32, f32]), &two[..], "index"),
-        (build("x", "a + b", &[f32]), &one[..], "built-in combine"),
+        (build("x * i", "a + b", &[f32]), &one[..], "index"),
         (build("x", "sum", &[f64]), &one[..], "the input holds f32"),
         (
             build("x * y", "sum", &[f32, f64]),
@@ -300,6 +301,106 @@ fn whole_rows_under_maps_match_the_reference_of_each_row() {
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Custom combines (an expression in `a` and `b`) compiled into the segment kernels, over
+/// the shapes that reach each of them and whole rows (1030 rows of 2 tiles), against the
+/// host's fold of each output ([`custom_outputs`], held to the element-by-element
+/// reference in redlab-expr's tests) bit for bit. Two of the combines are not associative
+/// and have a right identity only (`combine(identity, x) != x`), so a kernel that folded
+/// in another order or took a lane's first element without combining it into the
+/// identity gives other bits.
+#[test]
+fn custom_combines_match_the_host_bit_for_bit() {
+    let Some(device) = device() else { return };
+    let (f32, f64, i32) = (DType::F32, DType::F64, DType::I32);
+    let custom = |map: &str, combine: &str, identity: &str, types: &[DType]| {
+        Reduction::builder(map, combine)
+            .identity(identity)
+            .build(types)
+            .expect("the combine builds")
+    };
+    let reductions = [
+        custom("x", "a ^ (b * 3)", "0", &[i32]),
+        custom("x * 2", "a + b * 1.5", "-0.0", &[f32]),
+        custom("abs(x - y)", "max(a, b)", "-inf", &[f64, f32]),
+        custom("x * y", "a + b", "-0.0", &[f32, f32]),
+        custom("x & 255", "a + b", "0", &[DType::U32]),
+    ];
+    let mut cases = axis_cases();
+    cases.push((
+        "whole rows 1030x8193",
+        Layout::c_order(&[1030, 8193]),
+        Some(vec![1]),
+    ));
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for reduction in &reductions {
+        let label = reduction.describe();
+        let inputs = |count: usize, seed: u64| -> Vec<redlab_core::HostArray> {
+            reduction
+                .inputs
+                .iter()
+                .enumerate()
+                .map(|(k, &dtype)| {
+                    generate(dtype, count, Distribution::Normal, seed + k as u64).expect("data")
+                })
+                .collect()
+        };
+        let mut check =
+            |shape: &str, arrays: &[redlab_core::HostArray], selection: Selection<'_>| {
+                let views: Vec<ArrayRef<'_>> = arrays.iter().map(|a| a.view()).collect();
+                let want = custom_outputs(reduction, &views, selection).expect("host");
+                match device.compute_mapped_outputs(reduction, &views, selection) {
+                    Ok((got, _)) if got.len() != want.len() => failures.push(format!(
+                        "{label} {shape}: {} outputs, want {}",
+                        got.len(),
+                        want.len()
+                    )),
+                    Ok((got, _)) => {
+                        // An empty output's value is the identity, which the device layer
+                        // puts there; the kernels write nothing for it.
+                        let empty = |k: usize| match selection {
+                            Selection::Axes(plan) => plan.segment_len() == 0,
+                            Selection::Ranges(ranges) => ranges[k].is_empty(),
+                        };
+                        if let Some(k) =
+                            (0..got.len()).find(|&k| !empty(k) && !got[k].same_as(&want[k]))
+                        {
+                            failures.push(format!(
+                                "{label} {shape}: output {k}: {} vs {}",
+                                got[k], want[k]
+                            ));
+                        }
+                    }
+                    Err(e) => failures.push(format!("{label} {shape}: {e}")),
+                }
+                checked += 1;
+            };
+        for (shape, layout, axes) in &cases {
+            let count = layout.offset + layout.dims.iter().product::<usize>();
+            let arrays = inputs(count, 19 + count as u64);
+            let plan = AxisPlan::new(layout.clone(), axes.as_deref(), false).expect("plan");
+            check(shape, &arrays, Selection::Axes(&plan));
+        }
+        let n = 20_011;
+        let arrays = inputs(n, 43);
+        let ranges = Segments::Offsets(vec![0, 0, 5, 5, 300, 9000, 9001, n as u64 - 17])
+            .ranges(n)
+            .expect("ranges");
+        check(
+            "offsets with empty segments",
+            &arrays,
+            Selection::Ranges(&ranges),
+        );
+    }
+    assert!(checked >= 5 * 17, "{checked} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} custom cases differ:\n{}",
         failures.len(),
         failures.join("\n")
     );

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::Error;
 
+mod custom;
 mod statistics;
 pub use statistics::state_kind;
 
@@ -352,7 +353,9 @@ impl Device {
     /// per output). On OpenCL and CUDA devices a map of one input that does not read `i`
     /// is compiled into the segment kernels, which map each element as they read it;
     /// other maps are applied on the host once, then the mapped values reduced here.
-    /// Custom combines and `post` are for whole arrays.
+    /// A custom combine folds each output in the same canonical order, in the segment
+    /// kernels where the map does not read `i`, else on the host (`device/custom.rs`);
+    /// an empty output's value is its identity.
     pub fn reduce_mapped_outputs(
         &self,
         reduction: &Reduction,
@@ -372,12 +375,9 @@ impl Device {
         inputs: &[ArrayRef<'_>],
         selection: Selection<'_>,
     ) -> Result<(Vec<Value>, Vec<f64>), Error> {
-        let problem = reduction.problem().ok_or_else(|| {
-            redlab_core::Error::Shape(
-                "custom combines reduce whole arrays; along axes and over segments give a built-in combine"
-                    .into(),
-            )
-        })?;
+        let Some(problem) = reduction.problem() else {
+            return self.custom_outputs_timed(reduction, inputs, selection);
+        };
         if self.maps_outputs_on_device(reduction) {
             match &self.kind {
                 #[cfg(feature = "opencl")]
@@ -409,7 +409,12 @@ impl Device {
         match &self.kind {
             #[cfg(feature = "cuda")]
             Kind::Cuda(device) if self.graphs_mapped_outputs(reduction) => {
-                Ok(device.compute_mapped_outputs_graph(reduction, inputs, selection, calls)?)
+                let (values, seconds) =
+                    device.compute_mapped_outputs_graph(reduction, inputs, selection, calls)?;
+                Ok((
+                    custom::empty_outputs_hold_identity(reduction, selection, values),
+                    seconds,
+                ))
             }
             _ => {
                 let _ = (reduction, inputs, selection, calls);
@@ -446,7 +451,7 @@ impl Device {
             Kind::Cuda(_) => !redlab_kernels::mapped::guarded_on_cuda(reduction),
             _ => false,
         };
-        gpu && redlab_kernels::mapped::maps_inputs_on_device(reduction)
+        gpu && redlab_kernels::mapped::segments_take(reduction)
     }
 
     /// How [`Device::reduce_outputs`] will run `selection` here, in words.
@@ -489,7 +494,7 @@ impl Device {
         selection: Selection<'_>,
     ) -> String {
         let Some(problem) = reduction.problem() else {
-            return "custom combines reduce whole arrays".into();
+            return self.explain_custom_outputs(reduction, selection);
         };
         #[cfg(any(feature = "opencl", feature = "cuda"))]
         if self.maps_outputs_on_device(reduction) {

@@ -320,3 +320,85 @@ fn maps_along_axes_run_in_the_opencl_segment_kernels() {
         assert!(strategy.contains(kernel), "{map}: {strategy}");
     }
 }
+
+#[test]
+fn custom_combines_along_axes_verify_and_write_the_same_bits_on_every_device() {
+    // Every output is checked against the element-by-element reference; the files the
+    // CPU (host fold) and the OpenCL device (segment kernels) write must be equal.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let gpu = opencl_present();
+    for (k, (map, combine, identity, dtype, shape)) in [
+        (
+            "x",
+            "a ^ (b * 3)",
+            "0",
+            "i32",
+            &["--shape", "300x1000", "--axis", "1"][..],
+        ),
+        (
+            "x * 2",
+            "a + b * 1.5",
+            "-0.0",
+            "f32",
+            &["--shape", "3x20011", "--axis", "1"],
+        ),
+        (
+            "abs(x)",
+            "max(a, b)",
+            "-inf",
+            "f64",
+            &["--shape", "257x33", "--axis", "0"],
+        ),
+        (
+            "x + i",
+            "a + b",
+            "0",
+            "i32",
+            &["--n", "10000", "--segment-size", "777"],
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let identity = format!("--identity={identity}");
+        let mut written = Vec::new();
+        let devices: &[&str] = if gpu { &["cpu", "opencl:0"] } else { &["cpu"] };
+        for device in devices {
+            let out = dir
+                .path()
+                .join(format!("{k}-{}.npy", device.replace(':', "")));
+            let out_text = out.to_str().expect("path").to_string();
+            let mut args = vec![
+                "run",
+                "--map",
+                map,
+                "--combine",
+                combine,
+                &identity,
+                "--dtype",
+                dtype,
+                "--device",
+                device,
+                "--json",
+                "--out",
+                &out_text,
+            ];
+            args.extend_from_slice(shape);
+            let j = json_of(&redlab(&args));
+            assert_eq!(j["verified"], true, "{map} {combine} on {device}: {j}");
+            assert_eq!(j["op"], "custom", "{j}");
+            let strategy = j["strategy"].as_str().expect("strategy");
+            let compiled = *device != "cpu" && !map.contains('i');
+            assert_eq!(
+                strategy.starts_with("map and combine compiled into the segment kernels"),
+                compiled,
+                "{map} on {device}: {strategy}"
+            );
+            written.push(std::fs::read(&out).expect("written"));
+        }
+        assert!(
+            written.windows(2).all(|w| w[0] == w[1]),
+            "{map} {combine}: the devices wrote different files"
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! What the simulator tests of the segment kernels share.
 
+use redlab_analyzer::segments::SegmentsRun;
 use redlab_analyzer::sim::LaunchConfig;
 use redlab_analyzer::variant::VariantOptions;
 
@@ -17,4 +18,14 @@ pub fn segment_options(shuffles: bool, seed: u64) -> VariantOptions {
         compute_units: 2,
         seed,
     }
+}
+
+/// Every finding of `run`'s passes (races, bounds, uninitialized reads, barriers), one
+/// line each, after `what`.
+pub fn findings(what: &str, run: &SegmentsRun) -> Vec<String> {
+    run.passes
+        .iter()
+        .flat_map(|pass| pass.report.metrics.findings.values())
+        .map(|f| format!("{what}: {:?} at line {}: {}", f.kind, f.line, f.message))
+        .collect()
 }

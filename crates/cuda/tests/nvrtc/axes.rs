@@ -131,6 +131,37 @@ fn maps_of_several_inputs_build_into_the_segment_kernels_with_their_regions() {
 
 #[test]
 #[ignore = "needs libnvrtc; run with --include-ignored"]
+fn custom_combines_build_into_the_segment_kernels() {
+    require_nvrtc();
+    // The combine and its identity compiled in (`OP_CUSTOM`), one input raw and several
+    // packed, over every accumulator type.
+    for (map, combine, identity, types) in [
+        ("x", "a ^ (b * 3)", "0", &[DType::I32][..]),
+        ("x * 2", "a + b * 1.5", "-0.0", &[DType::F32]),
+        ("abs(x - y)", "max(a, b)", "-inf", &[DType::F64, DType::F16]),
+        ("x & 255", "a + b", "0", &[DType::U32]),
+    ] {
+        let reduction = redlab_expr::Reduction::builder(map, combine)
+            .identity(identity)
+            .build(types)
+            .expect("builds");
+        let built = if types.len() > 1 {
+            redlab_kernels::mapped::segments_packed(&reduction, Target::Cuda)
+        } else {
+            redlab_kernels::mapped::segments(&reduction, Target::Cuda)
+        };
+        let (_, assembled) = built.unwrap_or_else(|e| panic!("{combine}: {e}"));
+        assert!(
+            assembled.source.contains("#define OP_CUSTOM 1"),
+            "{combine}"
+        );
+        compile::compile(&assembled.source, "segments.cl", "sm_90")
+            .unwrap_or_else(|f| panic!("{combine}:\n{}", f.log));
+    }
+}
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
 fn several_tensors_read_by_address_build_into_the_production_and_segment_kernels() {
     require_nvrtc();
     // Tensors already on the device: the kernel's buffer is a table of their addresses,

@@ -45,7 +45,7 @@ pub struct BenchArgs {
     pub shapes: Option<String>,
     /// A user-defined reduction instead of --ops: the map over inputs x, y, z, w (one
     /// generated input of each --dtypes type per name used), e.g. 'x * y'; with --shapes,
-    /// along the shapes' axes (a built-in --combine).
+    /// along the shapes' axes (a custom --combine too).
     #[arg(long)]
     pub map: Option<String>,
     /// With --map: a built-in combine or an expression in a and b.

@@ -3,7 +3,8 @@
 //! ([`Device::reduce_mapped_outputs_timed`]: on OpenCL and CUDA devices the map compiled
 //! into the segment kernels, several inputs packed), one row per shape × type, every
 //! output checked against the host's (the map per element, then each output's
-//! canonical order). GB/s count the raw inputs the device reads; `post` is not applied
+//! canonical order; for a custom combine, `--combine 'a + b' --identity=-0.0`, the
+//! element-by-element fold of each output). GB/s count the raw inputs the device reads; `post` is not applied
 //! (it runs per output on the host, after the timed kernels).
 
 use std::io::Write;
@@ -45,15 +46,25 @@ pub fn run(
                     continue;
                 }
             };
-            let problem = *reduction.problem().context(
-                "custom combines reduce whole arrays; along axes give a built-in --combine",
-            )?;
             let arrays = (0..count)
                 .map(|k| generate(dtype, n, args.dist, args.seed + k as u64))
                 .collect::<Result<Vec<_>, _>>()?;
             let views: Vec<_> = arrays.iter().map(HostArray::view).collect();
-            let mapped = redlab_expr::host::map_all(&reduction, &views)?;
-            let expected = segmented::reference(&problem, mapped.view(), selection)?;
+            // A custom combine's problem stands in for its partials' layout; its
+            // reference is the element-by-element fold of each output.
+            let (problem, expected) = match reduction.problem() {
+                Some(problem) => {
+                    let mapped = redlab_expr::host::map_all(&reduction, &views)?;
+                    let expected = segmented::reference(problem, mapped.view(), selection)?;
+                    (*problem, expected)
+                }
+                None => (
+                    redlab_kernels::mapped::decls(&reduction)
+                        .map_err(anyhow::Error::msg)?
+                        .0,
+                    redlab_expr::oracle::custom_outputs(&reduction, &views, selection)?,
+                ),
+            };
             let mut record = base.record("axis (mapped)", Op::Sum, dtype, n, 1);
             record.op = args.combine.clone();
             record.dtype = dtypes

@@ -166,24 +166,34 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<Verdict> {
 /// `i` runs in the segment kernels, which map as they read
 /// ([`Device::reduce_mapped_outputs`]); other maps are applied on the host once, then the
 /// mapped values reduced on the device. The host's mapped values are the reference either
-/// way.
+/// way. A custom combine runs through [`Device::reduce_mapped_outputs`] on every device
+/// (in the segment kernels, or folded on the host), checked against the
+/// element-by-element reference ([`redlab_expr::oracle::custom_outputs`]); its problem
+/// is the stand-in the kernels store partials as (a sum over the accumulator type, also
+/// the output file's type).
 fn run_shaped(
     args: &RunArgs,
     reduction: &Reduction,
     views: &[redlab::ArrayRef<'_>],
     out: &mut dyn Write,
 ) -> anyhow::Result<Verdict> {
-    let problem = *reduction.problem().context(
-        "custom combines reduce whole arrays; along axes and over segments give a built-in --combine",
-    )?;
     let mapped = redlab_expr::host::map_all(reduction, views)?;
     let dims = args.dims_for(mapped.len())?;
     let request = args.shaped_request()?;
     let device = args.host_device()?;
+    let (problem, on_device) = match reduction.problem() {
+        Some(problem) => (*problem, device.maps_outputs_on_device(reduction)),
+        None => (
+            redlab_kernels::mapped::decls(reduction)
+                .map_err(anyhow::Error::msg)?
+                .0,
+            true,
+        ),
+    };
     if args.graph_calls > 0 && !device.graphs_mapped_outputs(reduction) {
         bail!(
-            "--graph-calls times maps that a CUDA device compiles into its segment kernels \
-             (a built-in --combine, no `i`)"
+            "--graph-calls times reductions that a CUDA device compiles into its segment \
+             kernels (a map that does not read `i`)"
         );
     }
     let post = super::shaped::Post {
@@ -195,9 +205,7 @@ fn run_shaped(
         &super::shaped::Compute::Reduce {
             problem: &problem,
             post: Some(&post),
-            on_device: device
-                .maps_outputs_on_device(reduction)
-                .then_some((reduction, views)),
+            on_device: on_device.then_some((reduction, views)),
         },
         &mapped,
         &dims,

@@ -131,8 +131,11 @@ pub enum Compute<'a> {
         /// A user-defined reduction's last step.
         post: Option<&'a Post<'a>>,
         /// A user-defined map the device applies as it reads, and the raw inputs it reads
-        /// ([`Device::maps_outputs_on_device`]); the array given to [`run`] then holds
-        /// the mapped values, which only the host reference reads.
+        /// ([`Device::maps_outputs_on_device`]), or a custom combine on any device (then
+        /// `problem` stands in for its partials' layout, and the reference is
+        /// [`redlab_expr::oracle::custom_outputs`] over the raw inputs); the array given
+        /// to [`run`] then holds the mapped values, which only a built-in combine's host
+        /// reference reads.
         on_device: Option<(&'a Reduction, &'a [ArrayRef<'a>])>,
     },
     /// A several-number statistic (on the CPU); checked within a tolerance against
@@ -242,6 +245,17 @@ pub fn check_outputs(
                 .collect();
             (expected, wrong)
         }
+        // A custom combine: the element-by-element reference over the raw inputs.
+        Compute::Reduce {
+            on_device: Some((reduction, raw)),
+            ..
+        } if reduction.problem().is_none() => {
+            let expected = redlab_expr::oracle::custom_outputs(reduction, raw, selection)?;
+            let wrong = (0..values.len())
+                .filter(|&k| !values[k].same_as(&expected[k]))
+                .collect();
+            (expected, wrong)
+        }
         Compute::Reduce { problem, .. } => {
             let expected = segmented::reference(problem, data, selection)?;
             let wrong = (0..values.len())
@@ -333,6 +347,11 @@ pub fn run(
         Compute::Reduce { problem, post, .. } => (Some(*problem), *post),
         Compute::Statistic(_) => (None, None),
     };
+    // A custom combine's problem stands in for its partials' layout only.
+    let custom = matches!(
+        compute,
+        Compute::Reduce { on_device: Some((reduction, _)), .. } if reduction.problem().is_none()
+    );
     // Check every output file before any work.
     if let Some(path) = &request.out {
         let mut plan = OutputPlan::new(request.force);
@@ -500,7 +519,8 @@ pub fn run(
     let shown: Vec<String> = values.iter().take(SHOWN).map(|v| v.to_string()).collect();
     if json_out {
         let mut j = json!({
-            "op": problem.map(|p| p.op), "dtype": data.dtype(), "acc": problem.map(|p| p.acc),
+            "op": if custom { json!("custom") } else { json!(problem.map(|p| p.op)) },
+            "dtype": data.dtype(), "acc": problem.map(|p| p.acc),
             "stat": match compute { Compute::Statistic(s) => Some(s.name()), _ => None },
             "shape": dims, "out_shape": out_dims, "outputs": values.len(),
             "seconds": stats.median, "gbps": rate, "repeat": repeat,
