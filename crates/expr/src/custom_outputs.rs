@@ -20,6 +20,7 @@ use redlab_core::segmented::Selection;
 use redlab_core::{ArrayRef, Error, Value};
 
 use crate::block::{convert_column, eval_block, load_block, AlignedBytes, Column};
+use crate::custom_short::{batch_outputs, fold_short};
 use crate::eval::to_scalar;
 use crate::host::{check_inputs, tree};
 use crate::reduction::Reduction;
@@ -112,6 +113,52 @@ pub fn custom_outputs(
     let (node, identity, acc) = reduction.custom_or_err()?;
     let n = check_inputs(reduction, inputs).map_err(|e| Error::Shape(e.to_string()))?;
     let dtype = acc.dtype();
+    let outputs = selection.outputs();
+    let value = |v: Val| Value::Scalar(to_scalar(v, dtype));
+    // Outputs of consecutive elements (rows, segments) map their rows straight from the
+    // inputs, as a whole array's tiles do: no mapped copy of the inputs, whose fresh
+    // pages alone took most of a call (4096×4096 f32 along rows: 53 ms of which the
+    // copy's page faults and moves were most, on 2 cores).
+    let ranges: Option<Vec<std::ops::Range<usize>>> =
+        (0..outputs).map(|k| selection.consecutive(k)).collect();
+    let short = short_len(selection);
+    // Short rows one after another (a C-order matrix's, fixed-size segments): folded
+    // side by side in batches, each batch's elements mapped as one block.
+    if let (Some(len), Some(ranges)) = (short, &ranges) {
+        if ranges.windows(2).all(|w| w[0].end == w[1].start) {
+            let per = batch_outputs(len);
+            let batch = |b: usize| {
+                let ks = b * per..outputs.min((b + 1) * per);
+                let start = ranges[ks.start].start;
+                let rows = eval_block(&reduction.map, inputs, start, ks.len() * len, &[]);
+                fold_short(node, identity, convert_column(rows, acc), ks.len(), len)
+            };
+            return Ok(batched(outputs.div_ceil(per), batch, value));
+        }
+    }
+    if let Some(ranges) = ranges {
+        let output = |k: usize| {
+            let start = ranges[k].start;
+            value(fold_sequence(
+                node,
+                identity,
+                ranges[k].len(),
+                &|at, len| {
+                    convert_column(
+                        eval_block(&reduction.map, inputs, start + at, len, &[]),
+                        acc,
+                    )
+                },
+            ))
+        };
+        return Ok(if on_pool() {
+            (0..outputs).into_par_iter().map(output).collect()
+        } else {
+            (0..outputs).map(output).collect()
+        });
+    }
+    // Gathered outputs (columns, several reduced axes): every element mapped once into
+    // the accumulator type (`i` its flat index), then each output's values gathered.
     let size = dtype.size_bytes();
     let mut values = AlignedBytes::zeroed(n * size);
     values
@@ -123,24 +170,79 @@ pub fn custom_outputs(
             convert_column(mapped, acc).write_as(dtype, dst);
         });
     let values = ArrayRef::from_bytes(dtype, values.bytes())?;
+    // Short gathered outputs (columns of few rows): each batch's values gathered one
+    // output after another, then folded side by side.
+    if let Some(len) = short {
+        let per = batch_outputs(len);
+        let batch = |b: usize| -> Result<Vec<Val>, Error> {
+            let ks = b * per..outputs.min((b + 1) * per);
+            let mut gathered = AlignedBytes::zeroed(ks.len() * len * size);
+            let bytes = gathered.bytes_mut();
+            let mut scratch = Vec::new();
+            for (slot, k) in ks.clone().enumerate() {
+                let own = selection.view(values, k, &mut scratch)?;
+                bytes[slot * len * size..(slot + 1) * len * size].copy_from_slice(own.bytes());
+            }
+            let rows = load_block(
+                &ArrayRef::from_bytes(dtype, gathered.bytes())?,
+                0,
+                ks.len() * len,
+            );
+            Ok(fold_short(node, identity, rows, ks.len(), len))
+        };
+        let batches = outputs.div_ceil(per);
+        let folded: Result<Vec<Vec<Val>>, Error> = if on_pool() {
+            (0..batches).into_par_iter().map(batch).collect()
+        } else {
+            (0..batches).map(batch).collect()
+        };
+        return Ok(folded?.into_iter().flatten().map(value).collect());
+    }
     let output = |scratch: &mut Vec<u64>, k: usize| {
         let own = selection.view(values, k, scratch)?;
-        Ok(Value::Scalar(to_scalar(
-            fold_sequence(node, identity, own),
-            dtype,
+        Ok(value(fold_sequence(
+            node,
+            identity,
+            own.len(),
+            &|at, len| load_block(&own, at, len),
         )))
     };
     if on_pool() {
-        (0..selection.outputs())
+        (0..outputs)
             .into_par_iter()
             .map_init(Vec::new, output)
             .collect()
     } else {
         let mut scratch = Vec::new();
-        (0..selection.outputs())
-            .map(|k| output(&mut scratch, k))
-            .collect()
+        (0..outputs).map(|k| output(&mut scratch, k)).collect()
     }
+}
+
+/// The one length of every output where it is 1 to 1024 (one lane per element):
+/// outputs that [`fold_short`] folds side by side.
+fn short_len(selection: Selection<'_>) -> Option<usize> {
+    let len = match selection {
+        Selection::Axes(plan) => plan.segment_len(),
+        Selection::Ranges(ranges) => {
+            let len = ranges.first()?.len();
+            ranges.iter().all(|r| r.len() == len).then_some(len)?
+        }
+    };
+    (1..=LANES).contains(&len).then_some(len)
+}
+
+/// `batches` batches of folds, in parallel on a pool, each value made a [`Value`].
+fn batched(
+    batches: usize,
+    batch: impl Fn(usize) -> Vec<Val> + Sync + Send,
+    value: impl Fn(Val) -> Value,
+) -> Vec<Value> {
+    let folded: Vec<Vec<Val>> = if on_pool() {
+        (0..batches).into_par_iter().map(batch).collect()
+    } else {
+        (0..batches).map(batch).collect()
+    };
+    folded.into_iter().flatten().map(value).collect()
 }
 
 /// Whether the current thread is a rayon pool's worker: a backend that keeps small
@@ -149,17 +251,23 @@ fn on_pool() -> bool {
     rayon::current_thread_index().is_some()
 }
 
-/// `values` (of the accumulator type) folded in the canonical order: each tile by
-/// [`fold_tile`] over the lanes it uses, the tiles joined by the aligned pairwise tree.
-fn fold_sequence(combine: &Node, identity: Val, values: ArrayRef<'_>) -> Val {
+/// The `len` values of one output (of the accumulator type; `rows(at, n)` gives values
+/// `at .. at + n` as a column) folded in the canonical order: each tile by [`fold_tile`]
+/// over the lanes it uses, the tiles joined by the aligned pairwise tree.
+fn fold_sequence(
+    combine: &Node,
+    identity: Val,
+    len: usize,
+    rows: &(dyn Fn(usize, usize) -> Column + Sync),
+) -> Val {
     let tile = |t: usize| {
         let start = t * TILE;
-        let len = TILE.min(values.len() - start);
-        fold_tile(combine, identity, len, Lanes::Used, |at, n| {
-            load_block(&values, start + at, n)
+        let n = TILE.min(len - start);
+        fold_tile(combine, identity, n, Lanes::Used, |at, k| {
+            rows(start + at, k)
         })
     };
-    let tiles = values.len().div_ceil(TILE);
+    let tiles = len.div_ceil(TILE);
     let folded: Vec<Val> = if tiles > 1 && on_pool() {
         (0..tiles).into_par_iter().map(tile).collect()
     } else {

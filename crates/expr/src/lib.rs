@@ -25,6 +25,7 @@ pub mod ast;
 pub mod block;
 pub mod codegen;
 pub mod custom_outputs;
+mod custom_short;
 mod error;
 pub mod eval;
 mod fused;
