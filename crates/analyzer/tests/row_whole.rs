@@ -4,7 +4,7 @@
 //! for order-free operators (one accumulator per work-item, 16-byte words) and float sums
 //! (each tile folded, the tiles joined on work-item 0's counter between barriers).
 //!
-//! The host takes whole rows from 1024 outputs on, far more work-items than a simulator
+//! The host takes whole rows from 128 outputs on, far more work-items than a simulator
 //! test can afford, so this binary lowers that limit through `REDLAB_WHOLE_ROWS`, the
 //! measurement override, before its one test runs (a test binary of its own: the setting
 //! reaches no other test).

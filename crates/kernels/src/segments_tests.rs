@@ -437,9 +437,19 @@ fn whole_rows_take_many_rows_of_a_few_tiles() {
         job.explain()
     );
     assert_eq!(job.launches().len(), 1);
-    // Too few rows to fill a device, rows of one tile (one group each already), and rows
-    // of more tiles than a group walks: row tiles.
-    for dims in [[1000, 8193], [8192, 8192], [1024, 4 * TILE + 1]] {
+    // From 128 outputs of up to 4 tiles, and from 1024 of up to 8 (measured on an H100).
+    for dims in [[128, 8193], [500, 4 * TILE], [1024, 8 * TILE]] {
+        let job = rows(&dims).for_problem(&argmax);
+        assert_eq!(job.strategy(), Strategy::RowWhole, "{dims:?}");
+    }
+    // Too few rows, rows of one tile (one group each already), and rows of more tiles
+    // than a group walks (4 below 1024 outputs, 8 from there): row tiles.
+    for dims in [
+        [100, 8193],
+        [8192, 8192],
+        [1000, 4 * TILE + 1],
+        [1024, 8 * TILE + 1],
+    ] {
         let job = rows(&dims).for_problem(&argmax);
         assert_eq!(job.strategy(), Strategy::RowTiles, "{dims:?}");
     }
@@ -477,9 +487,9 @@ fn custom_combines_plan_for_the_canonical_order_whatever_their_stand_in() {
             .expect("job")
             .for_device(1024)
     };
-    // Rows of 5 tiles: more than a work-group walks, row tiles and the tree.
+    // Rows of 9 tiles: more than a work-group walks, row tiles and the tree.
     assert_eq!(
-        job(&[8192, 4 * TILE + 1], 1)
+        job(&[8192, 8 * TILE + 1], 1)
             .for_custom(&stand_in)
             .strategy(),
         Strategy::RowTiles

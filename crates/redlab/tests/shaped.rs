@@ -361,20 +361,38 @@ fn bench_shapes_times_maps_along_axes_with_every_output_checked() {
             assert!(strategy.starts_with("the map compiled into"), "{strategy}");
         }
     }
-    assert_clean_error(
-        &[
-            "bench",
-            "--shapes",
-            "8x8:1",
-            "--map",
-            "x",
-            "--combine",
-            "a+b",
-            "--identity",
-            "0",
-            "--min-reps",
-            "1",
-        ],
-        "built-in --combine",
-    );
+    // A custom combine along axes: every output checked against the element-by-element
+    // reference (the bench fails a row that differs).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("custom.jsonl");
+    let o = redlab(&[
+        "bench",
+        "--shapes",
+        "8x8:1,300x70:0",
+        "--map",
+        "x",
+        "--combine",
+        "a ^ (b * 3)",
+        "--identity",
+        "0",
+        "--dtypes",
+        "i32",
+        "--min-reps",
+        "1",
+        "--min-time",
+        "0",
+        "--json",
+        path_str(&json),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&json).expect("records");
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        assert_eq!(row["status"], "ok", "{row}");
+        assert_eq!(row["acc"], "i64", "{row}");
+    }
 }
