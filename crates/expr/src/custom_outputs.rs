@@ -1,13 +1,15 @@
 //! Custom combines along axes and over segments on the host, and the canonical fold of a
 //! tile that whole arrays share.
 //!
-//! Every element is mapped once into the accumulator type (a map that reads `i` sees
-//! the element's flat index in the inputs, as whole arrays and the built-in combines
-//! along axes give it), then each output folds its own values in the canonical order of
-//! a 1-D reduction of that sequence alone: lanes of 1024 that start at the identity and
-//! take their rows in turn, the halving fold, the aligned tree of tiles. So an output's
-//! bits are those of [`crate::host::reduce`] over its elements, on every backend, even
-//! for a combine that is not associative.
+//! Each output folds its own mapped values in the canonical order of a 1-D reduction of
+//! that sequence alone: lanes of 1024 that start at the identity and take their rows in
+//! turn, the halving fold, the aligned tree of tiles. So an output's bits are those of
+//! [`crate::host::reduce`] over its elements, on every backend, even for a combine that
+//! is not associative. Outputs of consecutive elements map their rows straight from the
+//! inputs; gathered ones (columns, several axes) read a copy of every element mapped
+//! into the accumulator type. Either way a map that reads `i` sees the element's flat
+//! index in the inputs, as whole arrays and the built-in combines along axes give it.
+//! Outputs of one length of at most 1024 fold side by side ([`crate::custom_short`]).
 //!
 //! The halving fold here starts at the next power of two of the lanes a tile uses, as
 //! the GPU's segment kernels do, where a whole array's tile folds all 1024: the steps
