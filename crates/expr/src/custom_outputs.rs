@@ -9,7 +9,7 @@
 //! inputs; gathered ones (columns, several axes) read a copy of every element mapped
 //! into the accumulator type. Either way a map that reads `i` sees the element's flat
 //! index in the inputs, as whole arrays and the built-in combines along axes give it.
-//! Outputs of one length of at most 1024 fold side by side ([`crate::custom_short`]).
+//! Outputs of one length of at most 1024 fold side by side (`custom_short.rs`).
 //!
 //! The halving fold here starts at the next power of two of the lanes a tile uses, as
 //! the GPU's segment kernels do, where a whole array's tile folds all 1024: the steps
