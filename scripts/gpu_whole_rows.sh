@@ -3,7 +3,8 @@
 # tiles and the tree, on one CUDA GPU: tools/axis_compare.py (per call, and in a CUDA
 # graph of 50 calls, torch and CuPy beside) for each NAME=COMMAND, alternating each
 # round; then compute-sanitizer over whole rows of f32 argmax and f32 sum.
-# COMMAND is split at spaces, so it may be `env REDLAB_WHOLE_ROWS=0,0 ./redlab`.
+# COMMAND is one program, which tools/axis_compare.py runs: for another REDLAB_WHOLE_ROWS,
+# a two-line wrapper (`exec env REDLAB_WHOLE_ROWS=512,8 ./redlab "$@"`).
 # OPS and SHAPES (axis_compare's --add) choose the cells.
 # Usage: scripts/gpu_whole_rows.sh OUT_DIR ROUNDS NAME=COMMAND...
 set -uo pipefail
