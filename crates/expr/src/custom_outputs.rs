@@ -24,7 +24,7 @@ use redlab_core::{ArrayRef, Error, Value};
 use crate::block::{convert_column, eval_block, load_block, AlignedBytes, Column};
 use crate::custom_short::{batch_outputs, fold_short};
 use crate::eval::to_scalar;
-use crate::host::{check_inputs, tree};
+use crate::host::{check_inputs, on_pool, tree};
 use crate::reduction::Reduction;
 use crate::types::{Node, Val};
 
@@ -129,19 +129,25 @@ pub fn custom_outputs(
     if let (Some(len), Some(ranges)) = (short, &ranges) {
         if ranges.windows(2).all(|w| w[0].end == w[1].start) {
             let per = batch_outputs(len);
-            let batch = |b: usize| {
+            let folded = each(outputs.div_ceil(per), |b| {
                 let ks = b * per..outputs.min((b + 1) * per);
                 let start = ranges[ks.start].start;
                 let rows = eval_block(&reduction.map, inputs, start, ks.len() * len, &[]);
-                fold_short(node, identity, convert_column(rows, acc), ks.len(), len)
-            };
-            return Ok(batched(outputs.div_ceil(per), batch, value));
+                Ok(fold_short(
+                    node,
+                    identity,
+                    convert_column(rows, acc),
+                    ks.len(),
+                    len,
+                ))
+            })?;
+            return Ok(folded.into_iter().flatten().map(value).collect());
         }
     }
     if let Some(ranges) = ranges {
-        let output = |k: usize| {
+        return each(outputs, |k| {
             let start = ranges[k].start;
-            value(fold_sequence(
+            Ok(value(fold_sequence(
                 node,
                 identity,
                 ranges[k].len(),
@@ -151,12 +157,7 @@ pub fn custom_outputs(
                         acc,
                     )
                 },
-            ))
-        };
-        return Ok(if on_pool() {
-            (0..outputs).into_par_iter().map(output).collect()
-        } else {
-            (0..outputs).map(output).collect()
+            )))
         });
     }
     // Gathered outputs (columns, several reduced axes): every element mapped once into
@@ -176,7 +177,7 @@ pub fn custom_outputs(
     // output after another, then folded side by side.
     if let Some(len) = short {
         let per = batch_outputs(len);
-        let batch = |b: usize| -> Result<Vec<Val>, Error> {
+        let folded = each(outputs.div_ceil(per), |b| {
             let ks = b * per..outputs.min((b + 1) * per);
             let mut gathered = AlignedBytes::zeroed(ks.len() * len * size);
             let bytes = gathered.bytes_mut();
@@ -191,32 +192,32 @@ pub fn custom_outputs(
                 ks.len() * len,
             );
             Ok(fold_short(node, identity, rows, ks.len(), len))
-        };
-        let batches = outputs.div_ceil(per);
-        let folded: Result<Vec<Vec<Val>>, Error> = if on_pool() {
-            (0..batches).into_par_iter().map(batch).collect()
-        } else {
-            (0..batches).map(batch).collect()
-        };
-        return Ok(folded?.into_iter().flatten().map(value).collect());
+        })?;
+        return Ok(folded.into_iter().flatten().map(value).collect());
     }
-    let output = |scratch: &mut Vec<u64>, k: usize| {
-        let own = selection.view(values, k, scratch)?;
+    each(outputs, |k| {
+        let mut scratch = Vec::new();
+        let own = selection.view(values, k, &mut scratch)?;
         Ok(value(fold_sequence(
             node,
             identity,
             own.len(),
             &|at, len| load_block(&own, at, len),
         )))
-    };
+    })
+}
+
+/// `f(0) … f(count - 1)` in order: in parallel on a rayon pool, serially on the caller's
+/// thread elsewhere (a backend keeps small inputs there, as [`crate::host::reduce`]
+/// does).
+fn each<R: Send>(
+    count: usize,
+    f: impl Fn(usize) -> Result<R, Error> + Sync + Send,
+) -> Result<Vec<R>, Error> {
     if on_pool() {
-        (0..outputs)
-            .into_par_iter()
-            .map_init(Vec::new, output)
-            .collect()
+        (0..count).into_par_iter().map(f).collect()
     } else {
-        let mut scratch = Vec::new();
-        (0..outputs).map(|k| output(&mut scratch, k)).collect()
+        (0..count).map(f).collect()
     }
 }
 
@@ -231,26 +232,6 @@ fn short_len(selection: Selection<'_>) -> Option<usize> {
         }
     };
     (1..=LANES).contains(&len).then_some(len)
-}
-
-/// `batches` batches of folds, in parallel on a pool, each value made a [`Value`].
-fn batched(
-    batches: usize,
-    batch: impl Fn(usize) -> Vec<Val> + Sync + Send,
-    value: impl Fn(Val) -> Value,
-) -> Vec<Value> {
-    let folded: Vec<Vec<Val>> = if on_pool() {
-        (0..batches).into_par_iter().map(batch).collect()
-    } else {
-        (0..batches).map(batch).collect()
-    };
-    folded.into_iter().flatten().map(value).collect()
-}
-
-/// Whether the current thread is a rayon pool's worker: a backend that keeps small
-/// inputs on the caller's thread folds them there, as [`crate::host::reduce`] does.
-fn on_pool() -> bool {
-    rayon::current_thread_index().is_some()
 }
 
 /// The `len` values of one output (of the accumulator type; `rows(at, n)` gives values

@@ -81,7 +81,7 @@ pub fn map_all(reduction: &Reduction, inputs: &[ArrayRef<'_>]) -> Result<HostArr
 /// Whether the current thread is a rayon pool's worker. Backends run small inputs on
 /// the caller's thread (a round trip to a pool costs more than they take); the chunks
 /// then fold serially there rather than on rayon's global pool.
-fn on_pool() -> bool {
+pub(crate) fn on_pool() -> bool {
     rayon::current_thread_index().is_some()
 }
 

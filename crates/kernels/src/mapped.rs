@@ -80,24 +80,40 @@ fn map_word_elements(problem: &Problem) -> Option<usize> {
     )
 }
 
+/// The problem a custom combine's kernels are built for, standing in for the layout of
+/// its partials only: a sum over the accumulator type (i64 for bools), which has the
+/// same size and encoding. An error for a built-in combine.
+pub fn custom_problem(reduction: &Reduction) -> Result<Problem, String> {
+    use redlab_expr::types::Ty;
+    let Some((_, _, acc)) = reduction.custom() else {
+        return Err("not a custom combine".into());
+    };
+    let dtype = match acc {
+        Ty::F32 => DType::F32,
+        Ty::F64 => DType::F64,
+        Ty::I64 | Ty::Bool => DType::I64,
+        Ty::U64 => DType::U64,
+    };
+    Problem::new(redlab_core::Op::Sum, dtype, None).map_err(|e| e.to_string())
+}
+
 /// Declarations for a custom combine: `acc_t` is the accumulator type, `lift` the map
 /// converted to it, `combine` the expression in `a` and `b`, `IDENTITY` its identity;
 /// `OP_CUSTOM` keeps the kernel on the canonical path (lanes, halving fold, aligned
-/// tree) with the operands in order. The problem returned stands in for the layout of
-/// partials only: a sum over the accumulator type has the same size and encoding.
+/// tree) with the operands in order. The problem returned is [`custom_problem`].
 fn custom_decls(reduction: &Reduction, layout: InputLayout) -> Result<(Problem, OpType), String> {
     use redlab_expr::codegen::{c_type, constant, convert, expr};
     use redlab_expr::types::Ty;
     let Some((node, identity, acc)) = reduction.custom() else {
         return Err("not a custom combine".into());
     };
-    let (value, dtype) = match acc {
-        Ty::F32 => (crate::optype::ValueKind::F32, redlab_core::DType::F32),
-        Ty::F64 => (crate::optype::ValueKind::F64, redlab_core::DType::F64),
-        Ty::I64 | Ty::Bool => (crate::optype::ValueKind::I64, redlab_core::DType::I64),
-        Ty::U64 => (crate::optype::ValueKind::U64, redlab_core::DType::U64),
+    let problem = custom_problem(reduction)?;
+    let value = match acc {
+        Ty::F32 => crate::optype::ValueKind::F32,
+        Ty::F64 => crate::optype::ValueKind::F64,
+        Ty::I64 | Ty::Bool => crate::optype::ValueKind::I64,
+        Ty::U64 => crate::optype::ValueKind::U64,
     };
-    let problem = Problem::new(redlab_core::Op::Sum, dtype, None).map_err(|e| e.to_string())?;
     let fp64 = acc == Ty::F64 || uses_f64(&reduction.map, &reduction.inputs);
     let acc_c = c_type(if acc == Ty::Bool { Ty::I64 } else { acc });
     let mut s = String::new();

@@ -13,6 +13,23 @@ fn path_str(p: &std::path::Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
+/// `redlab bench ARGS --min-time 0 --json F`, asserted to succeed, and the records it
+/// wrote.
+fn bench_records(args: &[&str]) -> Vec<serde_json::Value> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("rows.jsonl");
+    let mut all = vec!["bench"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--min-time", "0", "--json", path_str(&json)]);
+    let o = redlab(&all);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(&json)
+        .expect("records")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
 #[test]
 fn row_sums_of_a_generated_matrix_are_written_as_npy() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -268,10 +285,7 @@ fn opencl_axis_and_segment_results_are_the_cpus_bit_for_bit() {
 
 #[test]
 fn bench_shapes_writes_verified_rows_with_shape_axes_and_strategy() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let json = dir.path().join("rows.jsonl");
-    let o = redlab(&[
-        "bench",
+    let rows = bench_records(&[
         "--shapes",
         "300x70:0,20x9000:1,4x4x4:0+2",
         "--ops",
@@ -280,17 +294,7 @@ fn bench_shapes_writes_verified_rows_with_shape_axes_and_strategy() {
         "f32,i32",
         "--min-reps",
         "2",
-        "--min-time",
-        "0",
-        "--json",
-        path_str(&json),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&json).expect("records");
-    let rows: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect();
     assert_eq!(rows.len(), 3 * 2 * 2);
     for row in &rows {
         assert_eq!(row["status"], "ok", "{row}");
@@ -321,10 +325,7 @@ fn bench_shapes_times_maps_along_axes_with_every_output_checked() {
         devices.push("opencl:0");
     }
     for device in devices {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let json = dir.path().join("rows.jsonl");
-        let o = redlab(&[
-            "bench",
+        let rows = bench_records(&[
             "--shapes",
             "300x70:0,20x9000:1,4x4x4:0+2",
             "--map",
@@ -333,19 +334,9 @@ fn bench_shapes_times_maps_along_axes_with_every_output_checked() {
             "f32,i32",
             "--min-reps",
             "2",
-            "--min-time",
-            "0",
             "--device",
             device,
-            "--json",
-            path_str(&json),
         ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let text = std::fs::read_to_string(&json).expect("records");
-        let rows: Vec<serde_json::Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("json line"))
-            .collect();
         assert_eq!(rows.len(), 3 * 2, "{device}");
         for row in &rows {
             assert_eq!(row["status"], "ok", "{row}");
@@ -363,10 +354,7 @@ fn bench_shapes_times_maps_along_axes_with_every_output_checked() {
     }
     // A custom combine along axes: every output checked against the element-by-element
     // reference (the bench fails a row that differs).
-    let dir = tempfile::tempdir().expect("temp dir");
-    let json = dir.path().join("custom.jsonl");
-    let o = redlab(&[
-        "bench",
+    let rows = bench_records(&[
         "--shapes",
         "8x8:1,300x70:0",
         "--map",
@@ -379,17 +367,7 @@ fn bench_shapes_times_maps_along_axes_with_every_output_checked() {
         "i32",
         "--min-reps",
         "1",
-        "--min-time",
-        "0",
-        "--json",
-        path_str(&json),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&json).expect("records");
-    let rows: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect();
     assert_eq!(rows.len(), 2);
     for row in &rows {
         assert_eq!(row["status"], "ok", "{row}");

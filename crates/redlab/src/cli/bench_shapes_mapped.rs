@@ -59,9 +59,8 @@ pub fn run(
                     (*problem, expected)
                 }
                 None => (
-                    redlab_kernels::mapped::decls(&reduction)
-                        .map_err(anyhow::Error::msg)?
-                        .0,
+                    redlab_kernels::mapped::custom_problem(&reduction)
+                        .map_err(anyhow::Error::msg)?,
                     redlab_expr::oracle::custom_outputs(&reduction, &views, selection)?,
                 ),
             };

@@ -184,9 +184,7 @@ fn run_shaped(
     let (problem, on_device) = match reduction.problem() {
         Some(problem) => (*problem, device.maps_outputs_on_device(reduction)),
         None => (
-            redlab_kernels::mapped::decls(reduction)
-                .map_err(anyhow::Error::msg)?
-                .0,
+            redlab_kernels::mapped::custom_problem(reduction).map_err(anyhow::Error::msg)?,
             true,
         ),
     };

@@ -60,7 +60,7 @@ impl Device {
     ) -> String {
         #[cfg(any(feature = "opencl", feature = "cuda"))]
         if self.maps_outputs_on_device(reduction) {
-            let plan = redlab_kernels::mapped::decls(reduction).map(|(problem, _)| {
+            let plan = redlab_kernels::mapped::custom_problem(reduction).map(|problem| {
                 redlab_kernels::segments::SegmentJob::new(selection).map(|job| {
                     job.for_device(self.max_work_group())
                         .for_custom(&problem)
