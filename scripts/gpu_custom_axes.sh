@@ -11,9 +11,13 @@ bin=${1:?redlab binary}; out=${2:?output folder}; wheel=${3:-}
 mkdir -p "$out"
 rm -f "$out/failed"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
-shapes=("--shape 300x1000 --axis 1" "--shape 4096x32 --axis 1" "--shape 8192x8193 --axis 1"
-  "--shape 2x1000003 --axis 1" "--shape 8192x8192 --axis 0" "--n 10000019 --segment-size 777")
-combines=("x|a ^ (b * 3)|0|i32" "x * 2|a + b * 1.5|-0.0|f32" "abs(x)|max(a, b)|-inf|f64")
+# Rows of 1024 load as words where their elements are 2 or 4 bytes (short rows of words),
+# as do rows of 32 (word_rows) and aligned columns of 4-byte accumulators (column_words).
+shapes=("--shape 300x1000 --axis 1" "--shape 300x1024 --axis 1" "--shape 4096x32 --axis 1"
+  "--shape 8192x8193 --axis 1" "--shape 2x1000003 --axis 1" "--shape 8192x8192 --axis 0"
+  "--shape 1000x4100 --axis 0" "--n 10000019 --segment-size 777")
+combines=("x|a ^ (b * 3)|0|i32" "x * 2|a + b * 1.5|-0.0|f32" "x|a + b * 1.5|-0.0|f16"
+  "abs(x)|max(a, b)|-inf|f64")
 for c in "${combines[@]}"; do
   IFS='|' read -r map combine identity dtype <<<"$c"
   for s in "${shapes[@]}"; do
@@ -58,14 +62,18 @@ for (shape, _, red), rs in rows.items():
     gr = "–".join(f"{r.get('graph_gbps', 0):.0f}" for r in rs)
     print(f"| {'x'.join(map(str, shape))} {rs[0]['strategy'].split(';')[-1].split(':')[0].strip()} | {red} | {all(r['verified'] for r in rs)} | {pc} | {gr} |")
 PY
-for s in "--shape 300x1000 --axis 1" "--shape 4096x32 --axis 1" "--shape 1024x8195 --axis 1" \
-  "--shape 3x20011 --axis 1" "--shape 70x4000 --axis 0"; do
-  for tool in memcheck racecheck synccheck; do
-    echo "== compute-sanitizer --tool $tool: a ^ (b * 3) $s"
-    # shellcheck disable=SC2086
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" run --device cuda:0 --map x \
-      --combine 'a ^ (b * 3)' --identity=0 --dtype i32 $s 2>&1 | tail -3 \
-      || echo "$tool $s" >>"$out/failed"
+# An i64 accumulator (element loads) and an f32 one (word loads where they apply).
+for c in "x|a ^ (b * 3)|0|i32" "x * 2|a + b * 1.5|-0.0|f32"; do
+  IFS='|' read -r map combine identity dtype <<<"$c"
+  for s in "--shape 300x1000 --axis 1" "--shape 300x1024 --axis 1" "--shape 4096x32 --axis 1" \
+    "--shape 1024x8195 --axis 1" "--shape 3x20011 --axis 1" "--shape 70x4000 --axis 0"; do
+    for tool in memcheck racecheck synccheck; do
+      echo "== compute-sanitizer --tool $tool: $combine $dtype $s"
+      # shellcheck disable=SC2086
+      compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" run --device cuda:0 --map "$map" \
+        --combine "$combine" --identity="$identity" --dtype "$dtype" $s 2>&1 | tail -3 \
+        || echo "$tool $c $s" >>"$out/failed"
+    done
   done
 done 2>&1 | tee "$out/sanitizer.txt"
 if [ -n "$wheel" ]; then

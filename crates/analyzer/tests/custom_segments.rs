@@ -21,9 +21,10 @@ fn custom_combines_match_the_host_in_the_simulator() {
     let plan = |dims: &[usize], axis: isize| {
         AxisPlan::new(Layout::c_order(dims), Some(&[axis]), false).expect("plan")
     };
-    let (short, wide, words, tiles, columns) = (
+    let (short, wide, wide_words, words, tiles, columns) = (
         plan(&[3, 7], 1),
         plan(&[5, 129], 1),
+        plan(&[3, 256], 1),
         plan(&[40, 32], 1),
         plan(&[2, 8195], 1),
         plan(&[70, 40], 0),
@@ -31,10 +32,18 @@ fn custom_combines_match_the_host_in_the_simulator() {
     let ranges = Segments::Offsets(vec![0, 0, 5, 300, 9000])
         .ranges(9000)
         .expect("ranges");
-    // Rows of 32: word_rows for 4-byte partials (f32), short_rows for 8-byte ones.
-    let cases: [(&str, usize, Selection<'_>, &str); 6] = [
+    // Rows of 32: word_rows for 4-byte partials (f32), short_rows for 8-byte ones. Full
+    // rows of 256 load as words where warps shuffle; columns take column_words for
+    // 4-byte partials, column_tiles for 8-byte ones.
+    let cases: [(&str, usize, Selection<'_>, &str); 7] = [
         ("3x7", 21, Selection::Axes(&short), "short_rows"),
         ("5x129", 5 * 129, Selection::Axes(&wide), "short_rows_wide"),
+        (
+            "3x256",
+            3 * 256,
+            Selection::Axes(&wide_words),
+            "short_rows_wide",
+        ),
         (
             "40x32",
             40 * 32,
@@ -46,7 +55,7 @@ fn custom_combines_match_the_host_in_the_simulator() {
             "70x40 axis 0",
             70 * 40,
             Selection::Axes(&columns),
-            "column_tiles",
+            "column_words|column_tiles",
         ),
         (
             "segments 0, 5, 295, 8700",
@@ -107,5 +116,5 @@ fn custom_combines_match_the_host_in_the_simulator() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(runs, 24);
+    assert_eq!(runs, 28);
 }

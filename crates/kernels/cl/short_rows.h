@@ -173,10 +173,10 @@ inline acc_t short_row_words(__global const in_t* in, ulong start, uint span, ui
     for (uint q = 0; q < 8; q++) {
         ulong e0 = 4 * ((ulong)j + 32 * q);
         int in_row = q < words_used;
-        a[4 * q + 0] = in_row ? seg_lift_bits(SEG_PART(w[q], 0), e0) : IDENTITY;
-        a[4 * q + 1] = in_row ? seg_lift_bits(SEG_PART(w[q], 1), e0 + 1) : IDENTITY;
-        a[4 * q + 2] = in_row ? seg_lift_bits(SEG_PART(w[q], 2), e0 + 2) : IDENTITY;
-        a[4 * q + 3] = in_row ? seg_lift_bits(SEG_PART(w[q], 3), e0 + 3) : IDENTITY;
+        a[4 * q + 0] = in_row ? seg_first(seg_lift_bits(SEG_PART(w[q], 0), e0)) : IDENTITY;
+        a[4 * q + 1] = in_row ? seg_first(seg_lift_bits(SEG_PART(w[q], 1), e0 + 1)) : IDENTITY;
+        a[4 * q + 2] = in_row ? seg_first(seg_lift_bits(SEG_PART(w[q], 2), e0 + 2)) : IDENTITY;
+        a[4 * q + 3] = in_row ? seg_first(seg_lift_bits(SEG_PART(w[q], 3), e0 + 3)) : IDENTITY;
     }
 #else
 #pragma unroll

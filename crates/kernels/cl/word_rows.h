@@ -102,7 +102,8 @@ void word_rows(__global const in_t* in, __global acc_t* out, ulong outputs) {
 #else
 #pragma unroll
             for (uint e = 0; e < 4; e++)
-                a[u][e] = here ? combine(wr_lift(w0[u], e, j0 + e), wr_lift(w1[u], e, j1 + e))
+                a[u][e] = here ? combine(seg_first(wr_lift(w0[u], e, j0 + e)),
+                                          seg_first(wr_lift(w1[u], e, j1 + e)))
                                : IDENTITY;
 #endif
         }

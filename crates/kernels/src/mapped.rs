@@ -291,8 +291,41 @@ fn segment_decls(reduction: &Reduction, layout: InputLayout) -> Result<(Problem,
             &decls,
             reduction.inputs[0].size_bytes(),
         ));
+    } else if let Some(bits) = custom_lift_bits(reduction) {
+        source.push_str(&bits);
     }
     Ok((problem, source))
+}
+
+/// `MAP_BITS` for a custom combine that [`custom_reads_words`]: `lift_bits` maps an
+/// element from its raw bits and converts it to the accumulator as `lift_n` converts the
+/// element it reads, so a word's elements lift to the same bits as one-at-a-time loads.
+fn custom_lift_bits(reduction: &Reduction) -> Option<String> {
+    use redlab_expr::codegen::convert;
+    if !custom_reads_words(reduction) {
+        return None;
+    }
+    let (_, _, acc) = reduction.custom()?;
+    let bits = map_bits_function(&reduction.map, reduction.inputs[0])?;
+    let lifted = convert(reduction.map.ty, acc, "rl_map_bits(b)");
+    Some(format!(
+        "{bits}#define MAP_BITS {}
+         inline val_t map_value_bits(uint b) {{ return {lifted}; }}
+         inline acc_t lift_bits(uint b, ulong i) {{ (void)i; return {lifted}; }}
+",
+        reduction.inputs[0].size_bytes()
+    ))
+}
+
+/// Whether the segment kernels of `reduction`'s custom combine load its one input of 2-
+/// or 4-byte elements as raw words of 4 and map each (`MAP_BITS`), as [`reads_words`]
+/// says for built-in combines: `word_rows`, short rows of words and `column_words` then
+/// read it as they read plain elements. Every lane still starts from the identity
+/// (`seg_first`, and `column_words` folds each lane from `IDENTITY`).
+/// [`crate::segments::SegmentJob::for_custom`] plans for it.
+pub fn custom_reads_words(reduction: &Reduction) -> bool {
+    custom_on_device(reduction)
+        && matches!(reduction.inputs.as_slice(), [input] if matches!(input.size_bytes(), 2 | 4))
 }
 
 /// Whether the segment kernels of `reduction` load its input as raw words of 4 elements
@@ -575,8 +608,8 @@ pub fn segments_take(reduction: &Reduction) -> bool {
 }
 
 /// Whether the segment kernels can run `reduction`'s custom combine: a map that does not
-/// read `i`. They take the canonical paths only (short rows, word rows loading element
-/// by element, row tiles and the tree, whole rows, column tiles), as for float sums,
+/// read `i`. They take the canonical paths only (short rows, word rows, row tiles and
+/// the tree, whole rows, column tiles or `column_words`' class fold), as for float sums,
 /// every lane started from the identity (`seg_first`), so each output gets the bits of
 /// the host's [`redlab_expr::custom_outputs::custom_outputs`].
 pub fn custom_on_device(reduction: &Reduction) -> bool {

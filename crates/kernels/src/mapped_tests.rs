@@ -131,6 +131,40 @@ fn custom_combines_declare_their_own_combine_and_identity() {
 }
 
 #[test]
+fn custom_combines_of_one_input_of_2_or_4_byte_elements_lift_raw_words() {
+    let words = |map: &str, inputs: &[DType]| {
+        let r = Reduction::builder(map, "a + b * 1.5")
+            .identity("-0.0")
+            .build(inputs)
+            .expect("builds");
+        let (_, source) = segment_decls(&r, InputLayout::Packed).expect("declares");
+        (custom_reads_words(&r), source.contains("#define MAP_BITS"))
+    };
+    let (f32, f64, f16) = (DType::F32, DType::F64, DType::F16);
+    assert_eq!(words("x * 2", &[f32]), (true, true));
+    assert_eq!(words("x", &[f16]), (true, true));
+    // 8-byte elements, several inputs, or a map that reads `i`: element by element.
+    assert_eq!(words("f32(x)", &[f64]), (false, false));
+    assert_eq!(words("x * y", &[f32, f32]), (false, false));
+    assert_eq!(words("x * f32(i)", &[f32]), (false, false));
+    // The word's elements convert to the accumulator as `lift_n` converts the element.
+    let r = Reduction::builder("x * 2", "a ^ (b * 3)")
+        .identity("0")
+        .build(&[DType::I32])
+        .expect("builds");
+    let (_, source) = segment_decls(&r, InputLayout::Packed).expect("declares");
+    assert!(source.contains("#define MAP_BITS 4"));
+    assert!(
+        source.contains("return (long)(rl_map_bits(b));"),
+        "{source}"
+    );
+    assert!(
+        source.contains("return (long)(rl_map(in, i, n));"),
+        "{source}"
+    );
+}
+
+#[test]
 fn statistics_store_their_finished_type_in_place_where_the_accumulator_allows() {
     let stat = |name, dtype| redlab_expr::stats::reduction(name, dtype).expect("builds");
     // A post over a sum (of f64: integers are mapped to f64 for the mean): applied

@@ -387,10 +387,14 @@ impl SegmentJob {
     /// [`Self::for_problem`] for the kernels of a user-defined combine (`OP_CUSTOM`,
     /// [`crate::mapped::custom_on_device`]), `problem` standing in for its partials'
     /// layout: the canonical order's paths only, as for float sums, whatever the stand-in
-    /// (an integer sum's would fold in any order), and elements loaded one at a time.
-    pub fn for_custom(mut self, problem: &Problem) -> SegmentJob {
+    /// (an integer sum's would fold in any order). `words`: the kernels load raw words of
+    /// 4 elements ([`crate::mapped::custom_reads_words`]), so columns whose stand-in has
+    /// 4-byte partials (f32 accumulators) take `column_words`' canonical class fold, as
+    /// f32 sums do; 8-byte accumulators keep `column_tiles`, which the word path has not
+    /// been measured against for them.
+    pub fn for_custom(mut self, problem: &Problem, words: bool) -> SegmentJob {
         self.custom = true;
-        self.choose_for(problem, false, false)
+        self.choose_for(problem, words, false)
     }
 
     /// Whether the kernels may fold `problem`'s elements in any order: never for a
@@ -723,7 +727,7 @@ pub struct Reading {
     /// The device's largest work-group.
     pub max_work_group: usize,
     /// The kernels load raw words of the data (plain kernels, and maps that read words:
-    /// [`SegmentJob::for_mapped`]).
+    /// [`SegmentJob::for_mapped`], [`SegmentJob::for_custom`]).
     pub words: bool,
     /// The kernels apply a user-defined combine ([`SegmentJob::for_custom`]).
     pub custom: bool,
@@ -764,7 +768,7 @@ pub fn prepare<T>(
     let plain = data.dtype() == problem.dtype;
     let job = job.for_device(reading.max_work_group);
     let job = if reading.custom {
-        job.for_custom(problem)
+        job.for_custom(problem, reading.words)
     } else {
         job.choose_for(problem, reading.words, plain)
     };

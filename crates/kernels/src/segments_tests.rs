@@ -490,12 +490,12 @@ fn custom_combines_plan_for_the_canonical_order_whatever_their_stand_in() {
     // Rows of 9 tiles: more than a work-group walks, row tiles and the tree.
     assert_eq!(
         job(&[8192, 8 * TILE + 1], 1)
-            .for_custom(&stand_in)
+            .for_custom(&stand_in, true)
             .strategy(),
         Strategy::RowTiles
     );
     let rows = job(&[8192, 8193], 1);
-    let custom = rows.clone().for_custom(&stand_in);
+    let custom = rows.clone().for_custom(&stand_in, true);
     assert_eq!(custom.strategy(), Strategy::RowWhole);
     assert!(
         custom.explain().contains("binary counter"),
@@ -508,14 +508,34 @@ fn custom_combines_plan_for_the_canonical_order_whatever_their_stand_in() {
             .contains("as they come"),
         "the stand-in alone folds in any order"
     );
-    // No raw words: columns stay on column tiles, short rows load element by element.
+    // No raw words (several inputs, 8-byte ones): columns stay on column tiles, short
+    // rows load element by element.
     let f32_stand_in = Problem::new(Op::Sum, redlab_core::DType::F32, None).expect("sum");
     assert_eq!(
-        job(&[20_000, 256], 0).for_custom(&f32_stand_in).strategy(),
+        job(&[20_000, 256], 0)
+            .for_custom(&f32_stand_in, false)
+            .strategy(),
         Strategy::ColumnTiles
     );
     assert_eq!(
-        job(&[4096, 32], 1).for_custom(&f32_stand_in).strategy(),
+        job(&[4096, 32], 1)
+            .for_custom(&f32_stand_in, false)
+            .strategy(),
         Strategy::WordRows { span: 32 }
+    );
+    // Raw words and 4-byte partials: columns take column_words' canonical class fold, as
+    // f32 sums do; 8-byte partials keep column tiles.
+    let words = job(&[20_000, 256], 0).for_custom(&f32_stand_in, true);
+    assert_eq!(words.strategy(), Strategy::ColumnWords);
+    assert!(
+        words.explain().contains("canonical halving"),
+        "{}",
+        words.explain()
+    );
+    assert_eq!(
+        job(&[20_000, 256], 0)
+            .for_custom(&stand_in, true)
+            .strategy(),
+        Strategy::ColumnTiles
     );
 }

@@ -329,6 +329,8 @@ fn custom_combines_match_the_host_bit_for_bit() {
         custom("abs(x - y)", "max(a, b)", "-inf", &[f64, f32]),
         custom("x * y", "a + b", "-0.0", &[f32, f32]),
         custom("x & 255", "a + b", "0", &[DType::U32]),
+        // Raw words of 2-byte elements into an f32 accumulator (MAP_BITS 2).
+        custom("x", "a + b * 1.5", "-0.0", &[DType::F16]),
     ];
     let mut cases = axis_cases();
     cases.push((

@@ -63,7 +63,10 @@ impl Device {
             let plan = redlab_kernels::mapped::custom_problem(reduction).map(|problem| {
                 redlab_kernels::segments::SegmentJob::new(selection).map(|job| {
                     job.for_device(self.max_work_group())
-                        .for_custom(&problem)
+                        .for_custom(
+                            &problem,
+                            redlab_kernels::mapped::custom_reads_words(reduction),
+                        )
                         .explain()
                         .to_string()
                 })
