@@ -9,7 +9,8 @@
 //! inputs; gathered ones (columns, several axes) read a copy of every element mapped
 //! into the accumulator type. Either way a map that reads `i` sees the element's flat
 //! index in the inputs, as whole arrays and the built-in combines along axes give it.
-//! Outputs of one length of at most 1024 fold side by side (`custom_short.rs`).
+//! Outputs of one length of at most 1024 fold side by side (`custom_short.rs`), and so
+//! do columns, whatever their length (`custom_columns.rs`).
 //!
 //! The halving fold here starts at the next power of two of the lanes a tile uses, as
 //! the GPU's segment kernels do, where a whole array's tile folds all 1024: the steps
@@ -19,9 +20,12 @@
 use rayon::prelude::*;
 use redlab_core::canonical::{LANES, TILE};
 use redlab_core::segmented::Selection;
-use redlab_core::{ArrayRef, Error, Value};
+use redlab_core::shape::AxisPlan;
+use redlab_core::{ArrayRef, DType, Error, Value};
 
 use crate::block::{convert_column, eval_block, load_block, AlignedBytes, Column};
+use crate::codegen::uses_index;
+use crate::custom_columns::{self, fold_columns, Columns, RowSource};
 use crate::custom_short::{batch_outputs, fold_short};
 use crate::eval::to_scalar;
 use crate::host::{check_inputs, on_pool, tree};
@@ -76,7 +80,7 @@ pub fn fold_tile(
 }
 
 /// `head` followed by `rest`'s values from `from` on.
-fn splice(head: Column, rest: &Column, from: usize) -> Column {
+pub(crate) fn splice(head: Column, rest: &Column, from: usize) -> Column {
     let tail = rest.slice(from, rest.len());
     match (head, tail) {
         (Column::Bool(mut a), Column::Bool(b)) => {
@@ -160,6 +164,22 @@ pub fn custom_outputs(
             )))
         });
     }
+    // Columns (outputs reading neighbouring elements): folded side by side in blocks.
+    let columns = match selection {
+        Selection::Axes(plan) => Columns::of(plan).map(|c| (plan, c)),
+        Selection::Ranges(_) => None,
+    };
+    // A map that does not read `i` maps each row of a block as it is read.
+    if let Some((plan, columns)) = columns.filter(|_| !uses_index(&reduction.map)) {
+        return fold_columns_of(
+            plan,
+            columns,
+            (node, identity, dtype),
+            &|first, rows, count| {
+                custom_columns::mapped_rows(reduction, inputs, columns.stride, (first, rows, count))
+            },
+        );
+    }
     // Gathered outputs (columns, several reduced axes): every element mapped once into
     // the accumulator type (`i` its flat index), then each output's values gathered.
     let size = dtype.size_bytes();
@@ -173,6 +193,17 @@ pub fn custom_outputs(
             convert_column(mapped, acc).write_as(dtype, dst);
         });
     let values = ArrayRef::from_bytes(dtype, values.bytes())?;
+    // Columns of a map that reads `i`: from the mapped copy.
+    if let Some((plan, columns)) = columns.filter(|_| custom_columns::folds(dtype)) {
+        return fold_columns_of(
+            plan,
+            columns,
+            (node, identity, dtype),
+            &|first, rows, count| {
+                custom_columns::gathered_rows(&values, columns.stride, (first, rows, count))
+            },
+        );
+    }
     // Short gathered outputs (columns of few rows): each batch's values gathered one
     // output after another, then folded side by side.
     if let Some(len) = short {
@@ -205,6 +236,34 @@ pub fn custom_outputs(
             &|at, len| load_block(&own, at, len),
         )))
     })
+}
+
+/// The outputs of `plan`, laid out as `columns`, folded side by side in blocks
+/// ([`fold_columns`]) from the accumulator values (of `dtype`) that `rows` gives.
+fn fold_columns_of(
+    plan: &AxisPlan,
+    columns: Columns,
+    (combine, identity, dtype): (&Node, Val, DType),
+    rows: &RowSource<'_>,
+) -> Result<Vec<Value>, Error> {
+    let len = plan.segment_len();
+    let blocks = columns.blocks(plan.outputs());
+    let folded = each(blocks.len(), |b| {
+        let (first, count) = blocks[b];
+        fold_columns(
+            combine,
+            identity,
+            rows,
+            (plan.start(first), columns.stride),
+            len,
+            count,
+        )
+    })?;
+    Ok(folded
+        .into_iter()
+        .flatten()
+        .map(|v| Value::Scalar(to_scalar(v, dtype)))
+        .collect())
 }
 
 /// `f(0) … f(count - 1)` in order: in parallel on a rayon pool, serially on the caller's

@@ -24,6 +24,7 @@
 pub mod ast;
 pub mod block;
 pub mod codegen;
+mod custom_columns;
 pub mod custom_outputs;
 mod custom_short;
 mod error;

@@ -73,6 +73,25 @@ fn every_output_is_the_reference_of_its_own_elements() {
         ("rows 3x20011 (tiles, tree)", c(&[3, 20011]), Some(vec![1])),
         ("rows 4x0", c(&[4, 0]), Some(vec![1])),
         ("columns 257x33", c(&[257, 33]), Some(vec![0])),
+        // Columns fold side by side in blocks of 64 outputs: a block's partial rows of
+        // lanes, a last short block, tiles joined by the tree, a view whose rows are
+        // longer than its columns, and a middle axis.
+        ("columns 1500x130", c(&[1500, 130]), Some(vec![0])),
+        (
+            "columns 20011x3 (tiles, tree)",
+            c(&[20011, 3]),
+            Some(vec![0]),
+        ),
+        (
+            "columns of a view 1030x70",
+            Layout {
+                dims: vec![1030, 70],
+                strides: vec![75, 1],
+                offset: 3,
+            },
+            Some(vec![0]),
+        ),
+        ("axis 1 of 4x300x9", c(&[4, 300, 9]), Some(vec![1])),
         (
             "fortran 37x41",
             Layout::fortran_order(&[37, 41]),
@@ -109,7 +128,14 @@ fn every_output_is_the_reference_of_its_own_elements() {
             checked += 1;
         };
         for (shape, layout, axes) in &axis_cases {
-            let n = layout.dims.iter().product::<usize>();
+            let n = layout.offset
+                + layout
+                    .dims
+                    .iter()
+                    .zip(&layout.strides)
+                    .map(|(&d, &s)| (d.max(1) - 1) * s as usize)
+                    .sum::<usize>()
+                + 1;
             let inputs = arrays(n, 11 + n as u64);
             let plan = AxisPlan::new(layout.clone(), axes.as_deref(), false).expect("plan");
             check(shape, &inputs, Selection::Axes(&plan));
