@@ -6,11 +6,12 @@
 //! turn, the halving fold, the aligned tree of tiles. So an output's bits are those of
 //! [`crate::host::reduce`] over its elements, on every backend, even for a combine that
 //! is not associative. Outputs of consecutive elements map their rows straight from the
-//! inputs; gathered ones (columns, several axes) read a copy of every element mapped
-//! into the accumulator type. Either way a map that reads `i` sees the element's flat
-//! index in the inputs, as whole arrays and the built-in combines along axes give it.
-//! Outputs of one length of at most 1024 fold side by side (`custom_short.rs`), and so
-//! do columns, whatever their length (`custom_columns.rs`).
+//! inputs, and so do columns of a map that does not read `i`, folded side by side in
+//! blocks whatever their length (`custom_columns.rs`); other gathered outputs (several
+//! axes, columns of a map that reads `i`) read a copy of every element mapped into the
+//! accumulator type. Either way a map that reads `i` sees the element's flat index in
+//! the inputs, as whole arrays and the built-in combines along axes give it. Outputs of
+//! one length of at most 1024 fold side by side (`custom_short.rs`).
 //!
 //! The halving fold here starts at the next power of two of the lanes a tile uses, as
 //! the GPU's segment kernels do, where a whole array's tile folds all 1024: the steps
