@@ -73,15 +73,24 @@ fn custom_combines_match_the_host_in_the_simulator() {
             .identity("-0.0")
             .build(&[DType::F32])
             .expect("builds"),
+        // Two inputs packed into one buffer, mapped a word of each at a time.
+        Reduction::builder("x * y", "a + b * 1.5")
+            .identity("-0.0")
+            .build(&[DType::F32, DType::F32])
+            .expect("builds"),
     ];
     let mut failures = Vec::new();
     let mut runs = 0;
     for reduction in &reductions {
-        let dtype = reduction.inputs[0];
         for shuffles in [false, true] {
             for &(label, n, selection, kernel) in &cases {
-                let data = generate(dtype, n, Distribution::Normal, 17).expect("data");
-                let inputs: [ArrayRef<'_>; 1] = [data.view()];
+                let data: Vec<_> = (0..)
+                    .zip(&reduction.inputs)
+                    .map(|(k, &dtype)| {
+                        generate(dtype, n, Distribution::Normal, 17 + k).expect("data")
+                    })
+                    .collect();
+                let inputs: Vec<ArrayRef<'_>> = data.iter().map(|d| d.view()).collect();
                 let expected = custom_outputs(reduction, &inputs, selection).expect("host");
                 let what = format!("{} {label} shuffles={shuffles}", reduction.describe());
                 match segments::run_mapped(
@@ -116,5 +125,5 @@ fn custom_combines_match_the_host_in_the_simulator() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(runs, 28);
+    assert_eq!(runs, 42);
 }

@@ -187,7 +187,7 @@ inline acc_t short_row_words(__global const in_t* in, ulong start, uint span, ui
             SEG_MAP_WORD(in, start + 4 * ((ulong)j + 32 * q), m);
         // A float sum's lift is the mapped value itself (mapped.rs: RL_MAP_WORD).
         for (uint e = 0; e < 4; e++)
-            a[4 * q + e] = in_row ? (acc_t)m[e] : IDENTITY;
+            a[4 * q + e] = in_row ? seg_first((acc_t)m[e]) : IDENTITY;
     }
 #endif
     SHORT_WORD_FOLD(4);

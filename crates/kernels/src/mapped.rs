@@ -293,6 +293,8 @@ fn segment_decls(reduction: &Reduction, layout: InputLayout) -> Result<(Problem,
         ));
     } else if let Some(bits) = custom_lift_bits(reduction) {
         source.push_str(&bits);
+    } else if custom_maps_words(reduction) {
+        source.push_str(&map_word_function(&reduction.map, &reduction.inputs, 4));
     }
     Ok((problem, source))
 }
@@ -326,6 +328,25 @@ fn custom_lift_bits(reduction: &Reduction) -> Option<String> {
 pub fn custom_reads_words(reduction: &Reduction) -> bool {
     custom_on_device(reduction)
         && matches!(reduction.inputs.as_slice(), [input] if matches!(input.size_bytes(), 2 | 4))
+}
+
+/// Whether the segment kernels of `reduction`'s custom combine map 4 elements at a time
+/// from whole-word loads of each of its several inputs (`SEG_MAPPED_WORDS`, as dot
+/// products do, [`loads_words`]): an f32 map into an f32 accumulator, whose lift is the
+/// mapped value itself, as the word paths take it.
+pub fn custom_maps_words(reduction: &Reduction) -> bool {
+    custom_on_device(reduction)
+        && reduction.inputs.len() > 1
+        && reduction.map.ty == Ty::F32
+        && reduction.custom().is_some_and(|(_, _, acc)| acc == Ty::F32)
+}
+
+/// Whether the segment kernels of `reduction`'s custom combine load words of 4
+/// elements: raw words of one input ([`custom_reads_words`]) or mapped words of
+/// several ([`custom_maps_words`]); [`crate::segments::SegmentJob::for_custom`]'s
+/// second argument.
+pub fn custom_loads_words(reduction: &Reduction) -> bool {
+    custom_reads_words(reduction) || custom_maps_words(reduction)
 }
 
 /// Whether the segment kernels of `reduction` load its input as raw words of 4 elements

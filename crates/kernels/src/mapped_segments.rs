@@ -31,7 +31,7 @@ pub fn prepare_mapped<T>(
         let (problem, assembled) = mapped::segments(reduction, target).map_err(Error::Shape)?;
         let reading = Reading {
             max_work_group,
-            words: mapped::loads_words(reduction) || mapped::custom_reads_words(reduction),
+            words: mapped::loads_words(reduction) || mapped::custom_loads_words(reduction),
             custom: mapped::custom_on_device(reduction),
         };
         return prepare(&problem, *data, selection, reading, |job, rows| {
@@ -68,7 +68,7 @@ pub fn prepare_mapped<T>(
     let (problem, assembled) = mapped::segments_packed(reduction, target).map_err(Error::Shape)?;
     let job = job.for_device(max_work_group);
     let job = if mapped::custom_on_device(reduction) {
-        job.for_custom(&problem, mapped::custom_reads_words(reduction))
+        job.for_custom(&problem, mapped::custom_loads_words(reduction))
     } else {
         job.for_mapped(&problem, mapped::loads_words(reduction))
     };

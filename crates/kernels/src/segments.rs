@@ -387,11 +387,11 @@ impl SegmentJob {
     /// [`Self::for_problem`] for the kernels of a user-defined combine (`OP_CUSTOM`,
     /// [`crate::mapped::custom_on_device`]), `problem` standing in for its partials'
     /// layout: the canonical order's paths only, as for float sums, whatever the stand-in
-    /// (an integer sum's would fold in any order). `words`: the kernels load raw words of
-    /// 4 elements ([`crate::mapped::custom_reads_words`]), so columns whose stand-in has
-    /// 4-byte partials (f32 accumulators) take `column_words`' canonical class fold, as
-    /// f32 sums do; 8-byte accumulators keep `column_tiles`, which the word path has not
-    /// been measured against for them.
+    /// (an integer sum's would fold in any order). `words`: the kernels load words of 4
+    /// elements (raw or mapped, [`crate::mapped::custom_loads_words`]), so columns whose
+    /// stand-in has 4-byte partials (f32 accumulators) take `column_words`' canonical
+    /// class fold, as f32 sums do; 8-byte accumulators keep `column_tiles`, which the
+    /// word path has not been measured against for them.
     pub fn for_custom(mut self, problem: &Problem, words: bool) -> SegmentJob {
         self.custom = true;
         self.choose_for(problem, words, false)

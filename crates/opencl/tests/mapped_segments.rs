@@ -328,6 +328,9 @@ fn custom_combines_match_the_host_bit_for_bit() {
         custom("x * 2", "a + b * 1.5", "-0.0", &[f32]),
         custom("abs(x - y)", "max(a, b)", "-inf", &[f64, f32]),
         custom("x * y", "a + b", "-0.0", &[f32, f32]),
+        // Mapped words of several inputs, with a combine whose identity is on the right
+        // only.
+        custom("x * y", "a + b * 1.5", "-0.0", &[f32, f32]),
         custom("x & 255", "a + b", "0", &[DType::U32]),
         // Raw words of 2-byte elements into an f32 accumulator (MAP_BITS 2).
         custom("x", "a + b * 1.5", "-0.0", &[DType::F16]),

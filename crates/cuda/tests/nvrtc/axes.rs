@@ -138,6 +138,9 @@ fn custom_combines_build_into_the_segment_kernels() {
     for (map, combine, identity, types) in [
         ("x", "a ^ (b * 3)", "0", &[DType::I32][..]),
         ("x * 2", "a + b * 1.5", "-0.0", &[DType::F32]),
+        // Raw 2-byte words of one input, and mapped words of several.
+        ("x", "a + b * 1.5", "-0.0", &[DType::F16]),
+        ("x * y", "a + b * 1.5", "-0.0", &[DType::F32, DType::F32]),
         ("abs(x - y)", "max(a, b)", "-inf", &[DType::F64, DType::F16]),
         ("x & 255", "a + b", "0", &[DType::U32]),
     ] {

@@ -65,7 +65,7 @@ impl Device {
                     job.for_device(self.max_work_group())
                         .for_custom(
                             &problem,
-                            redlab_kernels::mapped::custom_reads_words(reduction),
+                            redlab_kernels::mapped::custom_loads_words(reduction),
                         )
                         .explain()
                         .to_string()
