@@ -311,10 +311,9 @@ fn custom_lift_bits(reduction: &Reduction) -> Option<String> {
     let bits = map_bits_function(&reduction.map, reduction.inputs[0])?;
     let lifted = convert(reduction.map.ty, acc, "rl_map_bits(b)");
     Some(format!(
-        "{bits}#define MAP_BITS {}
-         inline val_t map_value_bits(uint b) {{ return {lifted}; }}
-         inline acc_t lift_bits(uint b, ulong i) {{ (void)i; return {lifted}; }}
-",
+        "{bits}#define MAP_BITS {}\n\
+         inline val_t map_value_bits(uint b) {{ return {lifted}; }}\n\
+         inline acc_t lift_bits(uint b, ulong i) {{ (void)i; return {lifted}; }}\n",
         reduction.inputs[0].size_bytes()
     ))
 }
