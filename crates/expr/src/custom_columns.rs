@@ -17,8 +17,8 @@ use redlab_core::canonical::{LANES, TILE};
 use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, DType, Error};
 
-use crate::block::{convert_column, eval_block, AlignedBytes, Column};
-use crate::custom_outputs::splice;
+use crate::block::{convert_column, eval_block, load_block, AlignedBytes, Column};
+use crate::custom_outputs::fold_lanes;
 use crate::host::{on_pool, tree};
 use crate::reduction::Reduction;
 use crate::types::{Node, Val};
@@ -88,28 +88,9 @@ pub fn fold_columns(
     let tile = |t: usize| -> Result<Column, Error> {
         let in_tile = TILE.min(len - t * TILE);
         let width = in_tile.min(LANES).next_power_of_two();
-        let mut lanes = Column::splat(identity, width * count);
-        let mut at = 0;
-        while at < in_tile {
-            let n = LANES.min(in_tile - at);
-            let row = rows(first + (t * TILE + at) * stride, n, count)?;
-            let head = lanes.slice(0, n * count);
-            let joined = eval_block(combine, &[], 0, n * count, &[head, row]);
-            lanes = if n == width {
-                joined
-            } else {
-                splice(joined, &lanes, n * count)
-            };
-            at += n;
-        }
-        let mut half = width / 2;
-        while half >= 1 {
-            let low = lanes.slice(0, half * count);
-            let high = lanes.slice(half * count, 2 * half * count);
-            lanes = eval_block(combine, &[], 0, half * count, &[low, high]);
-            half /= 2;
-        }
-        Ok(lanes)
+        fold_lanes(combine, identity, (in_tile, width, count), |at, n| {
+            rows(first + (t * TILE + at) * stride, n, count)
+        })
     };
     let tiles = len.div_ceil(TILE);
     // Long columns with few outputs leave blocks to few threads: their tiles go in
@@ -135,20 +116,11 @@ pub fn mapped_rows(
     reduction: &Reduction,
     inputs: &[ArrayRef<'_>],
     stride: usize,
-    (first, rows, count): (usize, usize, usize),
+    at: (usize, usize, usize),
 ) -> Result<Column, Error> {
     let copies = inputs
         .iter()
-        .map(|input| {
-            let size = input.dtype().size_bytes();
-            let bytes = input.bytes();
-            let mut copy = AlignedBytes::zeroed(rows * count * size);
-            for (r, run) in copy.bytes_mut().chunks_exact_mut(count * size).enumerate() {
-                let at = (first + r * stride) * size;
-                run.copy_from_slice(&bytes[at..at + count * size]);
-            }
-            copy
-        })
+        .map(|input| copy_runs(input, stride, at))
         .collect::<Vec<_>>();
     let views = copies
         .iter()
@@ -156,10 +128,28 @@ pub fn mapped_rows(
         .map(|(copy, input)| ArrayRef::from_bytes(input.dtype(), copy.bytes()))
         .collect::<Result<Vec<_>, _>>()?;
     let (_, _, acc) = reduction.custom_or_err()?;
+    let (_, rows, count) = at;
     Ok(convert_column(
         eval_block(&reduction.map, &views, 0, rows * count, &[]),
         acc,
     ))
+}
+
+/// `rows` runs of `count` neighbouring elements of `input`, the run of row r starting
+/// at element `first + r·stride`, copied one after another.
+fn copy_runs(
+    input: &ArrayRef<'_>,
+    stride: usize,
+    (first, rows, count): (usize, usize, usize),
+) -> AlignedBytes {
+    let size = input.dtype().size_bytes();
+    let bytes = input.bytes();
+    let mut copy = AlignedBytes::zeroed(rows * count * size);
+    for (r, run) in copy.bytes_mut().chunks_exact_mut(count * size).enumerate() {
+        let at = (first + r * stride) * size;
+        run.copy_from_slice(&bytes[at..at + count * size]);
+    }
+    copy
 }
 
 /// Whether [`fold_columns`] reads values of `dtype`: the accumulators held in 4 or 8
@@ -173,32 +163,13 @@ pub fn folds(dtype: DType) -> bool {
 pub fn gathered_rows(
     values: &ArrayRef<'_>,
     stride: usize,
-    (first, rows, count): (usize, usize, usize),
+    at: (usize, usize, usize),
 ) -> Result<Column, Error> {
-    fn runs<T: Copy>(v: &[T], first: usize, stride: usize, rows: usize, count: usize) -> Vec<T> {
-        let mut out = Vec::with_capacity(rows * count);
-        for r in 0..rows {
-            let at = first + r * stride;
-            out.extend_from_slice(&v[at..at + count]);
-        }
-        out
-    }
-    macro_rules! runs {
-        ($t:ty, $variant:ident) => {
-            Column::$variant(runs(
-                values.typed::<$t>().unwrap_or_default(),
-                first,
-                stride,
-                rows,
-                count,
-            ))
-        };
-    }
-    Ok(match values.dtype() {
-        DType::F32 => runs!(f32, F32),
-        DType::F64 => runs!(f64, F64),
-        DType::U64 => runs!(u64, U64),
-        // I64, the last of the types that `folds` admits.
-        _ => runs!(i64, I64),
-    })
+    let copy = copy_runs(values, stride, at);
+    let (_, rows, count) = at;
+    Ok(load_block(
+        &ArrayRef::from_bytes(values.dtype(), copy.bytes())?,
+        0,
+        rows * count,
+    ))
 }

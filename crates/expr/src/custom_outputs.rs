@@ -53,35 +53,49 @@ pub fn fold_tile(
     lanes_folded: Lanes,
     mut row: impl FnMut(usize, usize) -> Column,
 ) -> Val {
-    let used = len.min(LANES);
     let width = match lanes_folded {
         Lanes::All => LANES,
-        Lanes::Used => used.next_power_of_two(),
+        Lanes::Used => len.min(LANES).next_power_of_two(),
     };
-    let mut lanes = Column::splat(identity, width);
+    fold_lanes(combine, identity, (len, width, 1), |at, n| Ok(row(at, n)))
+        .map_or(identity, |lanes| lanes.get(0))
+}
+
+/// [`fold_tile`] of `count` outputs side by side over `width` lanes each (`shape` is
+/// `(len, width, count)`): `row(at, n)` gives values `at .. at + n` of every output,
+/// lane-major (lane l of output c at `l·count + c`), and the result holds each output's
+/// fold, in order.
+pub(crate) fn fold_lanes(
+    combine: &Node,
+    identity: Val,
+    (len, width, count): (usize, usize, usize),
+    mut row: impl FnMut(usize, usize) -> Result<Column, Error>,
+) -> Result<Column, Error> {
+    let mut lanes = Column::splat(identity, width * count);
     let mut at = 0;
     while at < len {
         let n = LANES.min(len - at);
-        let head = lanes.slice(0, n);
-        let joined = eval_block(combine, &[], 0, n, &[head, row(at, n)]);
+        let head = lanes.slice(0, n * count);
+        let joined = eval_block(combine, &[], 0, n * count, &[head, row(at, n)?]);
         lanes = if n == width {
             joined
         } else {
-            splice(joined, &lanes, n)
+            splice(joined, &lanes, n * count)
         };
         at += n;
     }
     let mut half = width / 2;
     while half >= 1 {
-        let (low, high) = (lanes.slice(0, half), lanes.slice(half, 2 * half));
-        lanes = eval_block(combine, &[], 0, half, &[low, high]);
+        let low = lanes.slice(0, half * count);
+        let high = lanes.slice(half * count, 2 * half * count);
+        lanes = eval_block(combine, &[], 0, half * count, &[low, high]);
         half /= 2;
     }
-    lanes.get(0)
+    Ok(lanes)
 }
 
 /// `head` followed by `rest`'s values from `from` on.
-pub(crate) fn splice(head: Column, rest: &Column, from: usize) -> Column {
+fn splice(head: Column, rest: &Column, from: usize) -> Column {
     let tail = rest.slice(from, rest.len());
     match (head, tail) {
         (Column::Bool(mut a), Column::Bool(b)) => {
