@@ -23,6 +23,7 @@ pub mod columns;
 mod columns_exp;
 mod columns_moments;
 mod exp_merge_avx2;
+mod first_extreme_avx2;
 pub mod fork;
 pub mod integer;
 mod log_sum_exp;
