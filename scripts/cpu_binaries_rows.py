@@ -8,8 +8,11 @@ then numpy's `a.sum(axis=1)` / `a.max(axis=1)` on a seeded array of the same sha
 the A/B. Prints GB/s of input read and the ratios.
 
 Usage: cpu_binaries_rows.py A_BINARY B_BINARY [ROUNDS] [REPEAT] [ROWSxLEN:OP[:DTYPE],...]
+REDLAB_ARGS, if set, is added to every `redlab run` (e.g. `--device cpu --threads 2` on a
+machine with a GPU, whose default device it would be).
 """
 import json
+import os
 import subprocess
 import sys
 import time
@@ -29,7 +32,7 @@ cases = [(tuple(map(int, c.split(":")[0].split("x"))), c.split(":")[1],
 def redlab(binary, shape, op, dtype):
     out = subprocess.run(
         [binary, "run", "--op", op, "--dtype", dtype, "--shape", "x".join(map(str, shape)),
-         "--axis", "1", "--repeat", str(repeat), "--json"],
+         "--axis", "1", "--repeat", str(repeat), "--json"] + os.environ.get("REDLAB_ARGS", "").split(),
         check=True, capture_output=True, text=True).stdout
     record = json.loads(out)
     assert record["verified"], record

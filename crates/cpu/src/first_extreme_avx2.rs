@@ -14,8 +14,9 @@
 //! The lanes are joined with shuffles, not a scalar loop over them: rows of 64 read
 //! twice as fast that way. No prefetch: asked for as the pass goes or a row at a time,
 //! it made rows of 1024 10–35% slower and rows of 64 twice as slow there (a
-//! single-thread probe; not measured on a CPU with AVX-512 in use, where the whole-array
-//! selection's key pass had gained from it).
+//! single-thread probe). On an Intel Xeon, where the whole-array selection's key pass
+//! gains from its prefetch, that pass stayed faster along rows of 500 and more, so there
+//! the rows this file serves are shorter ([`longest_row`]).
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -66,6 +67,31 @@ pub(crate) fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The longest rows this pass serves better than the whole-array selection on this CPU.
+/// On the AMD development machine it won at every length measured (32 to 4099). On an
+/// Intel Xeon with AVX-512 (a GPU machine's host, results/h100-host-row-argmax) it won
+/// along rows of 32–100 (1.1–1.95×) but lost along rows of 500–4099 (0.6–1.1×) to the
+/// selection's key pass, which prefetches (and gains from it there; AMD lost to it):
+/// elsewhere than AMD, rows of 256 or more keep the selection. The bound between 100
+/// and 500 was not measured.
+pub(crate) fn longest_row() -> usize {
+    static LONGEST: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LONGEST.get_or_init(|| if is_amd() { usize::MAX } else { 255 })
+}
+
+/// Whether the CPU says it is AMD's (CPUID leaf 0's vendor string).
+fn is_amd() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let id = __cpuid(0);
+        [id.ebx, id.edx, id.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163]
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -312,6 +338,20 @@ mod tests {
                     assert_eq!(got, want, "u32 len {len} at {start}, min {want_min}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_vendor_string_is_read_as_cpuid_gives_it() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let id = __cpuid(0);
+            let vendor: Vec<u8> = [id.ebx, id.edx, id.ecx]
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect();
+            assert_eq!(is_amd(), vendor == b"AuthenticAMD");
+            assert_eq!(longest_row() == usize::MAX, is_amd());
         }
     }
 

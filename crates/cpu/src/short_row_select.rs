@@ -31,8 +31,8 @@ const OUTPUTS_PER_TASK: usize = 1024;
 /// [`first_extreme_avx2`] from [`ONE_PASS_ROW`] instead, where the CPU has AVX2.
 const LONG_ROW: usize = 64;
 /// Argmin and argmax of 4-byte elements along rows of at least this many elements (and at
-/// most a [`CHUNK`], past which the whole-array selection splits a row over the pool)
-/// take one AVX2 pass per row ([`first_extreme_avx2`]).
+/// most a [`CHUNK`], past which the whole-array selection splits a row over the pool, or
+/// [`first_extreme_avx2::longest_row`]) take one AVX2 pass per row ([`first_extreme_avx2`]).
 const ONE_PASS_ROW: usize = first_extreme_avx2::STEP;
 
 /// The results of min, max, argmin or argmax where `selection` is short even rows (see
@@ -166,7 +166,8 @@ fn indices_run<T: Selectable>(
     want_min: bool,
     out: &mut [i64],
 ) {
-    if let Some(key) = WordKey::of(T::DTYPE).filter(|_| (ONE_PASS_ROW..=CHUNK).contains(&len)) {
+    let longest = CHUNK.min(first_extreme_avx2::longest_row());
+    if let Some(key) = WordKey::of(T::DTYPE).filter(|_| (ONE_PASS_ROW..=longest).contains(&len)) {
         // 4-byte elements: one pass per row (`first_extreme_avx2`), where the CPU has it.
         if first_extreme_avx2::available() {
             let words: &[u32] = bytemuck::cast_slice(src);
