@@ -13,7 +13,7 @@
 //! holds one, else the extreme by order key (so -0.0 below +0.0), at its first index.
 //! A key is the value's bits, so the value chosen is bit for bit the element.
 
-use crate::first_extreme_avx2::{self, WordKey};
+use crate::first_extreme_avx2::{self, Avx2, RowKey};
 use crate::fork::map_chunks_mut;
 use crate::integer::CHUNK;
 use crate::select::{is_nan_key, key_bounds, select_in, Selectable};
@@ -27,13 +27,14 @@ const OUTPUTS_PER_TASK: usize = 1024;
 /// Rows at least this long run the whole-array selection ([`select`]: its key pass and
 /// its block-by-block search for the first index, each vectorized for the CPU at hand),
 /// whose calls a long row repays; shorter ones choose inline. (Inline, argmax along
-/// rows of 1024 read 0.84–0.94× as fast.) Argmin and argmax of 4-byte elements take
-/// [`first_extreme_avx2`] from [`ONE_PASS_ROW`] instead, where the CPU has AVX2.
+/// rows of 1024 read 0.84–0.94× as fast.) Argmin and argmax of 4- and 8-byte elements
+/// take [`first_extreme_avx2`] from [`ONE_PASS_ROW`] instead, where the CPU has AVX2.
 const LONG_ROW: usize = 64;
-/// Argmin and argmax of 4-byte elements along rows of at least this many elements (and at
-/// most a [`CHUNK`], past which the whole-array selection splits a row over the pool, or
-/// [`first_extreme_avx2::longest_row`]) take one AVX2 pass per row ([`first_extreme_avx2`]).
-const ONE_PASS_ROW: usize = first_extreme_avx2::STEP;
+/// Argmin and argmax of 4- and 8-byte elements along rows of at least this many elements
+/// (and at most a [`CHUNK`], past which the whole-array selection splits a row over the
+/// pool, or [`first_extreme_avx2::longest_row`]) take one AVX2 pass per row
+/// ([`first_extreme_avx2`]).
+const ONE_PASS_ROW: usize = first_extreme_avx2::SHORTEST_ROW;
 
 /// The results of min, max, argmin or argmax where `selection` is short even rows (see
 /// the module documentation); `None` for every other problem or selection, which the
@@ -166,18 +167,16 @@ fn indices_run<T: Selectable>(
     want_min: bool,
     out: &mut [i64],
 ) {
-    let longest = CHUNK.min(first_extreme_avx2::longest_row());
-    if let Some(key) = WordKey::of(T::DTYPE).filter(|_| (ONE_PASS_ROW..=longest).contains(&len)) {
-        // 4-byte elements: one pass per row (`first_extreme_avx2`), where the CPU has it.
-        if first_extreme_avx2::available() {
-            let words: &[u32] = bytemuck::cast_slice(src);
-            for (k, slot) in out.iter_mut().enumerate() {
-                let row = (rows.start(first + k), len);
-                let pick = first_extreme_avx2::first_extreme(words, row, key, want_min);
-                *slot = pick.unwrap_or(0) as i64;
-            }
-            return;
+    let longest = |key| CHUNK.min(first_extreme_avx2::longest_row(key));
+    let key = RowKey::of(T::DTYPE).filter(|&key| (ONE_PASS_ROW..=longest(key)).contains(&len));
+    if let Some((key, cpu)) = key.zip(Avx2::detect()) {
+        // 4- and 8-byte elements: one pass per row (`first_extreme_avx2`).
+        for (k, slot) in out.iter_mut().enumerate() {
+            let row = (rows.start(first + k), len);
+            let pick = first_extreme_avx2::first_extreme(cpu, src, row, key, want_min);
+            *slot = pick.unwrap_or(0) as i64;
         }
+        return;
     }
     if len >= LONG_ROW {
         for (k, slot) in out.iter_mut().enumerate() {
