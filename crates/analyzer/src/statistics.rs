@@ -9,7 +9,9 @@ use std::rc::Rc;
 use redlab_core::segmented::Selection;
 use redlab_core::ArrayRef;
 use redlab_kernels::assembly::Target;
-use redlab_kernels::statistics::{explain, program, run_tiles, StateKind, TilePlan};
+use redlab_kernels::driver::Launcher;
+use redlab_kernels::nan_columns;
+use redlab_kernels::statistics::{explain, run_tiles, Program, StateKind, TilePlan};
 
 use crate::variant::{Pass, SimKernel, SimLauncher, VariantOptions};
 use crate::{compile, project_headers, AnalyzeError};
@@ -36,30 +38,49 @@ pub fn run(
 ) -> Result<StatisticsRun, AnalyzeError> {
     let usage = AnalyzeError::Usage;
     let plan = TilePlan::new(data, selection).map_err(|e| usage(e.to_string()))?;
-    let program = program(kind, data.dtype(), Target::OpenCl, &plan);
-    let compiled = Rc::new(compile(
-        &format!("statistics ({kind:?}, {})", data.dtype()),
-        &program.source,
-        &opts.defines,
-        &project_headers,
-    )?);
     let launcher = SimLauncher::new(opts.config.clone());
     let rows = plan.rows(data).map_err(|e| usage(e.to_string()))?;
-    let bytes = rows.bytes();
-    let input = launcher.upload(bytes, 16)?;
-    let kernel = SimKernel {
-        compiled,
-        name: program.entry,
-    };
-    let result = run_tiles(&launcher, &kernel, program.groups, &input, &plan);
-    if let Some(e) = launcher.failure.borrow_mut().take() {
-        return Err(e);
-    }
-    let (states, _) = result.map_err(|e| usage(format!("statistics: {e}")))?;
+    let input = launcher.upload(rows.bytes(), 16)?;
+    // nanmean over columns runs as on the devices: the moments' columns kernel first,
+    // `stat_kept` only over the tiles whose mean came out NaN (`nan_columns`).
+    let (states, _) = nan_columns::tile_states(
+        kind,
+        data.dtype(),
+        Target::OpenCl,
+        &plan,
+        |program, plan| run_program(&launcher, &input, kind, program, plan, opts).map(|s| (s, 0.0)),
+    )?;
     Ok(StatisticsRun {
         strategy: explain(kind, data.dtype(), selection),
         plan,
         states,
         passes: launcher.passes.into_inner(),
     })
+}
+
+/// One statistics program's tile states over `plan`, its launch analyzed on `launcher`.
+fn run_program(
+    launcher: &SimLauncher,
+    input: &<SimLauncher as Launcher>::Buffer,
+    kind: StateKind,
+    program: &Program,
+    plan: &TilePlan,
+    opts: &VariantOptions,
+) -> Result<Vec<[f64; 3]>, AnalyzeError> {
+    let compiled = Rc::new(compile(
+        &format!("statistics ({kind:?}, {})", program.entry),
+        &program.source,
+        &opts.defines,
+        &project_headers,
+    )?);
+    let kernel = SimKernel {
+        compiled,
+        name: program.entry,
+    };
+    let result = run_tiles(launcher, &kernel, program.groups, input, plan);
+    if let Some(e) = launcher.failure.borrow_mut().take() {
+        return Err(e);
+    }
+    let (states, _) = result.map_err(|e| AnalyzeError::Usage(format!("statistics: {e}")))?;
+    Ok(states)
 }

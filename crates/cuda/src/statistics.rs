@@ -7,9 +7,8 @@ use cudarc::driver::{result, sys};
 use redlab_core::ArrayRef;
 use redlab_core::DType;
 use redlab_kernels::assembly::Target;
-use redlab_kernels::statistics::{
-    prefetches_rows, program, run_tiles, Program, StateKind, TilePlan,
-};
+use redlab_kernels::nan_columns;
+use redlab_kernels::statistics::{prefetches_rows, run_tiles, Program, StateKind, TilePlan};
 use redlab_kernels::RunError;
 
 use crate::graph_segments::Replayed;
@@ -98,7 +97,9 @@ impl CudaDevice {
     }
 
     /// The tile states over a device input, the kernel timed once (`None`) or as
-    /// `Some(calls)` launches replayed in a graph.
+    /// `Some(calls)` launches replayed in a graph (nanmean over columns: two kernels, the
+    /// second only where a tile has a NaN, `redlab_kernels::nan_columns`; their seconds
+    /// add up).
     fn statistic_tiles_on(
         &self,
         kind: StateKind,
@@ -109,13 +110,26 @@ impl CudaDevice {
         if plan.tiles() == 0 {
             return Ok((Vec::new(), 0.0));
         }
+        nan_columns::tile_states(kind, input.dtype, Target::Cuda, plan, |program, plan| {
+            self.run_program(program, input, plan, graph_calls)
+        })
+    }
+
+    /// One statistics kernel's tile states over a device input, timed as
+    /// [`CudaDevice::statistic_tiles_on`] says.
+    fn run_program(
+        &self,
+        program: &Program,
+        input: &DeviceInput,
+        plan: &TilePlan,
+        graph_calls: Option<usize>,
+    ) -> Result<(Vec<[f64; 3]>, f64), RunError> {
         let buffer = input
             .buffer
             .as_ref()
             .ok_or_else(|| RunError::Device("empty input reached the device".into()))?;
         self.timeline.bind()?;
-        let program = program(kind, input.dtype, Target::Cuda, plan);
-        let function = self.statistic_function(&program, input.dtype)?;
+        let function = self.statistic_function(program, input.dtype)?;
         let _guard = self
             .running
             .lock()

@@ -27,6 +27,7 @@ pub mod generate;
 pub mod mapped;
 pub mod mapped_addressed;
 pub mod mapped_segments;
+pub mod nan_columns;
 pub mod optype;
 pub mod registry;
 pub mod segment_results;

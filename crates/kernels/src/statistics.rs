@@ -395,30 +395,7 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
     let source = source(kind, dtype, target);
     let tiles = plan.tiles();
     match kernel(kind, dtype, plan) {
-        Kernel::Kept { rows, short } => {
-            let (source, unbounded) = bounded(
-                match (short, rows) {
-                    (true, _) => KEPT_SHORT_MIN_GROUPS,
-                    (false, true) => KEPT_ROWS_MIN_GROUPS,
-                    (false, false) => KEPT_MIN_GROUPS,
-                },
-                format!(
-                    "{}{source}",
-                    if short {
-                        "#define ST_KEPT_ROWS 1\n#define ST_KEPT_PARTS 1\n"
-                    } else {
-                        ""
-                    }
-                ),
-            );
-            Program {
-                source,
-                entry: KEPT_ENTRY_POINT,
-                groups: tiles,
-                unbounded,
-                known_row: None,
-            }
-        }
+        Kernel::Kept { rows, short } => kept_program(source, tiles, rows, short),
         Kernel::Short(width) => Program {
             source: format!("#define ST_WIDTH {width}\n{source}"),
             entry: SHORT_ENTRY_POINT,
@@ -497,6 +474,57 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
     }
 }
 
+/// `stat_kept` over `tiles` tiles of nanmean's `source`: `rows` where every tile is a
+/// run of neighbouring elements, `short` where none is longer than a row (one row staged
+/// at a time).
+fn kept_program(source: String, tiles: usize, rows: bool, short: bool) -> Program {
+    let (source, unbounded) = bounded(
+        match (short, rows) {
+            (true, _) => KEPT_SHORT_MIN_GROUPS,
+            (false, true) => KEPT_ROWS_MIN_GROUPS,
+            (false, false) => KEPT_MIN_GROUPS,
+        },
+        format!(
+            "{}{source}",
+            if short {
+                "#define ST_KEPT_ROWS 1\n#define ST_KEPT_PARTS 1\n"
+            } else {
+                ""
+            }
+        ),
+    );
+    Program {
+        source,
+        entry: KEPT_ENTRY_POINT,
+        groups: tiles,
+        unbounded,
+        known_row: None,
+    }
+}
+
+/// Whether nanmean over `plan` first runs the moments' columns kernel
+/// ([`crate::nan_columns`]): where it would otherwise take `stat_kept` over columns
+/// that the moments walk coalesced.
+pub(crate) fn nanmean_walks_columns(kind: StateKind, dtype: DType, plan: &TilePlan) -> bool {
+    kind == StateKind::NanMoments
+        && matches!(kernel(kind, dtype, plan), Kernel::Kept { .. })
+        && matches!(
+            kernel(StateKind::Moments, dtype, plan),
+            Kernel::Columns { .. }
+        )
+}
+
+/// `stat_kept` over every tile of `plan`, whatever kernel nanmean would choose for it
+/// (the tiles [`crate::nan_columns`] reruns).
+pub(crate) fn kept_program_of(dtype: DType, target: Target, plan: &TilePlan) -> Program {
+    kept_program(
+        source(StateKind::NanMoments, dtype, target),
+        plan.tiles(),
+        contiguous_tiles(plan),
+        plan.longest().is_some_and(|l| l <= KEPT_SHORT_MAX),
+    )
+}
+
 /// How `kind` runs over `selection` on a device, in words (for `--explain`).
 pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> String {
     let how = match kind {
@@ -514,6 +542,13 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
     };
     let program = if let Some(plan) = plan {
         match kernel(kind, dtype, &plan) {
+            Kernel::Kept { .. } if nanmean_walks_columns(kind, dtype, &plan) => {
+                "stat_columns first (the moments' coalesced walk across columns: a tile \
+                 without NaN has the same state), then stat_kept over only the tiles whose \
+                 mean came out NaN, one work-group per tile, its values that are not NaN \
+                 compacted in order"
+                    .to_string()
+            }
             Kernel::Kept { short, .. } => format!(
                 "stat_kept: one work-group per canonical tile, staged in local memory{}, \
                  where its values that are not NaN are compacted in order",

@@ -3,7 +3,8 @@
 
 use redlab_core::{ArrayRef, DType};
 use redlab_kernels::assembly::Target;
-use redlab_kernels::statistics::{program, run_tiles, StateKind, TilePlan};
+use redlab_kernels::nan_columns;
+use redlab_kernels::statistics::{run_tiles, Program, StateKind, TilePlan};
 use redlab_kernels::{Feature, RunError};
 
 use crate::driver::ClLauncher;
@@ -38,7 +39,20 @@ impl OpenClDevice {
             .running
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
-        let program = program(kind, dtype, Target::OpenCl, plan);
+        // nanmean over columns: the moments' columns kernel first, `stat_kept` only over
+        // the tiles holding a NaN (`redlab_kernels::nan_columns`).
+        nan_columns::tile_states(kind, dtype, Target::OpenCl, plan, |program, plan| {
+            self.run_program(program, buffer, plan)
+        })
+    }
+
+    /// One statistics kernel's tile states over an uploaded input, and its seconds.
+    fn run_program(
+        &self,
+        program: &Program,
+        buffer: &opencl3::memory::Buffer<u8>,
+        plan: &TilePlan,
+    ) -> Result<(Vec<[f64; 3]>, f64), RunError> {
         let built = self
             .programs
             .get(&self.context, &program.source, "", &[program.entry])

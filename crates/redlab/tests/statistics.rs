@@ -342,6 +342,52 @@ fn log_sum_exp_of_infinities_and_nan_is_the_cpus() {
     }
 }
 
+/// nanmean over long columns runs the moments' columns kernel first and `stat_kept` only
+/// over the tiles whose mean came out NaN: a tile with a NaN, and one whose infinities of
+/// both signs made a NaN mean without any NaN, must both give the CPU's bits, beside
+/// clean tiles of the same call and of the same column.
+#[test]
+fn nanmean_over_columns_reruns_only_the_tiles_it_must() {
+    let Some(device) = common::opencl_or_skip("nanmean over columns on OpenCL") else {
+        return;
+    };
+    let cpu = redlab::Device::open("cpu", None).expect("cpu");
+    let (rows, columns) = (9000usize, 5usize);
+    let base = awkward(DType::F64, rows * columns, 11, false, 30.0);
+    let mut values = base.view().typed::<f64>().expect("f64").to_vec();
+    let at = |row: usize, column: usize| row * columns + column;
+    // Column 0: infinities of both signs in its first tile, no NaN. Column 1: one NaN in
+    // its second tile only. Column 2: a NaN in each tile. Columns 3 and 4: clean.
+    values[at(5, 0)] = f64::INFINITY;
+    values[at(4000, 0)] = f64::NEG_INFINITY;
+    values[at(8500, 1)] = f64::NAN;
+    values[at(17, 2)] = f64::NAN;
+    values[at(8999, 2)] = f64::NAN;
+    let plan = AxisPlan::new(Layout::c_order(&[rows, columns]), Some(&[0]), false).expect("plan");
+    let selection = Selection::Axes(&plan);
+    for data in [
+        redlab::HostArray::from_vec(values.clone()),
+        redlab::HostArray::from_vec(values.iter().map(|&v| v as f32).collect()),
+    ] {
+        let want = cpu
+            .statistic(Statistic::NanMean, data.view(), selection)
+            .expect("cpu");
+        let got = device
+            .statistic(Statistic::NanMean, data.view(), selection)
+            .expect("opencl");
+        let means: Vec<f64> = want
+            .iter()
+            .map(|w| w.scalar().expect("value").to_f64())
+            .collect();
+        assert!(means[0].is_nan(), "+inf and -inf make NaN: {means:?}");
+        assert!(means[1..].iter().all(|v| v.is_finite()), "{means:?}");
+        assert_eq!(got.len(), want.len());
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(g.same_as(w), "column {k}: {g} vs {w}");
+        }
+    }
+}
+
 /// nanmean compacts each tile's values that are not NaN in order: outputs of only NaN,
 /// of half NaN at random, of NaN clustered in a tile's first half or in its second staged
 /// part, of one kept value, and of none, in rows (whole and partial tiles, and tiles of
