@@ -119,6 +119,29 @@ fn awkward(dtype: DType, n: usize, seed: u64, nan: bool, spread: f64) -> redlab:
     }
 }
 
+/// `stat` over `data` on the CPU and on `device`: the CPU's results as numbers, after
+/// checking that the device gave the same outputs bit for bit (`what` names the case).
+fn same_bits_as_cpu(
+    cpu: &redlab::Device,
+    device: &redlab::Device,
+    stat: Statistic,
+    data: &redlab::HostArray,
+    selection: Selection<'_>,
+    what: &str,
+) -> Vec<f64> {
+    let want = cpu.statistic(stat, data.view(), selection).expect("cpu");
+    let got = device
+        .statistic(stat, data.view(), selection)
+        .expect("opencl");
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(g.same_as(w), "{what} output {k}: {g} vs {w}");
+    }
+    want.iter()
+        .map(|w| w.scalar().expect("value").to_f64())
+        .collect()
+}
+
 #[test]
 fn gpus_compute_the_cpus_statistics_bit_for_bit() {
     let Some(device) = common::opencl_or_skip("statistics on OpenCL") else {
@@ -369,22 +392,16 @@ fn nanmean_over_columns_reruns_only_the_tiles_it_must() {
         redlab::HostArray::from_vec(values.clone()),
         redlab::HostArray::from_vec(values.iter().map(|&v| v as f32).collect()),
     ] {
-        let want = cpu
-            .statistic(Statistic::NanMean, data.view(), selection)
-            .expect("cpu");
-        let got = device
-            .statistic(Statistic::NanMean, data.view(), selection)
-            .expect("opencl");
-        let means: Vec<f64> = want
-            .iter()
-            .map(|w| w.scalar().expect("value").to_f64())
-            .collect();
+        let means = same_bits_as_cpu(
+            &cpu,
+            &device,
+            Statistic::NanMean,
+            &data,
+            selection,
+            "nanmean of columns",
+        );
         assert!(means[0].is_nan(), "+inf and -inf make NaN: {means:?}");
         assert!(means[1..].iter().all(|v| v.is_finite()), "{means:?}");
-        assert_eq!(got.len(), want.len());
-        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert!(g.same_as(w), "column {k}: {g} vs {w}");
-        }
     }
 }
 
@@ -452,26 +469,15 @@ fn nanmean_of_sparse_and_clustered_values_is_the_cpus() {
                     .collect(),
             ),
         ] {
-            let want = cpu
-                .statistic(Statistic::NanMean, data.view(), selection)
-                .expect("cpu");
-            let got = device
-                .statistic(Statistic::NanMean, data.view(), selection)
-                .expect("opencl");
-            let means: Vec<f64> = want
-                .iter()
-                .map(|w| w.scalar().expect("value").to_f64())
-                .collect();
+            let what = format!("{dims:?} axis {axis}");
+            let means =
+                same_bits_as_cpu(&cpu, &device, Statistic::NanMean, &data, selection, &what);
             // The output of only NaN is NaN, every other one real.
             assert!(means[0].is_nan(), "{dims:?}: {means:?}");
             assert!(
                 means[1..].iter().all(|v| v.is_finite()),
                 "{dims:?}: {means:?}"
             );
-            assert_eq!(got.len(), want.len());
-            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert!(g.same_as(w), "{dims:?} axis {axis} output {k}: {g} vs {w}");
-            }
         }
     }
 }
