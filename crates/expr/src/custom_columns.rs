@@ -18,10 +18,11 @@ use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, DType, Error};
 
 use crate::block::{convert_column, eval_block, load_block, AlignedBytes, Column};
+use crate::combine_program::{Combiner, Row};
 use crate::custom_outputs::fold_lanes;
 use crate::host::{on_pool, tree};
 use crate::reduction::Reduction;
-use crate::types::{Node, Val};
+use crate::types::Val;
 
 /// Outputs per block. A block's rows are runs of this many neighbouring elements, one
 /// row apart; its lanes hold 1024 × this many values. On 2 cores along 4096×4096 f32
@@ -78,7 +79,7 @@ pub type RowSource<'a> = dyn Fn(usize, usize, usize) -> Result<Column, Error> + 
 /// two of the lanes the tile uses, then halve, `a` always the lower lane; the tiles of
 /// each output join by the aligned tree.
 pub fn fold_columns(
-    combine: &Node,
+    combiner: &Combiner<'_>,
     identity: Val,
     rows: &RowSource<'_>,
     (first, stride): (usize, usize),
@@ -88,8 +89,8 @@ pub fn fold_columns(
     let tile = |t: usize| -> Result<Column, Error> {
         let in_tile = TILE.min(len - t * TILE);
         let width = in_tile.min(LANES).next_power_of_two();
-        fold_lanes(combine, identity, (in_tile, width, count), |at, n| {
-            rows(first + (t * TILE + at) * stride, n, count)
+        fold_lanes(combiner, identity, (in_tile, width, count), |at, n| {
+            rows(first + (t * TILE + at) * stride, n, count).map(Row::Owned)
         })
     };
     let tiles = len.div_ceil(TILE);
@@ -104,7 +105,10 @@ pub fn fold_columns(
         (0..tiles).map(tile).collect::<Result<_, _>>()?
     };
     Ok((0..count)
-        .map(|c| tree(combine, folded.iter().map(|t| t.get(c)).collect()).unwrap_or(identity))
+        .map(|c| {
+            let tiles = folded.iter().map(|t| t.get(c)).collect();
+            tree(combiner.node(), tiles).unwrap_or(identity)
+        })
         .collect())
 }
 

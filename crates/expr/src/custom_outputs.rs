@@ -26,12 +26,13 @@ use redlab_core::{ArrayRef, DType, Error, Value};
 
 use crate::block::{convert_column, eval_block, load_block, AlignedBytes, Column};
 use crate::codegen::uses_index;
+use crate::combine_program::{Combiner, Row};
 use crate::custom_columns::{self, fold_columns, Columns, RowSource};
 use crate::custom_short::{batch_outputs, fold_short};
 use crate::eval::to_scalar;
 use crate::host::{check_inputs, on_pool, tree};
 use crate::reduction::Reduction;
-use crate::types::{Node, Val};
+use crate::types::Val;
 
 /// Which lanes of a tile the halving fold visits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,21 +44,21 @@ pub enum Lanes {
 }
 
 /// One tile of `len` values of a custom combine in the canonical order: `row(at, n)`
-/// gives values `at .. at + n` of the tile as a column of the accumulator type; each row
+/// gives values `at .. at + n` of the tile as partials of the accumulator type; each row
 /// of 1024 is one `lanes = combine(lanes, row)` from lanes that start at `identity`,
 /// then the halving fold, `a` always the lower lane.
-pub fn fold_tile(
-    combine: &Node,
+pub(crate) fn fold_tile<'r>(
+    combiner: &Combiner<'_>,
     identity: Val,
     len: usize,
     lanes_folded: Lanes,
-    mut row: impl FnMut(usize, usize) -> Column,
+    mut row: impl FnMut(usize, usize) -> Row<'r>,
 ) -> Val {
     let width = match lanes_folded {
         Lanes::All => LANES,
         Lanes::Used => len.min(LANES).next_power_of_two(),
     };
-    fold_lanes(combine, identity, (len, width, 1), |at, n| Ok(row(at, n)))
+    fold_lanes(combiner, identity, (len, width, 1), |at, n| Ok(row(at, n)))
         .map_or(identity, |lanes| lanes.get(0))
 }
 
@@ -65,61 +66,25 @@ pub fn fold_tile(
 /// `(len, width, count)`): `row(at, n)` gives values `at .. at + n` of every output,
 /// lane-major (lane l of output c at `l·count + c`), and the result holds each output's
 /// fold, in order.
-pub(crate) fn fold_lanes(
-    combine: &Node,
+pub(crate) fn fold_lanes<'r>(
+    combiner: &Combiner<'_>,
     identity: Val,
     (len, width, count): (usize, usize, usize),
-    mut row: impl FnMut(usize, usize) -> Result<Column, Error>,
+    mut row: impl FnMut(usize, usize) -> Result<Row<'r>, Error>,
 ) -> Result<Column, Error> {
     let mut lanes = Column::splat(identity, width * count);
     let mut at = 0;
     while at < len {
         let n = LANES.min(len - at);
-        let head = lanes.slice(0, n * count);
-        let joined = eval_block(combine, &[], 0, n * count, &[head, row(at, n)?]);
-        lanes = if n == width {
-            joined
-        } else {
-            splice(joined, &lanes, n * count)
-        };
+        combiner.apply(&mut lanes, row(at, n)?);
         at += n;
     }
     let mut half = width / 2;
     while half >= 1 {
-        let low = lanes.slice(0, half * count);
-        let high = lanes.slice(half * count, 2 * half * count);
-        lanes = eval_block(combine, &[], 0, half * count, &[low, high]);
+        combiner.halve(&mut lanes, half * count);
         half /= 2;
     }
     Ok(lanes)
-}
-
-/// `head` followed by `rest`'s values from `from` on.
-fn splice(head: Column, rest: &Column, from: usize) -> Column {
-    let tail = rest.slice(from, rest.len());
-    match (head, tail) {
-        (Column::Bool(mut a), Column::Bool(b)) => {
-            a.extend(b);
-            Column::Bool(a)
-        }
-        (Column::I64(mut a), Column::I64(b)) => {
-            a.extend(b);
-            Column::I64(a)
-        }
-        (Column::U64(mut a), Column::U64(b)) => {
-            a.extend(b);
-            Column::U64(a)
-        }
-        (Column::F32(mut a), Column::F32(b)) => {
-            a.extend(b);
-            Column::F32(a)
-        }
-        (Column::F64(mut a), Column::F64(b)) => {
-            a.extend(b);
-            Column::F64(a)
-        }
-        (a, _) => a,
-    }
 }
 
 /// One value per output of `selection` of a reduction with a custom combine over
@@ -132,6 +97,8 @@ pub fn custom_outputs(
     selection: Selection<'_>,
 ) -> Result<Vec<Value>, Error> {
     let (node, identity, acc) = reduction.custom_or_err()?;
+    // Compiled once for every output's fold.
+    let combiner = Combiner::new(node, acc);
     let n = check_inputs(reduction, inputs).map_err(|e| Error::Shape(e.to_string()))?;
     let dtype = acc.dtype();
     let outputs = selection.outputs();
@@ -153,7 +120,7 @@ pub fn custom_outputs(
                 let start = ranges[ks.start].start;
                 let rows = eval_block(&reduction.map, inputs, start, ks.len() * len, &[]);
                 Ok(fold_short(
-                    node,
+                    &combiner,
                     identity,
                     convert_column(rows, acc),
                     ks.len(),
@@ -167,15 +134,10 @@ pub fn custom_outputs(
         return each(outputs, |k| {
             let start = ranges[k].start;
             Ok(value(fold_sequence(
-                node,
+                &combiner,
                 identity,
                 ranges[k].len(),
-                &|at, len| {
-                    convert_column(
-                        eval_block(&reduction.map, inputs, start + at, len, &[]),
-                        acc,
-                    )
-                },
+                &|at, len| Row::mapped(&reduction.map, inputs, (start + at, len), acc),
             )))
         });
     }
@@ -189,7 +151,7 @@ pub fn custom_outputs(
         return fold_columns_of(
             plan,
             columns,
-            (node, identity, dtype),
+            (&combiner, identity, dtype),
             &|first, rows, count| {
                 custom_columns::mapped_rows(reduction, inputs, columns.stride, (first, rows, count))
             },
@@ -213,7 +175,7 @@ pub fn custom_outputs(
         return fold_columns_of(
             plan,
             columns,
-            (node, identity, dtype),
+            (&combiner, identity, dtype),
             &|first, rows, count| {
                 custom_columns::gathered_rows(&values, columns.stride, (first, rows, count))
             },
@@ -237,7 +199,7 @@ pub fn custom_outputs(
                 0,
                 ks.len() * len,
             );
-            Ok(fold_short(node, identity, rows, ks.len(), len))
+            Ok(fold_short(&combiner, identity, rows, ks.len(), len))
         })?;
         return Ok(folded.into_iter().flatten().map(value).collect());
     }
@@ -245,10 +207,10 @@ pub fn custom_outputs(
         let mut scratch = Vec::new();
         let own = selection.view(values, k, &mut scratch)?;
         Ok(value(fold_sequence(
-            node,
+            &combiner,
             identity,
             own.len(),
-            &|at, len| load_block(&own, at, len),
+            &|at, len| Row::Owned(load_block(&own, at, len)),
         )))
     })
 }
@@ -258,7 +220,7 @@ pub fn custom_outputs(
 fn fold_columns_of(
     plan: &AxisPlan,
     columns: Columns,
-    (combine, identity, dtype): (&Node, Val, DType),
+    (combiner, identity, dtype): (&Combiner<'_>, Val, DType),
     rows: &RowSource<'_>,
 ) -> Result<Vec<Value>, Error> {
     let len = plan.segment_len();
@@ -266,7 +228,7 @@ fn fold_columns_of(
     let folded = each(blocks.len(), |b| {
         let (first, count) = blocks[b];
         fold_columns(
-            combine,
+            combiner,
             identity,
             rows,
             (plan.start(first), columns.stride),
@@ -311,16 +273,16 @@ fn short_len(selection: Selection<'_>) -> Option<usize> {
 /// The `len` values of one output (of the accumulator type; `rows(at, n)` gives values
 /// `at .. at + n` as a column) folded in the canonical order: each tile by [`fold_tile`]
 /// over the lanes it uses, the tiles joined by the aligned pairwise tree.
-fn fold_sequence(
-    combine: &Node,
+fn fold_sequence<'r>(
+    combiner: &Combiner<'_>,
     identity: Val,
     len: usize,
-    rows: &(dyn Fn(usize, usize) -> Column + Sync),
+    rows: &(dyn Fn(usize, usize) -> Row<'r> + Sync),
 ) -> Val {
     let tile = |t: usize| {
         let start = t * TILE;
         let n = TILE.min(len - start);
-        fold_tile(combine, identity, n, Lanes::Used, |at, k| {
+        fold_tile(combiner, identity, n, Lanes::Used, |at, k| {
             rows(start + at, k)
         })
     };
@@ -330,5 +292,5 @@ fn fold_sequence(
     } else {
         (0..tiles).map(tile).collect()
     };
-    tree(combine, folded).unwrap_or(identity)
+    tree(combiner.node(), folded).unwrap_or(identity)
 }

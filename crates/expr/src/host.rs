@@ -12,6 +12,7 @@ use std::sync::Arc;
 use redlab_core::{ArrayRef, DType, Error, HostArray, Op, Problem, Scalar, Value};
 
 use crate::block::{eval_block, AlignedBytes};
+use crate::combine_program::{Combiner, Row};
 use crate::custom_outputs::{fold_tile, Lanes};
 use crate::error::ExprError;
 use crate::eval::{eval, to_scalar, Env};
@@ -135,13 +136,22 @@ where
             acc,
             ..
         } => {
+            // Compiled once for every tile's fold.
+            let combiner = Combiner::new(node, *acc);
             let part = |c: usize| {
                 let start = c * chunk;
                 let end = (start + chunk).min(n);
                 let tiles: Vec<Val> = (start..end)
                     .step_by(TILE)
                     .map(|t| {
-                        custom_tile(reduction, node, *identity, inputs, t, (t + TILE).min(end))
+                        custom_tile(
+                            reduction,
+                            &combiner,
+                            *identity,
+                            inputs,
+                            t,
+                            (t + TILE).min(end),
+                        )
                     })
                     .collect();
                 tree(node, tiles).unwrap_or(*identity)
@@ -256,18 +266,15 @@ fn offset(value: Value, start: usize) -> Value {
 /// all 1024 lanes ([`crate::custom_outputs::fold_tile`]).
 fn custom_tile(
     reduction: &Reduction,
-    combine: &Node,
+    combiner: &Combiner<'_>,
     identity: Val,
     inputs: &[ArrayRef<'_>],
     start: usize,
     end: usize,
 ) -> Val {
-    let acc = combine.ty;
-    fold_tile(combine, identity, end - start, Lanes::All, |at, len| {
-        crate::block::convert_column(
-            eval_block(&reduction.map, inputs, start + at, len, &[]),
-            acc,
-        )
+    let acc = combiner.node().ty;
+    fold_tile(combiner, identity, end - start, Lanes::All, |at, len| {
+        Row::mapped(&reduction.map, inputs, (start + at, len), acc)
     })
 }
 

@@ -24,6 +24,7 @@
 pub mod ast;
 pub mod block;
 pub mod codegen;
+mod combine_program;
 mod custom_columns;
 pub mod custom_outputs;
 mod custom_short;
