@@ -5,8 +5,8 @@
 //! every such step copied both operands into fresh columns (each `a` and `b` a clone) and
 //! allocated one column per node: on a 2-core machine copies and allocation were about
 //! 40% of `max(a, b)` over 2^24 f32, the loop itself 13%. Here the combine is compiled once
-//! for its accumulator type into a short list of steps over registers of a few hundred
-//! values that live for the whole call, and the step that yields the result writes into
+//! for its accumulator type into a short list of steps over registers of 512 values that
+//! each thread keeps from run to run, and the step that yields the result writes into
 //! `a` itself when its left operand is `a` (`a + b`, `max(a, b)`, `a ^ (b * 3)`): a
 //! one-operation combine is then one pass over `a`, nothing allocated.
 //!
