@@ -83,7 +83,7 @@ pub fn run_mapped(
 
 /// The work-group limit the mapped jobs are planned for: that of the GPUs measured, and
 /// the largest group the kernels ask for.
-const MAX_WORK_GROUP: usize = 1024;
+pub(crate) const MAX_WORK_GROUP: usize = 1024;
 
 /// Compiles `text` and runs `job`'s launches over `data`, each analyzed.
 fn launch(

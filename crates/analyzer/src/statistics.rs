@@ -42,12 +42,13 @@ pub fn run(
     let rows = plan.rows(data).map_err(|e| usage(e.to_string()))?;
     let input = launcher.upload(rows.bytes(), 16)?;
     // nanmean over columns runs as on the devices: the moments' columns kernel first,
-    // `stat_kept` only over the tiles whose mean came out NaN (`nan_columns`).
+    // the tiles whose mean came out NaN again, compacted (`nan_columns`).
     let (states, _) = nan_columns::tile_states(
         kind,
         data.dtype(),
         Target::OpenCl,
         &plan,
+        crate::segments::MAX_WORK_GROUP,
         |program, plan| run_program(&launcher, &input, kind, program, plan, opts).map(|s| (s, 0.0)),
     )?;
     Ok(StatisticsRun {
@@ -77,7 +78,7 @@ fn run_program(
         compiled,
         name: program.entry,
     };
-    let result = run_tiles(launcher, &kernel, program.groups, input, plan);
+    let result = run_tiles(launcher, &kernel, program, input, plan);
     if let Some(e) = launcher.failure.borrow_mut().take() {
         return Err(e);
     }

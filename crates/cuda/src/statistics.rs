@@ -110,9 +110,15 @@ impl CudaDevice {
         if plan.tiles() == 0 {
             return Ok((Vec::new(), 0.0));
         }
-        nan_columns::tile_states(kind, input.dtype, Target::Cuda, plan, |program, plan| {
-            self.run_program(program, input, plan, graph_calls)
-        })
+        let widest = self.caps.max_work_group;
+        nan_columns::tile_states(
+            kind,
+            input.dtype,
+            Target::Cuda,
+            plan,
+            widest,
+            |program, plan| self.run_program(program, input, plan, graph_calls),
+        )
     }
 
     /// One statistics kernel's tile states over a device input, timed as
@@ -136,10 +142,10 @@ impl CudaDevice {
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
         self.timeline.bind()?;
         match graph_calls {
-            None => run_tiles(&*self.timeline, &function, program.groups, buffer, plan),
+            None => run_tiles(&*self.timeline, &function, program, buffer, plan),
             Some(calls) => {
                 let replayed = Replayed::new(&self.timeline, calls);
-                run_tiles(&replayed, &function, program.groups, buffer, plan)
+                run_tiles(&replayed, &function, program, buffer, plan)
             }
         }
     }

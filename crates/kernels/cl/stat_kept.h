@@ -15,14 +15,14 @@ inline void st_scan_in_place(ST_LOCAL uint* sums, uint t, uint lane, uint width)
     }
 }
 
-// The exclusive prefix sum of the work-group's `mine` in work-item order, and its
-// `total`. Every work-item calls it; its first barrier also orders every work-item's
-// accesses before it against those after it. With sub-group scans (CUDA's warps): each
-// warp scans its own, then warp 0 the warps' totals, three barriers in all; otherwise
-// Hillis–Steele in `sums` (ST_WG entries), seventeen. (On the H200 nanmean read 1–3%
-// more with the warp scans: 8192×8192 rows 1209 → 1232 GB/s in a graph.)
-inline uint st_scan_counts(uint mine, ST_LOCAL uint* sums, uint* total) {
-    uint t = get_local_id(0);
+// The exclusive prefix sum of `mine` over ST_WG work-items in order (`t` the caller's
+// place among them, `sums` their ST_WG entries), and its `total`. Every work-item of the
+// work-group calls it; its first barrier also orders every work-item's accesses before
+// it against those after it. With sub-group scans (CUDA's warps): each warp scans its
+// own, then the first warp the warps' totals, three barriers in all; otherwise
+// Hillis–Steele in `sums`, seventeen. (On the H200 nanmean read 1–3% more with the warp
+// scans: 8192×8192 rows 1209 → 1232 GB/s in a graph.)
+inline uint st_scan_counts_at(uint mine, ST_LOCAL uint* sums, uint t, uint* total) {
 #ifdef HAVE_SUBGROUP_SCAN
     uint upto = sub_group_scan_inclusive_add(mine);
     if (t % 32 == 31) sums[t / 32] = upto;
@@ -44,6 +44,11 @@ inline uint st_scan_counts(uint mine, ST_LOCAL uint* sums, uint* total) {
     return before_mine;
 }
 
+// st_scan_counts_at over a work-group of ST_WG.
+inline uint st_scan_counts(uint mine, ST_LOCAL uint* sums, uint* total) {
+    return st_scan_counts_at(mine, sums, get_local_id(0), total);
+}
+
 // Rows of a tile that stat_kept stages at once, and the parts it stages: stat_tiles'
 // by default; the host sets one row and one part where no tile is longer than a row, so
 // that the stage is 8 times smaller and more work-groups fit on a multiprocessor.
@@ -53,11 +58,59 @@ inline uint st_scan_counts(uint mine, ST_LOCAL uint* sums, uint* total) {
 #ifndef ST_KEPT_PARTS
 #define ST_KEPT_PARTS (ST_ROWS / ST_KEPT_ROWS)
 #endif
-// Staged elements per work-item in stat_kept's count: a run of neighbouring ones. The
-// runs are read from a rotation (t · ST_KEPT_RUN / 32 on), so that a warp's 32 runs fall
-// in different banks.
+// Staged elements per work-item in stat_kept's count: a run of neighbouring ones.
 #define ST_KEPT_RUN (ST_KEPT_ROWS * ST_LANES / ST_WG)
-#define ST_KEPT_SLOT(k, t) (((k) + (t) * ST_KEPT_RUN / 32) % ST_KEPT_RUN)
+
+// The compaction of a staged part, in steps that stat_kept and stat_kept_columns share:
+// work-item t takes the run of `run` (a literal where called) neighbouring staged
+// elements from t·run, read from a rotation (its k-th read is element
+// ST_RUN_SLOT(k, t, run)), so that a warp's 32 runs fall in different banks.
+#define ST_RUN_SLOT(k, t, run) (((k) + (t) * (run) / 32) % (run))
+
+// Bit r of the result: element r of work-item t's run is kept (below `count`, not NaN).
+inline uint st_kept_bits(ST_LOCAL const in_t* stage, uint count, uint t, uint run) {
+    uint kept = 0;
+#pragma unroll
+    for (uint k = 0; k < run; k++) {
+        uint r = ST_RUN_SLOT(k, t, run);
+        uint e = t * run + r;
+        if (e < count && !isnan(st_stage_load(stage, e))) kept |= 1u << r;
+    }
+    return kept;
+}
+
+// The run's kept elements (bits `kept`) into `held`, registers, until every work-item has
+// read its own (a barrier between this and st_kept_place)...
+inline void st_kept_hold(in_t* held, ST_LOCAL const in_t* stage, uint kept, uint t, uint run) {
+#pragma unroll
+    for (uint k = 0; k < run; k++) {
+        uint r = ST_RUN_SLOT(k, t, run);
+        held[k] = (kept >> r) & 1u ? stage[t * run + r] : (in_t)0;
+    }
+}
+
+// ... then written back in order from `at`, the run's place among the part's kept values.
+inline void st_kept_place(const in_t* held, ST_LOCAL in_t* stage, uint kept, uint at, uint t,
+                          uint run) {
+#pragma unroll
+    for (uint k = 0; k < run; k++) {
+        uint r = ST_RUN_SLOT(k, t, run);
+        if ((kept >> r) & 1u) stage[at + popcount(kept & ((1u << r) - 1u))] = held[k];
+    }
+}
+
+// Lanes t + 256q push the part's kept values, compacted at the front of `stage`: the
+// tile's kept positions base … base + total − 1, each lane those of its residue mod 1024
+// in increasing position (kept value p goes to lane p mod 1024, row p / 1024).
+inline void st_push_kept(st_t* lane, ST_LOCAL const in_t* stage, uint base, uint total, uint t) {
+    for (uint q = 0; q < 4; q++) {
+        uint j = t + q * ST_WG;
+        for (uint p = base + (j + ST_LANES - base % ST_LANES) % ST_LANES; p < base + total;
+             p += ST_LANES) {
+            st_push(&lane[q], st_stage_load(stage, p - base), 1.0 / (double)(p / ST_LANES + 1));
+        }
+    }
+}
 
 // The task of stat_kept's work-group. Over columns (the word after the task table: tiles
 // per output, 0 otherwise) the work-groups take the outputs' tiles index by index, so
@@ -113,14 +166,7 @@ void stat_kept(__global const in_t* in, __global double* out, ulong tasks) {
             if (part > 0) barrier(CLK_LOCAL_MEM_FENCE); // every lane has read the last part
             st_stage(in + ((long)first + (long)begin * step), step, count, stage, t, ST_WG);
             barrier(CLK_LOCAL_MEM_FENCE);
-            // Bit r of `kept`: the run's element r is kept.
-            uint kept = 0;
-#pragma unroll
-            for (uint k = 0; k < ST_KEPT_RUN; k++) {
-                uint r = ST_KEPT_SLOT(k, t);
-                uint e = t * ST_KEPT_RUN + r;
-                if (e < count && !isnan(st_stage_load(stage, e))) kept |= 1u << r;
-            }
+            uint kept = st_kept_bits(stage, count, t, ST_KEPT_RUN);
             uint total;
             uint at = st_scan_counts(popcount(kept), sums, &total);
             if (dense && total == count) {
@@ -138,29 +184,12 @@ void stat_kept(__global const in_t* in, __global double* out, ulong tasks) {
                     // Each run is held in registers until every work-item has read its
                     // own, then written back in order.
                     in_t held[ST_KEPT_RUN];
-#pragma unroll
-                    for (uint k = 0; k < ST_KEPT_RUN; k++) {
-                        uint r = ST_KEPT_SLOT(k, t);
-                        held[k] = (kept >> r) & 1u ? stage[t * ST_KEPT_RUN + r] : (in_t)0;
-                    }
+                    st_kept_hold(held, stage, kept, t, ST_KEPT_RUN);
                     barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-                    for (uint k = 0; k < ST_KEPT_RUN; k++) {
-                        uint r = ST_KEPT_SLOT(k, t);
-                        if ((kept >> r) & 1u)
-                            stage[at + popcount(kept & ((1u << r) - 1u))] = held[k];
-                    }
+                    st_kept_place(held, stage, kept, at, t, ST_KEPT_RUN);
                     barrier(CLK_LOCAL_MEM_FENCE);
                 }
-                for (uint q = 0; q < 4; q++) {
-                    uint j = t + q * ST_WG;
-                    // The part's first kept position of lane j's residue, then every 1024th.
-                    for (uint p = base + (j + ST_LANES - base % ST_LANES) % ST_LANES;
-                         p < base + total; p += ST_LANES) {
-                        st_push(&lane[q], st_stage_load(stage, p - base),
-                                1.0 / (double)(p / ST_LANES + 1));
-                    }
-                }
+                st_push_kept(lane, stage, base, total, t);
                 dense = false;
             }
             base += total;

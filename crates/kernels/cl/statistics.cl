@@ -205,10 +205,13 @@ inline st_t st_warp_fold(st_t s, double each, uint top, bool small) {
 // writes the tile's state. `full` (a literal): every lane holds ST_ROWS elements, so
 // the merges' counts are constants. Otherwise lane j holds ⌈(len − j) / 1024⌉ of the
 // tile's `len` elements (every tile's values, and nanmean's compacted ones, fill the
-// lanes in order), so the moments merge by st_merge_prefix.
-inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOCAL st_t* level,
-                          __global double* out, ulong task, bool full) {
-    uint t = get_local_id(0);
+// lanes in order), so the moments merge by st_merge_prefix. `level` holds ST_WG states,
+// `t` is the work-item's place among the tile's ST_WG (a work-group of several tiles
+// folds each in its own `level`, every work-item meeting the same barriers), and only
+// with `store` is the state written.
+inline void st_fold_store_at(st_t lane0, st_t lane1, st_t lane2, st_t lane3,
+                             ST_LOCAL st_t* level, uint t, __global double* out, ulong task,
+                             bool full, bool store) {
     // A whole tile's lanes hold ST_ROWS elements each, a work-item's level 4 lanes' worth.
     const double each = 4.0 * ST_ROWS;
     level[t] = full ? st_merge_equal(st_merge_equal(lane0, lane2, ST_ROWS),
@@ -245,9 +248,15 @@ inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOC
                  : st_warp_fold(s, 0.0, 16, false);
     }
 #endif
-    if (t == 0) {
+    if (t == 0 && store) {
         st_store(out, task, s);
     }
+}
+
+// st_fold_store_at for a work-group of one tile.
+inline void st_fold_store(st_t lane0, st_t lane1, st_t lane2, st_t lane3, ST_LOCAL st_t* level,
+                          __global double* out, ulong task, bool full) {
+    st_fold_store_at(lane0, lane1, lane2, lane3, level, get_local_id(0), out, task, full, true);
 }
 
 // Lanes t + 256q (q < 4) push their elements of the staged rows row0 … row0 + rows − 1
@@ -330,6 +339,9 @@ void stat_tiles(__global const in_t* in, __global double* out, ulong tasks) {
 
 #if STAT_KIND == 4
 #include "stat_kept.h"
+#ifdef ST_KC
+#include "stat_kept_columns.h"
+#endif
 #endif
 
 #ifdef ST_WIDTH

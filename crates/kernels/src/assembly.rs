@@ -60,6 +60,10 @@ const FILES: &[(&str, &str)] = &[
     ("statistics.cl", include_str!("../cl/statistics.cl")),
     ("stat_state.h", include_str!("../cl/stat_state.h")),
     ("stat_kept.h", include_str!("../cl/stat_kept.h")),
+    (
+        "stat_kept_columns.h",
+        include_str!("../cl/stat_kept_columns.h"),
+    ),
     ("stat_warp_rows.h", include_str!("../cl/stat_warp_rows.h")),
     ("stat_columns.h", include_str!("../cl/stat_columns.h")),
     (

@@ -32,6 +32,7 @@ pub mod optype;
 pub mod registry;
 pub mod segment_results;
 pub mod segments;
+pub mod stat_launch;
 pub mod statistics;
 pub mod tile_plan;
 

@@ -9,29 +9,50 @@
 //! bit (the same Welford steps over the same lanes). And a NaN among a tile's values
 //! always leaves its moments' mean NaN (the NaN reaches its lane's mean and every merge
 //! above it). So nanmean runs the moments' columns kernel over every tile first, and
-//! `stat_kept` only over the tiles whose mean came out NaN: those that hold a NaN, and
-//! those whose infinities of both signs made one. Data without NaN pays for one column
-//! walk; each tile with a NaN pays for one more read of itself.
+//! compacts only the tiles whose mean came out NaN: those that hold a NaN, and those
+//! whose infinities of both signs made one. Data without NaN pays for one column walk;
+//! each tile with a NaN pays for one more read of itself.
+//!
+//! The second pass takes the tiles of neighbouring columns at one tile index together,
+//! a work-group of `stat_kept_columns` (`stat_kept_columns.h`) per block of them, so
+//! that its copies read neighbouring elements of each row; `stat_kept`, a work-group per
+//! tile, where the device's work-groups are too small for two tiles.
 
 use crate::assembly::Target;
-use crate::statistics::{kept_program_of, nanmean_walks_columns, program, Program, StateKind};
+use crate::generate::WORK_GROUP;
+use crate::statistics::{
+    kept_program_of, nanmean_walks_columns, program, source, Program, StateKind,
+};
 use crate::tile_plan::TilePlan;
 use redlab_core::DType;
 
+/// The kernel that reruns tiles of columns several at a time (`stat_kept_columns.h`).
+pub const KEPT_COLUMNS_ENTRY_POINT: &str = "stat_kept_columns";
+
+/// Tiles per work-group of `stat_kept_columns`: four neighbouring columns, so that a
+/// warp's copy reads 16 bytes of each row of f32 (32 of f64).
+const KEPT_COLUMNS_TILES: usize = 4;
+
+/// The most bytes `stat_kept_columns` stages at once (its tiles' rows of a part).
+const KEPT_COLUMNS_STAGE_BYTES: usize = 32 * 1024;
+
 /// The state of every tile of `plan` for `kind`, and the seconds of the kernels that
 /// computed them: `run` runs one program over a plan of the same input (the whole plan,
-/// or the tiles to run again) and gives their states and seconds.
+/// or the tiles to run again) and gives their states and seconds. `max_work_group`: the
+/// device's largest work-group, which bounds the tiles rerun per work-group.
 pub fn tile_states<E>(
     kind: StateKind,
     dtype: DType,
     target: Target,
     plan: &TilePlan,
+    max_work_group: usize,
     mut run: impl FnMut(&Program, &TilePlan) -> Result<(Vec<[f64; 3]>, f64), E>,
 ) -> Result<(Vec<[f64; 3]>, f64), E> {
     let first = first_kind(kind, dtype, plan);
     let (mut states, mut seconds) = run(&program(first, dtype, target, plan), plan)?;
     if first != kind {
-        if let Some(redo) = Redo::of(dtype, target, plan, &states) {
+        let shape = kept_columns_shape(dtype, max_work_group);
+        if let Some(redo) = Redo::of(dtype, target, plan, &states, shape) {
             let (again, more) = run(&redo.program, &redo.plan)?;
             redo.merge(&mut states, &again);
             seconds += more;
@@ -50,41 +71,103 @@ pub fn first_kind(kind: StateKind, dtype: DType, plan: &TilePlan) -> StateKind {
     }
 }
 
+/// How `stat_kept_columns` reruns tiles of columns of `dtype`: (tiles per work-group,
+/// rows of a tile staged at once), or `None` for `stat_kept`, a work-group per tile
+/// (where the device's work-groups hold fewer than two tiles' 256 work-items).
+/// `REDLAB_KEPT_COLUMNS=TILES,ROWS` sets both for measurements (TILES 1: `stat_kept`);
+/// read once per process.
+pub fn kept_columns_shape(dtype: DType, max_work_group: usize) -> Option<(usize, usize)> {
+    static SET: std::sync::OnceLock<Option<(usize, usize)>> = std::sync::OnceLock::new();
+    let set = *SET.get_or_init(|| {
+        let v = std::env::var("REDLAB_KEPT_COLUMNS").ok()?;
+        let (a, b) = v.split_once(',')?;
+        Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+    });
+    let fits = |tiles: usize| tiles * WORK_GROUP <= max_work_group;
+    match set {
+        Some((tiles, rows)) if tiles > 1 => {
+            let valid = [2, 4].contains(&tiles) && [1, 2, 4, 8].contains(&rows);
+            (valid && fits(tiles)).then_some((tiles, rows))
+        }
+        Some(_) => None,
+        None => {
+            let tiles = [KEPT_COLUMNS_TILES, 2].into_iter().find(|&t| fits(t))?;
+            let rows = (1..=8)
+                .rev()
+                .filter(|r| 8 % r == 0)
+                .find(|r| tiles * r * 1024 * dtype.size_bytes() <= KEPT_COLUMNS_STAGE_BYTES)
+                .unwrap_or(1);
+            Some((tiles, rows))
+        }
+    }
+}
+
 /// The tiles the first pass could not settle, and how to run them again.
 #[derive(Debug)]
 pub struct Redo {
-    /// Indices, in `plan`, of the tiles to run again.
-    pub tiles: Vec<usize>,
+    /// For each task of [`Redo::plan`], its tile in the first plan (`None`: a task of
+    /// length 0 that fills a work-group of `stat_kept_columns`).
+    pub tiles: Vec<Option<usize>>,
     /// A plan of just those tiles, over the same input.
     pub plan: TilePlan,
-    /// `stat_kept` over that plan.
+    /// `stat_kept` or `stat_kept_columns` over that plan.
     pub program: Program,
 }
 
 impl Redo {
     /// The tiles of `plan` whose first-pass state (`states`, one per tile) has a NaN
-    /// mean, or `None` where there is none (nothing to run again).
-    pub fn of(dtype: DType, target: Target, plan: &TilePlan, states: &[[f64; 3]]) -> Option<Redo> {
-        let tiles: Vec<usize> = states
-            .iter()
-            .enumerate()
-            .filter(|(_, state)| state[1].is_nan())
-            .map(|(t, _)| t)
-            .collect();
-        if tiles.is_empty() {
+    /// mean, or `None` where there is none (nothing to run again). With `shape`
+    /// ([`kept_columns_shape`]) and outputs that are columns, the tiles rerun by blocks
+    /// of neighbouring columns at one tile index, every tile of a block where any has a
+    /// NaN mean (a tile without NaN compacts to itself and gives the first pass's
+    /// state again), blocks of the same tile index after each other, so that the
+    /// work-groups on the device at once read the same rows.
+    pub fn of(
+        dtype: DType,
+        target: Target,
+        plan: &TilePlan,
+        states: &[[f64; 3]],
+        shape: Option<(usize, usize)>,
+    ) -> Option<Redo> {
+        let rerun = |t: usize| states[t][1].is_nan();
+        if !(0..plan.tiles()).any(rerun) {
             return None;
         }
-        // One output holding every tile (the kernel reads only the table).
+        let columns = shape.zip(plan.columns());
+        let tiles: Vec<Option<usize>> = match columns {
+            Some(((width, _), per_output)) => {
+                let outputs = plan.outputs.len();
+                let tile = |o: usize, k: usize| (o < outputs).then_some(o * per_output + k);
+                (0..per_output)
+                    .flat_map(|k| (0..outputs).step_by(width).map(move |block| (k, block)))
+                    .filter(|&(k, block)| {
+                        (block..block + width).filter_map(|o| tile(o, k)).any(rerun)
+                    })
+                    .flat_map(|(k, block)| (block..block + width).map(move |o| tile(o, k)))
+                    .collect()
+            }
+            None => (0..plan.tiles()).filter(|&t| rerun(t)).map(Some).collect(),
+        };
+        let table = tiles
+            .iter()
+            .flat_map(|t| match t {
+                Some(t) => plan.table[3 * t..3 * t + 3].to_vec(),
+                None => vec![0; 3],
+            })
+            .collect();
+        // One output holding every tile (the kernels read only the table).
         let every = 0..tiles.len();
         let again = TilePlan {
-            table: tiles
-                .iter()
-                .flat_map(|&t| plan.table[3 * t..3 * t + 3].iter().copied())
-                .collect(),
+            table,
             outputs: vec![every],
             gathered: None,
         };
-        let program = kept_program_of(dtype, target, &again);
+        let program = match columns {
+            Some(((width, rows), _)) => {
+                kept_columns_program(dtype, target, tiles.len() / width, width, rows)
+            }
+            None => kept_program_of(dtype, target, &again),
+        };
         Some(Redo {
             tiles,
             plan: again,
@@ -94,9 +177,33 @@ impl Redo {
 
     /// `states` with the tiles run again put in their places.
     pub fn merge(&self, states: &mut [[f64; 3]], again: &[[f64; 3]]) {
-        for (&t, state) in self.tiles.iter().zip(again) {
-            states[t] = *state;
+        for (t, state) in self.tiles.iter().zip(again) {
+            if let Some(t) = t {
+                states[*t] = *state;
+            }
         }
+    }
+}
+
+/// `stat_kept_columns` over `tasks` tasks, `width` per work-group, staging `rows` rows
+/// of each at once.
+fn kept_columns_program(
+    dtype: DType,
+    target: Target,
+    groups: usize,
+    width: usize,
+    rows: usize,
+) -> Program {
+    Program {
+        source: format!(
+            "#define ST_KC {width}\n#define ST_KC_ROWS {rows}\n{}",
+            source(StateKind::NanMoments, dtype, target)
+        ),
+        entry: KEPT_COLUMNS_ENTRY_POINT,
+        groups,
+        work_group: width * WORK_GROUP,
+        unbounded: None,
+        known_row: None,
     }
 }
 
@@ -141,11 +248,11 @@ mod tests {
         let plan = columns(10000, 4);
         assert_eq!(plan.tiles(), 8);
         let mut states: Vec<[f64; 3]> = (0..8).map(|t| [8192.0, t as f64, 1.0]).collect();
-        assert!(Redo::of(DType::F32, Target::OpenCl, &plan, &states).is_none());
+        assert!(Redo::of(DType::F32, Target::OpenCl, &plan, &states, None).is_none());
         states[1][1] = f64::NAN;
         states[6][1] = f64::NAN;
-        let redo = Redo::of(DType::F32, Target::OpenCl, &plan, &states).expect("redo");
-        assert_eq!(redo.tiles, vec![1, 6]);
+        let redo = Redo::of(DType::F32, Target::OpenCl, &plan, &states, None).expect("redo");
+        assert_eq!(redo.tiles, vec![Some(1), Some(6)]);
         assert_eq!(redo.plan.table[..3], plan.table[3..6]);
         assert_eq!(redo.plan.table[3..], plan.table[18..21]);
         assert_eq!(redo.program.entry, crate::statistics::KEPT_ENTRY_POINT);
@@ -154,5 +261,57 @@ mod tests {
         assert_eq!(states[1], [3.0, 0.5, 0.0]);
         assert!(states[6][1].is_nan() && states[6][0] == 0.0);
         assert_eq!(states[2], [8192.0, 2.0, 1.0]);
+    }
+
+    #[test]
+    fn columns_rerun_by_blocks_of_neighbours_at_one_tile_index() {
+        // 5 columns of 2 tiles: tile (column o, index k) is 2o + k.
+        let plan = columns(10000, 5);
+        let mut states: Vec<[f64; 3]> = (0..10).map(|t| [8192.0, t as f64, 1.0]).collect();
+        assert!(Redo::of(DType::F32, Target::OpenCl, &plan, &states, Some((2, 2))).is_none());
+        states[8][1] = f64::NAN; // column 4, index 0: the last block, one column short
+        states[3][1] = f64::NAN; // column 1, index 1
+        let redo =
+            Redo::of(DType::F32, Target::OpenCl, &plan, &states, Some((2, 2))).expect("redo");
+        // Index 0's blocks first, then index 1's; the short block padded.
+        assert_eq!(redo.tiles, vec![Some(8), None, Some(1), Some(3)]);
+        assert_eq!(redo.plan.table[..3], plan.table[24..27]);
+        assert_eq!(redo.plan.table[3..6], [0, 0, 0]);
+        assert_eq!(redo.plan.table[6..9], plan.table[3..6]);
+        assert_eq!(redo.program.entry, KEPT_COLUMNS_ENTRY_POINT);
+        assert_eq!((redo.program.groups, redo.program.work_group), (2, 512));
+        assert!(redo
+            .program
+            .source
+            .starts_with("#define ST_KC 2\n#define ST_KC_ROWS 2\n"));
+        let again = [
+            [1.0, 8.0, 0.0],
+            [0.0, 0.0, 0.0],
+            [2.0, 1.5, 0.5],
+            [4.0, 3.5, 1.0],
+        ];
+        redo.merge(&mut states, &again);
+        assert_eq!(states[8], again[0]);
+        assert_eq!(states[1], again[2]);
+        assert_eq!(states[3], again[3]);
+        assert_eq!(states[9], [8192.0, 9.0, 1.0]);
+        // Rows that are not columns rerun tile by tile whatever the shape.
+        let axes = AxisPlan::new(Layout::c_order(&[2, 10000]), Some(&[1]), false).expect("axes");
+        let rows = TilePlan::in_place(Selection::Axes(&axes)).expect("in place");
+        let mut row_states: Vec<[f64; 3]> = (0..4).map(|t| [8192.0, t as f64, 1.0]).collect();
+        row_states[2][1] = f64::NAN;
+        let redo =
+            Redo::of(DType::F32, Target::OpenCl, &rows, &row_states, Some((4, 2))).expect("redo");
+        assert_eq!(redo.tiles, vec![Some(2)]);
+        assert_eq!(redo.program.entry, crate::statistics::KEPT_ENTRY_POINT);
+    }
+
+    #[test]
+    fn kept_columns_stage_at_most_32_kib_in_groups_the_device_allows() {
+        assert_eq!(kept_columns_shape(DType::F32, 1024), Some((4, 2)));
+        assert_eq!(kept_columns_shape(DType::F64, 1024), Some((4, 1)));
+        assert_eq!(kept_columns_shape(DType::F16, 1024), Some((4, 4)));
+        assert_eq!(kept_columns_shape(DType::F32, 512), Some((2, 4)));
+        assert_eq!(kept_columns_shape(DType::F32, 256), None);
     }
 }

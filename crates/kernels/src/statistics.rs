@@ -33,8 +33,8 @@ use redlab_core::shape::{AxisPlan, Layout};
 use redlab_core::DType;
 
 use crate::assembly::{self, Target};
-use crate::driver::{Launcher, RunError};
 use crate::optype::storage_type;
+pub use crate::stat_launch::run_tiles;
 pub use crate::tile_plan::TilePlan;
 
 /// The kernel's name.
@@ -218,8 +218,10 @@ pub struct Program {
     pub source: String,
     /// The kernel to launch.
     pub entry: &'static str,
-    /// Work-groups of [`WORK_GROUP`] to launch.
+    /// Work-groups to launch.
     pub groups: usize,
+    /// Work-items per work-group: [`WORK_GROUP`] but for `stat_kept_columns`.
+    pub work_group: usize,
     /// Where `source` bounds the kernel's registers (`ST_MIN_GROUPS`, CUDA's launch
     /// bound), the same source without the bound: the one to run where the bounded
     /// build spills to local memory. Which lengths spill is ptxas's choice, not a rule:
@@ -400,6 +402,7 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             source: format!("#define ST_WIDTH {width}\n{source}"),
             entry: SHORT_ENTRY_POINT,
             groups: tiles.div_ceil(WORK_GROUP / width),
+            work_group: WORK_GROUP,
             unbounded: None,
             known_row: None,
         },
@@ -410,6 +413,7 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             ),
             entry: THREAD_TILES_ENTRY_POINT,
             groups: tiles.div_ceil(WORK_GROUP),
+            work_group: WORK_GROUP,
             unbounded: None,
             known_row: None,
         },
@@ -433,6 +437,7 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
             ),
             entry: COLUMNS_ENTRY_POINT,
             groups: plan.outputs.len().div_ceil(WORK_GROUP / classes) * per_output,
+            work_group: WORK_GROUP,
             unbounded: None,
             known_row: None,
         },
@@ -457,6 +462,7 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
                 source,
                 entry: WARP_ROWS_ENTRY_POINT,
                 groups: tiles.div_ceil(WORK_GROUP / span),
+                work_group: WORK_GROUP,
                 unbounded,
                 known_row: known_len,
             }
@@ -467,6 +473,7 @@ pub fn program(kind: StateKind, dtype: DType, target: Target, plan: &TilePlan) -
                 source,
                 entry: ENTRY_POINT,
                 groups: tiles,
+                work_group: WORK_GROUP,
                 unbounded,
                 known_row: None,
             }
@@ -497,6 +504,7 @@ fn kept_program(source: String, tiles: usize, rows: bool, short: bool) -> Progra
         source,
         entry: KEPT_ENTRY_POINT,
         groups: tiles,
+        work_group: WORK_GROUP,
         unbounded,
         known_row: None,
     }
@@ -544,9 +552,11 @@ pub fn explain(kind: StateKind, dtype: DType, selection: Selection<'_>) -> Strin
         match kernel(kind, dtype, &plan) {
             Kernel::Kept { .. } if nanmean_walks_columns(kind, dtype, &plan) => {
                 "stat_columns first (the moments' coalesced walk across columns: a tile \
-                 without NaN has the same state), then stat_kept over only the tiles whose \
-                 mean came out NaN, one work-group per tile, its values that are not NaN \
-                 compacted in order"
+                 without NaN has the same state), then only the tiles whose mean came out \
+                 NaN again, their values that are not NaN compacted in order: \
+                 stat_kept_columns, the tiles of 4 neighbouring columns at one index per \
+                 work-group (2 where work-groups hold at most 512 work-items, stat_kept's \
+                 one per tile where they hold fewer)"
                     .to_string()
             }
             Kernel::Kept { short, .. } => format!(
@@ -760,40 +770,6 @@ fn stage_rows(dtype: DType) -> usize {
     } else {
         8
     }
-}
-
-/// Runs `kernel` (built from a [`Program`] of `groups` work-groups) over the tiles of
-/// `plan` in `input` (the data, or the gathered rows): each tile's state, and the seconds
-/// of the launch.
-pub fn run_tiles<L: Launcher>(
-    launcher: &L,
-    kernel: &L::Kernel,
-    groups: usize,
-    input: &L::Buffer,
-    plan: &TilePlan,
-) -> Result<(Vec<[f64; 3]>, f64), RunError> {
-    let tiles = plan.tiles();
-    if tiles == 0 {
-        return Ok((Vec::new(), 0.0));
-    }
-    let states_bytes = tiles * 3 * 8;
-    let mut out = launcher.alloc(states_bytes + (plan.table.len() + 1) * 8)?;
-    let mut bytes = vec![0u8; states_bytes];
-    bytes.extend(plan.table.iter().flat_map(|w| w.to_le_bytes()));
-    // After the table: tiles per output (read by the columns kernel).
-    bytes.extend((plan.columns().unwrap_or(0) as u64).to_le_bytes());
-    launcher.write(&mut out, &bytes)?;
-    let seconds = launcher.launch(kernel, input, &out, tiles, groups * WORK_GROUP, WORK_GROUP)?;
-    let (states, _) = launcher.read(&out, states_bytes)?;
-    let states = states
-        .chunks_exact(24)
-        .map(|c| {
-            let word =
-                |k: usize| f64::from_le_bytes(c[8 * k..8 * k + 8].try_into().expect("8 bytes"));
-            [word(0), word(1), word(2)]
-        })
-        .collect();
-    Ok((states, seconds))
 }
 
 #[cfg(test)]

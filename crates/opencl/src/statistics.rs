@@ -39,11 +39,18 @@ impl OpenClDevice {
             .running
             .lock()
             .map_err(|_| RunError::Device("device lock poisoned".into()))?;
-        // nanmean over columns: the moments' columns kernel first, `stat_kept` only over
-        // the tiles holding a NaN (`redlab_kernels::nan_columns`).
-        nan_columns::tile_states(kind, dtype, Target::OpenCl, plan, |program, plan| {
-            self.run_program(program, buffer, plan)
-        })
+        // nanmean over columns: the moments' columns kernel first, then the tiles holding
+        // a NaN compacted, as many to a work-group as the device's allow
+        // (`redlab_kernels::nan_columns`).
+        let widest = self.caps.max_work_group;
+        nan_columns::tile_states(
+            kind,
+            dtype,
+            Target::OpenCl,
+            plan,
+            widest,
+            |program, plan| self.run_program(program, buffer, plan),
+        )
     }
 
     /// One statistics kernel's tile states over an uploaded input, and its seconds.
@@ -64,6 +71,6 @@ impl OpenClDevice {
             context: &self.context,
             queue: &self.queue,
         };
-        run_tiles(&launcher, kernel, program.groups, buffer, plan)
+        run_tiles(&launcher, kernel, program, buffer, plan)
     }
 }

@@ -188,6 +188,29 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                     }
                 }
             }
+            // nanmean's reruns of tiles of columns, several tiles a work-group, in the
+            // shapes chosen for work-groups of up to 1024 and up to 512.
+            if kind == StateKind::NanMoments {
+                use redlab_kernels::nan_columns::{
+                    kept_columns_shape, Redo, KEPT_COLUMNS_ENTRY_POINT,
+                };
+                let axes =
+                    AxisPlan::new(Layout::c_order(&[9000, 6]), Some(&[0]), false).expect("plan");
+                let plan = TilePlan::in_place(Selection::Axes(&axes)).expect("tiles");
+                let states = vec![[1.0, f64::NAN, 0.0]; plan.tiles()];
+                for widest in [1024, 512] {
+                    let shape = kept_columns_shape(dtype, widest);
+                    let redo = Redo::of(dtype, Target::Cuda, &plan, &states, shape).expect("redo");
+                    assert_eq!(redo.program.entry, KEPT_COLUMNS_ENTRY_POINT, "{dtype}");
+                    let ptx = compile::compile(&redo.program.source, "statistics.cl", "sm_90")
+                        .unwrap_or_else(|f| panic!("{dtype} {shape:?}:\n{}", f.log));
+                    assert!(
+                        String::from_utf8_lossy(&ptx)
+                            .contains(&format!(".entry {KEPT_COLUMNS_ENTRY_POINT}")),
+                        "{dtype} {shape:?}"
+                    );
+                }
+            }
             // Rows of 100 take stat_warp_rows with segments of 4 work-items (shuffles
             // within the segment; nanmean's of 8-byte elements take the short kernel):
             // the program the library builds, for every kind.

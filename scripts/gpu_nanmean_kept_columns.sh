@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# nanmean over columns with NaN on one CUDA GPU: the tiles whose mean came out NaN rerun
+# on stat_kept (a work-group per tile, REDLAB_KEPT_COLUMNS=1,1) or on stat_kept_columns
+# (TILES neighbouring columns per work-group, ROWS rows staged at once):
+# (1) the GPU's .npy output against the CPU's, byte for byte, in the default shape and in
+#     2,4 (f32 and f64 with 10% NaN, f16 with NaN clustered, NaN in a few columns' tiles,
+#     +inf and -inf in a column);
+# (2) per call and in a CUDA graph of 50, every shape in turn, two passes, over 8192²
+#     f32 with 10% NaN and with NaN in three columns, and 2^22×32 with 10% NaN; then
+#     torch.nanmean and cupy.nanmean on the same files;
+# (3) with OLD, a build before the compaction steps were shared with stat_kept_columns:
+#     nanmean along the rows of 8192² f32 with 10% NaN and without, OLD and BINARY
+#     alternating (stat_kept and stat_warp_rows' paths);
+# (4) compute-sanitizer memcheck, racecheck and synccheck over the default shape.
+# Usage: scripts/gpu_nanmean_kept_columns.sh OUT BINARY [OLD]
+set -u
+out=$1 new=$2 old=${3:-}
+mkdir -p "$out/npy"
+# shellcheck source=scripts/gpu_runs.sh
+source "$(dirname "$0")/gpu_runs.sh"
+make_input() {
+  python3 - "$1" "$2" "$3" "$4" <<'PY'
+import sys
+import numpy as np
+path, kind, dims, dtype = sys.argv[1], sys.argv[2], tuple(int(d) for d in sys.argv[3].split("x")), sys.argv[4]
+r = np.random.default_rng(5)
+a = r.standard_normal(dims).astype(dtype)
+if kind == "dense":
+    a[r.random(dims) < 0.1] = np.nan
+elif kind == "clustered":
+    a[: dims[0] // 3, ::2] = np.nan
+elif kind == "few":
+    a[100, 3] = a[min(5000, dims[0] - 1), dims[1] // 2] = a[dims[0] - 1, dims[1] - 1] = np.nan
+elif kind == "inf":
+    a[5, 0], a[4000, 0] = np.inf, -np.inf
+    a[8500, 7] = np.nan
+np.save(path, a)
+PY
+}
+for spec in dense:9000x100:float32 dense:9000x100:float64 clustered:20000x36:float16 \
+  few:20000x64:float32 inf:9000x40:float32 dense:8192x8192:float32; do
+  IFS=: read -r kind dims dtype <<<"$spec"
+  f="$out/npy/in-$kind-$dims-$dtype.npy"
+  make_input "$f" "$kind" "$dims" "$dtype"
+  "$new" run --stat nanmean --input "$f" --axis 0 --device cpu --out "$out/npy/cpu.npy" --force > /dev/null 2>&1 ||
+    echo "FAILED cpu $spec" | tee -a "$out/summary.txt"
+  for shape in default 2,4; do
+    env_shape=()
+    [ "$shape" != default ] && env_shape=(env "REDLAB_KEPT_COLUMNS=$shape")
+    "${env_shape[@]}" "$new" run --stat nanmean --input "$f" --axis 0 --device cuda:0 \
+      --out "$out/npy/gpu.npy" --force > "$out/npy/log.txt" 2>&1 ||
+      echo "FAILED cuda $spec $shape: $(head -c 400 "$out/npy/log.txt")" | tee -a "$out/summary.txt"
+    if cmp -s "$out/npy/cpu.npy" "$out/npy/gpu.npy"; then r=same; else r=differ; fi
+    echo "nanmean $spec axis 0, shape $shape: $r" | tee -a "$out/summary.txt"
+  done
+done
+make_input "$out/npy/few-8192.npy" few 8192x8192 float32
+make_input "$out/npy/dense-tall.npy" dense 4194304x32 float32
+for pass in 1 2; do
+  for shape in 1,1 4,2 4,1 2,4 2,2; do
+    for f in in-dense-8192x8192-float32 few-8192 dense-tall; do
+      REDLAB_KEPT_COLUMNS=$shape speed "$shape $f" "$new" --stat nanmean --input "$out/npy/$f.npy" --axis 0
+    done
+  done
+done
+python3 - "$out/npy/in-dense-8192x8192-float32.npy" "$out/npy/few-8192.npy" "$out/npy/dense-tall.npy" <<'PY' 2>&1 | tee -a "$out/summary.txt"
+import statistics, sys
+import numpy as np
+def med(call, sync, event, elapsed):
+    for _ in range(3):
+        call()
+    sync()
+    t = []
+    for _ in range(30):
+        s, e = event(), event()
+        s.record(); call(); e.record(); e.synchronize()
+        t.append(elapsed(s, e) * 1e-3)
+    return statistics.median(t)
+for path in sys.argv[1:]:
+    a = np.load(path)
+    name = path.rsplit("/", 1)[-1]
+    try:
+        import torch
+        x = torch.from_numpy(a).cuda()
+        s = med(lambda: torch.nanmean(x, dim=0), torch.cuda.synchronize,
+                lambda: torch.cuda.Event(enable_timing=True), lambda s, e: s.elapsed_time(e))
+        print(name, "torch.nanmean per call %.0f GB/s" % (a.nbytes / s / 1e9))
+        del x
+    except Exception as e:
+        print(name, "torch: not run:", e)
+    try:
+        import cupy as cp
+        y = cp.asarray(a)
+        s = med(lambda: cp.nanmean(y, axis=0), cp.cuda.Device().synchronize, cp.cuda.Event,
+                cp.cuda.get_elapsed_time)
+        print(name, "cupy.nanmean per call %.0f GB/s" % (a.nbytes / s / 1e9))
+        del y
+    except Exception as e:
+        print(name, "cupy: not run:", e)
+PY
+if [ -n "$old" ]; then
+  for pass in 1 2; do
+    for b in old new; do
+      bin=$new
+      [ "$b" = old ] && bin=$old
+      speed "rows $b 10% NaN" "$bin" --stat nanmean --input "$out/npy/in-dense-8192x8192-float32.npy" --axis 1
+      speed "rows $b clean" "$bin" --stat nanmean --dtype f32 --shape 8192x8192 --axis 1
+      speed "rows $b 16385 clean" "$bin" --stat nanmean --dtype f32 --shape 1024x16385 --axis 1
+    done
+  done
+fi
+for tool in memcheck racecheck synccheck; do
+  sanitize "$tool" --stat nanmean --input "$out/npy/in-dense-9000x100-float32.npy" --axis 0
+  sanitize "$tool" --stat nanmean --input "$out/npy/in-dense-9000x100-float64.npy" --axis 0
+done
+rm -rf "$out/npy"
