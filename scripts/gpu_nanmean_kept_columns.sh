@@ -63,41 +63,8 @@ for pass in 1 2; do
     done
   done
 done
-python3 - "$out/npy/in-dense-8192x8192-float32.npy" "$out/npy/few-8192.npy" "$out/npy/dense-tall.npy" <<'PY' 2>&1 | tee -a "$out/summary.txt"
-import statistics, sys
-import numpy as np
-def med(call, sync, event, elapsed):
-    for _ in range(3):
-        call()
-    sync()
-    t = []
-    for _ in range(30):
-        s, e = event(), event()
-        s.record(); call(); e.record(); e.synchronize()
-        t.append(elapsed(s, e) * 1e-3)
-    return statistics.median(t)
-for path in sys.argv[1:]:
-    a = np.load(path)
-    name = path.rsplit("/", 1)[-1]
-    try:
-        import torch
-        x = torch.from_numpy(a).cuda()
-        s = med(lambda: torch.nanmean(x, dim=0), torch.cuda.synchronize,
-                lambda: torch.cuda.Event(enable_timing=True), lambda s, e: s.elapsed_time(e))
-        print(name, "torch.nanmean per call %.0f GB/s" % (a.nbytes / s / 1e9))
-        del x
-    except Exception as e:
-        print(name, "torch: not run:", e)
-    try:
-        import cupy as cp
-        y = cp.asarray(a)
-        s = med(lambda: cp.nanmean(y, axis=0), cp.cuda.Device().synchronize, cp.cuda.Event,
-                cp.cuda.get_elapsed_time)
-        print(name, "cupy.nanmean per call %.0f GB/s" % (a.nbytes / s / 1e9))
-        del y
-    except Exception as e:
-        print(name, "cupy: not run:", e)
-PY
+python3 "$(dirname "$0")/../tools/nanmean_reference.py" "" "$out/npy/in-dense-8192x8192-float32.npy" \
+  "$out/npy/few-8192.npy" "$out/npy/dense-tall.npy" 2>&1 | tee -a "$out/summary.txt"
 if [ -n "$old" ]; then
   for pass in 1 2; do
     for b in old new; do

@@ -37,46 +37,6 @@ PY
       python3 -c 'import json,sys; d=json.loads(sys.argv[3]); print(sys.argv[1], sys.argv[2], "per call %.0f GB/s, graph %.0f GB/s, verified %s" % (d["gbps"], d["graph_gbps"], d["verified"]))' "$kind $pass" "$b" "$r" 2>/dev/null | tee -a "$out/summary.txt" || echo "$kind $pass $b FAILED: $(head -c 300 <<<"$r")" | tee -a "$out/summary.txt"
     done
   done
-  python3 - "$f" "$kind" <<'PY' 2>&1 | tee -a "$out/summary.txt"
-import statistics, sys
-import numpy as np
-path, kind = sys.argv[1], sys.argv[2]
-a = np.load(path)
-nbytes = a.nbytes
-def med(call, sync, event):
-    for _ in range(3):
-        call()
-    sync()
-    t = []
-    for _ in range(30):
-        s, e = event(), event()
-        s.record(); call(); e.record(); e.synchronize()
-        t.append(s.elapsed_time(e) * 1e-3)
-    return statistics.median(t)
-try:
-    import torch
-    x = torch.from_numpy(a).cuda()
-    ev = lambda: torch.cuda.Event(enable_timing=True)
-    s = med(lambda: torch.nanmean(x, dim=0), torch.cuda.synchronize, ev)
-    print(kind, "torch.nanmean per call %.0f GB/s" % (nbytes / s / 1e9))
-except Exception as e:
-    print(kind, "torch: not run:", e)
-try:
-    import cupy as cp
-    y = cp.asarray(a)
-    ev = lambda: cp.cuda.Event()
-    el = lambda s, e: cp.cuda.get_elapsed_time(s, e)
-    for _ in range(3):
-        cp.nanmean(y, axis=0)
-    cp.cuda.Device().synchronize()
-    t = []
-    for _ in range(30):
-        s, e = ev(), ev()
-        s.record(); cp.nanmean(y, axis=0); e.record(); e.synchronize()
-        t.append(el(s, e) * 1e-3)
-    print(kind, "cupy.nanmean per call %.0f GB/s" % (nbytes / statistics.median(t) / 1e9))
-except Exception as e:
-    print(kind, "cupy: not run:", e)
-PY
+  python3 "$here/../tools/nanmean_reference.py" "$kind" "$f" 2>&1 | tee -a "$out/summary.txt"
 done
 rm -rf "$out/npy"
