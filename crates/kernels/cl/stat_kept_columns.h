@@ -8,8 +8,12 @@
 // group's work-items copy the tiles' elements of a row side by side: a warp's load
 // covers ST_KC neighbouring elements of 32 / ST_KC rows.
 //
-// Set by redlab_kernels::statistics: ST_KC (tiles per work-group, 2 or 4) and
-// ST_KC_ROWS (rows of a tile staged at once, dividing ST_ROWS).
+// Set by redlab_kernels::nan_columns: ST_KC (tiles per work-group, 2 or 4), ST_KC_ROWS
+// (rows of a tile staged at once, dividing ST_ROWS) and ST_KC_BUFFERS (1, or 2: the next
+// part's copies go out before this part is compacted, asynchronous on CUDA).
+#ifndef ST_KC_BUFFERS
+#define ST_KC_BUFFERS 1
+#endif
 
 #define ST_KC_WG (ST_KC * ST_WG)
 // Staged elements of a tile per part, and the stage's pitch between tiles: 8 elements
@@ -22,10 +26,24 @@
 // The stage and the fold's states take turns in one array of doubles (the fold comes
 // after the last part), which keeps the group under CUDA's 48 KiB of static shared
 // memory.
-#define ST_KC_STAGE_BYTES (ST_KC * ST_KC_PITCH * ST_IN_BYTES)
+#define ST_KC_STAGE_BYTES (ST_KC_BUFFERS * ST_KC * ST_KC_PITCH * ST_IN_BYTES)
 #define ST_KC_LEVEL_BYTES (ST_KC_WG * 24)
 #define ST_KC_SCRATCH                                                                      \
     ((ST_KC_STAGE_BYTES > ST_KC_LEVEL_BYTES ? ST_KC_STAGE_BYTES : ST_KC_LEVEL_BYTES) / 8 + 1)
+
+// Starts work-item `lid`'s copies of part `part` of tile `tile` (its elements `first +
+// e·step`, e < len) into the part's buffer of the stage, and closes them as a group.
+inline void st_kc_issue(ST_LOCAL in_t* stage, uint part, uint tile, __global const in_t* in,
+                        ulong first, ulong len, long step, uint lid) {
+    ST_LOCAL in_t* to = stage + ((part % ST_KC_BUFFERS) * ST_KC + tile) * ST_KC_PITCH;
+    ulong begin = (ulong)part * ST_KC_PART;
+    for (uint e = lid / ST_KC; e < ST_KC_PART; e += ST_WG) {
+        if (begin + e < len) {
+            st_copy_one(to + e, in + ((long)first + (long)(begin + e) * step));
+        }
+    }
+    st_copies_commit();
+}
 
 // Tasks ST_KC·g … ST_KC·g + ST_KC − 1 of the table are work-group g's (tasks past the
 // table's end, and tiles of length 0, hold nothing and store nothing). Tile c of the group
@@ -55,8 +73,6 @@ void stat_kept_columns(__global const in_t* in, __global double* out, ulong task
     ulong copy_first = copy_live ? table[3 * copy_task] : 0;
     ulong copy_len = copy_live ? table[3 * copy_task + 1] : 0;
     long copy_step = copy_live ? (long)table[3 * copy_task + 2] : 0;
-    ST_LOCAL in_t* copy_stage = stage + copies_for * ST_KC_PITCH;
-    ST_LOCAL in_t* own = stage + c * ST_KC_PITCH;
     st_t lane[4];
     for (uint q = 0; q < 4; q++)
         lane[q] = st_empty();
@@ -77,14 +93,20 @@ void stat_kept_columns(__global const in_t* in, __global double* out, ulong task
         uint row0 = part * ST_KC_ROWS;
         ulong begin = (ulong)row0 * ST_LANES;
         {
-            for (uint e = lid / ST_KC; e < ST_KC_PART; e += ST_WG) {
-                if (begin + e < copy_len) {
-                    st_copy_one(copy_stage + e,
-                                in + ((long)copy_first + (long)(begin + e) * copy_step));
-                }
+            if (ST_KC_BUFFERS == 1 || part == 0) {
+                st_kc_issue(stage, part, copies_for, in, copy_first, copy_len, copy_step, lid);
             }
-            st_copies_wait_all();
+            if (ST_KC_BUFFERS == 2 && part + 1 < parts) {
+                // The next part's copies fill the other buffer, which every work-item
+                // finished reading at the barrier that closed the part before.
+                st_kc_issue(stage, part + 1, copies_for, in, copy_first, copy_len, copy_step,
+                            lid);
+                st_copies_wait_all_but_one();
+            } else {
+                st_copies_wait_all();
+            }
             barrier(CLK_LOCAL_MEM_FENCE);
+            ST_LOCAL in_t* own = stage + ((part % ST_KC_BUFFERS) * ST_KC + c) * ST_KC_PITCH;
             ulong rest = len > begin ? len - begin : 0;
             uint count = rest < ST_KC_PART ? (uint)rest : ST_KC_PART;
             uint kept = st_kept_bits(own, count, t, ST_KC_RUN);

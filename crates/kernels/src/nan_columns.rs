@@ -33,8 +33,37 @@ pub const KEPT_COLUMNS_ENTRY_POINT: &str = "stat_kept_columns";
 /// warp's copy reads 16 bytes of each row of f32 (32 of f64).
 const KEPT_COLUMNS_TILES: usize = 4;
 
-/// The most bytes `stat_kept_columns` stages at once (its tiles' rows of a part).
+/// The most bytes `stat_kept_columns` stages by default (its tiles' rows of a part).
 const KEPT_COLUMNS_STAGE_BYTES: usize = 32 * 1024;
+
+/// The most it may stage in any shape: CUDA's static shared memory is 48 KiB, and the
+/// kernel's counts take 4 KiB more.
+const KEPT_COLUMNS_STAGE_MAX: usize = 40 * 1024;
+
+/// The fewest tiles to rerun that take `stat_kept_columns`: fewer take `stat_kept`, whose
+/// one work-group per tile stages a tile of f32 whole, in one part, where
+/// `stat_kept_columns` waits for its parts in turn. On an H100, NaN in three columns'
+/// tiles of 8192² read 1871 GB/s in a graph on `stat_kept` and 1760 on
+/// `stat_kept_columns`, 10% NaN (8192 tiles) 384 and 482
+/// (results/h100-nanmean-kept-columns).
+pub const KEPT_COLUMNS_MIN_TILES: usize = 512;
+
+/// How `stat_kept_columns` reruns tiles of columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeptColumns {
+    /// Tiles per work-group (2 or 4), each taken by 256 work-items.
+    pub tiles: usize,
+    /// Rows of each tile staged at once (1, 2, 4 or 8).
+    pub rows: usize,
+    /// Stage buffers: 2 copies the next part while this one is compacted.
+    pub buffers: usize,
+}
+
+impl KeptColumns {
+    fn stage_bytes(self, dtype: DType) -> usize {
+        self.buffers * self.tiles * self.rows * 1024 * dtype.size_bytes()
+    }
+}
 
 /// The state of every tile of `plan` for `kind`, and the seconds of the kernels that
 /// computed them: `run` runs one program over a plan of the same input (the whole plan,
@@ -51,7 +80,8 @@ pub fn tile_states<E>(
     let first = first_kind(kind, dtype, plan);
     let (mut states, mut seconds) = run(&program(first, dtype, target, plan), plan)?;
     if first != kind {
-        let shape = kept_columns_shape(dtype, max_work_group);
+        let rerun = states.iter().filter(|s| s[1].is_nan()).count();
+        let shape = kept_columns_shape(dtype, max_work_group, rerun);
         if let Some(redo) = Redo::of(dtype, target, plan, &states, shape) {
             let (again, more) = run(&redo.program, &redo.plan)?;
             redo.merge(&mut states, &again);
@@ -71,34 +101,52 @@ pub fn first_kind(kind: StateKind, dtype: DType, plan: &TilePlan) -> StateKind {
     }
 }
 
-/// How `stat_kept_columns` reruns tiles of columns of `dtype`: (tiles per work-group,
-/// rows of a tile staged at once), or `None` for `stat_kept`, a work-group per tile
-/// (where the device's work-groups hold fewer than two tiles' 256 work-items).
-/// `REDLAB_KEPT_COLUMNS=TILES,ROWS` sets both for measurements (TILES 1: `stat_kept`);
-/// read once per process.
-pub fn kept_columns_shape(dtype: DType, max_work_group: usize) -> Option<(usize, usize)> {
-    static SET: std::sync::OnceLock<Option<(usize, usize)>> = std::sync::OnceLock::new();
+/// How `stat_kept_columns` reruns `rerun` tiles of columns of `dtype`, or `None` for
+/// `stat_kept`, a work-group per tile: for fewer than [`KEPT_COLUMNS_MIN_TILES`], and
+/// where the device's work-groups hold fewer than two tiles' 256 work-items.
+/// `REDLAB_KEPT_COLUMNS=TILES,ROWS[,BUFFERS]` sets the shape for measurements, whatever
+/// the count (TILES 1: `stat_kept`); read once per process.
+pub fn kept_columns_shape(
+    dtype: DType,
+    max_work_group: usize,
+    rerun: usize,
+) -> Option<KeptColumns> {
+    static SET: std::sync::OnceLock<Option<(usize, usize, usize)>> = std::sync::OnceLock::new();
     let set = *SET.get_or_init(|| {
         let v = std::env::var("REDLAB_KEPT_COLUMNS").ok()?;
-        let (a, b) = v.split_once(',')?;
-        Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+        let mut words = v.split(',').map(|w| w.trim().parse::<usize>().ok());
+        let (tiles, rows) = (words.next()??, words.next()??);
+        Some((tiles, rows, words.next().flatten().unwrap_or(1)))
     });
-    let fits = |tiles: usize| tiles * WORK_GROUP <= max_work_group;
+    let fits = |shape: KeptColumns| {
+        shape.tiles * WORK_GROUP <= max_work_group
+            && shape.stage_bytes(dtype) <= KEPT_COLUMNS_STAGE_MAX
+    };
     match set {
-        Some((tiles, rows)) if tiles > 1 => {
-            let valid = [2, 4].contains(&tiles) && [1, 2, 4, 8].contains(&rows);
-            (valid && fits(tiles)).then_some((tiles, rows))
+        Some((tiles, rows, buffers)) if tiles > 1 => {
+            let shape = KeptColumns {
+                tiles,
+                rows,
+                buffers,
+            };
+            let valid = [2, 4].contains(&tiles)
+                && [1, 2, 4, 8].contains(&rows)
+                && [1, 2].contains(&buffers);
+            (valid && fits(shape)).then_some(shape)
         }
         Some(_) => None,
-        None => {
-            let tiles = [KEPT_COLUMNS_TILES, 2].into_iter().find(|&t| fits(t))?;
-            let rows = (1..=8)
-                .rev()
-                .filter(|r| 8 % r == 0)
-                .find(|r| tiles * r * 1024 * dtype.size_bytes() <= KEPT_COLUMNS_STAGE_BYTES)
-                .unwrap_or(1);
-            Some((tiles, rows))
-        }
+        None if rerun < KEPT_COLUMNS_MIN_TILES => None,
+        None => [KEPT_COLUMNS_TILES, 2].into_iter().find_map(|tiles| {
+            [8, 4, 2, 1]
+                .into_iter()
+                .map(|rows| KeptColumns {
+                    tiles,
+                    rows,
+                    buffers: 1,
+                })
+                .find(|&shape| shape.stage_bytes(dtype) <= KEPT_COLUMNS_STAGE_BYTES)
+                .filter(|&shape| fits(shape))
+        }),
     }
 }
 
@@ -127,7 +175,7 @@ impl Redo {
         target: Target,
         plan: &TilePlan,
         states: &[[f64; 3]],
-        shape: Option<(usize, usize)>,
+        shape: Option<KeptColumns>,
     ) -> Option<Redo> {
         let rerun = |t: usize| states[t][1].is_nan();
         if !(0..plan.tiles()).any(rerun) {
@@ -135,7 +183,7 @@ impl Redo {
         }
         let columns = shape.zip(plan.columns());
         let tiles: Vec<Option<usize>> = match columns {
-            Some(((width, _), per_output)) => {
+            Some((KeptColumns { tiles: width, .. }, per_output)) => {
                 let outputs = plan.outputs.len();
                 let tile = |o: usize, k: usize| (o < outputs).then_some(o * per_output + k);
                 (0..per_output)
@@ -163,9 +211,7 @@ impl Redo {
             gathered: None,
         };
         let program = match columns {
-            Some(((width, rows), _)) => {
-                kept_columns_program(dtype, target, tiles.len() / width, width, rows)
-            }
+            Some((shape, _)) => kept_columns_program(dtype, target, tiles.len(), shape),
             None => kept_program_of(dtype, target, &again),
         };
         Some(Redo {
@@ -185,23 +231,19 @@ impl Redo {
     }
 }
 
-/// `stat_kept_columns` over `tasks` tasks, `width` per work-group, staging `rows` rows
-/// of each at once.
-fn kept_columns_program(
-    dtype: DType,
-    target: Target,
-    groups: usize,
-    width: usize,
-    rows: usize,
-) -> Program {
+/// `stat_kept_columns` over `tasks` tasks in `shape`.
+fn kept_columns_program(dtype: DType, target: Target, tasks: usize, shape: KeptColumns) -> Program {
     Program {
         source: format!(
-            "#define ST_KC {width}\n#define ST_KC_ROWS {rows}\n{}",
+            "#define ST_KC {}\n#define ST_KC_ROWS {}\n#define ST_KC_BUFFERS {}\n{}",
+            shape.tiles,
+            shape.rows,
+            shape.buffers,
             source(StateKind::NanMoments, dtype, target)
         ),
         entry: KEPT_COLUMNS_ENTRY_POINT,
-        groups,
-        work_group: width * WORK_GROUP,
+        groups: tasks / shape.tiles,
+        work_group: shape.tiles * WORK_GROUP,
         unbounded: None,
         known_row: None,
     }
@@ -266,13 +308,17 @@ mod tests {
     #[test]
     fn columns_rerun_by_blocks_of_neighbours_at_one_tile_index() {
         // 5 columns of 2 tiles: tile (column o, index k) is 2o + k.
+        let pairs = KeptColumns {
+            tiles: 2,
+            rows: 2,
+            buffers: 1,
+        };
         let plan = columns(10000, 5);
         let mut states: Vec<[f64; 3]> = (0..10).map(|t| [8192.0, t as f64, 1.0]).collect();
-        assert!(Redo::of(DType::F32, Target::OpenCl, &plan, &states, Some((2, 2))).is_none());
+        assert!(Redo::of(DType::F32, Target::OpenCl, &plan, &states, Some(pairs)).is_none());
         states[8][1] = f64::NAN; // column 4, index 0: the last block, one column short
         states[3][1] = f64::NAN; // column 1, index 1
-        let redo =
-            Redo::of(DType::F32, Target::OpenCl, &plan, &states, Some((2, 2))).expect("redo");
+        let redo = Redo::of(DType::F32, Target::OpenCl, &plan, &states, Some(pairs)).expect("redo");
         // Index 0's blocks first, then index 1's; the short block padded.
         assert_eq!(redo.tiles, vec![Some(8), None, Some(1), Some(3)]);
         assert_eq!(redo.plan.table[..3], plan.table[24..27]);
@@ -301,17 +347,22 @@ mod tests {
         let mut row_states: Vec<[f64; 3]> = (0..4).map(|t| [8192.0, t as f64, 1.0]).collect();
         row_states[2][1] = f64::NAN;
         let redo =
-            Redo::of(DType::F32, Target::OpenCl, &rows, &row_states, Some((4, 2))).expect("redo");
+            Redo::of(DType::F32, Target::OpenCl, &rows, &row_states, Some(pairs)).expect("redo");
         assert_eq!(redo.tiles, vec![Some(2)]);
         assert_eq!(redo.program.entry, crate::statistics::KEPT_ENTRY_POINT);
     }
 
     #[test]
     fn kept_columns_stage_at_most_32_kib_in_groups_the_device_allows() {
-        assert_eq!(kept_columns_shape(DType::F32, 1024), Some((4, 2)));
-        assert_eq!(kept_columns_shape(DType::F64, 1024), Some((4, 1)));
-        assert_eq!(kept_columns_shape(DType::F16, 1024), Some((4, 4)));
-        assert_eq!(kept_columns_shape(DType::F32, 512), Some((2, 4)));
-        assert_eq!(kept_columns_shape(DType::F32, 256), None);
+        let shape = |dtype, widest, rerun| {
+            kept_columns_shape(dtype, widest, rerun).map(|s| (s.tiles, s.rows, s.buffers))
+        };
+        assert_eq!(shape(DType::F32, 1024, 8192), Some((4, 2, 1)));
+        assert_eq!(shape(DType::F64, 1024, 8192), Some((4, 1, 1)));
+        assert_eq!(shape(DType::F16, 1024, 8192), Some((4, 4, 1)));
+        assert_eq!(shape(DType::F32, 512, 8192), Some((2, 4, 1)));
+        assert_eq!(shape(DType::F32, 256, 8192), None);
+        // A few tiles take stat_kept, a work-group each.
+        assert_eq!(shape(DType::F32, 1024, KEPT_COLUMNS_MIN_TILES - 1), None);
     }
 }

@@ -189,17 +189,25 @@ fn the_statistics_kernel_compiles_for_every_state_and_type() {
                 }
             }
             // nanmean's reruns of tiles of columns, several tiles a work-group, in the
-            // shapes chosen for work-groups of up to 1024 and up to 512.
+            // shapes chosen for work-groups of up to 1024 and up to 512, and double-buffered.
             if kind == StateKind::NanMoments {
                 use redlab_kernels::nan_columns::{
-                    kept_columns_shape, Redo, KEPT_COLUMNS_ENTRY_POINT,
+                    kept_columns_shape, KeptColumns, Redo, KEPT_COLUMNS_ENTRY_POINT,
                 };
                 let axes =
                     AxisPlan::new(Layout::c_order(&[9000, 6]), Some(&[0]), false).expect("plan");
                 let plan = TilePlan::in_place(Selection::Axes(&axes)).expect("tiles");
                 let states = vec![[1.0, f64::NAN, 0.0]; plan.tiles()];
-                for widest in [1024, 512] {
-                    let shape = kept_columns_shape(dtype, widest);
+                let double = KeptColumns {
+                    tiles: if dtype.size_bytes() > 4 { 2 } else { 4 },
+                    rows: 1,
+                    buffers: 2,
+                };
+                for shape in [
+                    kept_columns_shape(dtype, 1024, 8192),
+                    kept_columns_shape(dtype, 512, 8192),
+                    Some(double),
+                ] {
                     let redo = Redo::of(dtype, Target::Cuda, &plan, &states, shape).expect("redo");
                     assert_eq!(redo.program.entry, KEPT_COLUMNS_ENTRY_POINT, "{dtype}");
                     let ptx = compile::compile(&redo.program.source, "statistics.cl", "sm_90")
