@@ -260,6 +260,7 @@ fn narrows(acc: Ty, dtype: DType) -> bool {
 /// it can be, through the block evaluator otherwise.
 pub(crate) struct Combiner<'n> {
     node: &'n Node,
+    acc: Ty,
     program: Option<Program>,
 }
 
@@ -268,8 +269,14 @@ impl<'n> Combiner<'n> {
     pub(crate) fn new(node: &'n Node, acc: Ty) -> Combiner<'n> {
         Combiner {
             node,
+            acc,
             program: Program::compile(node, acc),
         }
+    }
+
+    /// The accumulator's type, which the partials it combines have.
+    pub(crate) fn acc(&self) -> Ty {
+        self.acc
     }
 
     /// The combine's expression.
@@ -285,12 +292,11 @@ impl<'n> Combiner<'n> {
 
     /// `a[k] = combine(a[k], b[k])` for every `k < b.len()`; `a` keeps its later values.
     pub(crate) fn apply(&self, a: &mut Column, b: Row<'_>) {
-        let n = b.len();
-        let done = match (&self.program, &mut *a, &b) {
-            (Some(p), Column::F32(x), b) => b.f32().is_some_and(|y| p.run(&mut x[..n], y)),
-            (Some(p), Column::F64(x), b) => b.f64().is_some_and(|y| p.run(&mut x[..n], y)),
-            (Some(p), Column::I64(x), Row::Owned(Column::I64(y))) => p.run(&mut x[..n], y),
-            (Some(p), Column::U64(x), Row::Owned(Column::U64(y))) => p.run(&mut x[..n], y),
+        let done = match (&self.program, &mut *a) {
+            (Some(p), Column::F32(x)) => p.run_row(x, &b),
+            (Some(p), Column::F64(x)) => p.run_row(x, &b),
+            (Some(p), Column::I64(x)) => p.run_row(x, &b),
+            (Some(p), Column::U64(x)) => p.run_row(x, &b),
             _ => false,
         };
         if !done {
@@ -365,30 +371,6 @@ impl<'r> Row<'r> {
             eval_block(map, inputs, start, len, &[]),
             acc,
         ))
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Row::Owned(c) => c.len(),
-            Row::F32(x) => x.len(),
-            Row::F64(x) => x.len(),
-        }
-    }
-
-    fn f32(&self) -> Option<&[f32]> {
-        match self {
-            Row::Owned(Column::F32(x)) => Some(x),
-            Row::F32(x) => Some(x),
-            _ => None,
-        }
-    }
-
-    fn f64(&self) -> Option<&[f64]> {
-        match self {
-            Row::Owned(Column::F64(x)) => Some(x),
-            Row::F64(x) => Some(x),
-            _ => None,
-        }
     }
 
     fn into_column(self) -> Column {

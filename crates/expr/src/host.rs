@@ -272,9 +272,8 @@ fn custom_tile(
     start: usize,
     end: usize,
 ) -> Val {
-    let acc = combiner.node().ty;
     fold_tile(combiner, identity, end - start, Lanes::All, |at, len| {
-        Row::mapped(&reduction.map, inputs, (start + at, len), acc)
+        Row::mapped(&reduction.map, inputs, (start + at, len), combiner.acc())
     })
 }
 

@@ -7,7 +7,8 @@ use std::thread::LocalKey;
 
 use redlab_core::DType;
 
-use super::{Program, Src, Step, CHUNK};
+use super::{Program, Row, Src, Step, CHUNK};
+use crate::block::Column;
 use crate::eval::{FloatRules, IntRules};
 use crate::loops::IntOperand;
 use crate::loops::{float_binary, float_columns, float_unary, int_arith, int_call_columns};
@@ -17,6 +18,8 @@ use crate::types::{Arith, Cmp, Func, Val};
 /// evaluator's own.
 pub(super) trait Lane: Copy + Default + PartialOrd + 'static {
     fn of(v: Val) -> Self;
+    /// `row`'s values, where they have this type.
+    fn of_row<'a>(row: &'a Row<'_>) -> Option<&'a [Self]>;
     /// This thread's spare registers of the type.
     fn pool() -> &'static Pool<Self>;
     fn arith(op: Arith, x: &mut [Self], y: &[Self]);
@@ -53,6 +56,13 @@ macro_rules! float_lane {
     ($t:ty, $variant:ident, $bits:ty) => {
         impl Lane for $t {
             lane_basics!($t, $variant);
+            fn of_row<'a>(row: &'a Row<'_>) -> Option<&'a [Self]> {
+                match row {
+                    Row::Owned(Column::$variant(x)) => Some(x),
+                    Row::$variant(x) => Some(x),
+                    _ => None,
+                }
+            }
             fn arith(op: Arith, x: &mut [Self], y: &[Self]) {
                 float_columns(op, x, y)
             }
@@ -88,6 +98,12 @@ macro_rules! int_lane {
     ($t:ty, $variant:ident, $($narrow:ident => $n:ty),*) => {
         impl Lane for $t {
             lane_basics!($t, $variant);
+            fn of_row<'a>(row: &'a Row<'_>) -> Option<&'a [Self]> {
+                match row {
+                    Row::Owned(Column::$variant(x)) => Some(x),
+                    _ => None,
+                }
+            }
             fn arith(op: Arith, x: &mut [Self], y: &[Self]) {
                 int_arith(op, x, IntOperand::Column(y))
             }
@@ -211,9 +227,8 @@ impl<'r, T> Operands<'r, T> {
 }
 
 impl Program {
-    /// `a[k] = combine(a[k], b[k])` for `k < a.len()` (`b` at least as long); true, so
-    /// that a caller can tell a program's column types from others.
-    pub(super) fn run<T: Lane>(&self, a: &mut [T], b: &[T]) -> bool {
+    /// `a[k] = combine(a[k], b[k])` for `k < a.len()` (`b` at least as long).
+    pub(super) fn run<T: Lane>(&self, a: &mut [T], b: &[T]) {
         // Registers as long as the longest chunk, lent by this thread's pools: the fold's
         // late halvings combine a few values each, and fresh zeroed registers of a
         // whole chunk for each had cost several times the combining itself.
@@ -255,7 +270,14 @@ impl Program {
         }
         give_back(T::pool(), regs);
         give_back(&MASKS, masks);
-        true
+    }
+
+    /// [`Program::run`] over `a`'s first `b.len()` values where `b`'s values have `a`'s
+    /// type; whether it ran.
+    pub(super) fn run_row<T: Lane>(&self, a: &mut [T], b: &Row<'_>) -> bool {
+        T::of_row(b)
+            .map(|y| self.run(&mut a[..y.len()], y))
+            .is_some()
     }
 }
 

@@ -109,6 +109,7 @@ fn same_as_block_evaluator(text: &str, identity: &str, dtype: DType) {
     assert!(combiner.compiled(), "{text} over {dtype} should compile");
     let reference = Combiner {
         node: &node,
+        acc: ty,
         program: None,
     };
     for n in [1, 7, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5] {
