@@ -42,10 +42,11 @@ const KEPT_COLUMNS_STAGE_MAX: usize = 40 * 1024;
 
 /// The fewest tiles to rerun that take `stat_kept_columns`: fewer take `stat_kept`, whose
 /// one work-group per tile stages a tile of f32 whole, in one part, where
-/// `stat_kept_columns` waits for its parts in turn. On an H100, NaN in three columns'
-/// tiles of 8192² read 1871 GB/s in a graph on `stat_kept` and 1760 on
-/// `stat_kept_columns`, 10% NaN (8192 tiles) 384 and 482
-/// (results/h100-nanmean-kept-columns).
+/// `stat_kept_columns` waits for its parts in turn. On an H100 in a graph, 8192² f32
+/// with NaN in 128 columns (128 tiles) read 1839–1852 GB/s on `stat_kept` and 1748–1749
+/// on `stat_kept_columns`; in 512 columns 1553–1555 and 1730; in 2048 923–925 and
+/// 1141–1142; 10% NaN (8192 tiles) 385–386 and 481–482
+/// (results/h100-nanmean-kept-columns-threshold).
 pub const KEPT_COLUMNS_MIN_TILES: usize = 512;
 
 /// How `stat_kept_columns` reruns tiles of columns.
@@ -55,7 +56,10 @@ pub struct KeptColumns {
     pub tiles: usize,
     /// Rows of each tile staged at once (1, 2, 4 or 8).
     pub rows: usize,
-    /// Stage buffers: 2 copies the next part while this one is compacted.
+    /// Stage buffers: 2 copies the next part while this one is compacted. Not the
+    /// default: on an H100, 4 tiles of f32 with one row in two buffers read 1–2% more in
+    /// a graph than 4 tiles with two rows in one, and the same per call
+    /// (results/h100-nanmean-kept-columns-threshold).
     pub buffers: usize,
 }
 
