@@ -368,6 +368,65 @@ fn the_statistics_kernels_run_in_the_simulator_with_their_check() {
     );
 }
 
+/// With NaN in the seeded input, nanmean over long columns runs its second pass in the
+/// simulator too: `stat_kept` for a few tiles, `stat_kept_columns` when a shape is forced;
+/// both checked against the CPU, without errors (races, barriers, bounds).
+#[test]
+fn nanmean_with_nan_runs_its_rerun_of_tiles_in_the_simulator() {
+    for (forced, rerun) in [(None, "stat_kept"), (Some("4,1"), "stat_kept_columns")] {
+        let args = [
+            "analyze",
+            "segments",
+            "--shape",
+            "1100x5",
+            "--axis",
+            "0",
+            "--stat",
+            "nanmean",
+            "--nan-share",
+            "0.1",
+            "--json",
+        ];
+        let mut command = assert_cmd::Command::cargo_bin("redlab").expect("binary is built");
+        command.args(args);
+        if let Some(shape) = forced {
+            command.env("REDLAB_KEPT_COLUMNS", shape);
+        }
+        let j = json_of(&command.output().expect("binary runs"));
+        let kernels: Vec<&str> = j["passes"]
+            .as_array()
+            .expect("passes")
+            .iter()
+            .filter_map(|p| p["kernel"].as_str())
+            .collect();
+        assert_eq!(kernels, ["stat_columns", rerun], "{forced:?}");
+        assert_eq!(j["check"]["ok"], true, "{forced:?}: {}", j["check"]);
+        assert_eq!(j["errors"].as_array().map(Vec::len), Some(0), "{forced:?}");
+    }
+    for (share, dtype, needle) in [
+        ("1.5", "f32", "between 0 and 1"),
+        ("0.1", "i32", "needs a float --dtype"),
+    ] {
+        assert_clean_error(
+            &[
+                "analyze",
+                "segments",
+                "--shape",
+                "1100x5",
+                "--axis",
+                "0",
+                "--stat",
+                "nanmean",
+                "--dtype",
+                dtype,
+                "--nan-share",
+                share,
+            ],
+            needle,
+        );
+    }
+}
+
 #[test]
 fn a_global_size_the_group_does_not_divide_runs_non_uniform_groups() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -100,6 +100,10 @@ pub struct AnalyzeArgs {
     /// nanmax, nanmean), run by the statistics kernels.
     #[arg(long)]
     pub(super) stat: Option<String>,
+    /// For `segments`: the share of the seeded input's elements set to NaN (0 to 1, a
+    /// float --dtype), so that the NaN-skipping statistics compact their tiles.
+    #[arg(long, value_name = "SHARE")]
+    pub(super) nan_share: Option<f64>,
     /// With --stat var or std: the delta degrees of freedom.
     #[arg(long, default_value_t = 0.0)]
     pub(super) ddof: f64,

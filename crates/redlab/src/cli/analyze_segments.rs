@@ -39,12 +39,15 @@ pub(super) fn run(a: &AnalyzeArgs, config: LaunchConfig) -> anyhow::Result<(Repo
     let n = layout.count()?;
     let plan = AxisPlan::new(layout, axes.as_deref(), false)?;
     let selection = Selection::Axes(&plan);
-    let data = redlab_core::generate::generate(
+    let mut data = redlab_core::generate::generate(
         a.dtype,
         n,
         redlab_core::generate::Distribution::Uniform,
         a.seed,
     )?;
+    if let Some(share) = a.nan_share {
+        data = with_nan(data, share, a.seed)?;
+    }
     let opts = VariantOptions {
         config,
         params: Vec::new(),
@@ -195,4 +198,44 @@ fn statistic(
         expected: cpu.statistic(stat, data, selection)?,
         passes: run.passes,
     })
+}
+
+/// `data` with a seeded `share` of its elements set to NaN: element k where a hash of
+/// (seed, k) falls below the share, so the same flags come back for the same seed.
+fn with_nan(
+    data: redlab_core::HostArray,
+    share: f64,
+    seed: u64,
+) -> anyhow::Result<redlab_core::HostArray> {
+    use redlab_core::half::{bf16, f16};
+    use redlab_core::{DType, HostArray};
+    if !(0.0..=1.0).contains(&share) {
+        bail!("--nan-share must lie between 0 and 1, not {share}");
+    }
+    let dropped = |k: usize| {
+        let mut h = (seed ^ 0x9e37_79b9_7f4a_7c15).wrapping_add(k as u64);
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (((h ^ (h >> 31)) >> 11) as f64 / (1u64 << 53) as f64) < share
+    };
+    fn set<T: redlab_core::Element + Copy>(
+        data: &HostArray,
+        nan: T,
+        dropped: impl Fn(usize) -> bool,
+    ) -> anyhow::Result<HostArray> {
+        let mut values = data.view().typed::<T>()?.to_vec();
+        for (k, v) in values.iter_mut().enumerate() {
+            if dropped(k) {
+                *v = nan;
+            }
+        }
+        Ok(HostArray::from_vec(values))
+    }
+    match data.dtype() {
+        DType::F32 => set(&data, f32::NAN, dropped),
+        DType::F64 => set(&data, f64::NAN, dropped),
+        DType::F16 => set(&data, f16::NAN, dropped),
+        DType::BF16 => set(&data, bf16::NAN, dropped),
+        other => bail!("--nan-share needs a float --dtype, not {other}"),
+    }
 }
