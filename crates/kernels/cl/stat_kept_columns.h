@@ -6,7 +6,9 @@
 // tile read 369 GB/s that way (results/h100-nanmean-nan-data). Here the host gives
 // neighbouring columns at the same tile index to one group (nan_columns::Redo), and the
 // group's work-items copy the tiles' elements of a row side by side: a warp's load
-// covers ST_KC neighbouring elements of 32 / ST_KC rows.
+// covers ST_KC neighbouring elements of 32 / ST_KC rows. On an H100 with 10% NaN, 4 tiles
+// a group and 2 rows staged, 8192² read 459–466 GB/s per call and 4194304×32 493–498
+// (results/h100-nanmean-kept-columns-threshold).
 //
 // Set by redlab_kernels::nan_columns: ST_KC (tiles per work-group, 2 or 4), ST_KC_ROWS
 // (rows of a tile staged at once, dividing ST_ROWS) and ST_KC_BUFFERS (1, or 2: the next
@@ -92,48 +94,48 @@ void stat_kept_columns(__global const in_t* in, __global double* out, ulong task
 #endif
         uint row0 = part * ST_KC_ROWS;
         ulong begin = (ulong)row0 * ST_LANES;
-        {
-            if (ST_KC_BUFFERS == 1 || part == 0) {
-                st_kc_issue(stage, part, copies_for, in, copy_first, copy_len, copy_step, lid);
-            }
-            if (ST_KC_BUFFERS == 2 && part + 1 < parts) {
-                // The next part's copies fill the other buffer, which every work-item
-                // finished reading at the barrier that closed the part before.
-                st_kc_issue(stage, part + 1, copies_for, in, copy_first, copy_len, copy_step,
-                            lid);
-                st_copies_wait_all_but_one();
-            } else {
-                st_copies_wait_all();
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            ST_LOCAL in_t* own = stage + ((part % ST_KC_BUFFERS) * ST_KC + c) * ST_KC_PITCH;
-            ulong rest = len > begin ? len - begin : 0;
-            uint count = rest < ST_KC_PART ? (uint)rest : ST_KC_PART;
-            uint kept = st_kept_bits(own, count, t, ST_KC_RUN);
-            uint total;
-            uint at = st_scan_counts_at(popcount(kept), sums + c * ST_WG, t, &total);
-            // The kept values written back in order, by every tile (the barriers are the
-            // group's; a tile that dropped nothing writes each value where it was).
-            in_t held[ST_KC_RUN];
-            st_kept_hold(held, own, kept, t, ST_KC_RUN);
-            barrier(CLK_LOCAL_MEM_FENCE);
-            st_kept_place(held, own, kept, at, t, ST_KC_RUN);
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (dense && total == count) {
-                // The sequence so far is the tile itself: stat_tiles' pushes.
-                if (count == ST_KC_PART) {
-                    st_push_staged_rows(lane, own, ST_KC_ROWS, row0, count, t, true);
-                } else {
-                    st_push_staged_rows(lane, own, ST_KC_ROWS, row0, count, t, false);
-                }
-            } else {
-                st_push_kept(lane, own, base, total, t);
-                dense = false;
-            }
-            base += total;
-            // Every lane has read this part: the next one, or the fold, takes the bytes.
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (ST_KC_BUFFERS == 1 || part == 0) {
+            st_kc_issue(stage, part, copies_for, in, copy_first, copy_len, copy_step, lid);
         }
+        if (ST_KC_BUFFERS == 2 && part + 1 < parts) {
+            // The next part's copies fill the other buffer, which every work-item
+            // finished reading at the barrier that closed the part before.
+            st_kc_issue(stage, part + 1, copies_for, in, copy_first, copy_len, copy_step,
+                        lid);
+            st_copies_wait_all_but_one();
+        } else {
+            st_copies_wait_all();
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ST_LOCAL in_t* own = stage + ((part % ST_KC_BUFFERS) * ST_KC + c) * ST_KC_PITCH;
+        ulong rest = len > begin ? len - begin : 0;
+        uint count = rest < ST_KC_PART ? (uint)rest : ST_KC_PART;
+        uint kept = st_kept_bits(own, count, t, ST_KC_RUN);
+        uint total;
+        uint at = st_scan_counts_at(popcount(kept), sums + c * ST_WG, t, &total);
+        // The kept values written back in order, by every tile (the barriers are the
+        // group's; a tile that dropped nothing writes each value where it was). Done only
+        // by the tiles that dropped some, between the same barriers, PoCL's build gave
+        // wrong values.
+        in_t held[ST_KC_RUN];
+        st_kept_hold(held, own, kept, t, ST_KC_RUN);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        st_kept_place(held, own, kept, at, t, ST_KC_RUN);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (dense && total == count) {
+            // The sequence so far is the tile itself: stat_tiles' pushes.
+            if (count == ST_KC_PART) {
+                st_push_staged_rows(lane, own, ST_KC_ROWS, row0, count, t, true);
+            } else {
+                st_push_staged_rows(lane, own, ST_KC_ROWS, row0, count, t, false);
+            }
+        } else {
+            st_push_kept(lane, own, base, total, t);
+            dense = false;
+        }
+        base += total;
+        // Every lane has read this part: the next one, or the fold, takes the bytes.
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
     // The fold with counts tested (the tiles of a group differ in which are whole; the
     // tested merges give the bits of the constant ones, st_merge_prefix).
