@@ -15,7 +15,10 @@
 //! (`stat_thread_tiles`) for staged rows of at most 32, in a segment's staged row
 //! (`stat_warp_rows`) for other rows of at most 1024 elements of at most 4 bytes, within
 //! the lanes of `stat_short` for other tiles of at most 256 elements, with a work-group
-//! per tile (`stat_kept`) for the rest. The tiles are listed in a task table
+//! per tile (`stat_kept`) for the rest; over columns longer than 256 rows nanmean runs
+//! the moments' columns kernel first and compacts only the tiles with a NaN mean,
+//! several neighbouring columns' tiles per work-group (`stat_kept_columns`,
+//! `nan_columns.rs`). The tiles are listed in a task table
 //! (first element, length, signed step), so rows, columns, strided views and CSR segments
 //! all run through the same kernel; outputs whose elements do not step evenly are
 //! gathered into rows on the host first. On CUDA, `stat_tiles` and the moments'
