@@ -7,26 +7,12 @@ installed, or fails, gets a line saying so.
 Usage: tools/nanmean_reference.py LABEL FILE.npy...
 """
 
-import statistics
 import sys
 
 import numpy as np
 
-
-def median_seconds(call, synchronize, event, elapsed_ms):
-    """Median seconds of `call` between two recorded events."""
-    for _ in range(3):
-        call()
-    synchronize()
-    times = []
-    for _ in range(30):
-        start, end = event(), event()
-        start.record()
-        call()
-        end.record()
-        end.synchronize()
-        times.append(elapsed_ms(start, end) * 1e-3)
-    return statistics.median(times)
+# The median of timed calls between CUDA events, as axis_compare.py times its libraries.
+from axis_compare import timed
 
 
 def main():
@@ -38,11 +24,11 @@ def main():
             import torch
 
             x = torch.from_numpy(a).cuda()
-            s = median_seconds(
+            s = timed(
                 lambda: torch.nanmean(x, dim=0),
+                30,
                 torch.cuda.synchronize,
                 lambda: torch.cuda.Event(enable_timing=True),
-                lambda s, e: s.elapsed_time(e),
             )
             print(name, "torch.nanmean per call %.0f GB/s" % (a.nbytes / s / 1e9))
             del x
@@ -52,8 +38,9 @@ def main():
             import cupy as cp
 
             y = cp.asarray(a)
-            s = median_seconds(
+            s = timed(
                 lambda: cp.nanmean(y, axis=0),
+                30,
                 cp.cuda.Device().synchronize,
                 cp.cuda.Event,
                 cp.cuda.get_elapsed_time,

@@ -371,22 +371,19 @@ fn the_statistics_kernels_run_in_the_simulator_with_their_check() {
 /// With NaN in the seeded input, nanmean over long columns runs its second pass in the
 /// simulator too: `stat_kept` for a few tiles, `stat_kept_columns` when a shape is forced;
 /// both checked against the CPU, without errors (races, barriers, bounds).
+/// nanmean along the columns of 1100×5 in the simulator.
+const NANMEAN_COLUMNS: [&str; 8] = [
+    "analyze", "segments", "--shape", "1100x5", "--axis", "0", "--stat", "nanmean",
+];
+
 #[test]
 fn nanmean_with_nan_runs_its_rerun_of_tiles_in_the_simulator() {
     for (forced, rerun) in [(None, "stat_kept"), (Some("4,1"), "stat_kept_columns")] {
         let args = [
-            "analyze",
-            "segments",
-            "--shape",
-            "1100x5",
-            "--axis",
-            "0",
-            "--stat",
-            "nanmean",
-            "--nan-share",
-            "0.1",
-            "--json",
-        ];
+            NANMEAN_COLUMNS.as_slice(),
+            &["--nan-share", "0.1", "--json"],
+        ]
+        .concat();
         let mut command = assert_cmd::Command::cargo_bin("redlab").expect("binary is built");
         command.args(args);
         if let Some(shape) = forced {
@@ -409,19 +406,10 @@ fn nanmean_with_nan_runs_its_rerun_of_tiles_in_the_simulator() {
     ] {
         assert_clean_error(
             &[
-                "analyze",
-                "segments",
-                "--shape",
-                "1100x5",
-                "--axis",
-                "0",
-                "--stat",
-                "nanmean",
-                "--dtype",
-                dtype,
-                "--nan-share",
-                share,
-            ],
+                NANMEAN_COLUMNS.as_slice(),
+                &["--dtype", dtype, "--nan-share", share],
+            ]
+            .concat(),
             needle,
         );
     }
