@@ -11,9 +11,9 @@
 #     8192² f32 with 10% NaN, 2^22×32 with 10% NaN, 8192² with one NaN in each of its
 #     first K columns (K tiles to rerun), and 8192×4096 f64 with 10% NaN; then
 #     torch.nanmean and cupy.nanmean on the f32 files;
-# (3) with OLD, a build before the compaction steps were shared with stat_kept_columns:
-#     nanmean along the rows of 8192² f32 with 10% NaN and without, OLD and BINARY
-#     alternating (stat_kept and stat_warp_rows' paths);
+# (3) with OLD, another build: nanmean along the rows of 8192² f32 with 10% NaN and
+#     without, and along the columns of 8192² and 2^22×32 f32 with 10% NaN, in the
+#     default shape, OLD and BINARY alternating;
 # (4) compute-sanitizer memcheck, racecheck and synccheck over the default shape and the
 #     double-buffered one.
 # Usage: SHAPES="default 1,1 4,2 4,1,2" scripts/gpu_nanmean_kept_columns.sh OUT BINARY [OLD]
@@ -87,6 +87,8 @@ if [ -n "$old" ]; then
       speed "rows $b 10% NaN" "$bin" --stat nanmean --input "$out/npy/in-dense-8192x8192-float32.npy" --axis 1
       speed "rows $b clean" "$bin" --stat nanmean --dtype f32 --shape 8192x8192 --axis 1
       speed "rows $b 16385 clean" "$bin" --stat nanmean --dtype f32 --shape 1024x16385 --axis 1
+      speed "columns $b 10% NaN" "$bin" --stat nanmean --input "$out/npy/in-dense-8192x8192-float32.npy" --axis 0
+      speed "columns $b tall 10% NaN" "$bin" --stat nanmean --input "$out/npy/dense-tall.npy" --axis 0
     done
   done
 fi

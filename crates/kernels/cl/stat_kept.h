@@ -101,13 +101,18 @@ inline void st_kept_place(const in_t* held, ST_LOCAL in_t* stage, uint kept, uin
 
 // Lanes t + 256q push the part's kept values, compacted at the front of `stage`: the
 // tile's kept positions base … base + total − 1, each lane those of its residue mod 1024
-// in increasing position (kept value p goes to lane p mod 1024, row p / 1024).
+// in increasing position (kept value p goes to lane p mod 1024, row p / 1024). The rows
+// are unrolled, each position tested, so that every push's reciprocal 1 / (row + 1) is a
+// constant: a loop over the lane's positions divided in f64 at every push.
 inline void st_push_kept(st_t* lane, ST_LOCAL const in_t* stage, uint base, uint total, uint t) {
     for (uint q = 0; q < 4; q++) {
         uint j = t + q * ST_WG;
-        for (uint p = base + (j + ST_LANES - base % ST_LANES) % ST_LANES; p < base + total;
-             p += ST_LANES) {
-            st_push(&lane[q], st_stage_load(stage, p - base), 1.0 / (double)(p / ST_LANES + 1));
+#pragma unroll
+        for (uint r = 0; r < ST_ROWS; r++) {
+            uint p = r * ST_LANES + j;
+            if (p >= base && p < base + total) {
+                st_push(&lane[q], st_stage_load(stage, p - base), 1.0 / (double)(r + 1));
+            }
         }
     }
 }
