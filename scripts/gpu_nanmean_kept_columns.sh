@@ -9,7 +9,7 @@
 #     in a few columns' tiles, +inf and -inf in a column);
 # (2) per call and in a CUDA graph of 50, each shape of SHAPES in turn, two passes, over
 #     8192² f32 with 10% NaN, 2^22×32 with 10% NaN, 8192² with one NaN in each of its
-#     first K columns (K tiles to rerun), and 8192×4096 f64 with 10% NaN; then
+#     first K columns (K = 128, 256, 512, 2048 tiles to rerun), and 8192×4096 f64 with 10% NaN; then
 #     torch.nanmean and cupy.nanmean on the f32 files;
 # (3) with OLD, another build: nanmean along the rows of 8192² f32 with 10% NaN and
 #     without, and along the columns of 8192² and 2^22×32 f32 with 10% NaN, in the
@@ -69,10 +69,10 @@ for spec in dense:9000x100:float32 dense:9000x100:float64 clustered:20000x36:flo
 done
 make_input "$out/npy/dense-tall.npy" dense 4194304x32 float32
 make_input "$out/npy/dense-f64.npy" dense 8192x4096 float64
-for k in 128 512 2048; do make_input "$out/npy/cols$k.npy" "cols$k" 8192x8192 float32; done
+for k in 128 256 512 2048; do make_input "$out/npy/cols$k.npy" "cols$k" 8192x8192 float32; done
 for pass in 1 2; do
   for shape in $shapes; do
-    for f in in-dense-8192x8192-float32 dense-tall cols128 cols512 cols2048 dense-f64; do
+    for f in in-dense-8192x8192-float32 dense-tall cols128 cols256 cols512 cols2048 dense-f64; do
       with_shape "$shape" speed "$shape $f" "$new" --stat nanmean --input "$out/npy/$f.npy" --axis 0
     done
   done
