@@ -3,9 +3,10 @@
 # on stat_kept (a work-group per tile, REDLAB_KEPT_COLUMNS=1,1) or on stat_kept_columns
 # (REDLAB_KEPT_COLUMNS=TILES,ROWS[,BUFFERS]: TILES neighbouring columns per work-group,
 # ROWS rows staged at once, 2 BUFFERS to copy the next part during this one), or in the
-# shape the library picks (default):
+# shape the library picks (default), or with every tile sent straight to the second pass
+# in the default shape (nofirst: REDLAB_NANMEAN_FIRST_PASS=0):
 # (1) the GPU's .npy output against the CPU's, byte for byte, in the default shape and in
-#     SHAPES' double-buffered one (f32 and f64 with 10% NaN, f16 with NaN clustered, NaN
+#     SHAPES' double-buffered one and in nofirst (f32 and f64 with 10% NaN, f16 with NaN clustered, NaN
 #     in a few columns' tiles, +inf and -inf in a column);
 # (2) per call and in a CUDA graph of 50, each shape of SHAPES in turn, two passes, over
 #     8192² f32 with 10% NaN, 2^22×32 with 10% NaN, 8192² with one NaN in each of its
@@ -25,7 +26,11 @@ double=$(tr ' ' '\n' <<<"$shapes" | grep -m1 ',.*,2$' || echo 2,4)
 with_shape() {
   local shape=$1
   shift
-  if [ "$shape" = default ]; then "$@"; else REDLAB_KEPT_COLUMNS=$shape "$@"; fi
+  case $shape in
+    default) "$@" ;;
+    nofirst) REDLAB_NANMEAN_FIRST_PASS=0 "$@" ;;
+    *) REDLAB_KEPT_COLUMNS=$shape "$@" ;;
+  esac
 }
 mkdir -p "$out/npy"
 # shellcheck source=scripts/gpu_runs.sh
@@ -59,7 +64,7 @@ for spec in dense:9000x100:float32 dense:9000x100:float64 clustered:20000x36:flo
   make_input "$f" "$kind" "$dims" "$dtype"
   "$new" run --stat nanmean --input "$f" --axis 0 --device cpu --out "$out/npy/cpu.npy" --force > /dev/null 2>&1 ||
     echo "FAILED cpu $spec" | tee -a "$out/summary.txt"
-  for shape in default "$double"; do
+  for shape in default "$double" nofirst; do
     with_shape "$shape" "$new" run --stat nanmean --input "$f" --axis 0 --device cuda:0 \
       --out "$out/npy/gpu.npy" --force > "$out/npy/log.txt" 2>&1 ||
       echo "FAILED cuda $spec $shape: $(head -c 400 "$out/npy/log.txt")" | tee -a "$out/summary.txt"
