@@ -51,14 +51,16 @@ impl InputLayout {
     pub fn region_macro(self) -> &'static str {
         match self {
             InputLayout::Packed => "#define RL_REGION(in, k, off) ((in) + (off))\n",
-            // On CUDA the production kernel's input is `const __restrict__`
-            // (`RL_IN_RESTRICT`): the table is read-only and aliases nothing the kernel
-            // writes, so the compiler may keep each address in a register instead of
-            // loading it again for every element.
+            // On CUDA the production kernel copies the table into a private array
+            // first (`RL_TABLE_IN_REGISTERS`, with `RL_MAP_INPUTS` from
+            // [`map_function`]), whose entries the compiler keeps in registers: read
+            // from global memory, each element's load took its address from the table
+            // again, under the element's bounds check (results/h100-ncu-dot-paths).
             InputLayout::Addressed => {
                 "#define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n\
                  #ifndef __OPENCL_VERSION__\n\
                  #define RL_IN_RESTRICT __restrict__\n\
+                 #define RL_TABLE_IN_REGISTERS 1\n\
                  #endif\n"
             }
         }
@@ -141,10 +143,12 @@ inline ulong rl_d2ul(double x) { return (isnan(x) || x <= 0.0) ? 0UL : (x >= 184
     s
 }
 
-/// `rl_map(in, i, n)`: the mapped value of element `i` (type [`c_type`] of the map).
+/// `rl_map(in, i, n)`: the mapped value of element `i` (type [`c_type`] of the map),
+/// after `RL_MAP_INPUTS`, the number of inputs.
 pub fn map_function(map: &Node, inputs: &[DType]) -> String {
     let mut s = format!(
-        "inline {} rl_map(const __global uchar* in, ulong i, ulong n) {{\n    ulong off = 0;\n",
+        "#define RL_MAP_INPUTS {}\ninline {} rl_map(const __global uchar* in, ulong i, ulong n) {{\n    ulong off = 0;\n",
+        inputs.len(),
         c_type(map.ty)
     );
     for (k, d) in inputs.iter().enumerate() {

@@ -402,6 +402,15 @@ void reduce(__global const in_t* RL_IN_RESTRICT in, __global acc_t* out, ulong n
 #if USE_VEC
     __local acc_t transposed[4 * TRANSPOSE_PITCH];
 #endif
+#if defined(RL_TABLE_IN_REGISTERS) && defined(RL_MAP_INPUTS)
+    // Inputs read by address (CUDA): the table of addresses copied once into a private
+    // array, which the compiler keeps in registers, so that no element's load waits for
+    // its address from global memory (codegen.rs, InputLayout::Addressed).
+    ulong rl_table[RL_MAP_INPUTS];
+    for (uint q = 0; q < RL_MAP_INPUTS; q++)
+        rl_table[q] = ((__global const ulong*)in)[q];
+    in = (__global const in_t*)rl_table;
+#endif
     uint lid = get_local_id(0);
     ulong tiles = (n + TILE - 1) / TILE;
     uint k = 0;

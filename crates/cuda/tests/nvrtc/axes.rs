@@ -305,3 +305,44 @@ fn the_build_without_column_words_holds_every_other_entry_and_a_fraction_of_the_
         "{kept_bytes} bytes of PTX without column_words, {full_bytes} with"
     );
 }
+
+#[test]
+#[ignore = "needs libnvrtc; run with --include-ignored"]
+fn inputs_read_by_address_load_their_table_once() {
+    require_nvrtc();
+    // The production kernel over inputs read by address copies the table of addresses
+    // into registers first: its PTX loads each address once, where it had loaded both
+    // again beside every element (16 loads of 8 bytes for the unrolled rows of a dot
+    // product, results/h100-ncu-dot-paths).
+    let variant = redlab_kernels::mapped::variant().expect("registered");
+    for types in [
+        &[DType::F32, DType::F32][..],
+        &[DType::F64, DType::F32, DType::F16],
+    ] {
+        let map = ["x", "y", "z"][..types.len()].join(" * ");
+        let reduction = redlab_expr::Reduction::builder(&map, "sum")
+            .build(types)
+            .expect("builds");
+        let (problem, decls) =
+            redlab_kernels::mapped_addressed::decls(&reduction).expect("declares");
+        let params = redlab_kernels::mapped::params(&problem, &variant, &[]);
+        let assembled = redlab_kernels::assembly::assemble_with(
+            &variant,
+            &problem,
+            &decls.source,
+            &params,
+            &[],
+            Target::Cuda,
+            true,
+        )
+        .expect("assembles");
+        let ptx = compile::compile(&assembled.source, variant.file, "sm_90").expect("compiles");
+        let ptx = String::from_utf8_lossy(&ptx);
+        let table_loads = ptx.matches("ld.global.nc.u64").count();
+        assert_eq!(
+            table_loads,
+            types.len(),
+            "{map}: {table_loads} loads of addresses"
+        );
+    }
+}
