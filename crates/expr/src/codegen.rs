@@ -56,15 +56,30 @@ impl InputLayout {
             // [`map_function`]), whose entries the compiler keeps in registers: read
             // from global memory, each element's load took its address from the table
             // again, under the element's bounds check (results/h100-ncu-dot-paths).
-            InputLayout::Addressed => {
+            // `REDLAB_ADDRESS_TABLE=global` leaves the table in global memory, to measure
+            // the copy against it (read once per process).
+            InputLayout::Addressed if table_in_registers() => {
                 "#define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n\
                  #ifndef __OPENCL_VERSION__\n\
                  #define RL_IN_RESTRICT __restrict__\n\
                  #define RL_TABLE_IN_REGISTERS 1\n\
                  #endif\n"
             }
+            InputLayout::Addressed => {
+                "#define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n\
+                 #ifndef __OPENCL_VERSION__\n\
+                 #define RL_IN_RESTRICT __restrict__\n\
+                 #endif\n"
+            }
         }
     }
+}
+
+/// Whether CUDA kernels over inputs read by address copy the table into registers
+/// (the default; `REDLAB_ADDRESS_TABLE=global` turns it off for measurements).
+fn table_in_registers() -> bool {
+    static SET: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SET.get_or_init(|| std::env::var("REDLAB_ADDRESS_TABLE").map_or(true, |v| v != "global"))
 }
 
 /// The C type a value of `ty` is held in.
