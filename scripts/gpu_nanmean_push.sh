@@ -11,12 +11,13 @@
 # (3) compute-sanitizer memcheck, racecheck and synccheck over stat_kept (9000×100 along
 #     axis 0, and rows of 9000) and stat_kept_columns (forced).
 # Usage: scripts/gpu_nanmean_push.sh OUT BINARY OLD
+#   PART=speed (1) and (2) only, keeping the inputs; PART=sanitize (3) only (default: all)
 set -u
 out=$1 new=$2 old=$3
 mkdir -p "$out/npy"
 # shellcheck source=scripts/gpu_runs.sh
 source "$(dirname "$0")/gpu_runs.sh"
-python3 - "$out/npy" <<'PY'
+[ -f "$out/npy/rows.npy" ] || python3 - "$out/npy" <<'PY'
 import sys
 import numpy as np
 r = np.random.default_rng(5)
@@ -38,6 +39,8 @@ compare() {
   if cmp -s "$out/npy/cpu.npy" "$out/npy/gpu.npy"; then r=same; else r=differ; fi
   echo "nanmean $f axis $axis, $tag: $r" | tee -a "$out/summary.txt"
 }
+part=${PART:-all}
+if [ "$part" != sanitize ]; then
 for f in a b c; do
   compare "$f" 0 default X=1
   compare "$f" 0 "kept_columns 4,2" REDLAB_KEPT_COLUMNS=4,2
@@ -56,9 +59,12 @@ for pass in 1 2; do
   REDLAB_NANMEAN_FIRST_PASS=0 speed "columns nofirst" "$new" --stat nanmean --input "$out/npy/big.npy" --axis 0
   REDLAB_NANMEAN_FIRST_PASS=0 speed "tall nofirst" "$new" --stat nanmean --input "$out/npy/tall.npy" --axis 0
 done
+fi
+if [ "$part" != speed ]; then
 for tool in memcheck racecheck synccheck; do
   sanitize "$tool" --stat nanmean --input "$out/npy/a.npy" --axis 0
   sanitize "$tool" --stat nanmean --input "$out/npy/rows.npy" --axis 1
   REDLAB_KEPT_COLUMNS=4,2 sanitize "$tool" --stat nanmean --input "$out/npy/a.npy" --axis 0
 done
-rm -rf "$out/npy"
+fi
+[ "$part" = speed ] || rm -rf "$out/npy"
