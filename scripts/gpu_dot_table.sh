@@ -20,23 +20,13 @@ with_table() {
   if [ "$table" = global ]; then REDLAB_ADDRESS_TABLE=global "$@"; else "$@"; fi
 }
 metrics="gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__warps_eligible.avg.per_cycle_active,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__inst_executed.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
-cat > /tmp/dt-dot.py <<'PY'
-import torch, redlab
-n = 1 << 28
-t = torch.randn(n, device="cuda"); u = torch.randn(n, device="cuda")
-dot = redlab.Reduction(map="x * y", combine="sum")
-for _ in range(4):
-    r = dot(t, u)
-torch.cuda.synchronize()
-print(float(r), float(torch.dot(t, u)))
-PY
 for table in registers global; do
   with_table "$table" ncu --csv --section LaunchStats --section Occupancy --metrics "$metrics" \
-    -k regex:'^reduce' --launch-skip 2 --launch-count 1 python3 /tmp/dt-dot.py \
+    -k regex:'^reduce' --launch-skip 2 --launch-count 1 python3 "$(dirname "$0")/dot_two_tensors.py" \
     > "$out/ncu-$table.csv" 2> "$out/ncu-$table.err"
 done
 ncu --csv --section LaunchStats --section Occupancy --metrics "$metrics" -k regex:'dot' \
-  --launch-count 1 python3 /tmp/dt-dot.py > "$out/ncu-torch.csv" 2> "$out/ncu-torch.err"
+  --launch-count 1 python3 "$(dirname "$0")/dot_two_tensors.py" > "$out/ncu-torch.csv" 2> "$out/ncu-torch.err"
 for f in "$out"/ncu-*.csv; do
   echo "== $f"
   grep -E '"(Registers Per Thread|Grid Size|Block Size|Achieved Occupancy)"|gpu__time_duration|dram__throughput|dram__bytes_read|warps_eligible|long_scoreboard|lg_throttle|inst_executed|t_sectors|t_requests' "$f" \

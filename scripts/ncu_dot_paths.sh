@@ -17,20 +17,10 @@ n=$((1 << 28))
 ncu --csv $sections --metrics "$metrics" -k regex:'^reduce' --launch-skip 2 --launch-count 1 \
   "$bin" run --device cuda:0 --map 'x * y' --dtype f32 --n "$n" --repeat 3 \
   > "$out/cli-packed.csv" 2> "$out/cli-packed.err"
-cat > /tmp/ncu-dot.py <<'PY'
-import torch, redlab
-n = 1 << 28
-t = torch.randn(n, device="cuda"); u = torch.randn(n, device="cuda")
-dot = redlab.Reduction(map="x * y", combine="sum")
-for _ in range(4):
-    r = dot(t, u)
-torch.cuda.synchronize()
-print(float(r), float(torch.dot(t, u)))
-PY
 PYTHONPATH=/tmp/ncu-py ncu --csv $sections --metrics "$metrics" -k regex:'^reduce' --launch-skip 2 \
-  --launch-count 1 python3 /tmp/ncu-dot.py > "$out/python-tensors.csv" 2> "$out/python-tensors.err"
+  --launch-count 1 python3 "$(dirname "$0")/dot_two_tensors.py" > "$out/python-tensors.csv" 2> "$out/python-tensors.err"
 PYTHONPATH=/tmp/ncu-py ncu --csv $sections --metrics "$metrics" -k regex:'dot' --launch-skip 0 \
-  --launch-count 1 python3 /tmp/ncu-dot.py > "$out/torch-dot.csv" 2> "$out/torch-dot.err"
+  --launch-count 1 python3 "$(dirname "$0")/dot_two_tensors.py" > "$out/torch-dot.csv" 2> "$out/torch-dot.err"
 for f in "$out"/*.csv; do
   echo "== $f"
   grep -E '"(Duration|DRAM Throughput|Registers Per Thread|Grid Size|Block Size|Achieved Occupancy)"|gpu__time_duration|dram__throughput|dram__bytes_read|warps_eligible|long_scoreboard|lg_throttle|inst_executed|t_sectors|t_requests|"Function Name"' "$f" \
