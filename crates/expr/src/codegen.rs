@@ -32,6 +32,17 @@ pub fn region_offsets(inputs: &[DType], n: usize) -> (Vec<usize>, usize) {
     (offsets, at)
 }
 
+/// `RL_REGION` over a table of addresses, and `RL_IN_RESTRICT` on CUDA: the part of
+/// [`InputLayout::Addressed`]'s definitions that does not depend on the table's copy.
+macro_rules! addressed_region {
+    () => {
+        "#define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n\
+         #ifndef __OPENCL_VERSION__\n\
+         #define RL_IN_RESTRICT __restrict__\n\
+         #endif\n"
+    };
+}
+
 /// Where the kernel finds each input of a map: `RL_REGION(in, k, off)` is the first
 /// byte of input `k`, given the packed layout's offset `off` of its region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,18 +70,12 @@ impl InputLayout {
             // `REDLAB_ADDRESS_TABLE=global` leaves the table in global memory, to measure
             // the copy against it (read once per process).
             InputLayout::Addressed if table_in_registers() => {
-                "#define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n\
-                 #ifndef __OPENCL_VERSION__\n\
-                 #define RL_IN_RESTRICT __restrict__\n\
-                 #define RL_TABLE_IN_REGISTERS 1\n\
-                 #endif\n"
+                concat!(
+                    addressed_region!(),
+                    "#ifndef __OPENCL_VERSION__\n#define RL_TABLE_IN_REGISTERS 1\n#endif\n"
+                )
             }
-            InputLayout::Addressed => {
-                "#define RL_REGION(in, k, off) ((const __global uchar*)(((const __global ulong*)(in))[k]))\n\
-                 #ifndef __OPENCL_VERSION__\n\
-                 #define RL_IN_RESTRICT __restrict__\n\
-                 #endif\n"
-            }
+            InputLayout::Addressed => addressed_region!(),
         }
     }
 }
