@@ -373,6 +373,15 @@ impl<'r> Row<'r> {
         ))
     }
 
+    /// How many values the row holds.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Row::Owned(c) => c.len(),
+            Row::F32(x) => x.len(),
+            Row::F64(x) => x.len(),
+        }
+    }
+
     fn into_column(self) -> Column {
         match self {
             Row::Owned(c) => c,

@@ -72,6 +72,30 @@ fn every_output_is_the_reference_of_its_own_elements() {
         ("rows 11x1000", c(&[11, 1000]), Some(vec![1])),
         ("rows 3x20011 (tiles, tree)", c(&[3, 20011]), Some(vec![1])),
         ("rows 4x0", c(&[4, 0]), Some(vec![1])),
+        // Short rows back to back fold in batches of 1024 rows of 16: three batches, the
+        // last one partial; rows of one element; two reduced axes that make one run.
+        ("rows 2500x16", c(&[2500, 16]), Some(vec![1])),
+        ("rows 9x1", c(&[9, 1]), Some(vec![1])),
+        ("axes 1,2 of 6x4x8", c(&[6, 4, 8]), Some(vec![1, 2])),
+        // Views: rows back to back from an offset, and rows with a gap between them.
+        (
+            "rows of a view 50x16 from 5",
+            Layout {
+                dims: vec![50, 16],
+                strides: vec![16, 1],
+                offset: 5,
+            },
+            Some(vec![1]),
+        ),
+        (
+            "rows of a view 40x16 with gaps",
+            Layout {
+                dims: vec![40, 16],
+                strides: vec![20, 1],
+                offset: 2,
+            },
+            Some(vec![1]),
+        ),
         ("columns 257x33", c(&[257, 33]), Some(vec![0])),
         // Columns fold side by side in blocks of 64 outputs: a block's partial rows of
         // lanes, a last short block, tiles joined by the tree, a view whose rows are
@@ -148,8 +172,14 @@ fn every_output_is_the_reference_of_its_own_elements() {
                 Segments::Offsets(vec![0, 0, 5, 5, 300, 9000, 9001, n as u64 - 17]),
             ),
             ("fixed 8193", Segments::Fixed(8193)),
+            ("fixed 16 (short, back to back)", Segments::Fixed(16)),
         ] {
-            let ranges = segments.ranges(n).expect("ranges");
+            // Fixed segments cover a whole number of them, so the short ones are even.
+            let covered = match segments {
+                Segments::Fixed(len) => n / len * len,
+                _ => n,
+            };
+            let ranges = segments.ranges(covered).expect("ranges");
             check(shape, &inputs, Selection::Ranges(&ranges));
         }
     }
