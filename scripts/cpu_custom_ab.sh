@@ -20,6 +20,8 @@ cases=(
   "f32|--shape 1048576x16 --axis 1|a + b|-0.0|sum"
   "f32|--shape 4096x4096 --axis 0|max(a, b)|-inf|max"
   "f32|--shape 4096x4096 --axis 0|abs(a) > abs(b) ? a : b|0|max"
+  "f64|--shape 2048x4096 --axis 0|a + b * 1.5|-0.0|sum"
+  "f32|--shape 4096x4096 --axis 0|a + b|-0.0|sum"
 )
 one() {
   local round=$1 name=$2 bin=$3 dtype=$4 shape=$5 shift_args r g v

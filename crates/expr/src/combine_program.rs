@@ -348,6 +348,45 @@ pub(crate) enum Row<'r> {
     F32(&'r [f32]),
     /// An f64 input's values.
     F64(&'r [f64]),
+    /// Runs of an f32 input's neighbouring values, one after another (a block of
+    /// columns' rows).
+    F32Runs(&'r [f32], Runs),
+    /// Runs of an f64 input's neighbouring values, one after another.
+    F64Runs(&'r [f64], Runs),
+}
+
+/// Where a row's values lie in a buffer as runs: `rows` runs of `count` neighbouring
+/// values, run `r` starting at `first + r·stride`. The row holds them one run after
+/// another; a combine reads them there, where copying each run (16 bytes for a block
+/// of four f32 columns) had been most of a custom combine over columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Runs {
+    /// Where the first run starts.
+    pub first: usize,
+    /// Values from one run's start to the next's.
+    pub stride: usize,
+    /// Runs.
+    pub rows: usize,
+    /// Values per run.
+    pub count: usize,
+}
+
+impl Runs {
+    /// The runs' values, one run after another.
+    fn gather<T: Copy>(&self, values: &[T]) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.rows * self.count);
+        for r in 0..self.rows {
+            let at = self.first + r * self.stride;
+            out.extend_from_slice(&values[at..at + self.count]);
+        }
+        out
+    }
+
+    /// Run `r`'s values.
+    pub(crate) fn run<'v, T>(&self, values: &'v [T], r: usize) -> &'v [T] {
+        let at = self.first + r * self.stride;
+        &values[at..at + self.count]
+    }
 }
 
 impl<'r> Row<'r> {
@@ -379,14 +418,18 @@ impl<'r> Row<'r> {
             Row::Owned(c) => c.len(),
             Row::F32(x) => x.len(),
             Row::F64(x) => x.len(),
+            Row::F32Runs(_, runs) | Row::F64Runs(_, runs) => runs.rows * runs.count,
         }
     }
 
-    fn into_column(self) -> Column {
+    /// The row's values as a column of their own.
+    pub(crate) fn into_column(self) -> Column {
         match self {
             Row::Owned(c) => c,
             Row::F32(x) => Column::F32(x.to_vec()),
             Row::F64(x) => Column::F64(x.to_vec()),
+            Row::F32Runs(x, runs) => Column::F32(runs.gather(x)),
+            Row::F64Runs(x, runs) => Column::F64(runs.gather(x)),
         }
     }
 }

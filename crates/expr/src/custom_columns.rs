@@ -1,12 +1,13 @@
 //! Columns of a custom combine, side by side: outputs that read neighbouring elements
 //! (the columns of a C-order matrix, and any plan whose last kept axis has stride 1)
-//! and step through the buffer by one stride fold in blocks of [`BLOCK`] outputs. Every
+//! and step through the buffer by one stride fold in blocks of up to [`BLOCK`] outputs. Every
 //! step of the canonical fold is one block evaluation over the block's outputs, each
 //! lane holding its outputs' values next to each other (lane-major), so a row of a tile
 //! is `rows × outputs` values read as runs of neighbouring elements, and the halving
 //! fold's halves are plain slices. A map that does not read `i` is applied to each
-//! block's rows as they are read ([`mapped_rows`]); one that does reads a mapped copy
-//! of the inputs ([`gathered_rows`]). Folded one output at a time from a gathered copy
+//! block's rows as they are read ([`mapped_rows`]), and a map that is one f32 or f64
+//! input is combined straight from the input's runs; a map that reads `i` reads a
+//! mapped copy of the inputs ([`gathered_rows`]). Folded one output at a time from a gathered copy
 //! of each, 4096×4096 f32 columns read 0.51–0.57 GB/s on 2 cores; side by side
 //! 1.9–2.3 (results/cpu-dev-2core-custom-columns). The values and their order are those
 //! of [`crate::custom_outputs::fold_tile`] over each output alone, the tiles joined by
@@ -17,20 +18,24 @@ use redlab_core::canonical::{LANES, TILE};
 use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, DType, Error};
 
-use crate::block::{convert_column, eval_block, load_block, AlignedBytes, Column};
-use crate::combine_program::{Combiner, Row};
+use crate::block::{convert_column, eval_block, in_place, load_block, AlignedBytes, Column};
+use crate::combine_program::{Combiner, Row, Runs};
 use crate::custom_outputs::fold_lanes;
 use crate::host::{on_pool, tree};
 use crate::reduction::Reduction;
-use crate::types::Val;
+use crate::types::{Ty, Val};
 
-/// Outputs per block. A block's rows are runs of this many neighbouring elements, one
-/// row apart; its lanes hold 1024 × this many values. On 2 cores along 4096×4096 f32
-/// columns, blocks of 4 read 1.7–2.8 GB/s, of 8 to 256 0.8–1.6. Why is not settled:
-/// wider blocks spent most of a call copying the rows' runs and faulting in fresh pages
-/// for their larger columns (perf); blocks of 4 share each cache line with the next
-/// block, which runs next on the same core.
-pub const BLOCK: usize = 4;
+/// The most outputs per block. A block's rows are runs of up to this many neighbouring
+/// elements, one row apart, which the combine reads where they are
+/// ([`crate::combine_program::Runs`]); its lanes hold 1024 values per output. On 2 cores
+/// along 4096×4096 f32 columns, blocks of 1024–2048 read 10–13 GB/s for `max(a, b)` and
+/// 5.9–6.2 for a select, blocks of 128–256 7.5–9 and 3–4.6, blocks of 4 2.4 and 0.5
+/// (results/cpu-dev-2core-custom-columns-runs): each run is a call of the combine's
+/// loops, so wide runs pay for it.
+pub const BLOCK: usize = 1024;
+
+/// The fewest outputs per block where a run has more.
+const MIN_BLOCK: usize = 16;
 
 /// Where a plan's outputs lie as columns: output `r·run + c` (c < run) reads elements
 /// `start(r·run) + c + j·stride` for j below the outputs' length.
@@ -56,13 +61,16 @@ impl Columns {
     }
 
     /// The blocks of at most [`BLOCK`] outputs, within one run each, as (first output,
-    /// outputs).
+    /// outputs): runs split so that every thread has two blocks, where a run is long
+    /// enough (a single block of 4096 f64 columns had left one core idle).
     pub fn blocks(&self, outputs: usize) -> Vec<(usize, usize)> {
+        let threads = rayon::current_num_threads().max(1);
+        let width = (self.run / (2 * threads)).clamp(MIN_BLOCK, BLOCK);
         let mut blocks = Vec::new();
         for run_start in (0..outputs).step_by(self.run) {
             let end = outputs.min(run_start + self.run);
-            for first in (run_start..end).step_by(BLOCK) {
-                blocks.push((first, BLOCK.min(end - first)));
+            for first in (run_start..end).step_by(width) {
+                blocks.push((first, width.min(end - first)));
             }
         }
         blocks
@@ -70,18 +78,19 @@ impl Columns {
 }
 
 /// Gives the values of `rows` rows of `count` neighbouring outputs, row `r`'s run
-/// starting `r` strides after the element at `first`, as one column (lane-major).
-pub type RowSource<'a> = dyn Fn(usize, usize, usize) -> Result<Column, Error> + Sync + 'a;
+/// starting `r` strides after the element at `first`, as one row of partials
+/// (lane-major): read where they are, or a column of their own.
+pub(crate) type RowSource<'a> = dyn Fn(usize, usize, usize) -> Result<Row<'a>, Error> + Sync + 'a;
 
 /// The folds of `count` neighbouring outputs of `len` values each (of the accumulator
 /// type, from `rows`): output `c` reads the element at `first + c + j·stride`. Each
 /// tile's lanes start at `identity` and take their rows in turn, over the next power of
 /// two of the lanes the tile uses, then halve, `a` always the lower lane; the tiles of
 /// each output join by the aligned tree.
-pub fn fold_columns(
+pub(crate) fn fold_columns<'a>(
     combiner: &Combiner<'_>,
     identity: Val,
-    rows: &RowSource<'_>,
+    rows: &RowSource<'a>,
     (first, stride): (usize, usize),
     len: usize,
     count: usize,
@@ -90,7 +99,7 @@ pub fn fold_columns(
         let in_tile = TILE.min(len - t * TILE);
         let width = in_tile.min(LANES).next_power_of_two();
         fold_lanes(combiner, identity, (in_tile, width, count), |at, n| {
-            rows(first + (t * TILE + at) * stride, n, count).map(Row::Owned)
+            rows(first + (t * TILE + at) * stride, n, count)
         })
     };
     let tiles = len.div_ceil(TILE);
@@ -112,16 +121,34 @@ pub fn fold_columns(
         .collect())
 }
 
-/// Rows mapped as they are read, for a map that does not read `i`: each input's runs
-/// copied next to each other, then the map applied to the copies as one block and its
-/// values converted to the accumulator type. No mapped copy of the whole inputs is made
-/// (mapping 4096×4096 f32 into one took half of a call on 2 cores).
-pub fn mapped_rows(
+/// Rows mapped as they are read, for a map that does not read `i`: a map that is one
+/// f32 or f64 input of the accumulator's type is read where it is; otherwise each
+/// input's runs are copied next to each other, then the map applied to the copies as
+/// one block and its values converted to the accumulator type. No mapped copy of the
+/// whole inputs is made (mapping 4096×4096 f32 into one took half of a call on 2
+/// cores).
+pub(crate) fn mapped_rows<'a>(
     reduction: &Reduction,
-    inputs: &[ArrayRef<'_>],
+    inputs: &[ArrayRef<'a>],
     stride: usize,
-    at: (usize, usize, usize),
-) -> Result<Column, Error> {
+    (first, rows, count): (usize, usize, usize),
+) -> Result<Row<'a>, Error> {
+    let (_, _, acc) = reduction.custom_or_err()?;
+    let runs = Runs {
+        first,
+        stride,
+        rows,
+        count,
+    };
+    if reduction.map.ty == acc {
+        if let Some(x) = in_place::<f32>(&reduction.map, inputs, Ty::F32) {
+            return Ok(Row::F32Runs(x, runs));
+        }
+        if let Some(x) = in_place::<f64>(&reduction.map, inputs, Ty::F64) {
+            return Ok(Row::F64Runs(x, runs));
+        }
+    }
+    let at = (first, rows, count);
     let copies = inputs
         .iter()
         .map(|input| copy_runs(input, stride, at))
@@ -131,12 +158,10 @@ pub fn mapped_rows(
         .zip(inputs)
         .map(|(copy, input)| ArrayRef::from_bytes(input.dtype(), copy.bytes()))
         .collect::<Result<Vec<_>, _>>()?;
-    let (_, _, acc) = reduction.custom_or_err()?;
-    let (_, rows, count) = at;
-    Ok(convert_column(
+    Ok(Row::Owned(convert_column(
         eval_block(&reduction.map, &views, 0, rows * count, &[]),
         acc,
-    ))
+    )))
 }
 
 /// `rows` runs of `count` neighbouring elements of `input`, the run of row r starting
@@ -164,16 +189,27 @@ pub fn folds(dtype: DType) -> bool {
 
 /// `rows` runs of `count` neighbouring values of `values` (the accumulator type's, as
 /// [`folds`] admits), the run of row r starting at `first + r·stride`, one after another.
-pub fn gathered_rows(
-    values: &ArrayRef<'_>,
+pub(crate) fn gathered_rows<'a>(
+    values: &ArrayRef<'a>,
     stride: usize,
-    at: (usize, usize, usize),
-) -> Result<Column, Error> {
-    let copy = copy_runs(values, stride, at);
-    let (_, rows, count) = at;
-    Ok(load_block(
+    (first, rows, count): (usize, usize, usize),
+) -> Result<Row<'a>, Error> {
+    let runs = Runs {
+        first,
+        stride,
+        rows,
+        count,
+    };
+    if let Ok(x) = values.typed::<f32>() {
+        return Ok(Row::F32Runs(x, runs));
+    }
+    if let Ok(x) = values.typed::<f64>() {
+        return Ok(Row::F64Runs(x, runs));
+    }
+    let copy = copy_runs(values, stride, (first, rows, count));
+    Ok(Row::Owned(load_block(
         &ArrayRef::from_bytes(values.dtype(), copy.bytes())?,
         0,
         rows * count,
-    ))
+    )))
 }

@@ -91,13 +91,15 @@ fn lane_major(values: Row<'_>, outputs: usize, len: usize) -> Row<'_> {
     if outputs == 1 {
         return values;
     }
-    Row::Owned(match &values {
+    Row::Owned(match values {
         Row::F32(v) => Column::F32(go(v, outputs, len)),
         Row::F64(v) => Column::F64(go(v, outputs, len)),
-        Row::Owned(Column::Bool(v)) => Column::Bool(go(v, outputs, len)),
-        Row::Owned(Column::I64(v)) => Column::I64(go(v, outputs, len)),
-        Row::Owned(Column::U64(v)) => Column::U64(go(v, outputs, len)),
-        Row::Owned(Column::F32(v)) => Column::F32(go(v, outputs, len)),
-        Row::Owned(Column::F64(v)) => Column::F64(go(v, outputs, len)),
+        other => match other.into_column() {
+            Column::Bool(v) => Column::Bool(go(&v, outputs, len)),
+            Column::I64(v) => Column::I64(go(&v, outputs, len)),
+            Column::U64(v) => Column::U64(go(&v, outputs, len)),
+            Column::F32(v) => Column::F32(go(&v, outputs, len)),
+            Column::F64(v) => Column::F64(go(&v, outputs, len)),
+        },
     })
 }

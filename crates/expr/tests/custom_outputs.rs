@@ -36,6 +36,8 @@ fn reductions() -> Vec<Reduction> {
         custom("abs(x - y)", "max(a, b)", "-inf", None, &[f64, f32]),
         custom("x & 255", "a + b", "0", Some(DType::U64), &[DType::U32]),
         custom("x", "a + b", "-0.0", None, &[f32]),
+        // An f64 input combined where it is, through a select of several steps.
+        custom("x", "abs(a) > abs(b) ? a : b", "0", None, &[f64]),
     ]
 }
 

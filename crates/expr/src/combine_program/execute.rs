@@ -7,7 +7,7 @@ use std::thread::LocalKey;
 
 use redlab_core::DType;
 
-use super::{Program, Row, Src, Step, CHUNK};
+use super::{Program, Row, Runs, Src, Step, CHUNK};
 use crate::block::Column;
 use crate::eval::{FloatRules, IntRules};
 use crate::loops::IntOperand;
@@ -20,6 +20,8 @@ pub(super) trait Lane: Copy + Default + PartialOrd + 'static {
     fn of(v: Val) -> Self;
     /// `row`'s values, where they have this type.
     fn of_row<'a>(row: &'a Row<'_>) -> Option<&'a [Self]>;
+    /// `row`'s buffer and runs, where it is runs of this type.
+    fn of_runs<'a>(row: &'a Row<'_>) -> Option<(&'a [Self], Runs)>;
     /// This thread's spare registers of the type.
     fn pool() -> &'static Pool<Self>;
     fn arith(op: Arith, x: &mut [Self], y: &[Self]);
@@ -53,13 +55,19 @@ macro_rules! lane_basics {
 }
 
 macro_rules! float_lane {
-    ($t:ty, $variant:ident, $bits:ty) => {
+    ($t:ty, $variant:ident, $runs:ident, $bits:ty) => {
         impl Lane for $t {
             lane_basics!($t, $variant);
             fn of_row<'a>(row: &'a Row<'_>) -> Option<&'a [Self]> {
                 match row {
                     Row::Owned(Column::$variant(x)) => Some(x),
                     Row::$variant(x) => Some(x),
+                    _ => None,
+                }
+            }
+            fn of_runs<'a>(row: &'a Row<'_>) -> Option<(&'a [Self], Runs)> {
+                match row {
+                    Row::$runs(x, runs) => Some((x, *runs)),
                     _ => None,
                 }
             }
@@ -91,8 +99,8 @@ macro_rules! float_lane {
         }
     };
 }
-float_lane!(f32, F32, u32);
-float_lane!(f64, F64, u64);
+float_lane!(f32, F32, F32Runs, u32);
+float_lane!(f64, F64, F64Runs, u64);
 
 macro_rules! int_lane {
     ($t:ty, $variant:ident, $($narrow:ident => $n:ty),*) => {
@@ -103,6 +111,9 @@ macro_rules! int_lane {
                     Row::Owned(Column::$variant(x)) => Some(x),
                     _ => None,
                 }
+            }
+            fn of_runs<'a>(_: &'a Row<'_>) -> Option<(&'a [Self], Runs)> {
+                None
             }
             fn arith(op: Arith, x: &mut [Self], y: &[Self]) {
                 int_arith(op, x, IntOperand::Column(y))
@@ -229,10 +240,30 @@ impl<'r, T> Operands<'r, T> {
 impl Program {
     /// `a[k] = combine(a[k], b[k])` for `k < a.len()` (`b` at least as long).
     pub(super) fn run<T: Lane>(&self, a: &mut [T], b: &[T]) {
+        let size = a.len().min(CHUNK);
+        self.run_pairs(size, a.chunks_mut(CHUNK).zip(b.chunks(CHUNK)));
+    }
+
+    /// `a[k] = combine(a[k], b[k])` for `a`'s first `runs.rows × runs.count` values, `b`
+    /// the runs' values read where they are in `values`.
+    fn run_runs<T: Lane>(&self, a: &mut [T], values: &[T], runs: Runs) {
+        let size = runs.count.min(CHUNK);
+        let rows = a.chunks_mut(runs.count).take(runs.rows).enumerate();
+        let pairs =
+            rows.flat_map(|(r, a)| a.chunks_mut(CHUNK).zip(runs.run(values, r).chunks(CHUNK)));
+        self.run_pairs(size, pairs);
+    }
+
+    /// The combine over each pair of chunks (`a` written, `b` read, of equal lengths of at
+    /// most `size`).
+    fn run_pairs<'v, T: Lane>(
+        &self,
+        size: usize,
+        pairs: impl Iterator<Item = (&'v mut [T], &'v [T])>,
+    ) {
         // Registers as long as the longest chunk, lent by this thread's pools: the fold's
         // late halvings combine a few values each, and fresh zeroed registers of a
         // whole chunk for each had cost several times the combining itself.
-        let size = a.len().min(CHUNK);
         let mut regs = lend(T::pool(), self.registers, size);
         let mut masks = lend(&MASKS, self.masks, size);
         for &(r, v) in &self.consts {
@@ -245,7 +276,7 @@ impl Program {
             Some((last, before)) if self.last_in_place => (Some(last), before),
             _ => (None, &self.steps[..]),
         };
-        for (a, b) in a.chunks_mut(CHUNK).zip(b.chunks(CHUNK)) {
+        for (a, b) in pairs {
             let len = a.len();
             for step in before {
                 step_into(step, (a, b, len), &mut regs, &mut masks);
@@ -275,8 +306,12 @@ impl Program {
     /// [`Program::run`] over `a`'s first `b.len()` values where `b`'s values have `a`'s
     /// type; whether it ran.
     pub(super) fn run_row<T: Lane>(&self, a: &mut [T], b: &Row<'_>) -> bool {
-        T::of_row(b)
-            .map(|y| self.run(&mut a[..y.len()], y))
+        if let Some(y) = T::of_row(b) {
+            self.run(&mut a[..y.len()], y);
+            return true;
+        }
+        T::of_runs(b)
+            .map(|(values, runs)| self.run_runs(a, values, runs))
             .is_some()
     }
 }
