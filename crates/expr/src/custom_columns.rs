@@ -1,17 +1,17 @@
 //! Columns of a custom combine, side by side: outputs that read neighbouring elements
 //! (the columns of a C-order matrix, and any plan whose last kept axis has stride 1)
-//! and step through the buffer by one stride fold in blocks of up to [`BLOCK`] outputs. Every
-//! step of the canonical fold is one block evaluation over the block's outputs, each
-//! lane holding its outputs' values next to each other (lane-major), so a row of a tile
-//! is `rows × outputs` values read as runs of neighbouring elements, and the halving
-//! fold's halves are plain slices. A map that does not read `i` is applied to each
-//! block's rows as they are read ([`mapped_rows`]), and a map that is one f32 or f64
-//! input is combined straight from the input's runs; a map that reads `i` reads a
-//! mapped copy of the inputs ([`gathered_rows`]). Folded one output at a time from a gathered copy
-//! of each, 4096×4096 f32 columns read 0.51–0.57 GB/s on 2 cores; side by side
-//! 1.9–2.3 (results/cpu-dev-2core-custom-columns). The values and their order are those
-//! of [`crate::custom_outputs::fold_tile`] over each output alone, the tiles joined by
-//! the same aligned tree.
+//! and step through the buffer by one stride fold in blocks of up to [`BLOCK`]
+//! outputs. Every step of the canonical fold is one block evaluation over the block's
+//! outputs, each lane holding its outputs' values next to each other (lane-major), so a
+//! row of a tile is `rows × outputs` values read as runs of neighbouring elements, and
+//! the halving fold's halves are plain slices. A map that does not read `i` is applied
+//! to each block's rows as they are read ([`mapped_rows`]), and a map that is one f32
+//! or f64 input is combined straight from the input's runs; a map that reads `i` reads
+//! a mapped copy of the inputs ([`gathered_rows`]). Folded one output at a time from a
+//! gathered copy of each, 4096×4096 f32 columns read 0.51–0.57 GB/s on 2 cores; side
+//! by side 1.9–2.3 (results/cpu-dev-2core-custom-columns). The values and their order
+//! are those of [`crate::custom_outputs::fold_tile`] over each output alone, the tiles
+//! joined by the same aligned tree.
 
 use rayon::prelude::*;
 use redlab_core::canonical::{LANES, TILE};
