@@ -376,8 +376,7 @@ impl Runs {
     fn gather<T: Copy>(&self, values: &[T]) -> Vec<T> {
         let mut out = Vec::with_capacity(self.rows * self.count);
         for r in 0..self.rows {
-            let at = self.first + r * self.stride;
-            out.extend_from_slice(&values[at..at + self.count]);
+            out.extend_from_slice(self.run(values, r));
         }
         out
     }
@@ -390,6 +389,17 @@ impl Runs {
 }
 
 impl<'r> Row<'r> {
+    /// The whole of the input that `map` is, as `Row::F32` or `Row::F64`, where `map`
+    /// reads one f32 or f64 input of the accumulator's type unconverted.
+    pub(crate) fn input_itself(map: &Node, inputs: &[ArrayRef<'r>], acc: Ty) -> Option<Row<'r>> {
+        if map.ty != acc {
+            return None;
+        }
+        in_place::<f32>(map, inputs, Ty::F32)
+            .map(Row::F32)
+            .or_else(|| in_place::<f64>(map, inputs, Ty::F64).map(Row::F64))
+    }
+
     /// Values `start .. start + len` of `map` over `inputs`, as partials of `acc`: the
     /// input itself when `map` reads one input of that type unconverted.
     pub(crate) fn mapped(
@@ -398,18 +408,14 @@ impl<'r> Row<'r> {
         (start, len): (usize, usize),
         acc: Ty,
     ) -> Row<'r> {
-        if map.ty == acc {
-            if let Some(x) = in_place::<f32>(map, inputs, Ty::F32) {
-                return Row::F32(&x[start..start + len]);
-            }
-            if let Some(x) = in_place::<f64>(map, inputs, Ty::F64) {
-                return Row::F64(&x[start..start + len]);
-            }
+        match Row::input_itself(map, inputs, acc) {
+            Some(Row::F32(x)) => Row::F32(&x[start..start + len]),
+            Some(Row::F64(x)) => Row::F64(&x[start..start + len]),
+            _ => Row::Owned(convert_column(
+                eval_block(map, inputs, start, len, &[]),
+                acc,
+            )),
         }
-        Row::Owned(convert_column(
-            eval_block(map, inputs, start, len, &[]),
-            acc,
-        ))
     }
 
     /// How many values the row holds.

@@ -18,12 +18,12 @@ use redlab_core::canonical::{LANES, TILE};
 use redlab_core::shape::AxisPlan;
 use redlab_core::{ArrayRef, DType, Error};
 
-use crate::block::{convert_column, eval_block, in_place, load_block, AlignedBytes, Column};
+use crate::block::{convert_column, eval_block, load_block, AlignedBytes, Column};
 use crate::combine_program::{Combiner, Row, Runs};
 use crate::custom_outputs::fold_lanes;
 use crate::host::{on_pool, tree};
 use crate::reduction::Reduction;
-use crate::types::{Ty, Val};
+use crate::types::Val;
 
 /// The most outputs per block. A block's rows are runs of up to this many neighbouring
 /// elements, one row apart, which the combine reads where they are
@@ -87,10 +87,10 @@ pub(crate) type RowSource<'a> = dyn Fn(usize, usize, usize) -> Result<Row<'a>, E
 /// tile's lanes start at `identity` and take their rows in turn, over the next power of
 /// two of the lanes the tile uses, then halve, `a` always the lower lane; the tiles of
 /// each output join by the aligned tree.
-pub(crate) fn fold_columns<'a>(
+pub(crate) fn fold_columns(
     combiner: &Combiner<'_>,
     identity: Val,
-    rows: &RowSource<'a>,
+    rows: &RowSource<'_>,
     (first, stride): (usize, usize),
     len: usize,
     count: usize,
@@ -140,13 +140,10 @@ pub(crate) fn mapped_rows<'a>(
         rows,
         count,
     };
-    if reduction.map.ty == acc {
-        if let Some(x) = in_place::<f32>(&reduction.map, inputs, Ty::F32) {
-            return Ok(Row::F32Runs(x, runs));
-        }
-        if let Some(x) = in_place::<f64>(&reduction.map, inputs, Ty::F64) {
-            return Ok(Row::F64Runs(x, runs));
-        }
+    match Row::input_itself(&reduction.map, inputs, acc) {
+        Some(Row::F32(x)) => return Ok(Row::F32Runs(x, runs)),
+        Some(Row::F64(x)) => return Ok(Row::F64Runs(x, runs)),
+        _ => {}
     }
     let at = (first, rows, count);
     let copies = inputs
